@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: unit tests of pure logic, and integration tests that share one real control plane
+// (etcd, kube-apiserver, SpiceDB) started once per run by the global setup.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/integration/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          // Two cores: files share the control plane, so run a few at once, not one per core of a CI box.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
