@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Ensures the pinned tools are built, then prints `export NAME=value` lines for them.
+# Usage: eval "$(npm run --silent tools:env)"
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bash "$here/build.sh"
+# shellcheck source=versions.env
+source "$here/versions.env"
+# shellcheck source=paths.sh
+source "$here/paths.sh"
+echo "export KUBEBUILDER_ASSETS=$(assets_dir)"
+echo "export SPICEDB_BIN=$(spicedb_dir)/spicedb"
+echo "export HELM_BIN=$(helm_dir)/helm"
+echo "export KUBECTL_BIN=$(kubernetes_dir)/kubectl"

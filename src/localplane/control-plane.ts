@@ -1,0 +1,114 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createCertificateAuthority, type CertificateAuthority, type PemPair } from './certificates.js';
+import { installCrds } from './crds.js';
+import { startEtcd, type Etcd } from './etcd.js';
+import { startKubeApiserver, type KubeApiserver } from './kube-apiserver.js';
+import { writeKubeconfig } from './kubeconfig.js';
+import { repoRoot } from './repo-root.js';
+import { startSpiceDB, type SpiceDBServer } from './spicedb-server.js';
+import { resolveToolPaths, type ToolPaths } from './tool-paths.js';
+
+export interface LocalControlPlaneOptions {
+  /** Holds certificates, data, logs and the kubeconfig. */
+  stateDir: string;
+  /** CRDs to install; default: the project's crds/ folder. */
+  crdDir?: string;
+  /** Also start SpiceDB (default true). */
+  withSpiceDB?: boolean;
+  tools?: ToolPaths;
+  log?: (message: string) => void;
+}
+
+export interface LocalControlPlane {
+  readonly stateDir: string;
+  readonly kubeconfigPath: string;
+  readonly apiServerUrl: string;
+  readonly tools: ToolPaths;
+  readonly spicedb: SpiceDBServer | undefined;
+  readonly logFiles: string[];
+  kubeConfig(): KubeConfig;
+  /** A kubeconfig for another identity (client certificate signed by the cluster CA). */
+  writeUserKubeconfig(user: string, groups: string[]): Promise<string>;
+  /** Stops and starts kube-apiserver on the same port with the same keys; etcd keeps the data. */
+  restartKubeApiserver(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** etcd, kube-apiserver and (optionally) SpiceDB as local processes, as controller-runtime's envtest does. */
+export async function startLocalControlPlane(options: LocalControlPlaneOptions): Promise<LocalControlPlane> {
+  const log = options.log ?? (() => undefined);
+  const stateDir = options.stateDir;
+  await mkdir(stateDir, { recursive: true });
+  const tools = options.tools ?? (await resolveToolPaths());
+  const started: { etcd?: Etcd; apiserver?: KubeApiserver; spicedb?: SpiceDBServer } = {};
+  const stop = async () => {
+    await started.apiserver?.process.stop();
+    await Promise.all([started.etcd?.process.stop(), started.spicedb?.process.stop()]);
+  };
+  try {
+    const ca = await createCertificateAuthority('policy-grant-local-ca');
+    const admin = await ca.issue({ commonName: 'admin', organisations: ['system:masters'], usage: 'client' });
+    log('starting etcd');
+    started.etcd = await startEtcd(tools.etcd, stateDir);
+    const apiserverOptions = {
+      binary: tools.kubeApiserver,
+      stateDir,
+      etcdUrl: started.etcd.clientUrl,
+      ca,
+      admin,
+    };
+    log('starting kube-apiserver');
+    const spicedbStarting =
+      options.withSpiceDB === false ? undefined : startSpiceDB({ binary: tools.spicedb, stateDir });
+    started.apiserver = await startKubeApiserver(apiserverOptions);
+    started.spicedb = await spicedbStarting;
+    const kubeconfigPath = join(stateDir, 'kubeconfig');
+    await writeKubeconfig(kubeconfigPath, started.apiserver.url, ca.certificate, admin);
+    const kubeConfig = () => loadKubeConfig(kubeconfigPath);
+    log('installing CRDs');
+    await installCrds(kubeConfig(), options.crdDir ?? join(repoRoot(), 'crds'));
+    return {
+      stateDir,
+      kubeconfigPath,
+      apiServerUrl: started.apiserver.url,
+      tools,
+      spicedb: started.spicedb,
+      logFiles: [started.etcd, started.apiserver, started.spicedb].flatMap((p) =>
+        p ? [p.process.logFile] : [],
+      ),
+      kubeConfig,
+      writeUserKubeconfig: (user, groups) =>
+        writeUserKubeconfig(stateDir, started.apiserver as KubeApiserver, ca, user, groups),
+      async restartKubeApiserver() {
+        const port = started.apiserver?.port;
+        await started.apiserver?.process.stop();
+        started.apiserver = await startKubeApiserver({ ...apiserverOptions, port });
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export function loadKubeConfig(path: string): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(path);
+  return kubeConfig;
+}
+
+async function writeUserKubeconfig(
+  stateDir: string,
+  apiserver: KubeApiserver,
+  ca: CertificateAuthority,
+  user: string,
+  groups: string[],
+): Promise<string> {
+  const identity: PemPair = await ca.issue({ commonName: user, organisations: groups, usage: 'client' });
+  const path = join(stateDir, `kubeconfig-${user.replace(/[^a-zA-Z0-9_-]/g, '_')}`);
+  await writeKubeconfig(path, apiserver.url, ca.certificate, identity);
+  return path;
+}

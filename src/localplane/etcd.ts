@@ -1,0 +1,41 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { freePort } from './free-port.js';
+import { startProcess, waitUntilHealthy, type ManagedProcess } from './managed-process.js';
+
+export interface Etcd {
+  process: ManagedProcess;
+  clientUrl: string;
+}
+
+/** etcd on loopback with a throwaway data folder; fsync off, as envtest runs it (tests, not durability). */
+export async function startEtcd(binary: string, stateDir: string): Promise<Etcd> {
+  const dataDir = join(stateDir, 'etcd-data');
+  await mkdir(dataDir, { recursive: true });
+  const [clientPort, peerPort] = [await freePort(), await freePort()];
+  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const process = startProcess({
+    name: 'etcd',
+    command: binary,
+    args: [
+      `--data-dir=${dataDir}`,
+      `--listen-client-urls=${clientUrl}`,
+      `--advertise-client-urls=${clientUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=default=${peerUrl}`,
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+    logFile: join(stateDir, 'etcd.log'),
+  });
+  await waitUntilHealthy(process, () => etcdHealthy(clientUrl), 60_000);
+  return { process, clientUrl };
+}
+
+async function etcdHealthy(clientUrl: string): Promise<boolean> {
+  const response = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+  const body = (await response.json()) as { health?: string };
+  return body.health === 'true';
+}

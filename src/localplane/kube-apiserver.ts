@@ -1,0 +1,105 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import type { CertificateAuthority, PemPair } from './certificates.js';
+import { createSigningKeyPair } from './certificates.js';
+import { freePort } from './free-port.js';
+import { startProcess, waitUntilHealthy, type ManagedProcess } from './managed-process.js';
+
+export interface KubeApiserver {
+  process: ManagedProcess;
+  url: string;
+  port: number;
+}
+
+export interface KubeApiserverOptions {
+  binary: string;
+  stateDir: string;
+  etcdUrl: string;
+  ca: CertificateAuthority;
+  /** The admin identity used to probe readiness. */
+  admin: PemPair;
+  /** Reuse a port, e.g. to restart the API server where its clients expect it. */
+  port?: number;
+}
+
+/**
+ * kube-apiserver as envtest runs it: secure port on loopback, client certificates signed by our CA,
+ * RBAC authorization, ServiceAccount token signing (so TokenRequest works) and the ServiceAccount
+ * admission plugin off (no controller-manager creates default ServiceAccounts here).
+ */
+export async function startKubeApiserver(options: KubeApiserverOptions): Promise<KubeApiserver> {
+  const { stateDir, ca } = options;
+  const port = options.port ?? (await freePort());
+  const files = await writeApiserverFiles(stateDir, ca);
+  const process = startProcess({
+    name: 'kube-apiserver',
+    command: options.binary,
+    args: [
+      `--etcd-servers=${options.etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--cert-dir=${join(stateDir, 'apiserver-certs')}`,
+      `--tls-cert-file=${files.servingCert}`,
+      `--tls-private-key-file=${files.servingKey}`,
+      `--client-ca-file=${files.caCert}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${files.saPublicKey}`,
+      `--service-account-signing-key-file=${files.saPrivateKey}`,
+      '--authorization-mode=RBAC',
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+      '--v=1',
+    ],
+    logFile: join(stateDir, 'kube-apiserver.log'),
+  });
+  const url = `https://127.0.0.1:${port}`;
+  await waitUntilHealthy(process, () => apiserverReady(url, ca.certificate, options.admin), 120_000);
+  return { process, url, port };
+}
+
+async function writeApiserverFiles(stateDir: string, ca: CertificateAuthority) {
+  const files = {
+    caCert: join(stateDir, 'ca.crt'),
+    servingCert: join(stateDir, 'apiserver.crt'),
+    servingKey: join(stateDir, 'apiserver.key'),
+    saPublicKey: join(stateDir, 'sa.pub'),
+    saPrivateKey: join(stateDir, 'sa.key'),
+  };
+  // A restart keeps its certificates and signing keys, so clients and issued tokens stay valid.
+  if (existsSync(files.saPrivateKey)) return files;
+  const serving = await ca.issue({
+    commonName: 'kube-apiserver',
+    usage: 'server',
+    ipAddresses: ['127.0.0.1', '10.0.0.1'],
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+  });
+  const signing = await createSigningKeyPair();
+  await Promise.all([
+    writeFile(files.caCert, ca.certificate),
+    writeFile(files.servingCert, serving.certificate),
+    writeFile(files.servingKey, serving.privateKey, { mode: 0o600 }),
+    writeFile(files.saPublicKey, signing.publicKey),
+    writeFile(files.saPrivateKey, signing.privateKey, { mode: 0o600 }),
+  ]);
+  return files;
+}
+
+function apiserverReady(url: string, caCert: string, admin: PemPair): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(
+      `${url}/readyz`,
+      { ca: caCert, cert: admin.certificate, key: admin.privateKey, timeout: 2_000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}

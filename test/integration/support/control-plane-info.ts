@@ -1,0 +1,18 @@
+import type { ToolPaths } from '../../../src/localplane/tool-paths.js';
+
+/** What the global setup hands to every integration test file. */
+export interface ControlPlaneInfo {
+  kubeconfigPath: string;
+  spicedbEndpoint: string;
+  spicedbToken: string;
+  /** Empty when running against an existing cluster. */
+  stateDir: string;
+  logFiles: string[];
+  tools: Partial<ToolPaths>;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    controlPlane: ControlPlaneInfo;
+  }
+}
