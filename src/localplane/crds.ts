@@ -1,5 +1,6 @@
 import {
   ApiextensionsV1Api,
+  Watch,
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
@@ -19,6 +20,7 @@ export async function installCrds(
   for (const crd of crds) await applyCrd(api, crd);
   const names = crds.map((crd) => crd.metadata?.name as string);
   await Promise.all(names.map((name) => waitEstablished(api, name, timeoutMs)));
+  await Promise.all(crds.map((crd) => waitWatchable(kubeConfig, crd, timeoutMs)));
   return names;
 }
 
@@ -54,4 +56,28 @@ async function waitEstablished(api: ApiextensionsV1Api, name: string, timeoutMs:
     await delay(200);
   }
   throw new Error(`CRD ${name} was not Established within ${timeoutMs} ms`);
+}
+
+/**
+ * Established is not the end: until the API server's watch cache for the new resource is initialised,
+ * watches answer 429. Tests and controllers would retry; waiting here keeps the first test honest.
+ */
+async function waitWatchable(kubeConfig: KubeConfig, crd: V1CustomResourceDefinition, timeoutMs: number) {
+  const { group, names, versions } = crd.spec;
+  const path = `/apis/${group}/${versions[0]?.name}/${names.plural}`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const watching = await new Watch(kubeConfig)
+      .watch(
+        path,
+        { timeoutSeconds: 1 },
+        () => undefined,
+        () => undefined,
+      )
+      .then((request) => (request.abort(), true))
+      .catch(() => false);
+    if (watching) return;
+    await delay(200);
+  }
+  throw new Error(`watching ${path} did not work within ${timeoutMs} ms`);
 }

@@ -1,0 +1,124 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../src/localplane/free-port.js';
+import { startSpiceDB, type SpiceDBServer } from '../../../src/localplane/spicedb-server.js';
+import { resolveToolPaths } from '../../../src/localplane/tool-paths.js';
+import { SpiceDBClient } from '../../../src/spicedb/client.js';
+import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
+import { readSchemaText } from '../../../src/spicedb/schema.js';
+import { controlPlane } from '../support/cluster.js';
+
+// A schema is global to a SpiceDB, so these tests start their own instead of changing the shared one.
+let stateDir: string;
+let spicedb: SpiceDBServer;
+let client: SpiceDBClient;
+
+async function startOwnSpiceDB(name: string): Promise<SpiceDBServer> {
+  const binary = controlPlane().tools.spicedb ?? (await resolveToolPaths()).spicedb;
+  return startSpiceDB({ binary, stateDir, name });
+}
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), 'spicedb-schema-it-'));
+  spicedb = await startOwnSpiceDB('spicedb-schema-test');
+  client = new SpiceDBClient({ endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' });
+});
+
+afterAll(async () => {
+  client?.close();
+  await spicedb?.process.stop();
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+});
+
+const check = {
+  resource: { type: 'resource', id: 'r' },
+  permission: 'viewer',
+  subject: { type: 'user', id: 'u' },
+};
+
+describe('ensureSchema on a SpiceDB of its own', () => {
+  it('reports a reachable SpiceDB without schema as healthy', async () => {
+    expect(await client.health()).toEqual({ schemaWritten: false });
+  });
+
+  it('writes the schema once, then leaves it alone until it changes', async () => {
+    const schema = readSchemaText();
+    expect(await client.ensureSchema(schema)).toEqual({ written: true, zedToken: expect.any(String) });
+    expect(await client.ensureSchema(schema)).toEqual({ written: false });
+    // Formatting and comments that SpiceDB does not keep do not count as a change.
+    expect(await client.ensureSchema(`\n\n${schema.replaceAll('\t', '    ')}\n`)).toEqual({ written: false });
+    expect(await client.health()).toEqual({ schemaWritten: true });
+
+    const changed = schema.replace('definition agent {', 'definition agent {\n\trelation operator: user');
+    expect(await client.ensureSchema(changed)).toEqual({ written: true, zedToken: expect.any(String) });
+    expect(await client.readSchema()).toContain('relation operator: user');
+    expect(await client.ensureSchema(schema)).toEqual({ written: true, zedToken: expect.any(String) });
+    expect(await client.readSchema()).not.toContain('operator');
+  });
+});
+
+describe('fail closed', () => {
+  it('answers SpiceDBUnavailableError at once when nothing listens on the port', async () => {
+    const unreachable = new SpiceDBClient({
+      endpoint: `127.0.0.1:${await freePort()}`,
+      token: 'key',
+      transport: 'plaintext',
+      deadlines: { checkMs: 1_000 },
+    });
+    try {
+      const started = Date.now();
+      await expect(unreachable.checkPermission(check)).rejects.toBeInstanceOf(SpiceDBUnavailableError);
+      await expect(unreachable.health()).rejects.toBeInstanceOf(SpiceDBUnavailableError);
+      expect(Date.now() - started).toBeLessThan(2_500);
+    } finally {
+      unreachable.close();
+    }
+  });
+
+  it('gives up at the deadline when the server accepts connections but never answers', async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const stalled = new SpiceDBClient({
+      endpoint: `127.0.0.1:${port}`,
+      token: 'key',
+      transport: 'plaintext',
+      deadlines: { checkMs: 500 },
+    });
+    try {
+      const started = Date.now();
+      const error = await stalled.checkPermission(check).catch((caught: unknown) => caught);
+      const elapsed = Date.now() - started;
+      expect(error).toBeInstanceOf(SpiceDBUnavailableError);
+      expect(elapsed).toBeGreaterThanOrEqual(450);
+      expect(elapsed).toBeLessThan(2_000);
+    } finally {
+      stalled.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('turns a SpiceDB that died into SpiceDBUnavailableError', async () => {
+    const dying = await startOwnSpiceDB('spicedb-dying');
+    const dyingClient = new SpiceDBClient({
+      endpoint: dying.endpoint,
+      token: dying.token,
+      transport: 'plaintext',
+      deadlines: { checkMs: 1_000 },
+    });
+    try {
+      expect(await dyingClient.health()).toEqual({ schemaWritten: false });
+      await dying.process.kill();
+      await expect(dyingClient.health()).rejects.toBeInstanceOf(SpiceDBUnavailableError);
+      await expect(dyingClient.checkPermission(check)).rejects.toBeInstanceOf(SpiceDBUnavailableError);
+    } finally {
+      dyingClient.close();
+      await dying.process.kill();
+    }
+  });
+});
