@@ -1,12 +1,12 @@
 import {
   ApiextensionsV1Api,
   Watch,
+  loadAllYaml,
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import yaml from 'js-yaml';
 import { delay } from './managed-process.js';
 
 /** Creates or replaces every CRD in `dir` and waits until each is Established. */
@@ -27,7 +27,7 @@ export async function installCrds(
 async function readCrds(dir: string): Promise<V1CustomResourceDefinition[]> {
   const files = (await readdir(dir)).filter((file) => /\.ya?ml$/.test(file)).sort();
   const documents = await Promise.all(
-    files.map(async (file) => yaml.loadAll(await readFile(join(dir, file), 'utf8'))),
+    files.map(async (file) => loadAllYaml(await readFile(join(dir, file), 'utf8'))),
   );
   return documents.flat().filter(Boolean) as V1CustomResourceDefinition[];
 }

@@ -7,7 +7,7 @@ import { freePort } from '../../../src/localplane/free-port.js';
 import { startSpiceDB, type SpiceDBServer } from '../../../src/localplane/spicedb-server.js';
 import { resolveToolPaths } from '../../../src/localplane/tool-paths.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
-import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
+import { SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
 import { controlPlane } from '../support/cluster.js';
 
@@ -33,6 +33,16 @@ afterAll(async () => {
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
 });
 
+/** Evaluates agent#operator, a relation only the changed schema has. */
+function checkOperator() {
+  return client.checkPermission({
+    resource: { type: 'agent', id: 'a' },
+    permission: 'operator',
+    subject: { type: 'user', id: 'u' },
+    consistency: { fullyConsistent: true },
+  });
+}
+
 const check = {
   resource: { type: 'resource', id: 'r' },
   permission: 'viewer',
@@ -48,15 +58,22 @@ describe('ensureSchema on a SpiceDB of its own', () => {
     const schema = readSchemaText();
     expect(await client.ensureSchema(schema)).toEqual({ written: true, zedToken: expect.any(String) });
     expect(await client.ensureSchema(schema)).toEqual({ written: false });
-    // Formatting and comments that SpiceDB does not keep do not count as a change.
+    // Whitespace does not count as a change.
     expect(await client.ensureSchema(`\n\n${schema.replaceAll('\t', '    ')}\n`)).toEqual({ written: false });
     expect(await client.health()).toEqual({ schemaWritten: true });
+    expect(await client.readSchema()).toContain('relation api_consumer: user with expiration');
 
     const changed = schema.replace('definition agent {', 'definition agent {\n\trelation operator: user');
     expect(await client.ensureSchema(changed)).toEqual({ written: true, zedToken: expect.any(String) });
-    expect(await client.readSchema()).toContain('relation operator: user');
+    expect(await client.ensureSchema(changed)).toEqual({ written: false });
+    expect((await checkOperator()).allowed).toBe(false);
+
     expect(await client.ensureSchema(schema)).toEqual({ written: true, zedToken: expect.any(String) });
-    expect(await client.readSchema()).not.toContain('operator');
+    expect(await client.ensureSchema(schema)).toEqual({ written: false });
+    const refused = await checkOperator().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SpiceDBError);
+    expect(refused).not.toBeInstanceOf(SpiceDBUnavailableError);
+    expect(String(refused)).toMatch(/operator/);
   });
 });
 

@@ -1,10 +1,10 @@
-import { v1 } from '@authzed/authzed-node';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startLocalControlPlane } from '../../../src/localplane/control-plane.js';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
+import { SpiceDBClient } from '../../../src/spicedb/client.js';
+import { readSchemaText } from '../../../src/spicedb/schema.js';
 import type { ControlPlaneInfo } from './control-plane-info.js';
 
 /**
@@ -40,14 +40,13 @@ export default async function setup(project: TestProject) {
 /** Every test file shares SpiceDB, and a SpiceDB schema is global: write the project's once, here. */
 async function writeProjectSchema(spicedb: { endpoint: string; token: string } | undefined): Promise<void> {
   if (!spicedb) return;
-  const schema = await readFile(join(repoRoot(), 'src/spicedb/schema.zed'), 'utf8');
-  const client = v1.NewClient(
-    spicedb.token,
-    spicedb.endpoint,
-    v1.ClientSecurity.INSECURE_PLAINTEXT_CREDENTIALS,
-  );
+  const client = new SpiceDBClient({
+    endpoint: spicedb.endpoint,
+    token: spicedb.token,
+    transport: 'plaintext',
+  });
   try {
-    await client.promises.writeSchema(v1.WriteSchemaRequest.create({ schema }));
+    await client.ensureSchema(readSchemaText());
   } finally {
     client.close();
   }

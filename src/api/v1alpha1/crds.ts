@@ -1,0 +1,185 @@
+import type { z } from 'zod';
+import { CatalogItemSpecSchema } from './catalog-item.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_KIND,
+  CATALOG_ITEM_PLURAL,
+  POLICY_GRANT_KIND,
+  POLICY_GRANT_PLURAL,
+} from './group-version.js';
+import { PolicyGrantSpecSchema, PolicyGrantStatusSchema } from './policy-grant.js';
+import { toStructuralSchema, type StructuralSchema } from './structural-schema.js';
+
+// The CustomResourceDefinitions of the API group, built from the zod schemas (the one source of truth).
+// hack/generate-crds.ts writes them to crds/; a unit test fails when crds/ is not what this builds.
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  jsonPath: string;
+  description: string;
+  priority?: number;
+}
+
+export interface CustomResourceDefinition {
+  apiVersion: 'apiextensions.k8s.io/v1';
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string };
+  spec: {
+    group: string;
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      shortNames: string[];
+      categories: string[];
+    };
+    scope: 'Namespaced' | 'Cluster';
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      schema: { openAPIV3Schema: StructuralSchema };
+      subresources?: { status: Record<string, never> };
+      additionalPrinterColumns: PrinterColumn[];
+    }[];
+  };
+}
+
+interface ResourceDefinition {
+  kind: string;
+  plural: string;
+  scope: 'Namespaced' | 'Cluster';
+  shortNames: string[];
+  description: string;
+  spec: z.ZodType;
+  status?: z.ZodType;
+  printerColumns: PrinterColumn[];
+}
+
+/**
+ * `kubectl get acl` lists both kinds. Not also `policygrant`: kubectl expands categories before it
+ * resolves resource names, so that category would turn `kubectl get policygrant <name>` into a listing
+ * of both kinds (and an error).
+ */
+const CATEGORIES = ['acl'];
+
+const ENFORCED = '.status.conditions[?(@.type=="Enforced")]';
+
+const AGE_COLUMN: PrinterColumn = {
+  name: 'Age',
+  type: 'date',
+  jsonPath: '.metadata.creationTimestamp',
+  description: 'Time since the object was created.',
+};
+
+export function policyGrantCrd(): CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: POLICY_GRANT_KIND,
+    plural: POLICY_GRANT_PLURAL,
+    scope: 'Namespaced',
+    shortNames: ['pg', 'pgrant'],
+    description:
+      'A policy grant: gives a user (INDIVIDUAL) or the members of organisations (GROUP) access of the ' +
+      'listed types to a catalog item until it expires or is revoked. The policy id is metadata.uid.',
+    spec: PolicyGrantSpecSchema,
+    status: PolicyGrantStatusSchema,
+    printerColumns: [
+      column('Type', '.spec.policyType', 'INDIVIDUAL or GROUP.'),
+      column('Consumer', '.spec.userId', 'The consumer user of an INDIVIDUAL grant.'),
+      column('Item', '.spec.itemId', 'The item the grant is on.'),
+      // Not access[*].accessType: the apiserver prints only the first match of a column's JSONPath.
+      column('Access', '.spec.constraints.access', 'The access types granted.'),
+      column('State', '.status.state', 'ACTIVE, DELETED or EXPIRED.'),
+      column('Enforced', `${ENFORCED}.status`, 'Whether SpiceDB enforces the grant.'),
+      column('Expiry', '.spec.expiryTime', 'When the grant expires.'),
+      AGE_COLUMN,
+      {
+        ...column('Orgs', '.spec.constraints.subjects.allowedOrgIds', 'Organisations of a GROUP grant.'),
+        priority: 1,
+      },
+      { ...column('Reason', `${ENFORCED}.reason`, 'Reason of the Enforced condition.'), priority: 1 },
+    ],
+  });
+}
+
+export function catalogItemCrd(): CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: CATALOG_ITEM_KIND,
+    plural: CATALOG_ITEM_PLURAL,
+    scope: 'Cluster',
+    shortNames: ['ci', 'citem'],
+    description:
+      'A catalog item that policy grants can name: its owner, its organisation and the access types ' +
+      'grants on it may use. Two CatalogItems with one itemId make the item ambiguous, and grants on it are denied.',
+    spec: CatalogItemSpecSchema,
+    printerColumns: [
+      column('Item', '.spec.itemId', 'The item id that grants name.'),
+      column('Type', '.spec.itemType', 'The item type.'),
+      column('Owner', '.spec.ownerId', 'The provider user who owns the item.'),
+      column('Organisation', '.spec.organisationId', 'The organisation of the item.'),
+      column('Access', '.spec.accessTypes', 'Access types that grants on the item may use.'),
+      AGE_COLUMN,
+    ],
+  });
+}
+
+export function customResourceDefinitions(): CustomResourceDefinition[] {
+  return [policyGrantCrd(), catalogItemCrd()];
+}
+
+function column(name: string, jsonPath: string, description: string): PrinterColumn {
+  return { name, type: 'string', jsonPath, description };
+}
+
+function customResourceDefinition(resource: ResourceDefinition): CustomResourceDefinition {
+  const singular = resource.kind.toLowerCase();
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${resource.plural}.${API_GROUP}` },
+    spec: {
+      group: API_GROUP,
+      names: {
+        kind: resource.kind,
+        listKind: `${resource.kind}List`,
+        plural: resource.plural,
+        singular,
+        shortNames: resource.shortNames,
+        categories: CATEGORIES,
+      },
+      scope: resource.scope,
+      versions: [
+        {
+          name: API_VERSION,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: objectSchema(resource) },
+          ...(resource.status ? { subresources: { status: {} } } : {}),
+          additionalPrinterColumns: resource.printerColumns,
+        },
+      ],
+    },
+  };
+}
+
+function objectSchema(resource: ResourceDefinition): StructuralSchema {
+  return {
+    type: 'object',
+    description: resource.description,
+    properties: {
+      apiVersion: {
+        type: 'string',
+        description: `Versioned schema of this representation of an object: ${API_GROUP}/${API_VERSION}.`,
+      },
+      kind: { type: 'string', description: `The REST resource this object represents: ${resource.kind}.` },
+      // The apiserver owns metadata's schema and rejects a CRD that says more than its type here.
+      metadata: { type: 'object' },
+      spec: toStructuralSchema(resource.spec),
+      ...(resource.status ? { status: toStructuralSchema(resource.status) } : {}),
+    },
+    required: ['spec'],
+  };
+}

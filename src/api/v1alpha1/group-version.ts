@@ -1,0 +1,10 @@
+/** The API group and version of the project's custom resources, and the names Kubernetes knows them by. */
+export const API_GROUP = 'acl.policygrant.dev';
+export const API_VERSION = 'v1alpha1';
+export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}` as const;
+
+export const POLICY_GRANT_KIND = 'PolicyGrant';
+export const POLICY_GRANT_PLURAL = 'policygrants';
+
+export const CATALOG_ITEM_KIND = 'CatalogItem';
+export const CATALOG_ITEM_PLURAL = 'catalogitems';

@@ -1,0 +1,11 @@
+// The acl.policygrant.dev/v1alpha1 API: resource names, zod schemas (the source of truth for the CRDs
+// and the TypeScript types), and the small pure helpers that the services share.
+export * from './group-version.js';
+export * from './conditions.js';
+export * from './cross-field-rules.js';
+export * from './enforced-condition.js';
+export * from './policy-grant.js';
+export * from './policy-grant-state.js';
+export * from './catalog-item.js';
+export * from './crds.js';
+export type { StructuralSchema } from './structural-schema.js';

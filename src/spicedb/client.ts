@@ -1,0 +1,416 @@
+import { v1 } from '@authzed/authzed-node';
+import { GrpcCode, SpiceDBError, toSpiceDBError } from './errors.js';
+
+/** Object ids here are SpiceDB's: already encoded (object-id.ts). */
+export interface ObjectRef {
+  type: string;
+  id: string;
+}
+
+export interface SubjectRef extends ObjectRef {
+  /** e.g. `member` for organization#member; absent for a plain object. */
+  relation?: string;
+}
+
+export interface Relationship {
+  resource: ObjectRef;
+  relation: string;
+  subject: SubjectRef;
+  expiresAt?: Date;
+}
+
+export interface RelationshipUpdate {
+  /** touch: create or overwrite (expiration included); delete: remove if present. */
+  operation: 'touch' | 'delete';
+  relationship: Relationship;
+}
+
+export interface RelationshipFilter {
+  resourceType: string;
+  resourceId?: string;
+  resourceIdPrefix?: string;
+  relation?: string;
+  /** `relation: ''` matches only subjects without a relation; absent matches any. */
+  subject?: { type: string; id?: string; relation?: string };
+}
+
+/** minimizeLatency may answer from a slightly older snapshot; atLeastAsFresh takes a ZedToken. */
+export type Consistency = { minimizeLatency: true } | { atLeastAsFresh: string } | { fullyConsistent: true };
+
+export interface CheckPermissionInput {
+  resource: ObjectRef;
+  permission: string;
+  subject: SubjectRef;
+  consistency?: Consistency;
+}
+
+export interface CheckPermissionResult {
+  /** Only HAS_PERMISSION allows; conditional, no and unspecified answers deny. */
+  allowed: boolean;
+  checkedAt: string | undefined;
+}
+
+export interface RelationshipPage {
+  relationships: Relationship[];
+  /** Resumes reading after this page (same filter, page size and consistency). */
+  cursor: string | undefined;
+}
+
+export interface ReadRelationshipsOptions {
+  /** At most SpiceDB's --max-read-relationships-limit (default 1000). */
+  pageSize?: number;
+  cursor?: string;
+  consistency?: Consistency;
+}
+
+export interface SpiceDBDeadlines {
+  /** CheckPermission, and the health probe. */
+  checkMs: number;
+  /** One page of ReadRelationships. */
+  readMs: number;
+  /** WriteRelationships and DeleteRelationships. */
+  writeMs: number;
+  /** ReadSchema, WriteSchema and DiffSchema. */
+  schemaMs: number;
+}
+
+export const DEFAULT_DEADLINES: SpiceDBDeadlines = {
+  checkMs: 2_000,
+  readMs: 15_000,
+  writeMs: 10_000,
+  schemaMs: 10_000,
+};
+
+/** SpiceDB's default --write-relationships-max-updates-per-call. */
+export const DEFAULT_MAX_UPDATES_PER_WRITE = 1_000;
+
+export interface SpiceDBClientOptions {
+  /** host:port of SpiceDB's gRPC API. */
+  endpoint: string;
+  /** The preshared key (or an API token). */
+  token: string;
+  /** plaintext: loopback or a trusted mesh only; tls: system roots; or TLS trusting this CA (PEM). */
+  transport: 'plaintext' | 'tls' | { caCertificate: Buffer };
+  deadlines?: Partial<SpiceDBDeadlines>;
+  maxUpdatesPerWrite?: number;
+}
+
+type GrpcCallback<T> = (error: unknown, value?: T) => void;
+
+const PERMISSIONSHIP_HAS_PERMISSION = v1.CheckPermissionResponse_Permissionship.HAS_PERMISSION;
+
+function deadlineIn(milliseconds: number): { deadline: Date } {
+  return { deadline: new Date(Date.now() + milliseconds) };
+}
+
+function toConsistency(consistency: Consistency): v1.Consistency {
+  if ('atLeastAsFresh' in consistency) {
+    return v1.Consistency.create({
+      requirement: {
+        oneofKind: 'atLeastAsFresh',
+        atLeastAsFresh: v1.ZedToken.create({ token: consistency.atLeastAsFresh }),
+      },
+    });
+  }
+  if ('fullyConsistent' in consistency) {
+    return v1.Consistency.create({ requirement: { oneofKind: 'fullyConsistent', fullyConsistent: true } });
+  }
+  return v1.Consistency.create({ requirement: { oneofKind: 'minimizeLatency', minimizeLatency: true } });
+}
+
+function toObjectReference({ type, id }: ObjectRef): v1.ObjectReference {
+  return v1.ObjectReference.create({ objectType: type, objectId: id });
+}
+
+function toSubjectReference(subject: SubjectRef): v1.SubjectReference {
+  return v1.SubjectReference.create({
+    object: toObjectReference(subject),
+    optionalRelation: subject.relation ?? '',
+  });
+}
+
+function toTimestamp(date: Date): { seconds: string; nanos: number } {
+  const milliseconds = date.getTime();
+  const seconds = Math.floor(milliseconds / 1000);
+  return { seconds: String(seconds), nanos: (milliseconds - seconds * 1000) * 1_000_000 };
+}
+
+function toApiRelationship(relationship: Relationship): v1.Relationship {
+  return v1.Relationship.create({
+    resource: toObjectReference(relationship.resource),
+    relation: relationship.relation,
+    subject: toSubjectReference(relationship.subject),
+    ...(relationship.expiresAt ? { optionalExpiresAt: toTimestamp(relationship.expiresAt) } : {}),
+  });
+}
+
+function fromApiRelationship(relationship: v1.Relationship | undefined): Relationship {
+  const subject = relationship?.subject;
+  const expiresAt = relationship?.optionalExpiresAt;
+  return {
+    resource: { type: relationship?.resource?.objectType ?? '', id: relationship?.resource?.objectId ?? '' },
+    relation: relationship?.relation ?? '',
+    subject: {
+      type: subject?.object?.objectType ?? '',
+      id: subject?.object?.objectId ?? '',
+      ...(subject?.optionalRelation ? { relation: subject.optionalRelation } : {}),
+    },
+    ...(expiresAt
+      ? { expiresAt: new Date(Number(expiresAt.seconds) * 1000 + Math.floor(expiresAt.nanos / 1e6)) }
+      : {}),
+  };
+}
+
+function toRelationshipFilter(filter: RelationshipFilter): v1.RelationshipFilter {
+  const { subject } = filter;
+  return v1.RelationshipFilter.create({
+    resourceType: filter.resourceType,
+    optionalResourceId: filter.resourceId ?? '',
+    optionalResourceIdPrefix: filter.resourceIdPrefix ?? '',
+    optionalRelation: filter.relation ?? '',
+    ...(subject
+      ? {
+          optionalSubjectFilter: v1.SubjectFilter.create({
+            subjectType: subject.type,
+            optionalSubjectId: subject.id ?? '',
+            ...(subject.relation === undefined ? {} : { optionalRelation: { relation: subject.relation } }),
+          }),
+        }
+      : {}),
+  });
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
+  return chunks;
+}
+
+function createGrpcClient(options: SpiceDBClientOptions): v1.ZedClientInterface {
+  const { endpoint, token, transport } = options;
+  switch (transport) {
+    case 'plaintext':
+      return v1.NewClient(token, endpoint, v1.ClientSecurity.INSECURE_PLAINTEXT_CREDENTIALS);
+    case 'tls':
+      return v1.NewClient(token, endpoint, v1.ClientSecurity.SECURE);
+    default:
+      return v1.NewClientWithCustomCert(token, endpoint, transport.caCertificate);
+  }
+}
+
+/**
+ * The project's one way to talk to SpiceDB: a long-lived gRPC client with a deadline on every call.
+ * Failures surface as SpiceDBError; SpiceDBUnavailableError means SpiceDB could not serve the call at all.
+ */
+export class SpiceDBClient {
+  private readonly grpc: v1.ZedClientInterface;
+  private readonly deadlines: SpiceDBDeadlines;
+  private readonly maxUpdatesPerWrite: number;
+
+  constructor(options: SpiceDBClientOptions) {
+    this.grpc = createGrpcClient(options);
+    this.deadlines = { ...DEFAULT_DEADLINES, ...options.deadlines };
+    this.maxUpdatesPerWrite = options.maxUpdatesPerWrite ?? DEFAULT_MAX_UPDATES_PER_WRITE;
+  }
+
+  close(): void {
+    this.grpc.close();
+  }
+
+  async checkPermission(input: CheckPermissionInput): Promise<CheckPermissionResult> {
+    const request = v1.CheckPermissionRequest.create({
+      resource: toObjectReference(input.resource),
+      permission: input.permission,
+      subject: toSubjectReference(input.subject),
+      consistency: toConsistency(input.consistency ?? { minimizeLatency: true }),
+    });
+    const response = await this.unary<v1.CheckPermissionResponse>(
+      'CheckPermission',
+      this.deadlines.checkMs,
+      (options, done) => this.grpc.checkPermission(request, options, done),
+    );
+    return {
+      allowed: response.permissionship === PERMISSIONSHIP_HAS_PERMISSION,
+      checkedAt: response.checkedAt?.token,
+    };
+  }
+
+  /** One atomic WriteRelationships call; returns its ZedToken. At most maxUpdatesPerWrite updates. */
+  async writeRelationships(updates: readonly RelationshipUpdate[]): Promise<string> {
+    if (updates.length === 0 || updates.length > this.maxUpdatesPerWrite) {
+      throw new RangeError(
+        `writeRelationships takes 1 to ${this.maxUpdatesPerWrite} updates, not ${updates.length}`,
+      );
+    }
+    const request = v1.WriteRelationshipsRequest.create({
+      updates: updates.map(({ operation, relationship }) =>
+        v1.RelationshipUpdate.create({
+          operation:
+            operation === 'touch'
+              ? v1.RelationshipUpdate_Operation.TOUCH
+              : v1.RelationshipUpdate_Operation.DELETE,
+          relationship: toApiRelationship(relationship),
+        }),
+      ),
+    });
+    const response = await this.unary<v1.WriteRelationshipsResponse>(
+      'WriteRelationships',
+      this.deadlines.writeMs,
+      (options, done) => this.grpc.writeRelationships(request, options, done),
+    );
+    return response.writtenAt?.token ?? '';
+  }
+
+  /**
+   * Any number of updates in calls of at most maxUpdatesPerWrite, in order. Each call is atomic, the whole
+   * is not. Returns the last call's ZedToken, or undefined when there was nothing to write.
+   */
+  async writeRelationshipsInBatches(updates: readonly RelationshipUpdate[]): Promise<string | undefined> {
+    let zedToken: string | undefined;
+    for (const batch of chunk(updates, this.maxUpdatesPerWrite)) {
+      zedToken = await this.writeRelationships(batch);
+    }
+    return zedToken;
+  }
+
+  /** Deletes every relationship that matches, atomically; returns the ZedToken and how many went. */
+  async deleteRelationships(
+    filter: RelationshipFilter,
+  ): Promise<{ deletedAt: string; deletedCount: number }> {
+    const request = v1.DeleteRelationshipsRequest.create({
+      relationshipFilter: toRelationshipFilter(filter),
+    });
+    const response = await this.unary<v1.DeleteRelationshipsResponse>(
+      'DeleteRelationships',
+      this.deadlines.writeMs,
+      (options, done) => this.grpc.deleteRelationships(request, options, done),
+    );
+    return {
+      deletedAt: response.deletedAt?.token ?? '',
+      deletedCount: Number(response.relationshipsDeletedCount),
+    };
+  }
+
+  /**
+   * Pages through the matching relationships, one ReadRelationships call of at most pageSize per page, all
+   * at the snapshot of the first page (SpiceDB pins it in the cursor). Default consistency: fully consistent.
+   */
+  async *readRelationships(
+    filter: RelationshipFilter,
+    options: ReadRelationshipsOptions = {},
+  ): AsyncGenerator<RelationshipPage> {
+    const pageSize = options.pageSize ?? 1_000;
+    const base = {
+      relationshipFilter: toRelationshipFilter(filter),
+      consistency: toConsistency(options.consistency ?? { fullyConsistent: true }),
+      optionalLimit: pageSize,
+    };
+    let cursor = options.cursor;
+    for (;;) {
+      const request = v1.ReadRelationshipsRequest.create({
+        ...base,
+        ...(cursor === undefined ? {} : { optionalCursor: v1.Cursor.create({ token: cursor }) }),
+      });
+      const responses = await this.readPage(request);
+      cursor = responses.at(-1)?.afterResultCursor?.token;
+      if (responses.length > 0) {
+        yield {
+          relationships: responses.map((response) => fromApiRelationship(response.relationship)),
+          cursor,
+        };
+      }
+      if (responses.length < pageSize || cursor === undefined) return;
+    }
+  }
+
+  /**
+   * The schema text SpiceDB reports, or undefined when none was written yet. SpiceDB v1.56.2 can keep
+   * reporting an earlier text after a rewrite (its schema takes effect all the same): compare schemas with
+   * ensureSchema, which asks SpiceDB for a diff, never with this text.
+   */
+  async readSchema(): Promise<string | undefined> {
+    return this.readSchemaWithin(this.deadlines.schemaMs);
+  }
+
+  async writeSchema(schema: string): Promise<string> {
+    const response = await this.unary<v1.WriteSchemaResponse>(
+      'WriteSchema',
+      this.deadlines.schemaMs,
+      (options, done) => this.grpc.writeSchema(v1.WriteSchemaRequest.create({ schema }), options, done),
+    );
+    return response.writtenAt?.token ?? '';
+  }
+
+  /**
+   * Writes the schema only when SpiceDB's differs from it. SpiceDB itself compares them (DiffSchema, against
+   * the latest schema), so formatting and the order of definitions do not count; definitions, relations,
+   * subject types with their traits, permission expressions and comments do. No schema yet: all differs.
+   */
+  async ensureSchema(schema: string): Promise<{ written: boolean; zedToken?: string }> {
+    if ((await this.schemaDifferences(schema)) === 0) return { written: false };
+    return { written: true, zedToken: await this.writeSchema(schema) };
+  }
+
+  /** Cheap reachability probe for readiness: throws SpiceDBError when SpiceDB cannot answer. */
+  async health(): Promise<{ schemaWritten: boolean }> {
+    return { schemaWritten: (await this.readSchemaWithin(this.deadlines.checkMs)) !== undefined };
+  }
+
+  private async readSchemaWithin(timeoutMs: number): Promise<string | undefined> {
+    try {
+      const response = await this.unary<v1.ReadSchemaResponse>('ReadSchema', timeoutMs, (options, done) =>
+        this.grpc.readSchema(v1.ReadSchemaRequest.create({}), options, done),
+      );
+      return response.schemaText;
+    } catch (error) {
+      if (error instanceof SpiceDBError && error.code === GrpcCode.NOT_FOUND) return undefined;
+      throw error;
+    }
+  }
+
+  private async schemaDifferences(schema: string): Promise<number> {
+    // The default consistency (minimize latency) may compare with a schema several seconds old.
+    const request = v1.DiffSchemaRequest.create({
+      comparisonSchema: schema,
+      consistency: toConsistency({ fullyConsistent: true }),
+    });
+    const response = await this.unary<v1.DiffSchemaResponse>(
+      'DiffSchema',
+      this.deadlines.schemaMs,
+      (options, done) => this.grpc.diffSchema(request, options, done),
+    );
+    return response.diffs.length;
+  }
+
+  private async readPage(request: v1.ReadRelationshipsRequest): Promise<v1.ReadRelationshipsResponse[]> {
+    const responses: v1.ReadRelationshipsResponse[] = [];
+    try {
+      const stream = this.grpc.readRelationships(request, deadlineIn(this.deadlines.readMs));
+      for await (const response of stream) responses.push(response as v1.ReadRelationshipsResponse);
+    } catch (error) {
+      throw toSpiceDBError('ReadRelationships', error);
+    }
+    return responses;
+  }
+
+  private unary<T>(
+    operation: string,
+    timeoutMs: number,
+    call: (options: { deadline: Date }, done: GrpcCallback<T>) => unknown,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const done: GrpcCallback<T> = (error, value) => {
+        if (error || value === undefined) {
+          reject(toSpiceDBError(operation, error ?? new Error('empty response')));
+        } else {
+          resolve(value);
+        }
+      };
+      try {
+        call(deadlineIn(timeoutMs), done);
+      } catch (error) {
+        reject(toSpiceDBError(operation, error));
+      }
+    });
+  }
+}

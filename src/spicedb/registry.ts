@@ -1,0 +1,306 @@
+import { readFileSync } from 'node:fs';
+import { CORE_SCHEMA, load } from 'js-yaml';
+import { z } from 'zod';
+import { encodeObjectId, groupObjectId, InvalidObjectIdError } from './object-id.js';
+import { parseSchemaShape, readSchemaText, type SchemaShape } from './schema.js';
+
+export const REGISTRY_FILE = new URL('./registry.yaml', import.meta.url);
+
+const spicedbName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'a SpiceDB name: lowercase letters, digits and _');
+const publicName = z.string().min(1);
+
+const registryDocument = z.strictObject({
+  itemTypes: z.record(publicName, spicedbName),
+  accessTypes: z.record(publicName, spicedbName),
+  policyTypes: z.record(
+    publicName,
+    z.strictObject({ subjectType: spicedbName, subjectRelation: spicedbName.optional() }),
+  ),
+  check: z.strictObject({
+    resourceTypes: z.record(
+      publicName,
+      z.strictObject({
+        objectType: spicedbName,
+        aliases: z.array(publicName).default([]),
+        relations: z.record(publicName, spicedbName),
+      }),
+    ),
+    subjectTypes: z.record(
+      publicName,
+      z.strictObject({
+        objectType: spicedbName,
+        relation: spicedbName.optional(),
+        scopedByOrganisation: z.boolean().default(false),
+      }),
+    ),
+  }),
+});
+
+type RegistryDocument = z.infer<typeof registryDocument>;
+type ResourceTypeEntry = RegistryDocument['check']['resourceTypes'][string];
+type SubjectTypeEntry = RegistryDocument['check']['subjectTypes'][string];
+
+/** The registry file is invalid or names something schema.zed does not define. */
+export class RegistryError extends Error {
+  override readonly name = 'RegistryError';
+}
+
+/** The body of POST /v1/check (SPEC.md "Check request"). */
+export interface CheckRequest {
+  subject_type: string;
+  subject_id: string;
+  /** Required when the subject type is scoped by organisation (`group`); empty or absent otherwise. */
+  organisation_id?: string;
+  resource_type: string;
+  resource_id: string;
+  relation: string;
+}
+
+export type CheckRequestField = keyof CheckRequest;
+
+/** A check request outside the registry's vocabulary: the HTTP layer answers 400 naming `field`. */
+export class CheckRequestError extends Error {
+  override readonly name = 'CheckRequestError';
+
+  constructor(
+    readonly field: CheckRequestField,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface CanonicalCheck {
+  /** The canonical public names, echoed in the check result. */
+  subject: { type: string; id: string; organisation_id?: string };
+  object: { type: string; id: string };
+  relation: string;
+  /** What to ask SpiceDB: object ids already encoded. */
+  spicedb: {
+    resourceType: string;
+    resourceId: string;
+    permission: string;
+    subjectType: string;
+    subjectId: string;
+    subjectRelation?: string;
+  };
+}
+
+export interface GrantSubjectType {
+  subjectType: string;
+  subjectRelation?: string;
+}
+
+function entriesOf<T>(record: Record<string, T>): Map<string, T> {
+  return new Map(Object.entries(record));
+}
+
+function quotedList(names: Iterable<string>): string {
+  return [...names].map((name) => `"${name}"`).join(', ');
+}
+
+/** The canonical vocabulary. Lookups go through Maps, so names like `__proto__` are merely unknown. */
+export class Registry {
+  private readonly itemTypes: Map<string, string>;
+  private readonly accessTypes: Map<string, string>;
+  private readonly policyTypes: Map<string, GrantSubjectType>;
+  private readonly subjectTypes: Map<string, SubjectTypeEntry>;
+  /** Canonical names and aliases → [canonical name, entry]. */
+  private readonly resourceTypes = new Map<string, [string, ResourceTypeEntry]>();
+
+  constructor(document: RegistryDocument) {
+    this.itemTypes = entriesOf(document.itemTypes);
+    this.accessTypes = entriesOf(document.accessTypes);
+    this.policyTypes = entriesOf(document.policyTypes);
+    this.subjectTypes = entriesOf(document.check.subjectTypes);
+    for (const [name, entry] of Object.entries(document.check.resourceTypes)) {
+      for (const alias of [name, ...entry.aliases]) {
+        if (this.resourceTypes.has(alias)) {
+          throw new RegistryError(`resource type name "${alias}" is used twice`);
+        }
+        this.resourceTypes.set(alias, [name, entry]);
+      }
+    }
+  }
+
+  /** SpiceDB object type of an ACL item type, e.g. DATABANK → resource. */
+  objectTypeOfItemType(itemType: string): string | undefined {
+    return this.itemTypes.get(itemType);
+  }
+
+  /** Relation that holds the consumers of an ACL access type, e.g. api → api_consumer. */
+  relationOfAccessType(accessType: string): string | undefined {
+    return this.accessTypes.get(accessType);
+  }
+
+  /** Subject of a grant's relationships, e.g. GROUP → organization#member. */
+  subjectOfPolicyType(policyType: string): GrantSubjectType | undefined {
+    return this.policyTypes.get(policyType);
+  }
+
+  canonicalise(request: CheckRequest): CanonicalCheck {
+    const [subjectTypeName, subjectType] = this.lookUpSubjectType(request.subject_type);
+    const subjectId = nonEmpty(request.subject_id, 'subject_id');
+    const organisationId = this.organisationOf(request, subjectType);
+    const [resourceTypeName, resourceType] = this.lookUpResourceType(request.resource_type);
+    const resourceId = nonEmpty(request.resource_id, 'resource_id');
+    const permission = this.lookUpRelation(resourceTypeName, resourceType, request.relation);
+    return {
+      subject: {
+        type: subjectTypeName,
+        id: subjectId,
+        ...(organisationId === undefined ? {} : { organisation_id: organisationId }),
+      },
+      object: { type: resourceTypeName, id: resourceId },
+      relation: request.relation,
+      spicedb: {
+        resourceType: resourceType.objectType,
+        resourceId: encodedOrFieldError('resource_id', () => encodeObjectId(resourceId)),
+        permission,
+        subjectType: subjectType.objectType,
+        subjectId: encodedOrFieldError('subject_id', () =>
+          organisationId === undefined ? encodeObjectId(subjectId) : groupObjectId(organisationId, subjectId),
+        ),
+        ...(subjectType.relation === undefined ? {} : { subjectRelation: subjectType.relation }),
+      },
+    };
+  }
+
+  private lookUpSubjectType(name: string): [string, SubjectTypeEntry] {
+    const entry = this.subjectTypes.get(name);
+    if (entry) return [name, entry];
+    throw new CheckRequestError(
+      'subject_type',
+      `unknown subject_type "${name}"; known: ${quotedList(this.subjectTypes.keys())}`,
+    );
+  }
+
+  private organisationOf(request: CheckRequest, subjectType: SubjectTypeEntry): string | undefined {
+    const organisationId = request.organisation_id ?? '';
+    if (subjectType.scopedByOrganisation) {
+      return nonEmpty(
+        organisationId,
+        'organisation_id',
+        `is required when subject_type is "${request.subject_type}"`,
+      );
+    }
+    if (organisationId !== '') {
+      throw new CheckRequestError(
+        'organisation_id',
+        `organisation_id must be empty when subject_type is "${request.subject_type}"`,
+      );
+    }
+    return undefined;
+  }
+
+  private lookUpResourceType(name: string): [string, ResourceTypeEntry] {
+    const found = this.resourceTypes.get(name);
+    if (found) return found;
+    throw new CheckRequestError(
+      'resource_type',
+      `unknown resource_type "${name}"; known: ${quotedList(this.resourceTypes.keys())}`,
+    );
+  }
+
+  private lookUpRelation(
+    resourceTypeName: string,
+    resourceType: ResourceTypeEntry,
+    relation: string,
+  ): string {
+    const relations = entriesOf(resourceType.relations);
+    const target = relations.get(relation);
+    if (target !== undefined) return target;
+    throw new CheckRequestError(
+      'relation',
+      `relation "${relation}" is not defined on resource_type "${resourceTypeName}"; defined: ${quotedList(relations.keys())}`,
+    );
+  }
+}
+
+function nonEmpty(value: string, field: CheckRequestField, requirement = 'must not be empty'): string {
+  if (value === '') throw new CheckRequestError(field, `${field} ${requirement}`);
+  return value;
+}
+
+function encodedOrFieldError(field: CheckRequestField, encode: () => string): string {
+  try {
+    return encode();
+  } catch (error) {
+    if (error instanceof InvalidObjectIdError) {
+      throw new CheckRequestError(field, `${field}: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** Everything the registry names that the schema does not define as it should. Empty: no drift. */
+function findDrift(document: RegistryDocument, schema: SchemaShape): string[] {
+  const problems: string[] = [];
+  const definition = (objectType: string, where: string) => {
+    const found = schema.get(objectType);
+    if (!found) problems.push(`${where}: object type "${objectType}" is not defined in schema.zed`);
+    return found;
+  };
+
+  for (const [itemType, objectType] of Object.entries(document.itemTypes)) {
+    const itemDefinition = definition(objectType, `itemTypes.${itemType}`);
+    for (const [accessType, relation] of Object.entries(document.accessTypes)) {
+      const allowed = itemDefinition?.relations.get(relation);
+      if (itemDefinition && !allowed) {
+        problems.push(`accessTypes.${accessType}: "${objectType}" has no relation "${relation}"`);
+        continue;
+      }
+      for (const [policyType, { subjectType, subjectRelation }] of Object.entries(document.policyTypes)) {
+        const expected = `${subjectType}${subjectRelation ? `#${subjectRelation}` : ''} with expiration`;
+        if (allowed && !allowed.includes(expected)) {
+          problems.push(`policyTypes.${policyType}: ${objectType}#${relation} does not accept "${expected}"`);
+        }
+      }
+    }
+  }
+
+  for (const [name, { objectType, relations }] of Object.entries(document.check.resourceTypes)) {
+    const resourceDefinition = definition(objectType, `check.resourceTypes.${name}`);
+    for (const [publicRelation, target] of Object.entries(relations)) {
+      if (
+        resourceDefinition &&
+        !resourceDefinition.relations.has(target) &&
+        !resourceDefinition.permissions.has(target)
+      ) {
+        problems.push(
+          `check.resourceTypes.${name}.relations.${publicRelation}: "${objectType}" has no relation or permission "${target}"`,
+        );
+      }
+    }
+    const isItemObjectType = Object.values(document.itemTypes).includes(objectType);
+    for (const [accessType, relation] of Object.entries(document.accessTypes)) {
+      if (isItemObjectType && relations[accessType] !== relation) {
+        problems.push(
+          `check.resourceTypes.${name}.relations.${accessType}: must be "${relation}", as accessTypes says`,
+        );
+      }
+    }
+  }
+
+  for (const [name, { objectType, relation }] of Object.entries(document.check.subjectTypes)) {
+    const subjectDefinition = definition(objectType, `check.subjectTypes.${name}`);
+    if (subjectDefinition && relation && !subjectDefinition.relations.has(relation)) {
+      problems.push(`check.subjectTypes.${name}: "${objectType}" has no relation "${relation}"`);
+    }
+  }
+  return problems;
+}
+
+/** Parses and validates a registry against a schema; throws RegistryError naming every problem. */
+export function parseRegistry(registryYaml: string, schemaText: string): Registry {
+  const parsed = registryDocument.safeParse(load(registryYaml, { schema: CORE_SCHEMA }));
+  if (!parsed.success) throw new RegistryError(`invalid registry: ${z.prettifyError(parsed.error)}`);
+  const drift = findDrift(parsed.data, parseSchemaShape(schemaText));
+  if (drift.length > 0) throw new RegistryError(`registry and schema.zed disagree:\n- ${drift.join('\n- ')}`);
+  return new Registry(parsed.data);
+}
+
+/** The project's registry (registry.yaml), checked against the project's schema (schema.zed). */
+export function loadRegistry(): Registry {
+  return parseRegistry(readFileSync(REGISTRY_FILE, 'utf8'), readSchemaText());
+}
