@@ -1,0 +1,68 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { processOutput } from './cli-output.js';
+import type { CliOutput } from './cli-output.js';
+import { hashSecret } from './secret-hash.js';
+
+const USAGE = `Usage: printf %s "$SECRET" | hash-secret [--role <role>]... [--user-id <uuid>] [--org <uuid>]
+
+Reads an application secret from standard input (never from arguments, which other users can see) and prints
+the value for the application's key in the credentials Secret.
+`;
+
+const argumentsSchema = z.object({
+  role: z.array(z.string().min(1)).default([]),
+  'user-id': z.uuid({ error: '--user-id must be a UUID' }).optional(),
+  org: z.uuid({ error: '--org must be a UUID' }).optional(),
+});
+
+/** Prints `{"hash": "scrypt$…", "roles": [...], ...}`; returns the exit code (0 ok, 2 usage error). */
+export async function runHashSecretCli(
+  argv: readonly string[],
+  input: AsyncIterable<string | Buffer> | Iterable<string | Buffer>,
+  output: CliOutput = processOutput,
+): Promise<number> {
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: {
+        role: { type: 'string', multiple: true },
+        'user-id': { type: 'string' },
+        org: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (error) {
+    output.err(`${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    output.out(USAGE);
+    return 0;
+  }
+  const parsed = argumentsSchema.safeParse(values);
+  const secret = (await readAll(input)).replace(/\r?\n$/, '');
+  if (!parsed.success || secret === '') {
+    const problems = parsed.success
+      ? ['the secret on standard input is empty']
+      : parsed.error.issues.map((i) => i.message);
+    output.err(`${problems.join('\n')}\n${USAGE}`);
+    return 2;
+  }
+  const { role, 'user-id': userId, org } = parsed.data;
+  const entry = {
+    hash: await hashSecret(secret),
+    roles: role,
+    ...(userId ? { userId } : {}),
+    ...(org ? { organisationId: org } : {}),
+  };
+  output.out(`${JSON.stringify(entry)}\n`);
+  return 0;
+}
+
+async function readAll(input: AsyncIterable<string | Buffer> | Iterable<string | Buffer>): Promise<string> {
+  let text = '';
+  for await (const chunk of input) text += chunk.toString();
+  return text;
+}

@@ -1,0 +1,104 @@
+import { readFile } from 'node:fs/promises';
+import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify } from 'jose';
+import type { JSONWebKeySet, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
+import { dependencyUnavailable } from '../http/errors.js';
+import { AuthenticationError } from './authentication-error.js';
+import type { BearerVerifier } from './verifiers.js';
+import { DEFAULT_CLAIM_NAMES, principalFromClaims } from './claims.js';
+import type { ClaimNames } from './claims.js';
+
+/** Where verification keys come from. HMAC secrets exist only for deployments that ask for HS* explicitly. */
+export type JwtKeySource =
+  | { kind: 'jwks-url'; url: string; timeoutMs?: number }
+  | { kind: 'jwks-file'; path: string }
+  | { kind: 'jwks'; jwks: JSONWebKeySet }
+  | { kind: 'hmac'; secret: Uint8Array };
+
+export interface JwtVerifierOptions {
+  keys: JwtKeySource;
+  issuer: string | string[];
+  audience: string | string[];
+  /** Accepted `alg` values; RS256 and ES256 by default. `none` is never accepted. */
+  algorithms?: readonly string[];
+  clockToleranceSeconds?: number;
+  claimNames?: ClaimNames;
+}
+
+export const DEFAULT_JWT_ALGORITHMS: readonly string[] = ['RS256', 'ES256'];
+export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 10;
+export const DEFAULT_JWKS_TIMEOUT_MS = 5_000;
+/** The dependency a 503 names when the JWKS cannot be fetched. */
+export const JWKS_DEPENDENCY = 'jwks';
+
+/** jose error codes that mean "this token is not acceptable", as opposed to "the keys are unavailable". */
+const REJECTED_TOKEN_CODES = new Set([
+  'ERR_JWT_CLAIM_VALIDATION_FAILED',
+  'ERR_JWT_INVALID',
+  'ERR_JWS_INVALID',
+  'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+  'ERR_JOSE_ALG_NOT_ALLOWED',
+  'ERR_JOSE_NOT_SUPPORTED',
+  'ERR_JWKS_NO_MATCHING_KEY',
+  'ERR_JWKS_MULTIPLE_MATCHING_KEYS',
+]);
+
+/**
+ * Verifies JWTs: signature against the configured keys (jose caches and rate-limits remote JWKS fetches),
+ * allowed algorithm, issuer, audience, `exp` (required) with a small clock tolerance, then the claims that make
+ * the Principal. A JWKS file is read once; point at a URL when keys rotate.
+ */
+export async function createJwtVerifier(options: JwtVerifierOptions): Promise<BearerVerifier> {
+  const algorithms = checkedAlgorithms(options.algorithms ?? DEFAULT_JWT_ALGORITHMS, options.keys);
+  const key = await keyResolver(options.keys);
+  const claimNames = options.claimNames ?? DEFAULT_CLAIM_NAMES;
+  const verifyOptions: JWTVerifyOptions = {
+    issuer: options.issuer,
+    audience: options.audience,
+    algorithms,
+    clockTolerance: options.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS,
+    requiredClaims: ['exp', 'sub'],
+  };
+  return {
+    async verify(token) {
+      const { payload } = await jwtVerify(token, key, verifyOptions).catch(rethrowClassified);
+      return principalFromClaims(payload, claimNames);
+    },
+  };
+}
+
+function checkedAlgorithms(algorithms: readonly string[], keys: JwtKeySource): string[] {
+  if (algorithms.length === 0) throw new Error('at least one JWT algorithm must be allowed');
+  if (algorithms.some((alg) => alg.toLowerCase() === 'none'))
+    throw new Error('JWT algorithm "none" is never allowed');
+  const symmetric = algorithms.filter((alg) => alg.startsWith('HS'));
+  if (keys.kind === 'hmac' && symmetric.length !== algorithms.length) {
+    throw new Error('an HMAC secret verifies HS* algorithms only');
+  }
+  if (keys.kind !== 'hmac' && symmetric.length > 0) {
+    throw new Error('HS* algorithms need an explicitly configured HMAC secret');
+  }
+  return [...algorithms];
+}
+
+async function keyResolver(keys: JwtKeySource): Promise<JWTVerifyGetKey> {
+  switch (keys.kind) {
+    case 'jwks-url':
+      return createRemoteJWKSet(new URL(keys.url), {
+        timeoutDuration: keys.timeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS,
+      });
+    case 'jwks-file':
+      return createLocalJWKSet(JSON.parse(await readFile(keys.path, 'utf8')) as JSONWebKeySet);
+    case 'jwks':
+      return createLocalJWKSet(keys.jwks);
+    case 'hmac':
+      return () => keys.secret;
+  }
+}
+
+function rethrowClassified(error: unknown): never {
+  if (error instanceof errors.JWTExpired) throw new AuthenticationError('token expired', { cause: error });
+  if (error instanceof errors.JOSEError && REJECTED_TOKEN_CODES.has(error.code)) {
+    throw new AuthenticationError('invalid token', { cause: error });
+  }
+  throw dependencyUnavailable(JWKS_DEPENDENCY, error);
+}

@@ -1,0 +1,110 @@
+import type { RequestHandler } from 'express';
+import { HttpError } from '../http/errors.js';
+import type { ApiAuthentication, OpenApiSecurityScheme } from '../http/openapi/route-definition.js';
+import { AuthenticationError } from './authentication-error.js';
+import { hasRole } from './principal.js';
+import type { Principal } from './principal.js';
+import type { BasicVerifier, BearerVerifier } from './verifiers.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by authenticate(). */
+    principal?: Principal;
+  }
+}
+
+export interface Authenticators {
+  bearer?: BearerVerifier;
+  basic?: BasicVerifier;
+  /** Realm of the WWW-Authenticate challenges. */
+  realm?: string;
+}
+
+export const DEFAULT_REALM = 'policy-grant-operator';
+
+type Credentials =
+  { scheme: 'bearer'; token: string } | { scheme: 'basic'; clientId: string; secret: string };
+
+const B64_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/**
+ * Accepts `Authorization: Bearer <token>` or `Basic <base64(clientId:secret)>` and sets `req.principal`.
+ * Anything else is a 401 with challenges for the configured schemes and a short reason; the exact failure
+ * is logged, not returned.
+ */
+export function authenticate(authenticators: Authenticators): RequestHandler {
+  if (!authenticators.bearer && !authenticators.basic)
+    throw new Error('authenticate() needs a bearer or basic verifier');
+  return async (req, _res, next) => {
+    try {
+      req.principal = await verifyCredentials(parseAuthorization(req.get('authorization')), authenticators);
+      next();
+    } catch (error) {
+      if (!(error instanceof AuthenticationError)) throw error;
+      const cause = error.cause instanceof Error ? error.cause.message : undefined;
+      req.log.info({ reason: error.reason, cause }, 'authentication failed');
+      next(
+        new HttpError('Unauthorized', error.reason, {
+          headers: { 'www-authenticate': challenges(authenticators, error.reason) },
+        }),
+      );
+    }
+  };
+}
+
+/** 403 unless the authenticated caller holds `role`. */
+export function requireRole(role: string): RequestHandler {
+  return (req, _res, next) => {
+    if (!req.principal) next(new HttpError('Unauthorized', 'missing credentials'));
+    else if (!hasRole(req.principal, role)) next(new HttpError('Forbidden', `requires role ${role}`));
+    else next();
+  };
+}
+
+/** The middleware together with the security schemes the OpenAPI document declares for it. */
+export function apiAuthentication(authenticators: Authenticators): ApiAuthentication {
+  const schemes: Record<string, OpenApiSecurityScheme> = {};
+  if (authenticators.bearer) schemes.bearerAuth = { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' };
+  if (authenticators.basic) schemes.basicAuth = { type: 'http', scheme: 'basic' };
+  return { middleware: authenticate(authenticators), schemes };
+}
+
+function parseAuthorization(header: string | undefined): Credentials {
+  const [scheme = '', value = ''] = (header ?? '').trim().split(/\s+/, 2);
+  if (scheme === '') throw new AuthenticationError('missing credentials');
+  switch (scheme.toLowerCase()) {
+    case 'bearer':
+      if (!B64_TOKEN.test(value)) throw new AuthenticationError('invalid token');
+      return { scheme: 'bearer', token: value };
+    case 'basic': {
+      const decoded = BASE64.test(value) ? Buffer.from(value, 'base64').toString('utf8') : '';
+      const separator = decoded.indexOf(':');
+      if (separator < 1) throw new AuthenticationError('invalid credentials');
+      return { scheme: 'basic', clientId: decoded.slice(0, separator), secret: decoded.slice(separator + 1) };
+    }
+    default:
+      throw new AuthenticationError('unsupported authorization scheme');
+  }
+}
+
+function verifyCredentials(credentials: Credentials, authenticators: Authenticators): Promise<Principal> {
+  if (credentials.scheme === 'bearer' && authenticators.bearer)
+    return authenticators.bearer.verify(credentials.token);
+  if (credentials.scheme === 'basic' && authenticators.basic) {
+    return authenticators.basic.verify(credentials.clientId, credentials.secret);
+  }
+  throw new AuthenticationError('unsupported authorization scheme');
+}
+
+/** RFC 6750/7617 challenges; error details only once credentials were presented. */
+function challenges(authenticators: Authenticators, reason: string): string[] {
+  const realm = `realm="${authenticators.realm ?? DEFAULT_REALM}"`;
+  const presented = reason !== 'missing credentials';
+  return [
+    ...(authenticators.bearer
+      ? [`Bearer ${realm}${presented ? `, error="invalid_token", error_description="${reason}"` : ''}`]
+      : []),
+    ...(authenticators.basic ? [`Basic ${realm}, charset="UTF-8"`] : []),
+  ];
+}

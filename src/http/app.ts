@@ -1,0 +1,53 @@
+import express from 'express';
+import type { Express, Router } from 'express';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../observability/logger.js';
+import { accessLog } from './access-log.js';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { httpMetrics } from './http-metrics.js';
+import type { OpenApiDocument } from './openapi/route-definition.js';
+import { OPERATIONAL_PATHS, operationalRouter } from './operational-routes.js';
+import type { ReadinessCheck } from './readiness.js';
+import { requestContext } from './request-context.js';
+import type { UrnScheme } from './urn.js';
+
+export interface MountedRouter {
+  /** Mount path, e.g. the ACL base path `/v2`; `/` for the root. */
+  path: string;
+  router: Router;
+}
+
+export interface HttpAppOptions {
+  urn: UrnScheme;
+  logger: Logger;
+  metricsRegistry: Registry;
+  readinessChecks: readonly ReadinessCheck[];
+  readinessTimeoutMs?: number;
+  openApiDocument: OpenApiDocument;
+  routers: readonly MountedRouter[];
+}
+
+/**
+ * A service's express app: request id and child logger, access log, HTTP metrics, the operational
+ * endpoints, the service's routers, then the 404 and the error handler that answer in problem bodies.
+ */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestContext(options.logger));
+  app.use(accessLog({ quietPaths: new Set(Object.values(OPERATIONAL_PATHS)) }));
+  app.use(httpMetrics(options.metricsRegistry));
+  app.use(
+    operationalRouter({
+      urn: options.urn,
+      metricsRegistry: options.metricsRegistry,
+      readinessChecks: options.readinessChecks,
+      openApiDocument: options.openApiDocument,
+      ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
+    }),
+  );
+  for (const mounted of options.routers) app.use(mounted.path, mounted.router);
+  app.use(notFoundHandler);
+  app.use(errorHandler(options.urn));
+  return app;
+}

@@ -1,0 +1,79 @@
+import type { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import type { Request, RequestHandler } from 'express';
+import type { z } from 'zod';
+import type { Principal } from '../../auth/principal.js';
+import type { ResponseHeaders } from '../errors.js';
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+export type OpenApiServer = NonNullable<OpenApiDocument['servers']>[number];
+export type OpenApiSecurityScheme = NonNullable<
+  NonNullable<OpenApiDocument['components']>['securitySchemes']
+>[string];
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export const JSON_MEDIA_TYPE = 'application/json';
+
+/** Who may call a route: anyone, any authenticated caller, or callers holding a role. */
+export type RouteAccess = 'public' | 'authenticated' | { role: string };
+
+export interface RouteRequestSchemas {
+  body?: z.ZodType;
+  query?: z.ZodObject;
+  /** Keys in lower case: that is how node presents header names. */
+  headers?: z.ZodObject;
+  params?: z.ZodObject;
+}
+
+export interface ResponseDefinition {
+  description: string;
+  schema?: z.ZodType;
+  /** Defaults to application/json. */
+  mediaType?: string;
+  headers?: z.ZodObject;
+}
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteInput<R extends RouteRequestSchemas, A extends RouteAccess> {
+  body: Parsed<R['body']>;
+  query: Parsed<R['query']>;
+  headers: Parsed<R['headers']>;
+  params: Parsed<R['params']>;
+  principal: A extends 'public' ? undefined : Principal;
+  /** For `request.log` and `request.id`; the validated parts above are what handlers read. */
+  request: Request;
+}
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+  headers?: ResponseHeaders;
+}
+
+// The defaults apply when a declaration has no `request`: its parts are then typed undefined.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface RouteDefinition<R extends RouteRequestSchemas = {}, A extends RouteAccess = RouteAccess> {
+  method: HttpMethod;
+  /** OpenAPI style, relative to the router's mount path: `/policy/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  access: A;
+  request?: R;
+  /** Success and route-specific error responses. Standard errors (400/401/403/413/415) are added. */
+  responses: Record<number, ResponseDefinition>;
+  handler: (input: RouteInput<R, A>) => RouteResult | Promise<RouteResult>;
+}
+
+/** A definition with its generic parameters erased, as the registry stores it. */
+export type AnyRouteDefinition = RouteDefinition<RouteRequestSchemas, RouteAccess>;
+
+/** How a registry's non-public routes authenticate and how the document describes that. */
+export interface ApiAuthentication {
+  middleware: RequestHandler;
+  /** Alternatives: any one of them authenticates. Keys name `components.securitySchemes`. */
+  schemes: Record<string, OpenApiSecurityScheme>;
+}

@@ -1,0 +1,82 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { JSON_MEDIA_TYPE } from './route-definition.js';
+import type {
+  AnyRouteDefinition,
+  ApiAuthentication,
+  OpenApiDocument,
+  OpenApiServer,
+  ResponseDefinition,
+  RouteAccess,
+} from './route-definition.js';
+import { effectiveResponses } from './route-responses.js';
+
+export interface DocumentConfig {
+  info: OpenApiDocument['info'];
+  /** Where the routes are mounted, e.g. `[{url: '/v2'}]`: the document's paths are relative to it. */
+  servers?: OpenApiServer[];
+}
+
+/** OpenAPI 3.1, because 3.1 lets a security requirement list the roles a route needs. */
+export function buildOpenApiDocument(
+  routes: readonly AnyRouteDefinition[],
+  config: DocumentConfig,
+  authentication?: ApiAuthentication,
+): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  for (const [name, scheme] of Object.entries(authentication?.schemes ?? {})) {
+    registry.registerComponent('securitySchemes', name, scheme);
+  }
+  const schemeNames = Object.keys(authentication?.schemes ?? {});
+  for (const route of routes) registry.registerPath(routeConfig(route, schemeNames));
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: config.info,
+    ...(config.servers ? { servers: config.servers } : {}),
+  });
+}
+
+function routeConfig(route: AnyRouteDefinition, schemeNames: readonly string[]): RouteConfig {
+  const { body, query, headers, params } = route.request ?? {};
+  return {
+    method: route.method,
+    path: route.path,
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description === undefined ? {} : { description: route.description }),
+    ...(route.tags === undefined ? {} : { tags: route.tags }),
+    ...(schemeNames.length > 0 ? { security: securityRequirement(route.access, schemeNames) } : {}),
+    request: {
+      ...(body ? { body: { required: true, content: { [JSON_MEDIA_TYPE]: { schema: body } } } } : {}),
+      ...(query ? { query } : {}),
+      ...(headers ? { headers } : {}),
+      ...(params ? { params } : {}),
+    },
+    responses: Object.fromEntries(
+      Object.entries(effectiveResponses(route)).map(([status, response]) => [
+        status,
+        responseConfig(response),
+      ]),
+    ),
+  };
+}
+
+/** Public routes say so with `[]`; otherwise any one scheme, listing the required role if there is one. */
+function securityRequirement(
+  access: RouteAccess,
+  schemeNames: readonly string[],
+): Record<string, string[]>[] {
+  if (access === 'public') return [];
+  const roles = typeof access === 'object' ? [access.role] : [];
+  return schemeNames.map((name) => ({ [name]: roles }));
+}
+
+function responseConfig(response: ResponseDefinition): ResponseConfig {
+  return {
+    description: response.description,
+    ...(response.headers ? { headers: response.headers } : {}),
+    ...(response.schema
+      ? { content: { [response.mediaType ?? JSON_MEDIA_TYPE]: { schema: response.schema } } }
+      : {}),
+  };
+}

@@ -1,0 +1,24 @@
+import { problemSchema } from '../envelope.js';
+import type { AnyRouteDefinition, ResponseDefinition } from './route-definition.js';
+
+const problem = (description: string): ResponseDefinition => ({ description, schema: problemSchema });
+
+/** A problem-body response, for route-specific errors such as 409 or 503. */
+export function problemResponse(description: string): ResponseDefinition {
+  return problem(description);
+}
+
+/** The declared responses plus the standard errors the route's own declaration makes possible. */
+export function effectiveResponses(route: AnyRouteDefinition): Record<number, ResponseDefinition> {
+  const request = route.request ?? {};
+  const standard: Record<number, ResponseDefinition> = {};
+  if (Object.values(request).some((schema) => schema !== undefined))
+    standard[400] = problem('Invalid request');
+  if (route.access !== 'public') standard[401] = problem('Missing or invalid credentials');
+  if (typeof route.access === 'object') standard[403] = problem(`Requires role ${route.access.role}`);
+  if (request.body) {
+    standard[413] = problem('Request body too large');
+    standard[415] = problem('Request body is not application/json');
+  }
+  return { ...standard, ...route.responses };
+}

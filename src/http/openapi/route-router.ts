@@ -1,0 +1,131 @@
+import express from 'express';
+import type { RequestHandler, Response, Router } from 'express';
+import { requireRole } from '../../auth/middleware.js';
+import { methodNotAllowed } from '../errors.js';
+import { jsonBody } from '../json-body.js';
+import { captureRouteTemplate } from '../route-template.js';
+import { parseRequestPart } from '../validation.js';
+import type { RequestPart } from '../validation.js';
+import { JSON_MEDIA_TYPE } from './route-definition.js';
+import type {
+  AnyRouteDefinition,
+  ApiAuthentication,
+  ResponseDefinition,
+  RouteAccess,
+  RouteInput,
+  RouteRequestSchemas,
+  RouteResult,
+} from './route-definition.js';
+import { toExpressPath } from './route-paths.js';
+import { effectiveResponses } from './route-responses.js';
+
+export interface RouterOptions {
+  authentication?: ApiAuthentication;
+  bodyLimit?: string | number;
+  /** Check every result against the declaration (status and schema); a mismatch is a bug, so a 500. */
+  validateResponses?: boolean;
+}
+
+/**
+ * One express route per declared path: per method, capture template → authenticate → role → JSON body →
+ * validate and call the handler; any other method on the path is a 405 naming the allowed ones.
+ */
+export function buildRouter(routes: readonly AnyRouteDefinition[], options: RouterOptions): Router {
+  const router = express.Router();
+  for (const [path, declared] of groupByPath(routes)) {
+    const route = router.route(path);
+    for (const definition of declared) route[definition.method](...handlersFor(definition, options));
+    route.all(captureRouteTemplate, rejectOtherMethods(allowedMethods(declared)));
+  }
+  return router;
+}
+
+function groupByPath(routes: readonly AnyRouteDefinition[]): Map<string, AnyRouteDefinition[]> {
+  const groups = new Map<string, AnyRouteDefinition[]>();
+  for (const route of routes) {
+    const path = toExpressPath(route.path);
+    groups.set(path, [...(groups.get(path) ?? []), route]);
+  }
+  return groups;
+}
+
+function handlersFor(definition: AnyRouteDefinition, options: RouterOptions): RequestHandler[] {
+  return [
+    captureRouteTemplate,
+    ...accessHandlers(definition, options.authentication),
+    ...(definition.request?.body ? [jsonBody({ limit: options.bodyLimit })] : []),
+    invoke(definition, options.validateResponses ?? false),
+  ];
+}
+
+function accessHandlers(
+  definition: AnyRouteDefinition,
+  authentication?: ApiAuthentication,
+): RequestHandler[] {
+  if (definition.access === 'public') return [];
+  if (!authentication) throw new Error(`${definition.operationId} needs authentication, none is configured`);
+  if (definition.access === 'authenticated') return [authentication.middleware];
+  return [authentication.middleware, requireRole(definition.access.role)];
+}
+
+function invoke(definition: AnyRouteDefinition, validateResponses: boolean): RequestHandler {
+  const responses = effectiveResponses(definition);
+  const schemas = definition.request ?? {};
+  const parse = (part: RequestPart, value: unknown) => {
+    const schema = schemas[part];
+    return schema ? parseRequestPart(schema, value, part) : undefined;
+  };
+  return async (req, res) => {
+    // Each part has been parsed by the schema the declaration typed it with.
+    const input = {
+      body: parse('body', req.body),
+      query: parse('query', req.query),
+      headers: parse('headers', req.headers),
+      params: parse('params', req.params),
+      principal: req.principal,
+      request: req,
+    } as RouteInput<RouteRequestSchemas, RouteAccess>;
+    const result = await definition.handler(input);
+    const response = responses[result.status];
+    if (validateResponses) checkAgainstDeclaration(definition, result, response);
+    send(res, result, response?.mediaType ?? JSON_MEDIA_TYPE);
+  };
+}
+
+function checkAgainstDeclaration(
+  definition: AnyRouteDefinition,
+  result: RouteResult,
+  response: ResponseDefinition | undefined,
+): void {
+  const route = `${definition.operationId} (${definition.method.toUpperCase()} ${definition.path})`;
+  if (!response) throw new Error(`${route} answered undeclared status ${result.status}`);
+  const parsed = response.schema?.safeParse(result.body);
+  if (parsed && !parsed.success) {
+    throw new Error(`${route} answered ${result.status} with a body that does not match its schema`, {
+      cause: parsed.error,
+    });
+  }
+}
+
+function send(res: Response, result: RouteResult, mediaType: string): void {
+  for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+  res.status(result.status);
+  if (result.body === undefined) res.end();
+  else if (mediaType === JSON_MEDIA_TYPE) res.json(result.body);
+  else res.type(mediaType).send(result.body);
+}
+
+function allowedMethods(declared: readonly AnyRouteDefinition[]): string[] {
+  const methods = declared.map((definition) => definition.method.toUpperCase());
+  return methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+}
+
+function rejectOtherMethods(allowed: readonly string[]): RequestHandler {
+  return (req, res, next) => {
+    if (req.method === 'OPTIONS') {
+      res.setHeader('allow', allowed.join(', ')).status(204).end();
+      return;
+    }
+    next(methodNotAllowed(req.method, allowed));
+  };
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { parseApplicationCredentials } from '../../../src/auth/application-credentials.js';
+import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
+import { runHashSecretCli } from '../../../src/auth/hash-secret-cli.js';
+import { USER_ID } from './support/tokens.js';
+
+async function run(args: string[], stdin: string) {
+  const output = { stdout: '', stderr: '' };
+  const code = await runHashSecretCli(args, [stdin], {
+    out: (text) => void (output.stdout += text),
+    err: (text) => void (output.stderr += text),
+  });
+  return { code, ...output };
+}
+
+describe('hash-secret', () => {
+  it('prints a credentials Secret value that verifies the secret from standard input', async () => {
+    const { code, stdout } = await run(['--role', 'cos_admin', '--user-id', USER_ID], 'the-app-secret\n');
+    expect(code).toBe(0);
+    expect(stdout).not.toContain('the-app-secret');
+    const credentials = parseApplicationCredentials({ gateway: stdout });
+    expect(credentials).toEqual([
+      expect.objectContaining({ clientId: 'gateway', roles: ['cos_admin'], userId: USER_ID }),
+    ]);
+    const principal = await createBasicVerifier(credentials).verify('gateway', 'the-app-secret');
+    expect(principal.id).toBe(USER_ID);
+  });
+
+  it('refuses an empty secret', async () => {
+    const { code, stderr } = await run([], '\n');
+    expect(code).toBe(2);
+    expect(stderr).toContain('empty');
+  });
+});
