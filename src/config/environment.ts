@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+/** Thrown when the environment does not configure a service correctly; the message names every variable. */
+export class ConfigurationError extends Error {
+  override name = 'ConfigurationError';
+}
+
+/** Parses environment variables with a zod object schema whose keys are the variable names. */
+export function readEnvironment<Schema extends z.ZodType>(
+  schema: Schema,
+  env: NodeJS.ProcessEnv = process.env,
+): z.output<Schema> {
+  const parsed = schema.safeParse(withoutEmptyValues(env));
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map(
+    (issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`,
+  );
+  throw new ConfigurationError(`invalid configuration: ${problems.join('; ')}`);
+}
+
+// An exported-but-empty variable means "not set", as shells and Helm templates tend to produce them.
+function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => !!entry[1]));
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+
+/** A duration like `500ms`, `30s`, `10m`, `1h`, as milliseconds. */
+export const duration = z
+  .string()
+  .regex(DURATION, 'a duration such as 500ms, 30s, 10m or 1h')
+  .transform((text) => {
+    const [, amount, unit] = DURATION.exec(text) as RegExpExecArray;
+    return Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  });
+
+export const port = z.coerce.number().int().min(0).max(65_535);
+
+export const booleanFlag = z.enum(['true', 'false']).transform((value) => value === 'true');
+
+export const commaList = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
