@@ -1,0 +1,30 @@
+export { KubeApiError, isConflict, isGone, isNotFound } from './api-error.js';
+export { Controller, TerminalError, watchesMapped } from './controller.js';
+export type { ControllerOptions, ReconcileResult, Reconciler, WatchSource } from './controller.js';
+export { Informer } from './informer.js';
+export type { EventHandler, InformerOptions } from './informer.js';
+export type { IndexFunc } from './indexed-cache.js';
+export { LeaderElector } from './leader-election.js';
+export type { LeaderElectionOptions, StoppedLeadingReason } from './leader-election.js';
+export { kubeLeaseClient } from './lease-client.js';
+export type { Lease, LeaseClient, LeaseSpec } from './lease-client.js';
+export { kubeListWatch } from './list-watch.js';
+export type { ListWatchSource, SelectorOptions, WatchEvent } from './list-watch.js';
+export { Manager } from './manager.js';
+export type {
+  InformerSpec,
+  ManagedControllerOptions,
+  ManagerLeaderElection,
+  ManagerOptions,
+} from './manager.js';
+export { objectKey, parseObjectKey } from './object-key.js';
+export type { ObjectRef } from './object-key.js';
+export {
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+} from './rate-limiter.js';
+export type { RateLimiter } from './rate-limiter.js';
+export { WorkQueue } from './workqueue.js';
+export type { WorkQueueOptions } from './workqueue.js';

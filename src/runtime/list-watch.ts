@@ -1,0 +1,108 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { ApiStatus } from './api-error.js';
+import { requestJson } from './kube-request.js';
+import { openWatchStream } from './watch-stream.js';
+import type { StopWatch } from './watch-stream.js';
+
+export interface SelectorOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface ListOptions extends SelectorOptions {
+  signal?: AbortSignal;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export interface WatchOptions extends SelectorOptions {
+  resourceVersion: string;
+  timeoutSeconds: number;
+  allowWatchBookmarks: boolean;
+}
+
+export type WatchEvent<T> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
+  | { type: 'BOOKMARK'; object: KubernetesObject }
+  | { type: 'ERROR'; object: ApiStatus };
+
+export interface WatchHandlers<T> {
+  onEvent(event: WatchEvent<T>): void;
+  /** Called once. `error` undefined: the server closed the stream normally. A 410 is a KubeApiError. */
+  onClose(error?: unknown): void;
+}
+
+/** Where an informer gets its objects from: the kube-apiserver, or a fake in tests. */
+export interface ListWatchSource<T> {
+  /** A complete, consistent list (all pages) and the resourceVersion to watch from. */
+  list(options: ListOptions): Promise<ListResult<T>>;
+  watch(options: WatchOptions, handlers: WatchHandlers<T>): StopWatch;
+}
+
+/** A list page as the server sends it (plain JSON: `continue`, not the generated clients' `_continue`). */
+interface ListPage<T> {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items: T[];
+}
+
+const LIST_PAGE_SIZE = 500;
+const LIST_TIMEOUT_MS = 60_000;
+
+const WATCH_EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
+function asWatchEvent<T>(raw: unknown): WatchEvent<T> {
+  const event = raw as { type?: unknown; object?: unknown };
+  if (
+    typeof event.type !== 'string' ||
+    !WATCH_EVENT_TYPES.has(event.type) ||
+    typeof event.object !== 'object'
+  ) {
+    throw new Error(`malformed watch event: ${JSON.stringify(raw).slice(0, 200)}`);
+  }
+  return event as WatchEvent<T>;
+}
+
+/**
+ * List and watch of the collection at `path`, e.g. `/api/v1/namespaces/ns/configmaps` or
+ * `/apis/acl.policygrant.dev/v1alpha1/policygrants` (all namespaces).
+ */
+export function kubeListWatch<T extends KubernetesObject>(
+  kubeConfig: KubeConfig,
+  path: string,
+): ListWatchSource<T> {
+  return {
+    async list({ labelSelector, fieldSelector, signal }) {
+      const items: T[] = [];
+      let continueToken: string | undefined;
+      let resourceVersion = '';
+      do {
+        const page = await requestJson<ListPage<T>>(kubeConfig, {
+          method: 'GET',
+          path,
+          query: { labelSelector, fieldSelector, limit: LIST_PAGE_SIZE, continue: continueToken },
+          signal,
+          timeoutMs: LIST_TIMEOUT_MS,
+        });
+        items.push(...page.items);
+        resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+        continueToken = page.metadata?.continue || undefined;
+      } while (continueToken);
+      return { items, resourceVersion };
+    },
+
+    watch({ resourceVersion, timeoutSeconds, allowWatchBookmarks, labelSelector, fieldSelector }, handlers) {
+      return openWatchStream(
+        kubeConfig,
+        path,
+        { resourceVersion, timeoutSeconds, allowWatchBookmarks, labelSelector, fieldSelector },
+        {
+          onEvent: (raw) => handlers.onEvent(asWatchEvent<T>(raw)),
+          onClose: (error) => handlers.onClose(error),
+        },
+      );
+    },
+  };
+}

@@ -1,0 +1,210 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import { Controller } from './controller.js';
+import type { ControllerOptions } from './controller.js';
+import { Informer } from './informer.js';
+import type { InformerOptions } from './informer.js';
+import { LeaderElector } from './leader-election.js';
+import type { LeaderElectionOptions } from './leader-election.js';
+import { kubeLeaseClient } from './lease-client.js';
+import { kubeListWatch } from './list-watch.js';
+import type { SelectorOptions } from './list-watch.js';
+import { silentLogger } from './logger.js';
+import type { Logger } from './logger.js';
+
+export interface ManagerLeaderElection extends Pick<
+  LeaderElectionOptions,
+  'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'releaseOnCancel'
+> {
+  namespace: string;
+  /** The Lease's name. */
+  name: string;
+}
+
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  registry: Registry;
+  logger?: Logger;
+  /** Omitted: no election, controllers run as soon as the manager starts. */
+  leaderElection?: ManagerLeaderElection;
+  /** How long `stop` lets reconciles in flight finish. Default 30 s, as controller-runtime. */
+  gracefulShutdownTimeoutMs?: number;
+  /**
+   * Called after leadership was lost and the controllers were stopped; the manager then campaigns again.
+   * controller-runtime exits the process here: pass `() => process.exit(1)` for that.
+   */
+  onLeadershipLost?: () => void;
+}
+
+export interface InformerSpec
+  extends
+    SelectorOptions,
+    Pick<InformerOptions<KubernetesObject>, 'watchTimeoutSeconds' | 'stallTimeoutMs' | 'backoff'> {
+  /** Collection path, e.g. `/api/v1/namespaces/ns/configmaps`. */
+  path: string;
+}
+
+export type ManagedControllerOptions<T extends KubernetesObject> = Omit<
+  ControllerOptions<T>,
+  'registry' | 'logger'
+>;
+
+const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 30_000;
+
+/**
+ * controller-runtime's manager: owns the informers (one per path and selectors, shared, running on every
+ * replica), the controllers (running only while this replica leads) and the leader election.
+ * Stop order: controllers (in-flight reconciles finish), then the lease is released, then the informers.
+ */
+export class Manager {
+  private readonly informers = new Map<string, Informer<KubernetesObject>>();
+  private readonly controllers: Controller<KubernetesObject>[] = [];
+  private readonly elector?: LeaderElector;
+  private readonly logger: Logger;
+  private started = false;
+  private stopping?: Promise<void>;
+
+  constructor(private readonly options: ManagerOptions) {
+    this.logger = options.logger ?? silentLogger;
+    const election = options.leaderElection;
+    if (election) {
+      this.elector = new LeaderElector({
+        ...election,
+        lease: kubeLeaseClient(options.kubeConfig, election.namespace, election.name),
+        registry: options.registry,
+        logger: this.logger,
+        onStartedLeading: () => this.startControllers(),
+        onStoppedLeading: (reason) => {
+          if (reason === 'lost') {
+            void this.handleLeadershipLost();
+          }
+        },
+      });
+    }
+  }
+
+  get identity(): string | undefined {
+    return this.elector?.identity;
+  }
+
+  /** The shared informer for `spec`; created (and started, if the manager runs) on first use. */
+  informer<T extends KubernetesObject>(spec: InformerSpec): Informer<T> {
+    const id = JSON.stringify([spec.path, spec.labelSelector ?? '', spec.fieldSelector ?? '']);
+    let informer = this.informers.get(id);
+    if (!informer) {
+      informer = new Informer<KubernetesObject>({
+        ...spec,
+        name: spec.path,
+        source: kubeListWatch(this.options.kubeConfig, spec.path),
+        logger: this.logger,
+      });
+      this.informers.set(id, informer);
+      if (this.started) {
+        informer.start();
+      }
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  addController<T extends KubernetesObject>(options: ManagedControllerOptions<T>): Controller<T> {
+    const controller = new Controller<T>({
+      ...options,
+      registry: this.options.registry,
+      logger: this.logger,
+    });
+    this.controllers.push(controller as unknown as Controller<KubernetesObject>);
+    if (this.started && this.isLeader()) {
+      this.launch(controller as unknown as Controller<KubernetesObject>);
+    }
+    return controller;
+  }
+
+  /** Starts the informers and the election (or, without election, the controllers); returns at once. */
+  start(): void {
+    if (this.started) {
+      throw new Error('manager already started');
+    }
+    this.started = true;
+    this.informers.forEach((informer) => informer.start());
+    if (this.elector) {
+      this.elector.start();
+    } else {
+      this.startControllers();
+    }
+  }
+
+  /** Graceful and idempotent: controllers, then the lease, then the informers. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  /** All informers have listed once. For readiness. */
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((informer) => informer.hasSynced());
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([...this.informers.values()].map((informer) => informer.waitForSync(signal)));
+  }
+
+  /** True while this replica holds the lease (always, once started, without election). For readiness. */
+  isLeader(): boolean {
+    return this.elector ? this.elector.isLeader() : this.started && this.stopping === undefined;
+  }
+
+  /**
+   * Stops gracefully on the first SIGINT/SIGTERM and exits at once on the second, as controller-runtime's
+   * signal handler. Returns a function that removes the handlers.
+   */
+  stopOnSignals(signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): () => void {
+    let received = 0;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      received += 1;
+      if (received > 1) {
+        process.exit(1);
+      }
+      this.logger.info({ signal }, 'stopping on signal');
+      void this.stop();
+    };
+    signals.forEach((signal) => process.on(signal, onSignal));
+    return () => signals.forEach((signal) => process.off(signal, onSignal));
+  }
+
+  private startControllers(): void {
+    this.controllers.forEach((controller) => this.launch(controller));
+  }
+
+  private launch(controller: Controller<KubernetesObject>): void {
+    if (this.stopping !== undefined) {
+      return; // leadership came while shutting down
+    }
+    controller
+      .start()
+      .catch((err: unknown) =>
+        this.logger.error({ err, controller: controller.name }, 'controller failed to start'),
+      );
+  }
+
+  private async stopControllers(timeoutMs: number): Promise<void> {
+    await Promise.all(this.controllers.map((controller) => controller.stop(timeoutMs)));
+  }
+
+  /** As controller-runtime: no grace once the lease may already belong to someone else. */
+  private async handleLeadershipLost(): Promise<void> {
+    await this.stopControllers(0);
+    this.options.onLeadershipLost?.();
+    if (this.stopping === undefined) {
+      this.elector?.start();
+    }
+  }
+
+  private async shutDown(): Promise<void> {
+    await this.stopControllers(
+      this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
+    );
+    await this.elector?.stop();
+    await Promise.all([...this.informers.values()].map((informer) => informer.stop()));
+    this.logger.info('manager stopped');
+  }
+}

@@ -1,0 +1,155 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import type { Lease } from '../../../src/runtime/lease-client.js';
+import { Manager } from '../../../src/runtime/manager.js';
+import type { ManagerOptions } from '../../../src/runtime/manager.js';
+import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
+
+// Managers against a fake API server over HTTP: ConfigMaps to reconcile, one Lease to elect on.
+
+const PATH = '/api/v1/namespaces/ns/configmaps';
+const ELECTION = {
+  namespace: 'ns',
+  name: 'lease',
+  leaseDurationMs: 2000,
+  renewDeadlineMs: 1500,
+  retryPeriodMs: 300,
+};
+
+async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) {
+      throw new Error('condition not met in time');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('Manager', () => {
+  let api: FakeHttpApi;
+  let kubeConfig: KubeConfig;
+  let lease: Lease | undefined;
+  let revision: number;
+  /** Identities whose lease writes the server refuses (a leader cut off from the API server). */
+  let refused: Set<string>;
+  let managers: Manager[];
+
+  beforeEach(async () => {
+    api = new FakeHttpApi();
+    kubeConfig = await api.listen();
+    lease = undefined;
+    revision = 0;
+    refused = new Set();
+    managers = [];
+    api.route = (req, url, res) => {
+      if (url.pathname === PATH) {
+        if (url.searchParams.get('watch') === 'true') {
+          startStream(res);
+        } else {
+          sendJson(res, 200, {
+            metadata: { resourceVersion: '9' },
+            items: ['a', 'b'].map((name) => ({ metadata: { name, namespace: 'ns', resourceVersion: '3' } })),
+          });
+        }
+        return;
+      }
+      const body = api.requests.at(-1)?.body;
+      if (req.method === 'GET') {
+        return lease ? sendJson(res, 200, lease) : sendJson(res, 404, { code: 404, reason: 'NotFound' });
+      }
+      const written = JSON.parse(body ?? '{}') as Lease;
+      if (refused.has(written.spec?.holderIdentity ?? '')) {
+        return sendJson(res, 503, { code: 503, reason: 'ServiceUnavailable' });
+      }
+      const current = req.method === 'POST' ? undefined : lease?.metadata.resourceVersion;
+      if ((req.method === 'POST' && lease) || written.metadata.resourceVersion !== current) {
+        return sendJson(res, 409, { code: 409, reason: 'Conflict' });
+      }
+      revision += 1;
+      lease = { ...written, metadata: { ...written.metadata, resourceVersion: String(revision) } };
+      sendJson(res, 200, lease);
+    };
+  });
+
+  afterEach(async () => {
+    await Promise.all(managers.map((manager) => manager.stop()));
+    await api.close();
+  });
+
+  function manager(reconciled: string[], options: Partial<ManagerOptions> = {}): Manager {
+    const made = new Manager({
+      kubeConfig,
+      registry: new Registry(),
+      gracefulShutdownTimeoutMs: 1000,
+      ...options,
+    });
+    managers.push(made);
+    const informer = made.informer<V1ConfigMap>({ path: PATH });
+    made.addController({ name: 'cm', for: informer, reconcile: (key) => void reconciled.push(key) });
+    return made;
+  }
+
+  it('without election runs its controllers at once and reports synced and leading', async () => {
+    const reconciled: string[] = [];
+    const single = manager(reconciled);
+    expect(single.isLeader()).toBe(false);
+    single.start();
+    await single.waitForSync();
+    expect(single.hasSynced()).toBe(true);
+    expect(single.isLeader()).toBe(true);
+    await until(() => reconciled.length === 2);
+    expect(reconciled.sort()).toEqual(['ns/a', 'ns/b']);
+    await single.stop();
+    expect(single.isLeader()).toBe(false);
+    await until(() => api.openResponses().length === 0);
+  });
+
+  it('shares one informer per path and selectors', () => {
+    const shared = manager([]);
+    expect(shared.informer({ path: PATH })).toBe(shared.informer({ path: PATH }));
+    expect(shared.informer({ path: PATH, labelSelector: 'a=b' })).not.toBe(shared.informer({ path: PATH }));
+  });
+
+  it('with two managers on one Lease, only the leader reconciles; a graceful stop hands over at once', async () => {
+    const first: string[] = [];
+    const second: string[] = [];
+    const a = manager(first, { leaderElection: ELECTION });
+    a.start();
+    await until(() => a.isLeader());
+    const b = manager(second, { leaderElection: ELECTION });
+    b.start();
+    await b.waitForSync();
+    await until(() => first.length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect([a.isLeader(), b.isLeader()]).toEqual([true, false]);
+    expect(second).toEqual([]);
+
+    const stoppedAt = Date.now();
+    await a.stop();
+    expect(lease?.spec?.holderIdentity).toBe('');
+    await until(() => b.isLeader());
+    expect(Date.now() - stoppedAt).toBeLessThan(ELECTION.leaseDurationMs);
+    await until(() => second.length === 2);
+    expect(lease?.spec?.holderIdentity).toBe(b.identity);
+  });
+
+  it('stops its controllers when leadership is lost, tells the caller, and campaigns again', async () => {
+    const first: string[] = [];
+    let lost = 0;
+    const a = manager(first, { leaderElection: ELECTION, onLeadershipLost: () => (lost += 1) });
+    a.start();
+    await until(() => first.length === 2);
+    const b = manager([], { leaderElection: ELECTION });
+    b.start();
+    refused.add(a.identity ?? '');
+    await until(() => lost === 1);
+    expect(a.isLeader()).toBe(false);
+    await until(() => b.isLeader());
+    refused.clear();
+    await b.stop();
+    await until(() => a.isLeader());
+    await until(() => first.length === 4);
+  });
+});
