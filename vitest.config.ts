@@ -10,6 +10,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -22,6 +23,7 @@ export default defineConfig({
           hookTimeout: 180_000,
           // Two cores: files share the control plane, so run a few at once, not one per core of a CI box.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
