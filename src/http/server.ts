@@ -25,14 +25,20 @@ export function listen(app: RequestListener, options: ListenOptions): Promise<Ru
     server.listen(options.port, options.host, () => {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
-      const host = options.host.includes(':') ? `[${options.host}]` : options.host;
       resolve({
-        url: `http://${host}:${port}`,
+        url: `http://${connectableHost(options.host)}:${port}`,
         port,
         close: () => closeServer(server, options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS),
       });
     });
   });
+}
+
+// A server bound to every interface is reached, from this machine, on loopback.
+function connectableHost(bound: string): string {
+  if (bound === '0.0.0.0' || bound === '') return '127.0.0.1';
+  if (bound === '::') return '[::1]';
+  return bound.includes(':') ? `[${bound}]` : bound;
 }
 
 /** Stops accepting, lets in-flight requests finish within the grace period, then drops what is left. */
