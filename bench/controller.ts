@@ -1,0 +1,584 @@
+// npm run bench:controller [-- --enforce 1000 --api-total 10000 --list 10000,100000 --concurrency 16]
+//
+// The grant controller against a control plane of its own (etcd, kube-apiserver, SpiceDB with the memory
+// datastore, all on loopback), in three parts:
+// 1. time to enforce: grants created through the Kubernetes API, from the create request until the grant's
+//    watch shows Enforced=True, with the controller running as its own process (the real entrypoint);
+// 2. the same controller with --api-total grants: duration of one full resync (from its own metrics) and its
+//    peak RSS (VmHWM);
+// 3. for each --list size: the resync alone, in a process of its own whose caches are fed from a list of
+//    grants cloned from a real one (creating 100,000 CRs through one kube-apiserver on two cores takes too
+//    long for a benchmark), against SpiceDB holding the same relationships; the baseline is SpiceDB importing
+//    those relationships itself (WriteRelationships, 1,000 per call).
+// Stops itself: every wait is bounded, and everything it started is stopped at the end.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_KIND,
+  CATALOG_ITEM_PLURAL,
+  ENFORCED_CONDITION,
+  findStatusCondition,
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  type CatalogItem,
+  type PolicyGrant,
+} from '../src/api/v1alpha1/index.js';
+import { ClusterWorld } from '../src/controller/cluster-world.js';
+import { GrantMetrics } from '../src/controller/controller-metrics.js';
+import { DriftResync } from '../src/controller/drift-resync.js';
+import { policyGrantsPath } from '../src/controller/grant-writer.js';
+import { KeyedMutex } from '../src/controller/keyed-mutex.js';
+import { managedRelations } from '../src/controller/managed-relations.js';
+import { projectGrant, projectOwners } from '../src/controller/projection.js';
+import { startLocalControlPlane, type LocalControlPlane } from '../src/localplane/control-plane.js';
+import { freePort } from '../src/localplane/free-port.js';
+import { startProcess, type ManagedProcess } from '../src/localplane/managed-process.js';
+import { repoRoot } from '../src/localplane/repo-root.js';
+import { createMetricsRegistry } from '../src/observability/metrics.js';
+import { Informer, kubeListWatch, type ListWatchSource } from '../src/runtime/index.js';
+import { requestJson } from '../src/runtime/kube-request.js';
+import { silentLogger } from '../src/runtime/logger.js';
+import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
+import { loadRegistry } from '../src/spicedb/registry.js';
+
+const ACL_NAMESPACE = 'policy-grant-system';
+const BENCH_LABEL = 'bench.policygrant.dev/run';
+const OVERALL_TIMEOUT_MS = 45 * 60_000;
+/** Grants created one after the other, each once the previous one is enforced. */
+const SINGLE_GRANTS = 50;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface ChildInput {
+  count: number;
+  template: PolicyGrant;
+  item: CatalogItem;
+  spicedb: { endpoint: string; token: string };
+}
+
+interface ChildOutput {
+  /** Reading every managed relation, nothing else: the floor under a resync. */
+  readMs: number;
+  inSyncMs: number;
+  inSyncExamined: number;
+  fromEmptyMs: number;
+  fromEmptyWritten: number;
+  peakRssBytes: number;
+  /** Heap in use after a full GC, caches and indexes still alive: what the grants really cost. */
+  liveHeapBytes: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shared
+
+/** A deterministic user per grant number, so that the baseline import and the clones name the same tuples. */
+function userOf(index: number): string {
+  return `00000000-0000-4000-8000-${index.toString(16).padStart(12, '0')}`;
+}
+
+/** A deep copy, as an informer holds each object parsed on its own. */
+function cloneGrant(template: PolicyGrant, index: number): PolicyGrant {
+  const grant = structuredClone(template);
+  grant.metadata = {
+    ...grant.metadata,
+    name: `bench-${index}`,
+    uid: randomUUID(),
+    resourceVersion: String(index + 1),
+  };
+  grant.spec.userId = userOf(index);
+  return grant;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+// ---------------------------------------------------------------------------------------------------------
+// Child: the resync alone, caches fed from a list
+
+/** A list that never changes: the informer lists it once and its watch stays silent. */
+function staticSource<T extends KubernetesObject>(items: T[]): ListWatchSource<T> {
+  return { list: async () => ({ items, resourceVersion: '1' }), watch: () => () => undefined };
+}
+
+async function staticInformer<T extends KubernetesObject>(items: T[]): Promise<Informer<T>> {
+  const informer = new Informer<T>({ source: staticSource(items), stallTimeoutMs: 3_600_000 });
+  informer.start();
+  await informer.waitForSync();
+  return informer;
+}
+
+async function resyncChild(input: ChildInput): Promise<ChildOutput> {
+  const registry = loadRegistry();
+  const grants = await staticInformer(
+    Array.from({ length: input.count }, (_, i) => cloneGrant(input.template, i)),
+  );
+  const items = await staticInformer([input.item]);
+  const namespaces = await staticInformer<KubernetesObject>([]);
+  const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  const client = new SpiceDBClient({ ...input.spicedb, transport: 'plaintext' });
+  const resync = new DriftResync({
+    store: client,
+    world,
+    relations: managedRelations(registry),
+    mutex: new KeyedMutex(),
+    metrics: new GrantMetrics(createMetricsRegistry(), () => []),
+    logger: silentLogger,
+    onTuplesDeleted: () => undefined,
+  });
+  const readStarted = performance.now();
+  for (const { objectType, relation } of managedRelations(registry)) {
+    for await (const page of client.readRelationships({ resourceType: objectType, relation })) void page;
+  }
+  const readMs = performance.now() - readStarted;
+  const inSync = await resync.run();
+  await client.deleteRelationships({ resourceType: 'resource', relation: 'api_consumer' });
+  const fromEmpty = await resync.run();
+  (globalThis as { gc?: () => void }).gc?.();
+  const liveHeapBytes = process.memoryUsage().heapUsed;
+  client.close();
+  await Promise.all([grants.stop(), items.stop(), namespaces.stop()]);
+  return {
+    readMs,
+    inSyncMs: inSync.durationMs,
+    inSyncExamined: inSync.examined,
+    fromEmptyMs: fromEmpty.durationMs,
+    fromEmptyWritten: fromEmpty.missing,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    liveHeapBytes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Parent
+
+interface Options {
+  enforce: number;
+  apiTotal: number;
+  list: number[];
+  concurrency: number;
+}
+
+function options(): Options {
+  const { values } = parseArgs({
+    options: {
+      enforce: { type: 'string', default: '1000' },
+      'api-total': { type: 'string', default: '10000' },
+      list: { type: 'string', default: '10000,100000' },
+      concurrency: { type: 'string', default: '16' },
+    },
+  });
+  return {
+    enforce: Number(values.enforce),
+    apiTotal: Number(values['api-total']),
+    list: String(values.list).split(',').filter(Boolean).map(Number),
+    concurrency: Number(values.concurrency),
+  };
+}
+
+async function inPool<T>(
+  count: number,
+  concurrency: number,
+  work: (index: number) => Promise<T>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await work(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+async function until(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** Peak and current resident set size of a process, from /proc (Linux). */
+function memoryOf(pid: number): { peak: number; current: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { peak: field('VmHWM'), current: field('VmRSS') };
+}
+
+class Bench {
+  readonly run = randomUUID().slice(0, 8);
+  readonly enforcedAt = new Map<string, number>();
+  readonly createdAt = new Map<string, number>();
+  private controller?: { process: ManagedProcess; url: string };
+  private watcher?: Informer<PolicyGrant>;
+
+  constructor(
+    private readonly plane: LocalControlPlane,
+    private readonly opts: Options,
+  ) {}
+
+  private get kubeConfig() {
+    return this.plane.kubeConfig();
+  }
+
+  get spicedb() {
+    const server = this.plane.spicedb;
+    if (!server) throw new Error('the control plane has no SpiceDB');
+    return { endpoint: server.endpoint, token: server.token };
+  }
+
+  async setUp(): Promise<CatalogItem> {
+    await requestJson(this.kubeConfig, {
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { metadata: { name: ACL_NAMESPACE } },
+    });
+    const item = await requestJson<CatalogItem>(this.kubeConfig, {
+      method: 'POST',
+      path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
+      body: {
+        apiVersion: GROUP_VERSION,
+        kind: CATALOG_ITEM_KIND,
+        metadata: { name: 'bench-item', labels: { [BENCH_LABEL]: this.run } },
+        spec: {
+          itemId: `urn:dx:item:bench-${this.run}`,
+          itemType: 'DATABANK',
+          ownerId: randomUUID(),
+          organisationId: randomUUID(),
+          accessTypes: ['api', 'file', 'sub'],
+        },
+      },
+    });
+    this.watcher = new Informer<PolicyGrant>({
+      source: kubeListWatch(this.kubeConfig, policyGrantsPath(ACL_NAMESPACE)),
+      labelSelector: `${BENCH_LABEL}=${this.run}`,
+    });
+    const onChange = (grant: PolicyGrant) => {
+      const name = grant.metadata.name ?? '';
+      const enforced =
+        findStatusCondition(grant.status?.conditions ?? [], ENFORCED_CONDITION)?.status === 'True';
+      if (enforced && !this.enforcedAt.has(name)) this.enforcedAt.set(name, performance.now());
+    };
+    this.watcher.addEventHandler({ onAdd: onChange, onUpdate: (_old, grant) => onChange(grant) });
+    this.watcher.start();
+    await this.watcher.waitForSync();
+    return item;
+  }
+
+  async startController(): Promise<number> {
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      KUBECONFIG: this.plane.kubeconfigPath,
+      SPICEDB_ENDPOINT: this.spicedb.endpoint,
+      SPICEDB_TOKEN: this.spicedb.token,
+      SPICEDB_TLS: 'plaintext',
+      ACL_NAMESPACE,
+      CONTROLLER_HOST: '127.0.0.1',
+      CONTROLLER_PORT: String(port),
+      RESYNC_PERIOD: '20s',
+      LOG_LEVEL: 'warn',
+    };
+    const child = startProcess({
+      name: 'controller',
+      command: process.execPath,
+      args: ['--import', 'tsx', join(repoRoot(), 'src/cmd/controller.ts')],
+      logFile: join(this.plane.stateDir, 'controller.log'),
+      env,
+    });
+    this.controller = { process: child, url: `http://127.0.0.1:${port}` };
+    await until('the controller to lead', () => this.readyAndLeading(), 120_000);
+    return memoryOf(child.pid).current;
+  }
+
+  private async readyAndLeading(): Promise<boolean> {
+    try {
+      const response = await fetch(`${this.controller?.url}/healthz/ready`);
+      return response.ok && ((await response.json()) as { leader?: boolean }).leader === true;
+    } catch {
+      return false;
+    }
+  }
+
+  async createGrants(from: number, to: number, itemId: string): Promise<number> {
+    const started = performance.now();
+    await inPool(to - from, this.opts.concurrency, async (offset) => {
+      const name = `grant-${from + offset}`;
+      this.createdAt.set(name, performance.now());
+      await requestJson(this.kubeConfig, {
+        method: 'POST',
+        path: policyGrantsPath(ACL_NAMESPACE),
+        body: {
+          apiVersion: GROUP_VERSION,
+          kind: POLICY_GRANT_KIND,
+          metadata: { name, labels: { [BENCH_LABEL]: this.run } },
+          spec: {
+            policyType: 'INDIVIDUAL',
+            userId: userOf(from + offset),
+            itemId,
+            itemType: 'DATABANK',
+            expiryTime: '2099-01-01T00:00:00Z',
+            constraints: { access: [{ accessType: 'api' }] },
+          },
+        },
+      });
+    });
+    return performance.now() - started;
+  }
+
+  /** Whether every grant created (since the last clear) has been seen enforced. */
+  allEnforced(): boolean {
+    return [...this.createdAt.keys()].every((name) => this.enforcedAt.has(name));
+  }
+
+  latencies(): number[] {
+    return [...this.createdAt]
+      .map(([name, created]) => (this.enforcedAt.get(name) ?? NaN) - created)
+      .sort((a, b) => a - b);
+  }
+
+  async metric(name: string): Promise<number> {
+    const text = await (await fetch(`${this.controller?.url}/metrics`)).text();
+    return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  }
+
+  /** The duration of a resync that started after this call. */
+  async nextResyncMs(): Promise<number> {
+    const count = () => this.metric('policygrant_resync_duration_seconds_count');
+    const start = await count();
+    await until('a resync to finish', async () => (await count()) >= start + 1, 300_000);
+    const [sumBefore, countBefore] = [
+      await this.metric('policygrant_resync_duration_seconds_sum'),
+      await count(),
+    ];
+    await until('another resync to finish', async () => (await count()) >= countBefore + 1, 300_000);
+    return ((await this.metric('policygrant_resync_duration_seconds_sum')) - sumBefore) * 1000;
+  }
+
+  controllerMemory(): { peak: number; current: number } {
+    if (!this.controller) throw new Error('no controller');
+    return memoryOf(this.controller.process.pid);
+  }
+
+  async template(): Promise<PolicyGrant> {
+    return requestJson<PolicyGrant>(this.kubeConfig, {
+      method: 'GET',
+      path: `${policyGrantsPath(ACL_NAMESPACE)}/grant-0`,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.controller?.process.stop(15_000);
+    await this.watcher?.stop();
+  }
+}
+
+/** Writes the tuples of `count` cloned grants (and the item's owners) the way SpiceDB imports fastest here. */
+async function importBaseline(
+  client: SpiceDBClient,
+  template: PolicyGrant,
+  item: CatalogItem,
+  count: number,
+) {
+  const registry = loadRegistry();
+  await client.deleteRelationships({ resourceType: 'resource', relation: 'api_consumer' });
+  const updates: RelationshipUpdate[] = projectOwners(item.spec, registry).map((relationship) => ({
+    operation: 'touch',
+    relationship,
+  }));
+  for (let i = 0; i < count; i++) {
+    for (const relationship of projectGrant(cloneGrant(template, i).spec, registry).relationships) {
+      updates.push({ operation: 'touch', relationship });
+    }
+  }
+  const started = performance.now();
+  await client.writeRelationshipsInBatches(updates);
+  return performance.now() - started;
+}
+
+async function runChild(input: ChildInput, stateDir: string): Promise<ChildOutput> {
+  const inputFile = join(stateDir, `resync-child-${input.count}.json`);
+  const outputFile = join(stateDir, `resync-child-${input.count}.out.json`);
+  await writeFile(inputFile, JSON.stringify(input));
+  const child = startProcess({
+    name: `resync-${input.count}`,
+    command: process.execPath,
+    args: [
+      '--max-old-space-size=4096',
+      '--expose-gc',
+      '--import',
+      'tsx',
+      join(repoRoot(), 'bench/controller.ts'),
+      '--child',
+      inputFile,
+      outputFile,
+    ],
+    logFile: join(stateDir, `resync-child-${input.count}.log`),
+  });
+  const code = await child.exited;
+  if (code !== 0) throw new Error(`resync child exited with ${code}; see ${child.logFile}`);
+  return JSON.parse(readFileSync(outputFile, 'utf8')) as ChildOutput;
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  const stateDir = await mkdtemp(join(tmpdir(), 'bench-controller-'));
+  const timer = setTimeout(() => {
+    console.error(`benchmark exceeded ${OVERALL_TIMEOUT_MS / 60_000} min; stopping`);
+    process.exit(1);
+  }, OVERALL_TIMEOUT_MS);
+  console.log('starting etcd, kube-apiserver and SpiceDB (loopback) …');
+  const plane = await startLocalControlPlane({ stateDir });
+  const bench = new Bench(plane, opts);
+  const rows: string[][] = [];
+  try {
+    const item = await bench.setUp();
+    const idleRss = await bench.startController();
+    console.log(`controller leads; RSS ${mb(idleRss)} with no grants`);
+
+    // 1. Time to enforce: one grant at a time (the pipeline alone), then a burst (pipeline plus queueing).
+    for (let i = 0; i < SINGLE_GRANTS; i++) {
+      const index = opts.apiTotal + i;
+      await bench.createGrants(index, index + 1, item.spec.itemId);
+      await until('one grant enforced', () => bench.allEnforced(), 60_000);
+    }
+    const single = bench.latencies();
+    bench.createdAt.clear();
+    rows.push([
+      'time to enforce, one at a time, p50',
+      `${SINGLE_GRANTS} grants via the API`,
+      `${percentile(single, 50).toFixed(0)} ms`,
+      '',
+      '',
+    ]);
+    rows.push([
+      'time to enforce, one at a time, p99',
+      `${SINGLE_GRANTS} grants via the API`,
+      `${percentile(single, 99).toFixed(0)} ms`,
+      '',
+      '',
+    ]);
+    const createMs = await bench.createGrants(0, opts.enforce, item.spec.itemId);
+    await until(`${opts.enforce} grants enforced`, () => bench.allEnforced(), 600_000);
+    const sorted = bench.latencies();
+    console.log(`${opts.enforce} grants created in ${seconds(createMs)}`);
+    rows.push([
+      'time to enforce, p50',
+      `${opts.enforce} grants via the API`,
+      `${percentile(sorted, 50).toFixed(0)} ms`,
+      '',
+      '',
+    ]);
+    rows.push([
+      'time to enforce, p99',
+      `${opts.enforce} grants via the API`,
+      `${percentile(sorted, 99).toFixed(0)} ms`,
+      '',
+      '',
+    ]);
+    rows.push([
+      'time to enforce, max',
+      `${opts.enforce} grants via the API`,
+      `${(sorted.at(-1) ?? NaN).toFixed(0)} ms`,
+      '',
+      '',
+    ]);
+
+    // 2. The real controller with apiTotal grants.
+    if (opts.apiTotal > opts.enforce) {
+      const more = performance.now();
+      await bench.createGrants(opts.enforce, opts.apiTotal, item.spec.itemId);
+      await until(`${opts.apiTotal} grants enforced`, () => bench.allEnforced(), 1_800_000);
+      const allMs = performance.now() - more;
+      console.log(`${opts.apiTotal - opts.enforce} more grants created and enforced in ${seconds(allMs)}`);
+      rows.push([
+        'create + enforce throughput',
+        `${opts.apiTotal - opts.enforce} grants via the API`,
+        `${(((opts.apiTotal - opts.enforce) / allMs) * 1000).toFixed(0)} grants/s`,
+        '',
+        '',
+      ]);
+    }
+    const apiGrants = Math.max(opts.apiTotal, opts.enforce);
+    const resyncMs = await bench.nextResyncMs();
+    const memory = bench.controllerMemory();
+    const template = await bench.template();
+    const baseline = new SpiceDBClient({ ...bench.spicedb, transport: 'plaintext' });
+    rows.push([
+      'full resync, in sync (controller)',
+      `${apiGrants} grants via the API`,
+      seconds(resyncMs),
+      '',
+      `peak RSS ${mb(memory.peak)}`,
+    ]);
+    await bench.stop();
+
+    // 3. The resync alone, caches fed from a list, against SpiceDB holding the same relationships.
+    for (const count of opts.list) {
+      const importMs = await importBaseline(baseline, template, item, count);
+      const result = await runChild({ count, template, item, spicedb: bench.spicedb }, stateDir);
+      const ratio = (ms: number) => `${(ms / importMs).toFixed(2)}×`;
+      rows.push(['SpiceDB import (baseline)', `${count} relationships`, seconds(importMs), '1.00×', '']);
+      rows.push([
+        'SpiceDB read of all pages',
+        `${count} relationships`,
+        seconds(result.readMs),
+        ratio(result.readMs),
+        '',
+      ]);
+      rows.push([
+        'full resync, in sync',
+        `${count} grants from a list`,
+        seconds(result.inSyncMs),
+        ratio(result.inSyncMs),
+        `peak RSS ${mb(result.peakRssBytes)}, live heap ${mb(result.liveHeapBytes)}`,
+      ]);
+      rows.push([
+        'full resync, SpiceDB empty',
+        `${count} grants from a list`,
+        seconds(result.fromEmptyMs),
+        ratio(result.fromEmptyMs),
+        `${result.fromEmptyWritten} written`,
+      ]);
+    }
+    baseline.close();
+    printTable(rows);
+  } finally {
+    clearTimeout(timer);
+    await bench.stop();
+    await plane.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+function printTable(rows: string[][]): void {
+  const header = ['measure', 'size', 'time', 'vs import', 'notes'];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
+  console.log(
+    ['', line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n'),
+  );
+}
+
+if (process.argv[2] === '--child') {
+  const [inputFile = '', outputFile = ''] = process.argv.slice(3);
+  const output = await resyncChild(JSON.parse(readFileSync(inputFile, 'utf8')) as ChildInput);
+  await writeFile(outputFile, JSON.stringify(output));
+} else {
+  await main();
+}

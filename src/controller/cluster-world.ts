@@ -1,0 +1,141 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
+import type { Relationship } from '../spicedb/client.js';
+import { decodeObjectId } from '../spicedb/object-id.js';
+import type { Registry } from '../spicedb/registry.js';
+import { GrantEvaluator, type GrantWorld } from './grant-verdict.js';
+import { ORGANISATION_LABEL } from './namespace-authorisation.js';
+import { candidateTupleKeys, OWNER_RELATION, projectOwners } from './projection.js';
+import { parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
+
+/** What the controller needs of a cache: the runtime's Informer has it; tests and the benchmark may fake it. */
+export interface ObjectStore<T> {
+  get(key: string): T | undefined;
+  list(): T[];
+  byIndex(name: string, value: string): T[];
+  addIndex(name: string, indexFunc: (obj: T) => string[]): void;
+}
+
+const GRANTS_BY_ITEM = 'itemId';
+const GRANTS_BY_NAMESPACE = 'namespace';
+const GRANTS_BY_TUPLE = 'tupleKey';
+const ITEMS_BY_ITEM_ID = 'itemId';
+
+/** Index functions must not throw: a malformed object is indexed nowhere. */
+function safely<T>(indexFunc: (obj: T) => string[]): (obj: T) => string[] {
+  return (obj) => {
+    try {
+      return indexFunc(obj);
+    } catch {
+      return [];
+    }
+  };
+}
+
+export interface ClusterWorldOptions {
+  grants: ObjectStore<PolicyGrant>;
+  items: ObjectStore<CatalogItem>;
+  /** Only namespaces bound to an organisation need to be here. */
+  namespaces: ObjectStore<KubernetesObject>;
+  registry: Registry;
+  aclNamespace: string;
+}
+
+/**
+ * The controller's view of the cluster: the three caches and the indexes that make the questions of the
+ * reconcilers and the resync cheap (which grants are on an item, in a namespace, or project a tuple).
+ */
+export class ClusterWorld implements GrantWorld {
+  readonly registry: Registry;
+  readonly aclNamespace: string;
+  private readonly grants: ObjectStore<PolicyGrant>;
+  private readonly items: ObjectStore<CatalogItem>;
+  private readonly namespaces: ObjectStore<KubernetesObject>;
+
+  constructor(options: ClusterWorldOptions) {
+    this.grants = options.grants;
+    this.items = options.items;
+    this.namespaces = options.namespaces;
+    this.registry = options.registry;
+    this.aclNamespace = options.aclNamespace;
+    this.grants.addIndex(
+      GRANTS_BY_ITEM,
+      safely((grant) => [grant.spec.itemId]),
+    );
+    this.grants.addIndex(
+      GRANTS_BY_NAMESPACE,
+      safely((grant) => [grant.metadata.namespace ?? '']),
+    );
+    this.grants.addIndex(
+      GRANTS_BY_TUPLE,
+      safely((grant) => candidateTupleKeys(grant.spec, this.registry)),
+    );
+    this.items.addIndex(
+      ITEMS_BY_ITEM_ID,
+      safely((item) => [item.spec.itemId]),
+    );
+  }
+
+  grant(key: string): PolicyGrant | undefined {
+    return this.grants.get(key);
+  }
+
+  item(name: string): CatalogItem | undefined {
+    return this.items.get(name);
+  }
+
+  allGrants(): PolicyGrant[] {
+    return this.grants.list();
+  }
+
+  allItems(): CatalogItem[] {
+    return this.items.list();
+  }
+
+  itemsWithId(itemId: string): CatalogItem[] {
+    return this.items.byIndex(ITEMS_BY_ITEM_ID, itemId);
+  }
+
+  organisationOfNamespace(namespace: string): string | undefined {
+    return this.namespaces.get(namespace)?.metadata?.labels?.[ORGANISATION_LABEL];
+  }
+
+  grantsWithTupleKey(key: TupleKey): PolicyGrant[] {
+    return this.grants.byIndex(GRANTS_BY_TUPLE, key);
+  }
+
+  grantsOnItem(itemId: string): PolicyGrant[] {
+    return this.grants.byIndex(GRANTS_BY_ITEM, itemId);
+  }
+
+  grantsInNamespace(namespace: string): PolicyGrant[] {
+    return this.grants.byIndex(GRANTS_BY_NAMESPACE, namespace);
+  }
+
+  /** The owner relationships of an item id: those of its CatalogItem, none when there is none or it is ambiguous. */
+  ownersOf(itemId: string): Relationship[] {
+    const items = this.itemsWithId(itemId);
+    const [item] = items;
+    return items.length === 1 && item ? projectOwners(item.spec, this.registry) : [];
+  }
+
+  evaluator(now: Date): GrantEvaluator {
+    return new GrantEvaluator(this, now);
+  }
+
+  /**
+   * The relationship that some resource wants under `key` now (with its expiration), or undefined when no
+   * grant or CatalogItem explains the tuple: it is then an orphan.
+   */
+  explain(key: TupleKey, evaluator: GrantEvaluator, excludedGrantKey?: string): Relationship | undefined {
+    const parsed = parseTupleKey(key);
+    if (parsed.relation !== OWNER_RELATION) return evaluator.enforcedBy(key, excludedGrantKey)?.relationship;
+    let itemId: string;
+    try {
+      itemId = decodeObjectId(parsed.resource.id);
+    } catch {
+      return undefined;
+    }
+    return this.ownersOf(itemId).find((owner) => tupleKey(owner) === key);
+  }
+}

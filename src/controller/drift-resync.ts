@@ -1,0 +1,160 @@
+import type { Logger } from '../observability/logger.js';
+import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
+import { DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
+import type { ClusterWorld } from './cluster-world.js';
+import type { GrantMetrics } from './controller-metrics.js';
+import type { KeyedMutex } from './keyed-mutex.js';
+import type { ManagedRelation } from './managed-relations.js';
+import type { RelationshipStore } from './relationship-store.js';
+import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
+
+export interface DriftResyncOptions {
+  store: RelationshipStore;
+  world: ClusterWorld;
+  relations: ManagedRelation[];
+  mutex: KeyedMutex;
+  metrics: GrantMetrics;
+  logger: Logger;
+  /** Told about the orphans it deleted, as GrantProjector's option of the same name. */
+  onTuplesDeleted(keys: TupleKey[]): void;
+  /** Relationships per ReadRelationships page and per WriteRelationships call; default SpiceDB's limit, 1000. */
+  batchSize?: number;
+  now?: () => Date;
+}
+
+export interface ResyncReport {
+  /** Relationships read from SpiceDB. */
+  examined: number;
+  /** Relationships the custom resources want. */
+  desired: number;
+  missing: number;
+  orphan: number;
+  durationMs: number;
+}
+
+export class ResyncCancelledError extends Error {
+  override readonly name = 'ResyncCancelledError';
+}
+
+/**
+ * The periodic full comparison of SpiceDB with the custom resources (DESIGN.md's invariant: the grant tuples
+ * in SpiceDB are exactly the projection of the active, unexpired, authorised grants; owner tuples, of the
+ * CatalogItems). It reads the managed relations page by page and writes in batches, so neither a request nor
+ * memory holds more than one page or batch of relationships; the wanted set is kept as keys and expirations.
+ *
+ * Every repair is decided again, under the lock of the objects it touches, from the caches as they are at
+ * that moment: a tuple a grant wrote (or withdrew) while the resync was reading is left alone.
+ */
+export class DriftResync {
+  private readonly batchSize: number;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: DriftResyncOptions) {
+    this.batchSize = options.batchSize ?? DEFAULT_MAX_UPDATES_PER_WRITE;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async run(isCancelled: () => boolean = () => false): Promise<ResyncReport> {
+    const started = performance.now();
+    const wanted = this.wantedExpirations();
+    const desired = wanted.size;
+    const orphans: TupleKey[] = [];
+    const misdated: TupleKey[] = [];
+    let [examined, orphan] = [0, 0];
+    for (const { objectType, relation } of this.options.relations) {
+      const pages = this.options.store.readRelationships(
+        { resourceType: objectType, relation },
+        { pageSize: this.batchSize, consistency: { fullyConsistent: true } },
+      );
+      for await (const page of pages) {
+        if (isCancelled()) throw new ResyncCancelledError('resync cancelled');
+        for (const relationship of page.relationships) {
+          examined += 1;
+          const key = tupleKey(relationship);
+          if (!wanted.has(key)) {
+            orphans.push(key);
+            continue;
+          }
+          if (wanted.get(key) !== relationship.expiresAt?.getTime()) misdated.push(key);
+          wanted.delete(key);
+        }
+        if (orphans.length >= this.batchSize) orphan += await this.deleteOrphans(orphans.splice(0));
+      }
+    }
+    orphan += await this.deleteOrphans(orphans.splice(0));
+    const missing = await this.writeMissing([...wanted.keys(), ...misdated]);
+    const report = {
+      examined,
+      desired,
+      missing,
+      orphan,
+      durationMs: Math.round(performance.now() - started),
+    };
+    this.options.metrics.resyncCompleted(report.durationMs / 1000);
+    this.options.logger[missing + orphan > 0 ? 'warn' : 'info'](report, 'resync done');
+    return report;
+  }
+
+  /** Tuple key → expiration (ms, or undefined for none) of every relationship the resources want now. */
+  private wantedExpirations(): Map<TupleKey, number | undefined> {
+    const { world } = this.options;
+    const now = this.now();
+    const wanted = new Map<TupleKey, number | undefined>();
+    const want = (relationship: Relationship) =>
+      wanted.set(tupleKey(relationship), relationship.expiresAt?.getTime());
+    for (const grant of world.allGrants()) {
+      // One evaluator per grant: remembering every verdict of a pass would hold all relationships at once.
+      const verdict = world.evaluator(now).evaluate(grant);
+      if (verdict.enforce) verdict.relationships.forEach(want);
+    }
+    for (const itemId of new Set(world.allItems().map((item) => item.spec.itemId))) {
+      world.ownersOf(itemId).forEach(want);
+    }
+    return wanted;
+  }
+
+  private async deleteOrphans(keys: TupleKey[]): Promise<number> {
+    let deleted = 0;
+    for (const batch of chunks(keys, this.batchSize)) {
+      const removed = await this.repair(batch, (key, explained) =>
+        explained ? undefined : { operation: 'delete', relationship: parseTupleKey(key) },
+      );
+      this.options.metrics.driftRepaired('orphan', removed.length);
+      this.options.onTuplesDeleted(removed);
+      deleted += removed.length;
+    }
+    return deleted;
+  }
+
+  private async writeMissing(keys: TupleKey[]): Promise<number> {
+    let written = 0;
+    for (const batch of chunks(keys, this.batchSize)) {
+      const repaired = await this.repair(batch, (_key, explained) =>
+        explained ? { operation: 'touch', relationship: explained } : undefined,
+      );
+      this.options.metrics.driftRepaired('missing', repaired.length);
+      written += repaired.length;
+    }
+    return written;
+  }
+
+  /** Under the batch's locks, decides each tuple again from the caches and writes the updates in one call. */
+  private async repair(
+    batch: TupleKey[],
+    decide: (key: TupleKey, explained: Relationship | undefined) => RelationshipUpdate | undefined,
+  ): Promise<TupleKey[]> {
+    const { mutex, store, world } = this.options;
+    return mutex.withLock(batch.map(objectOfTupleKey), async () => {
+      const evaluator = world.evaluator(this.now());
+      const updates = batch.flatMap((key) => decide(key, world.explain(key, evaluator)) ?? []);
+      if (updates.length > 0) await store.writeRelationshipsInBatches(updates);
+      return updates.map((update) => tupleKey(update.relationship));
+    });
+  }
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
+  return result;
+}

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from '../observability/logger.js';
+import { requestJson } from '../runtime/kube-request.js';
+
+export const REPORTING_CONTROLLER = 'acl.policygrant.dev/policy-grant-controller';
+
+export interface RecordedEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  /** What the controller did: `Project` or `Withdraw`. */
+  action: string;
+  note: string;
+}
+
+/** events.k8s.io/v1 caps `note` at 1 KiB. */
+const MAX_NOTE_LENGTH = 1_024;
+const EVENT_TIMEOUT_MS = 5_000;
+
+function uniqueSuffix(): string {
+  return `${Date.now().toString(16)}${randomBytes(4).toString('hex')}`;
+}
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+function microTime(date: Date): string {
+  return date.toISOString().replace(/Z$/, '000Z');
+}
+
+/**
+ * Writes events.k8s.io/v1 Events about an object (shown by `kubectl describe` and `kubectl events`). An
+ * event that cannot be written is logged and dropped: events are a courtesy, never a reason to retry work.
+ */
+export class EventRecorder {
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly reportingInstance: string,
+    private readonly logger: Logger,
+  ) {}
+
+  async record(regarding: KubernetesObject, event: RecordedEvent): Promise<void> {
+    const { namespace = 'default', name = '', uid, resourceVersion } = regarding.metadata ?? {};
+    const note =
+      event.note.length > MAX_NOTE_LENGTH ? `${event.note.slice(0, MAX_NOTE_LENGTH - 1)}…` : event.note;
+    const body = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      // client-go's naming: <object>.<unique hex>; generateName cannot end in a dot.
+      metadata: { name: `${name}.${uniqueSuffix()}`, namespace },
+      eventTime: microTime(new Date()),
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: this.reportingInstance.slice(0, 128),
+      action: event.action,
+      reason: event.reason,
+      note,
+      type: event.type,
+      regarding: {
+        apiVersion: regarding.apiVersion,
+        kind: regarding.kind,
+        namespace,
+        name,
+        uid,
+        resourceVersion,
+      },
+    };
+    try {
+      await requestJson(this.kubeConfig, {
+        method: 'POST',
+        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+        body,
+        timeoutMs: EVENT_TIMEOUT_MS,
+      });
+    } catch (err) {
+      this.logger.warn(
+        { err, object: `${namespace}/${name}`, reason: event.reason },
+        'could not record event',
+      );
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import type { PolicyGrant } from '../api/v1alpha1/index.js';
+import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
+import type { ClusterWorld } from './cluster-world.js';
+import type { KeyedMutex } from './keyed-mutex.js';
+import { candidateTupleKeys } from './projection.js';
+import { enforcedFingerprint, withdrawnFingerprint, type ProjectionMemory } from './projection-memory.js';
+import type { RelationshipStore } from './relationship-store.js';
+import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
+
+export interface GrantProjectorOptions {
+  store: RelationshipStore;
+  world: ClusterWorld;
+  memory: ProjectionMemory;
+  mutex: KeyedMutex;
+  /**
+   * Told about tuples it deleted. Another grant may have been written under one of them between the
+   * decision and the delete (it was not enforceable yet when the decision was taken): it must check again.
+   */
+  onTuplesDeleted(keys: TupleKey[], byGrantKey: string): void;
+  now?: () => Date;
+}
+
+const touch = (relationship: Relationship): RelationshipUpdate => ({ operation: 'touch', relationship });
+const remove = (key: TupleKey): RelationshipUpdate => ({
+  operation: 'delete',
+  relationship: parseTupleKey(key),
+});
+
+/**
+ * Writes a grant's tuples to SpiceDB and removes them. A tuple is removed only when no other enforced grant
+ * projects it (decided under the lock of its object, from the caches). Writes that would change nothing, as
+ * far as this process knows (ProjectionMemory), are skipped.
+ */
+export class GrantProjector {
+  private readonly now: () => Date;
+
+  constructor(private readonly options: GrantProjectorOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Writes exactly `relationships` for the grant (and deletes what it projected before and no longer does). */
+  async enforce(grantKey: string, relationships: Relationship[]): Promise<string | undefined> {
+    const { memory, mutex, store } = this.options;
+    const fingerprint = enforcedFingerprint(relationships);
+    const record = memory.get(grantKey);
+    if (record?.fingerprint === fingerprint) return record.zedToken;
+    const keys = relationships.map(tupleKey);
+    const wanted = new Set(keys);
+    const stale = (record?.keys ?? []).filter((key) => !wanted.has(key));
+    const { deleted, zedToken } = await mutex.withLock(
+      [...keys, ...stale].map(objectOfTupleKey),
+      async () => {
+        const deletable = this.unexplained(stale, grantKey);
+        const token = await store.writeRelationshipsInBatches([
+          ...relationships.map(touch),
+          ...deletable.map(remove),
+        ]);
+        memory.set(grantKey, { fingerprint, keys, zedToken: token });
+        return { deleted: deletable, zedToken: token };
+      },
+    );
+    if (deleted.length > 0) this.options.onTuplesDeleted(deleted, grantKey);
+    return zedToken;
+  }
+
+  /**
+   * Deletes what the grant projects or projected, except tuples another enforced grant projects. Returns the
+   * ZedToken of the delete (or of the grant's last write, when nothing was left to delete).
+   */
+  async withdraw(
+    grantKey: string,
+    grant: PolicyGrant | undefined,
+  ): Promise<{ zedToken: string | undefined; deleted: number }> {
+    const { memory, mutex, store, world } = this.options;
+    const candidates = grant ? candidateTupleKeys(grant.spec, world.registry) : [];
+    const fingerprint = withdrawnFingerprint(candidates);
+    const record = memory.get(grantKey);
+    if (record?.fingerprint === fingerprint) return { zedToken: record.zedToken, deleted: 0 };
+    const keys = [...new Set([...(record?.keys ?? []), ...candidates])];
+    const { deleted, zedToken } = await mutex.withLock(keys.map(objectOfTupleKey), async () => {
+      const deletable = this.unexplained(keys, grantKey);
+      const token =
+        deletable.length > 0 ? await store.writeRelationshipsInBatches(deletable.map(remove)) : undefined;
+      const last = token ?? record?.zedToken;
+      memory.set(grantKey, { fingerprint, keys: [], zedToken: last });
+      return { deleted: deletable, zedToken: last };
+    });
+    if (deleted.length > 0) this.options.onTuplesDeleted(deleted, grantKey);
+    return { zedToken, deleted: deleted.length };
+  }
+
+  /**
+   * Records, without writing, that SpiceDB already holds `relationships` for the grant: its status says they
+   * were written for its current generation (the tuples follow from the spec alone). Saves a new leader from
+   * rewriting every grant; the resync it runs at once catches a SpiceDB that disagrees.
+   */
+  adoptEnforced(grantKey: string, relationships: Relationship[], zedToken: string): void {
+    const keys = relationships.map(tupleKey);
+    this.options.memory.set(grantKey, { fingerprint: enforcedFingerprint(relationships), keys, zedToken });
+  }
+
+  /** As adoptEnforced, for a grant whose status says its tuples were withdrawn at its current generation. */
+  adoptWithdrawal(grantKey: string, grant: PolicyGrant, zedToken: string | undefined): void {
+    const fingerprint = withdrawnFingerprint(candidateTupleKeys(grant.spec, this.options.world.registry));
+    this.options.memory.set(grantKey, { fingerprint, keys: [], zedToken });
+  }
+
+  private unexplained(keys: TupleKey[], grantKey: string): TupleKey[] {
+    const { world } = this.options;
+    const evaluator = world.evaluator(this.now());
+    return keys.filter((key) => world.explain(key, evaluator, grantKey) === undefined);
+  }
+}

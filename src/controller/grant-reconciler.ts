@@ -1,0 +1,225 @@
+import {
+  derivedState,
+  ENFORCED_CONDITION,
+  findStatusCondition,
+  type PolicyGrant,
+} from '../api/v1alpha1/index.js';
+import type { Logger } from '../observability/logger.js';
+import { isConflict, isNotFound, type ReconcileResult } from '../runtime/index.js';
+import { SpiceDBError } from '../spicedb/errors.js';
+import type { ClusterWorld } from './cluster-world.js';
+import type { GrantMetrics } from './controller-metrics.js';
+import type { EventRecorder, RecordedEvent } from './event-recorder.js';
+import type { GrantProjector } from './grant-projector.js';
+import { nextGrantStatus, type EnforcedTransition, type GrantOutcome } from './grant-status.js';
+import { grantKey, GrantReason, type GrantVerdict } from './grant-verdict.js';
+import { hasFinalizer, type GrantWriter } from './grant-writer.js';
+import type { ProjectionMemory } from './projection-memory.js';
+import { WriteExpectations } from './write-expectations.js';
+
+export interface GrantReconcilerOptions {
+  world: ClusterWorld;
+  projector: GrantProjector;
+  memory: ProjectionMemory;
+  writer: Pick<GrantWriter, 'addFinalizer' | 'removeFinalizer' | 'updateStatus'>;
+  events: Pick<EventRecorder, 'record'>;
+  metrics: GrantMetrics;
+  logger: Logger;
+  /** Told about every SpiceDB failure: one that says the schema is gone should be noticed at once. */
+  onSpiceDBError(error: SpiceDBError): void;
+  /**
+   * Whether a status that says what was written for the grant's current generation may be believed without
+   * writing again (see GrantProjector.adoptEnforced). False once SpiceDB may have lost data under this process.
+   */
+  trustStatus(): boolean;
+  now?: () => Date;
+}
+
+/** Reconcile again a little after expiryTime, so that the grant is past it by then. */
+const EXPIRY_MARGIN_MS = 100;
+/** Longer delays are capped: a timer cannot wait more than 2^31-1 ms, and a periodic look costs little. */
+const MAX_REQUEUE_MS = 6 * 60 * 60 * 1000;
+
+/** Reasons that are the normal end of a grant's life rather than a problem to look at. */
+const NORMAL_WITHDRAWALS = new Set<string>([GrantReason.Revoked, GrantReason.Expired]);
+
+/** Kubernetes answered that the object changed (409) or is gone (404): retry on what the cache sees next. */
+function isStale(error: unknown): boolean {
+  return isConflict(error) || isNotFound(error);
+}
+
+/**
+ * Brings one PolicyGrant's tuples and status in line with its spec, its CatalogItem and its namespace:
+ * finalizer first, then SpiceDB (write or withdraw), then the status (only when it changes), an Event on
+ * every transition of Enforced, and a requeue at expiryTime while the grant is active.
+ */
+export class GrantReconciler {
+  private readonly now: () => Date;
+  private readonly expectations = new WriteExpectations();
+
+  constructor(private readonly options: GrantReconcilerOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> => {
+    const cached = this.options.world.grant(key);
+    if (!cached) return this.forgetGone(key);
+    if (this.expectations.isStale(key, cached.metadata.resourceVersion)) return undefined;
+    if (cached.metadata.deletionTimestamp) return this.finalize(key, cached, signal);
+    let grant = cached;
+    if (!hasFinalizer(grant)) {
+      const updated = await this.unlessStale(key, grant, this.options.writer.addFinalizer(grant, signal));
+      if (!updated) return { requeue: true };
+      grant = updated;
+    }
+    const now = this.now();
+    const { outcome, failure } = await this.project(key, grant, now);
+    const written = await this.writeStatus(grant, outcome, now, signal);
+    if (failure) throw failure;
+    if (!written) return { requeue: true };
+    return this.requeueAtExpiry(grant, now);
+  };
+
+  private async project(
+    key: string,
+    grant: PolicyGrant,
+    now: Date,
+  ): Promise<{ outcome: GrantOutcome; failure?: SpiceDBError }> {
+    const { world, projector } = this.options;
+    const verdict = world.evaluator(now).evaluate(grant);
+    if (!this.options.memory.get(key) && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
+    try {
+      if (verdict.enforce) {
+        const zedToken = await projector.enforce(key, verdict.relationships);
+        return { outcome: { kind: 'enforced', relationships: verdict.relationships.length, zedToken } };
+      }
+      const { zedToken } = await projector.withdraw(key, grant);
+      return { outcome: { kind: 'withheld', reason: verdict.reason, message: verdict.message, zedToken } };
+    } catch (error) {
+      if (!(error instanceof SpiceDBError)) throw error;
+      this.options.onSpiceDBError(error);
+      return { outcome: { kind: 'failed', message: error.message }, failure: error };
+    }
+  }
+
+  private adoptStatus(key: string, grant: PolicyGrant, verdict: GrantVerdict): void {
+    const { status } = grant;
+    const generation = grant.metadata.generation ?? 0;
+    const condition = findStatusCondition(status?.conditions ?? [], ENFORCED_CONDITION);
+    if (
+      !status ||
+      !condition ||
+      condition.observedGeneration !== generation ||
+      status.observedGeneration !== generation
+    ) {
+      return;
+    }
+    if (verdict.enforce) {
+      const projected =
+        condition.reason === GrantReason.Projected && status.relationships === verdict.relationships.length;
+      if (projected && status.zedToken)
+        this.options.projector.adoptEnforced(key, verdict.relationships, status.zedToken);
+    } else if (condition.status === 'False' && condition.reason === verdict.reason) {
+      this.options.projector.adoptWithdrawal(key, grant, status.zedToken);
+    }
+  }
+
+  /** The CR is being deleted: remove its tuples, then the finalizer. */
+  private async finalize(
+    key: string,
+    grant: PolicyGrant,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult | undefined> {
+    if (!hasFinalizer(grant)) return this.forgetGone(key);
+    try {
+      await this.options.projector.withdraw(key, grant);
+    } catch (error) {
+      if (!(error instanceof SpiceDBError)) throw error;
+      this.options.onSpiceDBError(error);
+      await this.writeStatus(grant, { kind: 'failed', message: error.message }, this.now(), signal);
+      throw error;
+    }
+    const removed = await this.options.writer.removeFinalizer(grant, signal).catch((error: unknown) => {
+      if (isNotFound(error)) return grant; // already gone
+      if (isConflict(error)) return undefined;
+      throw error;
+    });
+    if (!removed) return { requeue: true };
+    this.options.memory.forget(key);
+    this.options.logger.info({ grant: key }, 'relationships removed; finalizer released');
+    return undefined;
+  }
+
+  /** Gone from the cache without passing the finalizer (e.g. it was removed by hand): delete what we wrote. */
+  private async forgetGone(key: string): Promise<undefined> {
+    const { memory, projector } = this.options;
+    if (memory.get(key)?.keys.length) await projector.withdraw(key, undefined);
+    memory.forget(key);
+    this.expectations.forget(key);
+    return undefined;
+  }
+
+  /** Writes the status if it changes; false when Kubernetes says the grant changed meanwhile. */
+  private async writeStatus(
+    grant: PolicyGrant,
+    outcome: GrantOutcome,
+    now: Date,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const change = nextGrantStatus(grant, outcome, now);
+    if (!change.changed) return true;
+    const updated = await this.unlessStale(
+      grantKey(grant),
+      grant,
+      this.options.writer.updateStatus(grant, change.status, signal),
+    );
+    if (!updated) return false;
+    if (change.transition) this.announce(updated, change.transition, now);
+    return true;
+  }
+
+  private announce(grant: PolicyGrant, transition: EnforcedTransition, now: Date): void {
+    const { to, from } = transition;
+    const event: RecordedEvent = {
+      type: to.status === 'True' || NORMAL_WITHDRAWALS.has(to.reason) ? 'Normal' : 'Warning',
+      reason: to.reason,
+      action: to.status === 'True' ? 'Project' : 'Withdraw',
+      note: to.message,
+    };
+    void this.options.events.record(grant, event);
+    this.options.logger.info(
+      { grant: grantKey(grant), from, to: { status: to.status, reason: to.reason } },
+      'Enforced changed',
+    );
+    const { metrics } = this.options;
+    if (to.reason === GrantReason.Projected && (!from || from.reason === GrantReason.ProjectionFailed)) {
+      metrics.observeLatency('enforced', grant.metadata.creationTimestamp, now);
+    } else if (to.reason === GrantReason.Revoked && grant.spec.revokedAt) {
+      metrics.observeLatency('revoked', grant.spec.revokedAt, now);
+    } else if (to.reason === GrantReason.Expired) {
+      metrics.observeLatency('expired', grant.spec.expiryTime, now);
+    }
+  }
+
+  private requeueAtExpiry(grant: PolicyGrant, now: Date): ReconcileResult | undefined {
+    if (derivedState(grant, now) !== 'ACTIVE') return undefined;
+    const untilExpiry = Date.parse(grant.spec.expiryTime) - now.getTime() + EXPIRY_MARGIN_MS;
+    return { requeueAfter: Math.min(untilExpiry, MAX_REQUEUE_MS) };
+  }
+
+  /** The written object; undefined when Kubernetes says the grant changed or went meanwhile. */
+  private async unlessStale(
+    key: string,
+    before: PolicyGrant,
+    write: Promise<PolicyGrant>,
+  ): Promise<PolicyGrant | undefined> {
+    try {
+      const written = await write;
+      this.expectations.wrote(key, before.metadata.resourceVersion);
+      return written;
+    } catch (error) {
+      if (isStale(error)) return undefined;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import {
+  derivedState,
+  ENFORCED_CONDITION,
+  findStatusCondition,
+  setStatusCondition,
+  type Condition,
+  type PolicyGrant,
+  type PolicyGrantStatus,
+} from '../api/v1alpha1/index.js';
+import { GrantReason } from './grant-verdict.js';
+
+/** What a reconcile achieved for a grant. */
+export type GrantOutcome =
+  | { kind: 'enforced'; relationships: number; zedToken: string | undefined }
+  | {
+      kind: 'withheld';
+      reason: Exclude<GrantReason, 'Projected'>;
+      message: string;
+      zedToken: string | undefined;
+    }
+  | { kind: 'failed'; message: string };
+
+export interface EnforcedTransition {
+  from: Pick<Condition, 'status' | 'reason'> | undefined;
+  to: Pick<Condition, 'status' | 'reason' | 'message'>;
+}
+
+export interface GrantStatusChange {
+  status: PolicyGrantStatus;
+  /** False: the grant's status already says all this; writing it would only cause another event. */
+  changed: boolean;
+  /** Set when the Enforced condition changes status or reason: the moments that get an Event. */
+  transition: EnforcedTransition | undefined;
+}
+
+/** Condition messages are bounded by the API (32 KiB); error messages are not. */
+const MAX_MESSAGE_LENGTH = 4_096;
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function conditionOf(outcome: GrantOutcome): Pick<Condition, 'status' | 'reason' | 'message'> {
+  switch (outcome.kind) {
+    case 'enforced':
+      return {
+        status: 'True',
+        reason: GrantReason.Projected,
+        message: `${plural(outcome.relationships, 'relationship')} written to SpiceDB`,
+      };
+    case 'withheld':
+      return { status: 'False', reason: outcome.reason, message: outcome.message };
+    case 'failed':
+      return { status: 'False', reason: GrantReason.ProjectionFailed, message: outcome.message };
+  }
+}
+
+function sameStatus(a: PolicyGrantStatus | undefined, b: PolicyGrantStatus): boolean {
+  return (
+    a !== undefined &&
+    a.observedGeneration === b.observedGeneration &&
+    a.state === b.state &&
+    a.relationships === b.relationships &&
+    a.zedToken === b.zedToken &&
+    JSON.stringify(a.conditions ?? []) === JSON.stringify(b.conditions ?? [])
+  );
+}
+
+/**
+ * The status a grant should have after `outcome`: its derived state, the Enforced condition (lastTransitionTime
+ * kept unless the condition's status flips), the relationship count and the last write's ZedToken. A failure
+ * keeps the count and token of the last success: the tuples written then may well still be there.
+ */
+export function nextGrantStatus(grant: PolicyGrant, outcome: GrantOutcome, now: Date): GrantStatusChange {
+  const previous = grant.status;
+  const generation = grant.metadata.generation ?? 0;
+  const condition = conditionOf(outcome);
+  const message =
+    condition.message.length > MAX_MESSAGE_LENGTH
+      ? `${condition.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…`
+      : condition.message;
+  const existing = findStatusCondition(previous?.conditions ?? [], ENFORCED_CONDITION);
+  const { conditions } = setStatusCondition(
+    previous?.conditions ?? [],
+    { type: ENFORCED_CONDITION, ...condition, message, observedGeneration: generation },
+    now,
+  );
+  const status: PolicyGrantStatus = {
+    observedGeneration: generation,
+    state: derivedState(grant, now),
+    conditions,
+    relationships:
+      outcome.kind === 'enforced'
+        ? outcome.relationships
+        : outcome.kind === 'withheld'
+          ? 0
+          : (previous?.relationships ?? 0),
+    ...zedTokenField(
+      outcome.kind === 'failed' ? previous?.zedToken : (outcome.zedToken ?? previous?.zedToken),
+    ),
+  };
+  const transitioned =
+    existing === undefined || existing.status !== condition.status || existing.reason !== condition.reason;
+  return {
+    status,
+    changed: !sameStatus(previous, status),
+    transition: transitioned
+      ? {
+          from: existing && { status: existing.status, reason: existing.reason },
+          to: { ...condition, message },
+        }
+      : undefined,
+  };
+}
+
+function zedTokenField(zedToken: string | undefined): { zedToken?: string } {
+  return zedToken === undefined ? {} : { zedToken };
+}

@@ -1,0 +1,52 @@
+import type { Relationship } from '../spicedb/client.js';
+import { tupleKey, type TupleKey } from './tuple-key.js';
+
+/** What this process last wrote to SpiceDB for one grant. */
+export interface ProjectionRecord {
+  /** Identifies the write: the tuples with their expirations, or the withdrawal of a set of candidates. */
+  fingerprint: string;
+  /** Tuples written for the grant and not deleted since; empty after a withdrawal. */
+  keys: TupleKey[];
+  zedToken: string | undefined;
+}
+
+export function enforcedFingerprint(relationships: readonly Relationship[]): string {
+  return relationships
+    .map((relationship) => `${tupleKey(relationship)} ${relationship.expiresAt?.getTime() ?? ''}`)
+    .sort()
+    .join('\n');
+}
+
+export function withdrawnFingerprint(candidates: readonly TupleKey[]): string {
+  return ['withdrawn', ...[...candidates].sort()].join('\n');
+}
+
+/**
+ * Per grant (by `namespace/name`), what the controller last wrote: lets a reconcile skip a write that would
+ * change nothing, and tells it which tuples an edited grant no longer projects. Process-local: it starts
+ * empty (every grant is written once after a start) and is cleared whenever SpiceDB may have lost or
+ * changed tuples behind the controller's back (outage, new term of leadership); the resync repairs the rest.
+ */
+export class ProjectionMemory {
+  private readonly records = new Map<string, ProjectionRecord>();
+
+  get(grantKey: string): ProjectionRecord | undefined {
+    return this.records.get(grantKey);
+  }
+
+  set(grantKey: string, record: ProjectionRecord): void {
+    this.records.set(grantKey, record);
+  }
+
+  forget(grantKey: string): void {
+    this.records.delete(grantKey);
+  }
+
+  clear(): void {
+    this.records.clear();
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+}

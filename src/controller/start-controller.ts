@@ -1,0 +1,289 @@
+import { readFileSync } from 'node:fs';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_PLURAL,
+  type CatalogItem,
+  type PolicyGrant,
+} from '../api/v1alpha1/index.js';
+import { listen } from '../http/server.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { createMetricsRegistry } from '../observability/metrics.js';
+import { Manager, watchesMapped, type Controller, type Informer } from '../runtime/index.js';
+import { requestJson } from '../runtime/kube-request.js';
+import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
+import { loadRegistry } from '../spicedb/registry.js';
+import { readSchemaText } from '../spicedb/schema.js';
+import { CatalogItemReconciler } from './catalog-item-reconciler.js';
+import { ClusterWorld } from './cluster-world.js';
+import type { ControllerConfig } from './config.js';
+import { GrantMetrics } from './controller-metrics.js';
+import { DriftResync, type ResyncReport } from './drift-resync.js';
+import { EventRecorder } from './event-recorder.js';
+import { GrantProjector } from './grant-projector.js';
+import { GrantReconciler } from './grant-reconciler.js';
+import { grantKey } from './grant-verdict.js';
+import { GrantWriter, policyGrantsPath } from './grant-writer.js';
+import { KeepAliveKubeConfig } from './keep-alive-kube-config.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { managedRelations } from './managed-relations.js';
+import { ORGANISATION_LABEL } from './namespace-authorisation.js';
+import { operationalApp } from './operational-app.js';
+import { candidateTupleKeys } from './projection.js';
+import { ProjectionMemory } from './projection-memory.js';
+import { ResyncScheduler } from './resync-scheduler.js';
+import { SpiceDBGuard } from './spicedb-guard.js';
+import type { TupleKey } from './tuple-key.js';
+
+export interface StartControllerOptions {
+  /** Default: a pino logger at the configured level. */
+  logger?: Logger;
+  /** Default: a registry of its own, with the process metrics. */
+  metricsRegistry?: Registry;
+}
+
+/** A controller running in this process. */
+export interface RunningController {
+  /** Base URL of the operational endpoints. */
+  readonly url: string;
+  readonly metricsRegistry: Registry;
+  /** The leader-election identity (undefined without election). */
+  readonly identity: string | undefined;
+  isLeader(): boolean;
+  hasSynced(): boolean;
+  /** The report of the last completed resync. */
+  lastResync(): ResyncReport | undefined;
+  /** Graceful: reconciles in flight finish, the lease is released, SpiceDB and the port are let go. */
+  stop(): Promise<void>;
+}
+
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+function loadKubeConfig<T extends KubeConfig>(config: ControllerConfig, kubeConfig: T): T {
+  if (config.kubeconfigPath) kubeConfig.loadFromFile(config.kubeconfigPath);
+  else kubeConfig.loadFromCluster();
+  return kubeConfig;
+}
+
+function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClientOptions {
+  const { endpoint, token, transport } = config;
+  return {
+    endpoint,
+    token,
+    transport: typeof transport === 'string' ? transport : { caCertificate: readFileSync(transport.caFile) },
+  };
+}
+
+/**
+ * Starts the grant controller: informers on PolicyGrants, CatalogItems and bound Namespaces; the PolicyGrant
+ * and CatalogItem reconcilers (while leading); the periodic resync (while leading); the SpiceDB guard; and
+ * the operational endpoints. Returns once the endpoints listen (caches sync and leadership come later).
+ */
+export async function startController(
+  config: ControllerConfig,
+  options: StartControllerOptions = {},
+): Promise<RunningController> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'controller' });
+  const metricsRegistry = options.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
+  const kubeConfig = loadKubeConfig(config, new KubeConfig());
+  // The runtime's list, watch and Lease calls keep their own transport; the controller's writes share one pool.
+  const writeConfig = loadKubeConfig(config, new KeepAliveKubeConfig());
+  const registry = loadRegistry();
+  const client = new SpiceDBClient(spicedbClientOptions(config.spicedb));
+  const election = config.leaderElection;
+  const manager = new Manager({
+    kubeConfig,
+    registry: metricsRegistry,
+    logger,
+    gracefulShutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+    ...(election.enabled
+      ? {
+          leaderElection: {
+            namespace: election.namespace,
+            name: election.name,
+            leaseDurationMs: election.leaseDurationMs,
+            renewDeadlineMs: election.renewDeadlineMs,
+            retryPeriodMs: election.retryPeriodMs,
+          },
+        }
+      : {}),
+  });
+  const selector = config.labelSelector === undefined ? {} : { labelSelector: config.labelSelector };
+  const grants = manager.informer<PolicyGrant>({ path: policyGrantsPath(), ...selector });
+  const items = manager.informer<CatalogItem>({
+    path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
+    ...selector,
+  });
+  const namespaces = manager.informer<KubernetesObject>({
+    path: '/api/v1/namespaces',
+    labelSelector: ORGANISATION_LABEL,
+  });
+  const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace });
+  const memory = new ProjectionMemory();
+  const mutex = new KeyedMutex();
+  const metrics = new GrantMetrics(metricsRegistry, () => world.allGrants());
+  const relations = managedRelations(registry);
+  const controllers: { grants?: Controller<PolicyGrant>; items?: Controller<CatalogItem> } = {};
+
+  /** Grants that project one of `keys` check again, without trusting what this process thinks it wrote. */
+  const recheckGrantsOf = (keys: TupleKey[], exceptGrantKey?: string): void => {
+    for (const key of keys) {
+      for (const grant of world.grantsWithTupleKey(key)) {
+        const otherKey = grantKey(grant);
+        if (otherKey === exceptGrantKey) continue;
+        memory.forget(otherKey);
+        controllers.grants?.enqueue(otherKey);
+      }
+    }
+  };
+  const resync = new DriftResync({
+    store: client,
+    world,
+    relations,
+    mutex,
+    metrics,
+    logger,
+    onTuplesDeleted: (keys) => recheckGrantsOf(keys),
+  });
+  const scheduler = new ResyncScheduler({
+    resync,
+    periodMs: config.resyncPeriodMs,
+    isLeader: () => manager.isLeader(),
+    hasSynced: () => manager.hasSynced(),
+    // Another leader may have written and deleted since this replica last led.
+    onStartedLeading: () => memory.clear(),
+    metrics,
+    logger,
+  });
+  const guard = new SpiceDBGuard({
+    store: client,
+    schema: readSchemaText(),
+    periodMs: config.spicedb.probePeriodMs,
+    logger,
+    onRecovered: () => {
+      memory.clear();
+      world.allGrants().forEach((grant) => controllers.grants?.enqueue(grantKey(grant)));
+      world.allItems().forEach((item) => controllers.items?.enqueue(item.metadata.name ?? ''));
+      scheduler.requestResync();
+    },
+  });
+  const projector = new GrantProjector({
+    store: client,
+    world,
+    memory,
+    mutex,
+    onTuplesDeleted: recheckGrantsOf,
+  });
+  const identity = manager.identity ?? 'policy-grant-controller';
+  const grantReconciler = new GrantReconciler({
+    world,
+    projector,
+    memory,
+    writer: new GrantWriter(writeConfig),
+    events: new EventRecorder(writeConfig, identity, logger),
+    metrics,
+    logger,
+    onSpiceDBError: guard.nudge,
+    trustStatus: () => !guard.wasDisrupted(),
+  });
+  const itemReconciler = new CatalogItemReconciler({
+    world,
+    store: client,
+    mutex,
+    itemObjectTypes: [...new Set(relations.map((relation) => relation.objectType))],
+    logger,
+    onSpiceDBError: guard.nudge,
+  });
+  controllers.grants = manager.addController<PolicyGrant>({
+    name: 'policygrant',
+    for: grants,
+    watches: grantTriggers(world, grants, items, namespaces),
+    reconcile: grantReconciler.reconcile,
+    maxConcurrentReconciles: config.maxConcurrentReconciles,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  });
+  controllers.items = manager.addController<CatalogItem>({
+    name: 'catalogitem',
+    for: items,
+    reconcile: itemReconciler.reconcile,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  });
+
+  await guard.start();
+  manager.start();
+  scheduler.start();
+  const server = await listen(
+    operationalApp({
+      metricsRegistry,
+      logger,
+      leadership: () => ({ leader: manager.isLeader(), identity: manager.identity }),
+      readinessChecks: [
+        {
+          name: 'kubernetes',
+          check: (signal) => requestJson(writeConfig, { method: 'GET', path: '/version', signal }),
+        },
+        { name: 'spicedb', check: () => spicedbWithSchema(client) },
+        { name: 'caches', check: async () => assertSynced(manager) },
+      ],
+    }),
+    { port: config.http.port, host: config.http.host },
+  );
+  logger.info(
+    { url: server.url, identity: manager.identity, aclNamespace: config.aclNamespace },
+    'controller started',
+  );
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: server.url,
+    metricsRegistry,
+    identity: manager.identity,
+    isLeader: () => manager.isLeader(),
+    hasSynced: () => manager.hasSynced(),
+    lastResync: () => scheduler.last,
+    stop: () =>
+      (stopping ??= (async () => {
+        await scheduler.stop();
+        await manager.stop();
+        await guard.stop();
+        await server.close();
+        client.close();
+        writeConfig.close();
+        logger.info('controller stopped');
+      })()),
+  };
+}
+
+/** What makes a grant worth another look besides its own changes. */
+function grantTriggers(
+  world: ClusterWorld,
+  grants: Informer<PolicyGrant>,
+  items: Informer<CatalogItem>,
+  namespaces: Informer<KubernetesObject>,
+) {
+  return [
+    // Its CatalogItem appeared, changed (organisation, access types) or became ambiguous.
+    watchesMapped(items, (item) => world.grantsOnItem(item.spec.itemId).map(grantKey)),
+    // Its namespace was bound to an organisation, rebound or unbound.
+    watchesMapped(namespaces, (namespace) =>
+      world.grantsInNamespace(namespace.metadata?.name ?? '').map(grantKey),
+    ),
+    // A grant it shares a tuple with changed: a conflict may be over, or a shared tuple must stay.
+    watchesMapped(grants, (grant) =>
+      candidateTupleKeys(grant.spec, world.registry).flatMap((key) =>
+        world.grantsWithTupleKey(key).map(grantKey),
+      ),
+    ),
+  ];
+}
+
+async function spicedbWithSchema(client: SpiceDBClient): Promise<void> {
+  const { schemaWritten } = await client.health();
+  if (!schemaWritten) throw new Error('SpiceDB has no schema');
+}
+
+function assertSynced(manager: Manager): void {
+  if (!manager.hasSynced()) throw new Error('caches have not listed yet');
+}

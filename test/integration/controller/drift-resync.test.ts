@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
+import type { RunningController } from '../../../src/controller/start-controller.js';
+import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
+import { encodeObjectId } from '../../../src/spicedb/object-id.js';
+import { testKubeConfig, uniqueId } from '../support/cluster.js';
+import {
+  individual,
+  makeStateDir,
+  relationshipsOn,
+  Resources,
+  startOwnSpiceDB,
+  startTestController,
+  userCan,
+  waitUntilLeading,
+  type OwnSpiceDB,
+} from './support/harness.js';
+
+// Drift in either direction, made behind the controller's back directly in SpiceDB, is repaired by the
+// periodic resync (3 s here) and counted in policygrant_drift_repaired_total.
+
+let stateDir: string;
+let spicedb: OwnSpiceDB;
+let controller: RunningController;
+let resources: Resources;
+let aclNamespace: string;
+
+beforeAll(async () => {
+  stateDir = await makeStateDir('controller-drift');
+  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-drift');
+  const scope = uniqueId('drift');
+  resources = new Resources(testKubeConfig(), scope);
+  aclNamespace = await resources.namespace('acl');
+  controller = await startTestController({
+    spicedb: spicedb.server,
+    aclNamespace,
+    scope,
+    logFile: `${stateDir}/controller.log`,
+  });
+  await waitUntilLeading(controller);
+});
+
+afterAll(async () => {
+  await controller?.stop();
+  await spicedb?.stop();
+  await resources?.cleanUp();
+});
+
+async function driftRepaired(direction: 'missing' | 'orphan'): Promise<number> {
+  const metric = await controller.metricsRegistry.getSingleMetric('policygrant_drift_repaired_total')?.get();
+  return metric?.values.find((value) => value.labels.direction === direction)?.value ?? 0;
+}
+
+function consumer(
+  itemId: string,
+  userId: string,
+  expiresAt = new Date(Date.now() + 3_600_000),
+): Relationship {
+  return {
+    resource: { type: 'resource', id: encodeObjectId(itemId) },
+    relation: 'api_consumer',
+    subject: { type: 'user', id: encodeObjectId(userId) },
+    expiresAt,
+  };
+}
+
+const touch = (relationship: Relationship): RelationshipUpdate => ({ operation: 'touch', relationship });
+
+async function enforcedGrant() {
+  const item = await resources.createItem();
+  const spec = individual(item.spec.itemId);
+  const { name } = await resources.createGrant(aclNamespace, spec);
+  const grant = await resources.waitForReason(aclNamespace, name, EnforcedReason.Projected);
+  return { item, spec, grant };
+}
+
+describe('the resync', () => {
+  it('removes an orphan grant tuple that no grant explains', async () => {
+    const { item } = await enforcedGrant();
+    const intruder = randomUUID();
+    const before = await driftRepaired('orphan');
+    await spicedb.client.writeRelationships([touch(consumer(item.spec.itemId, intruder))]);
+    expect(await userCan(spicedb.client, item.spec.itemId, 'api_consumer', intruder)).toBe(true);
+
+    await expect
+      .poll(() => userCan(spicedb.client, item.spec.itemId, 'api_consumer', intruder), { timeout: 15_000 })
+      .toBe(false);
+    await expect.poll(() => driftRepaired('orphan')).toBeGreaterThan(before);
+  });
+
+  it('restores a grant tuple deleted directly from SpiceDB', async () => {
+    const { item, spec } = await enforcedGrant();
+    const before = await driftRepaired('missing');
+    await spicedb.client.writeRelationships([
+      { operation: 'delete', relationship: consumer(item.spec.itemId, spec.userId) },
+    ]);
+    expect(await userCan(spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(false);
+
+    await expect
+      .poll(() => userCan(spicedb.client, item.spec.itemId, 'api_consumer', spec.userId), {
+        timeout: 15_000,
+      })
+      .toBe(true);
+    await expect.poll(() => driftRepaired('missing')).toBeGreaterThan(before);
+  });
+
+  it("puts back a grant tuple's expiration when it was changed", async () => {
+    const { item, spec } = await enforcedGrant();
+    await spicedb.client.writeRelationships([
+      touch(consumer(item.spec.itemId, spec.userId, new Date('2099-01-01T00:00:00Z'))),
+    ]);
+
+    await expect
+      .poll(
+        async () =>
+          (await relationshipsOn(spicedb.client, item.spec.itemId))
+            .find((r) => r.relation === 'api_consumer')
+            ?.expiresAt?.toISOString(),
+        { timeout: 15_000 },
+      )
+      .toBe(new Date(spec.expiryTime).toISOString());
+  });
+
+  it('removes orphan and restores missing owner relationships', async () => {
+    const item = await resources.createItem();
+    const stranger = randomUUID();
+    await spicedb.client.writeRelationships([
+      touch({
+        resource: { type: 'resource', id: encodeObjectId(item.spec.itemId) },
+        relation: 'owner',
+        subject: { type: 'user', id: stranger },
+      }),
+      {
+        operation: 'delete',
+        relationship: {
+          resource: { type: 'resource', id: encodeObjectId(item.spec.itemId) },
+          relation: 'owner',
+          subject: { type: 'user', id: item.spec.ownerId },
+        },
+      },
+    ]);
+    await expect
+      .poll(
+        async () => (await relationshipsOn(spicedb.client, item.spec.itemId)).map((r) => r.subject.id).sort(),
+        { timeout: 15_000 },
+      )
+      .toEqual([item.spec.organisationId, item.spec.ownerId].sort());
+  });
+
+  it('pages through thousands of orphans and deletes them in batches, leaving unmanaged relations alone', async () => {
+    const itemId = `urn:dx:item:${randomUUID()}`;
+    const orphans = Array.from({ length: 2_500 }, () => touch(consumer(itemId, randomUUID())));
+    const unmanaged: Relationship = {
+      resource: { type: 'resource', id: encodeObjectId(itemId) },
+      relation: 'editor',
+      subject: { type: 'user', id: randomUUID() },
+    };
+    const before = await driftRepaired('orphan');
+    await spicedb.client.writeRelationshipsInBatches([...orphans, touch(unmanaged)]);
+
+    await expect
+      .poll(() => relationshipsOn(spicedb.client, itemId), { timeout: 20_000 })
+      .toEqual([unmanaged]);
+    await expect.poll(() => driftRepaired('orphan')).toBe(before + 2_500);
+  });
+
+  it('never touches what the grants explain: a grant keeps checking true across resyncs', async () => {
+    const { item, spec } = await enforcedGrant();
+    const resyncsBefore = controller.lastResync();
+    await expect.poll(() => controller.lastResync() !== resyncsBefore, { timeout: 10_000 }).toBe(true);
+    expect(await userCan(spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
+  });
+});

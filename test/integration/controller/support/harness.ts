@@ -1,0 +1,435 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { vi } from 'vitest';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_KIND,
+  CATALOG_ITEM_PLURAL,
+  ENFORCED_CONDITION,
+  findStatusCondition,
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  POLICY_GRANT_PLURAL,
+  type CatalogItem,
+  type CatalogItemSpec,
+  type Condition,
+  type PolicyGrant,
+  type PolicyGrantSpec,
+} from '../../../../src/api/v1alpha1/index.js';
+import { parseControllerConfig, type ControllerEnvironment } from '../../../../src/controller/config.js';
+import { startController, type RunningController } from '../../../../src/controller/start-controller.js';
+import { createLogger } from '../../../../src/observability/logger.js';
+import { startSpiceDB, type SpiceDBServer } from '../../../../src/localplane/spicedb-server.js';
+import { resolveToolPaths } from '../../../../src/localplane/tool-paths.js';
+import { SpiceDBClient, type Relationship } from '../../../../src/spicedb/client.js';
+import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
+import { readSchemaText } from '../../../../src/spicedb/schema.js';
+import { controlPlane, uniqueId } from '../../support/cluster.js';
+
+// Controllers under test run in this process against the shared kube-apiserver (or a control plane of their
+// own), but always against a SpiceDB of their own: the resync deletes every grant tuple no CR it sees explains,
+// which on the shared SpiceDB would be other test files' tuples. Each test file also scopes its controller to
+// its own objects with a label selector, so that controllers of different files never reconcile one grant.
+
+export const SCOPE_LABEL = 'test.policygrant.dev/scope';
+
+export interface OwnSpiceDB {
+  server: SpiceDBServer;
+  client: SpiceDBClient;
+  /** Stops and starts it on the same port and key: the memory datastore comes back empty. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function spicedbBinary(): Promise<string> {
+  return controlPlane().tools.spicedb ?? (await resolveToolPaths()).spicedb;
+}
+
+/** A folder for the test's logs (and its processes' state); kept after the run for a look after a failure. */
+export function makeStateDir(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `${prefix}-`));
+}
+
+/** A SpiceDB of the test's own, with the project's schema written. */
+export async function startOwnSpiceDB(stateDir: string, name: string): Promise<OwnSpiceDB> {
+  const binary = await spicedbBinary();
+  let server = await startSpiceDB({ binary, stateDir, name });
+  const client = new SpiceDBClient({
+    endpoint: server.endpoint,
+    token: server.token,
+    transport: 'plaintext',
+  });
+  await client.ensureSchema(readSchemaText());
+  const port = Number(server.endpoint.split(':')[1]);
+  return {
+    get server() {
+      return server;
+    },
+    client,
+    async restart() {
+      await server.process.stop();
+      server = await startSpiceDB({ binary, stateDir, name, port, token: server.token });
+    },
+    async stop() {
+      client.close();
+      await server.process.stop();
+    },
+  };
+}
+
+export interface TestControllerOptions {
+  kubeconfigPath?: string;
+  spicedb: { endpoint: string; token: string };
+  aclNamespace: string;
+  scope: string;
+  logFile: string;
+  env?: ControllerEnvironment;
+}
+
+/** Short periods so that tests take seconds: resync 3 s, SpiceDB probe 500 ms, lease 4 s. */
+export function testControllerEnv(options: TestControllerOptions): Record<string, string> {
+  return {
+    KUBECONFIG: options.kubeconfigPath ?? controlPlane().kubeconfigPath,
+    SPICEDB_ENDPOINT: options.spicedb.endpoint,
+    SPICEDB_TOKEN: options.spicedb.token,
+    SPICEDB_TLS: 'plaintext',
+    SPICEDB_PROBE_PERIOD: '500ms',
+    ACL_NAMESPACE: options.aclNamespace,
+    CONTROLLER_HOST: '127.0.0.1',
+    CONTROLLER_PORT: '0',
+    RESYNC_PERIOD: '3s',
+    LEADER_ELECTION_NAMESPACE: options.aclNamespace,
+    LEADER_ELECTION_ID: `controller-${options.scope}`,
+    LEASE_DURATION: '4s',
+    RENEW_DEADLINE: '3s',
+    RETRY_PERIOD: '500ms',
+    WATCH_LABEL_SELECTOR: `${SCOPE_LABEL}=${options.scope}`,
+    LOG_LEVEL: 'debug',
+    ...options.env,
+  };
+}
+
+/** Runs the controller in this process via startController, logging to `logFile`. */
+export async function startTestController(options: TestControllerOptions): Promise<RunningController> {
+  const env = testControllerEnv(options);
+  const config = parseControllerConfig(env);
+  const logger = createLogger({
+    level: config.logLevel,
+    name: 'controller',
+    destination: pino.destination({ dest: options.logFile, sync: true }),
+  });
+  return startController(config, { logger });
+}
+
+export async function waitUntilLeading(controller: RunningController, timeout = 30_000): Promise<void> {
+  await vi.waitFor(
+    () => {
+      if (!controller.isLeader() || !controller.hasSynced()) throw new Error('not leading yet');
+    },
+    { timeout, interval: 100 },
+  );
+}
+
+/** What a test created: the object's name and the spec it was created with. */
+export interface Created<S> {
+  name: string;
+  spec: S;
+}
+
+/** The custom resources of one test file, in its scope. */
+export class Resources {
+  private readonly api: CustomObjectsApi;
+  private readonly core: CoreV1Api;
+  private readonly itemNames: string[] = [];
+
+  constructor(
+    kubeConfig: KubeConfig,
+    readonly scope: string,
+  ) {
+    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  private get labels(): Record<string, string> {
+    return { [SCOPE_LABEL]: this.scope };
+  }
+
+  async namespace(prefix: string, labels: Record<string, string> = {}): Promise<string> {
+    const name = uniqueId(prefix);
+    await this.core.createNamespace({ body: { metadata: { name, labels } } });
+    return name;
+  }
+
+  async labelNamespace(name: string, labels: Record<string, string | null>): Promise<void> {
+    const namespace = await this.core.readNamespace({ name });
+    const current = Object.fromEntries(
+      Object.entries({ ...namespace.metadata?.labels, ...labels }).filter(
+        (entry): entry is [string, string] => entry[1] !== null,
+      ),
+    );
+    await this.core.replaceNamespace({
+      name,
+      body: { ...namespace, metadata: { ...namespace.metadata, labels: current } },
+    });
+  }
+
+  async createItem(spec: Partial<CatalogItemSpec> = {}): Promise<Created<CatalogItemSpec>> {
+    const name = uniqueId('item');
+    const body = {
+      apiVersion: GROUP_VERSION,
+      kind: CATALOG_ITEM_KIND,
+      metadata: { name, labels: this.labels },
+      spec: {
+        itemId: `urn:dx:item:${randomUUID()}`,
+        itemType: 'DATABANK',
+        ownerId: randomUUID(),
+        organisationId: randomUUID(),
+        accessTypes: ['api', 'file', 'sub'],
+        ...spec,
+      },
+    };
+    await this.api.createClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: CATALOG_ITEM_PLURAL,
+      body,
+    });
+    this.itemNames.push(name);
+    return { name, spec: body.spec };
+  }
+
+  async updateItemSpec(name: string, change: Partial<CatalogItemSpec>): Promise<CatalogItem> {
+    const item = (await this.api.getClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: CATALOG_ITEM_PLURAL,
+      name,
+    })) as CatalogItem;
+    return (await this.api.replaceClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: CATALOG_ITEM_PLURAL,
+      name,
+      body: { ...item, spec: { ...item.spec, ...change } },
+    })) as CatalogItem;
+  }
+
+  async deleteItem(name: string): Promise<void> {
+    await this.api.deleteClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: CATALOG_ITEM_PLURAL,
+      name,
+    });
+  }
+
+  async createGrant<S extends PolicyGrantSpec>(
+    namespace: string,
+    spec: S,
+    name = uniqueId('grant'),
+  ): Promise<Created<S>> {
+    await this.api.createNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: POLICY_GRANT_PLURAL,
+      body: {
+        apiVersion: GROUP_VERSION,
+        kind: POLICY_GRANT_KIND,
+        metadata: { name, labels: this.labels },
+        spec,
+      },
+    });
+    return { name, spec };
+  }
+
+  async getGrant(namespace: string, name: string): Promise<PolicyGrant> {
+    return (await this.api.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: POLICY_GRANT_PLURAL,
+      name,
+    })) as PolicyGrant;
+  }
+
+  async updateGrantSpec(
+    namespace: string,
+    name: string,
+    change: (spec: PolicyGrantSpec) => PolicyGrantSpec,
+  ): Promise<PolicyGrant> {
+    for (;;) {
+      const grant = await this.getGrant(namespace, name);
+      try {
+        return (await this.api.replaceNamespacedCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          namespace,
+          plural: POLICY_GRANT_PLURAL,
+          name,
+          body: { ...grant, spec: change(grant.spec) },
+        })) as PolicyGrant;
+      } catch (error) {
+        if ((error as { code?: number }).code !== 409) throw error;
+      }
+    }
+  }
+
+  revoke(namespace: string, name: string): Promise<PolicyGrant> {
+    return this.updateGrantSpec(namespace, name, (spec) => ({
+      ...spec,
+      revokedAt: new Date().toISOString(),
+      revokedBy: randomUUID(),
+    }));
+  }
+
+  async deleteGrant(namespace: string, name: string): Promise<void> {
+    await this.api.deleteNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: POLICY_GRANT_PLURAL,
+      name,
+    });
+  }
+
+  async grantExists(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.getGrant(namespace, name);
+      return true;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return false;
+      throw error;
+    }
+  }
+
+  /** Polls the grant until its Enforced condition has `reason` for its current generation. */
+  async waitForReason(
+    namespace: string,
+    name: string,
+    reason: string,
+    timeout = 20_000,
+  ): Promise<PolicyGrant> {
+    return vi.waitFor(
+      async () => {
+        const grant = await this.getGrant(namespace, name);
+        const condition = enforcedCondition(grant);
+        if (condition?.reason !== reason || condition.observedGeneration !== grant.metadata.generation) {
+          throw new Error(
+            `${namespace}/${name}: Enforced is ${JSON.stringify(condition)}, waiting for ${reason}`,
+          );
+        }
+        return grant;
+      },
+      { timeout, interval: 100 },
+    );
+  }
+
+  async listEvents(
+    namespace: string,
+  ): Promise<{ reason?: string; note?: string; regarding?: { name?: string } }[]> {
+    const list = (await this.api.listNamespacedCustomObject({
+      group: 'events.k8s.io',
+      version: 'v1',
+      namespace,
+      plural: 'events',
+    })) as { items: { reason?: string; note?: string; regarding?: { name?: string } }[] };
+    return list.items;
+  }
+
+  /** CatalogItems are cluster-scoped: no namespace takes them away. */
+  async cleanUp(): Promise<void> {
+    await Promise.allSettled(this.itemNames.map((name) => this.deleteItem(name)));
+  }
+}
+
+export function enforcedCondition(grant: PolicyGrant): Condition | undefined {
+  return findStatusCondition(grant.status?.conditions ?? [], ENFORCED_CONDITION);
+}
+
+export type IndividualSpec = PolicyGrantSpec & { userId: string };
+
+export function individual(
+  itemId: string,
+  accessTypes: string[] = ['api'],
+  extra: Partial<PolicyGrantSpec> = {},
+): IndividualSpec {
+  return {
+    policyType: 'INDIVIDUAL',
+    userId: randomUUID(),
+    itemId,
+    itemType: 'DATABANK',
+    expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+    constraints: { access: accessTypes.map((accessType) => ({ accessType })) },
+    ...extra,
+  };
+}
+
+export function group(
+  itemId: string,
+  allowedOrgIds: string[],
+  accessTypes: string[] = ['api'],
+): PolicyGrantSpec {
+  return {
+    policyType: 'GROUP',
+    itemId,
+    itemType: 'DATABANK',
+    expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+    constraints: { access: accessTypes.map((accessType) => ({ accessType })), subjects: { allowedOrgIds } },
+  };
+}
+
+/**
+ * Whether `userId` has `permission` on the item: at least as fresh as the ZedToken in the status of `at`
+ * (what a client of the ACL API gets), else fully consistent.
+ */
+export async function userCan(
+  client: SpiceDBClient,
+  itemId: string,
+  permission: string,
+  userId: string,
+  at?: PolicyGrant,
+): Promise<boolean> {
+  const zedToken = at?.status?.zedToken;
+  const { allowed } = await client.checkPermission({
+    resource: { type: 'resource', id: encodeObjectId(itemId) },
+    permission,
+    subject: { type: 'user', id: encodeObjectId(userId) },
+    consistency: zedToken ? { atLeastAsFresh: zedToken } : { fullyConsistent: true },
+  });
+  return allowed;
+}
+
+/** Every relationship on the item's resource object. */
+export async function relationshipsOn(client: SpiceDBClient, itemId: string): Promise<Relationship[]> {
+  const found: Relationship[] = [];
+  for await (const page of client.readRelationships({
+    resourceType: 'resource',
+    resourceId: encodeObjectId(itemId),
+  })) {
+    found.push(...page.relationships);
+  }
+  return found;
+}
+
+export async function addMember(
+  client: SpiceDBClient,
+  organisationId: string,
+  userId: string,
+): Promise<string> {
+  return client.writeRelationships([
+    {
+      operation: 'touch',
+      relationship: {
+        resource: { type: 'organization', id: encodeObjectId(organisationId) },
+        relation: 'member',
+        subject: { type: 'user', id: encodeObjectId(userId) },
+      },
+    },
+  ]);
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseControllerConfig, parseDuration } from '../../../src/controller/config.js';
+
+const required = { SPICEDB_ENDPOINT: 'spicedb:50051', SPICEDB_TOKEN: 'key' };
+
+describe('parseControllerConfig', () => {
+  it('needs only SpiceDB; everything else has a default', () => {
+    expect(parseControllerConfig(required)).toEqual({
+      spicedb: { endpoint: 'spicedb:50051', token: 'key', transport: 'tls', probePeriodMs: 5_000 },
+      aclNamespace: 'policy-grant-system',
+      http: { host: '0.0.0.0', port: 8082 },
+      resyncPeriodMs: 600_000,
+      leaderElection: {
+        enabled: true,
+        namespace: 'policy-grant-system',
+        name: 'policy-grant-controller',
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
+      maxConcurrentReconciles: 4,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = parseControllerConfig({
+      ...required,
+      KUBECONFIG: '/etc/kube/config',
+      SPICEDB_TLS: 'plaintext',
+      ACL_NAMESPACE: 'acl',
+      CONTROLLER_PORT: '9000',
+      CONTROLLER_HOST: '127.0.0.1',
+      RESYNC_PERIOD: '1h30m',
+      LEADER_ELECTION: 'false',
+      LEADER_ELECTION_NAMESPACE: 'kube-system',
+      LEADER_ELECTION_ID: 'pgc',
+      LEASE_DURATION: '30s',
+      RENEW_DEADLINE: '20s',
+      RETRY_PERIOD: '4s',
+      WATCH_LABEL_SELECTOR: 'shard=a',
+      MAX_CONCURRENT_RECONCILES: '8',
+      LOG_LEVEL: 'debug',
+      SPICEDB_PROBE_PERIOD: '500ms',
+    });
+    expect(config).toEqual({
+      kubeconfigPath: '/etc/kube/config',
+      spicedb: { endpoint: 'spicedb:50051', token: 'key', transport: 'plaintext', probePeriodMs: 500 },
+      aclNamespace: 'acl',
+      http: { host: '127.0.0.1', port: 9000 },
+      resyncPeriodMs: 5_400_000,
+      leaderElection: {
+        enabled: false,
+        namespace: 'kube-system',
+        name: 'pgc',
+        leaseDurationMs: 30_000,
+        renewDeadlineMs: 20_000,
+        retryPeriodMs: 4_000,
+      },
+      labelSelector: 'shard=a',
+      maxConcurrentReconciles: 8,
+      logLevel: 'debug',
+    });
+  });
+
+  it('trusts a CA file over TLS', () => {
+    expect(parseControllerConfig({ ...required, SPICEDB_CA_FILE: '/ca.pem' }).spicedb.transport).toEqual({
+      caFile: '/ca.pem',
+    });
+    expect(() =>
+      parseControllerConfig({ ...required, SPICEDB_CA_FILE: '/ca.pem', SPICEDB_TLS: 'plaintext' }),
+    ).toThrow(/SPICEDB_CA_FILE: a CA file needs SPICEDB_TLS=tls/);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(parseControllerConfig({ ...required, KUBECONFIG: '', RESYNC_PERIOD: '' }).resyncPeriodMs).toBe(
+      600_000,
+    );
+  });
+
+  it('fails naming every wrong variable', () => {
+    const attempt = () =>
+      parseControllerConfig({
+        SPICEDB_ENDPOINT: 'no-port',
+        SPICEDB_TLS: 'maybe',
+        RESYNC_PERIOD: 'often',
+        LEADER_ELECTION: 'perhaps',
+        CONTROLLER_PORT: '70000',
+        ACL_NAMESPACE: 'Not_A_Name',
+      });
+    expect(attempt).toThrow(ConfigError);
+    const message = (() => {
+      try {
+        attempt();
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    for (const name of [
+      'SPICEDB_ENDPOINT',
+      'SPICEDB_TOKEN',
+      'SPICEDB_TLS',
+      'RESYNC_PERIOD',
+      'LEADER_ELECTION',
+      'CONTROLLER_PORT',
+      'ACL_NAMESPACE',
+    ]) {
+      expect(message).toContain(`${name}: `);
+    }
+  });
+
+  it('refuses a resync period under a second, and inconsistent leader-election timings', () => {
+    expect(() => parseControllerConfig({ ...required, RESYNC_PERIOD: '500ms' })).toThrow(
+      /RESYNC_PERIOD: must be at least 1000 ms/,
+    );
+    expect(() =>
+      parseControllerConfig({ ...required, LEASE_DURATION: '10s', RENEW_DEADLINE: '10s' }),
+    ).toThrow(/LEASE_DURATION > RENEW_DEADLINE/);
+    expect(() => parseControllerConfig({ ...required, LEASE_DURATION: '10500ms' })).toThrow(/whole seconds/);
+  });
+});
+
+describe('parseDuration', () => {
+  it("reads Go's notation", () => {
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('90s')).toBe(90_000);
+    expect(parseDuration('1.5m')).toBe(90_000);
+    expect(parseDuration('2h45m10s')).toBe(9_910_000);
+  });
+
+  it('refuses anything else', () => {
+    for (const text of ['', '10', '5 m', '1d', '-5s', 'm'])
+      expect(() => parseDuration(text), text).toThrow(/not a duration/);
+  });
+});

@@ -1,0 +1,217 @@
+import { describe, expect, it } from 'vitest';
+import type { PolicyGrant, PolicyGrantStatus } from '../../../src/api/v1alpha1/index.js';
+import { GrantMetrics } from '../../../src/controller/controller-metrics.js';
+import type { RecordedEvent } from '../../../src/controller/event-recorder.js';
+import { GrantProjector } from '../../../src/controller/grant-projector.js';
+import { GrantReconciler } from '../../../src/controller/grant-reconciler.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
+import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
+import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
+import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { createMetricsRegistry } from '../../../src/observability/metrics.js';
+import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { silentLogger } from '../../../src/runtime/logger.js';
+import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
+import {
+  ACL_NAMESPACE,
+  consumerTuple,
+  FakeRelationshipStore,
+  NOW,
+  policyGrant,
+  testWorld,
+} from './support/fakes.js';
+
+const KEY = `${ACL_NAMESPACE}/g`;
+const signal = new AbortController().signal;
+
+/** The kube-apiserver as the reconciler writes to it: stores what it is sent, bumps resourceVersion. */
+class FakeGrantWriter {
+  readonly calls: string[] = [];
+  conflictOnNextStatus = false;
+
+  constructor(private readonly onWrite: (grant: PolicyGrant) => void) {}
+
+  async addFinalizer(grant: PolicyGrant): Promise<PolicyGrant> {
+    this.calls.push('addFinalizer');
+    return this.store({ ...grant, metadata: { ...grant.metadata, finalizers: [RELATIONSHIPS_FINALIZER] } });
+  }
+
+  async removeFinalizer(grant: PolicyGrant): Promise<PolicyGrant> {
+    this.calls.push('removeFinalizer');
+    return this.store({ ...grant, metadata: { ...grant.metadata, finalizers: [] } });
+  }
+
+  async updateStatus(grant: PolicyGrant, status: PolicyGrantStatus): Promise<PolicyGrant> {
+    this.calls.push('updateStatus');
+    if (this.conflictOnNextStatus) {
+      this.conflictOnNextStatus = false;
+      throw new KubeApiError(409, 'Conflict', 'the object has been modified');
+    }
+    return this.store({ ...grant, status });
+  }
+
+  private store(grant: PolicyGrant): PolicyGrant {
+    const stored = {
+      ...grant,
+      metadata: { ...grant.metadata, resourceVersion: String(Number(grant.metadata.resourceVersion) + 1) },
+    };
+    this.onWrite(stored);
+    return stored;
+  }
+}
+
+function setUp(grant: PolicyGrant, now = NOW) {
+  const test = testWorld({ grants: [grant] });
+  const store = new FakeRelationshipStore();
+  const memory = new ProjectionMemory();
+  const writer = new FakeGrantWriter((written) => test.grants.put(written));
+  const events: RecordedEvent[] = [];
+  const spicedbErrors: unknown[] = [];
+  const metricsRegistry = createMetricsRegistry();
+  const projector = new GrantProjector({
+    store,
+    world: test.world,
+    memory,
+    mutex: new KeyedMutex(),
+    onTuplesDeleted: () => undefined,
+    now: () => now,
+  });
+  const reconciler = new GrantReconciler({
+    world: test.world,
+    projector,
+    memory,
+    writer,
+    events: { record: async (_object, event) => void events.push(event) },
+    metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
+    logger: silentLogger,
+    onSpiceDBError: (error) => spicedbErrors.push(error),
+    trustStatus: () => true,
+    now: () => now,
+  });
+  const current = (): PolicyGrant => {
+    const grant = test.grants.get(KEY);
+    if (!grant) throw new Error(`${KEY} is not in the cache`);
+    return grant;
+  };
+  return { ...test, store, memory, writer, events, spicedbErrors, reconciler, current, metricsRegistry };
+}
+
+describe('GrantReconciler', () => {
+  it('adds the finalizer before writing, then projects, then writes the status once, with an Event', async () => {
+    const { reconciler, writer, store, current, events } = setUp(policyGrant('g'));
+    const result = await reconciler.reconcile(KEY, signal);
+
+    expect(writer.calls).toEqual(['addFinalizer', 'updateStatus']);
+    expect(current().metadata.finalizers).toEqual([RELATIONSHIPS_FINALIZER]);
+    expect(store.keys()).toEqual([tupleKey(consumerTuple())]);
+    expect(current().status).toMatchObject({ relationships: 1, zedToken: 'token-1', state: 'ACTIVE' });
+    expect(events).toEqual([
+      { type: 'Normal', reason: 'Projected', action: 'Project', note: '1 relationship written to SpiceDB' },
+    ]);
+    // Reconciled again at expiry (capped: a timer cannot wait until 2099).
+    expect(result).toEqual({ requeueAfter: 6 * 60 * 60 * 1000 });
+  });
+
+  it('writes neither SpiceDB nor the status when nothing changed', async () => {
+    const { reconciler, writer, store, events } = setUp(policyGrant('g'));
+    await reconciler.reconcile(KEY, signal);
+    await reconciler.reconcile(KEY, signal);
+    expect(writer.calls).toEqual(['addFinalizer', 'updateStatus']);
+    expect(store.writeCalls).toHaveLength(1);
+    expect(events).toHaveLength(1);
+  });
+
+  it('believes a status written for the current generation (a new leader rewrites nothing)', async () => {
+    const first = setUp(policyGrant('g'));
+    await first.reconciler.reconcile(KEY, signal);
+    const second = setUp(first.current());
+    second.store.seed(consumerTuple());
+    await second.reconciler.reconcile(KEY, signal);
+    expect(second.store.writeCalls).toEqual([]);
+    expect(second.writer.calls).toEqual([]);
+  });
+
+  it('waits for its own writes to reach the cache instead of deciding on the version they replaced', async () => {
+    const { reconciler, writer, grants, current } = setUp(policyGrant('g'));
+    const original = current();
+    await reconciler.reconcile(KEY, signal);
+    grants.put(original); // the cache has not seen our writes yet
+    expect(await reconciler.reconcile(KEY, signal)).toBeUndefined();
+    expect(writer.calls).toEqual(['addFinalizer', 'updateStatus']);
+  });
+
+  it('requeues at expiryTime, just after it', async () => {
+    const { reconciler } = setUp(
+      policyGrant('g', { expiryTime: new Date(NOW.getTime() + 5_000).toISOString() }),
+    );
+    expect(await reconciler.reconcile(KEY, signal)).toEqual({ requeueAfter: 5_100 });
+  });
+
+  it('reports a SpiceDB failure as ProjectionFailed, then throws it so that the runtime retries with backoff', async () => {
+    const { reconciler, store, current, events, spicedbErrors } = setUp(policyGrant('g'));
+    const outage = new SpiceDBUnavailableError('WriteRelationships', 14, 'connection refused');
+    store.failNextWrite = outage;
+    await expect(reconciler.reconcile(KEY, signal)).rejects.toBe(outage);
+    expect(current().status?.conditions?.[0]).toMatchObject({
+      reason: 'ProjectionFailed',
+      message: outage.message,
+    });
+    expect(events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'ProjectionFailed' })]);
+    expect(spicedbErrors).toEqual([outage]);
+
+    await reconciler.reconcile(KEY, signal);
+    expect(current().status?.conditions?.[0]).toMatchObject({ reason: 'Projected' });
+  });
+
+  it('asks to be requeued when the status write meets a newer object (409)', async () => {
+    const { reconciler, writer } = setUp(policyGrant('g'));
+    writer.conflictOnNextStatus = true;
+    expect(await reconciler.reconcile(KEY, signal)).toEqual({ requeue: true });
+  });
+
+  it('withdraws a revoked grant and records the revocation latency', async () => {
+    const { reconciler, grants, store, current, events, metricsRegistry } = setUp(policyGrant('g'));
+    await reconciler.reconcile(KEY, signal);
+    grants.put({
+      ...current(),
+      spec: { ...current().spec, revokedAt: new Date(NOW.getTime() - 2_000).toISOString() },
+    });
+    expect(await reconciler.reconcile(KEY, signal)).toBeUndefined();
+    expect(store.keys()).toEqual([]);
+    expect(current().status).toMatchObject({ state: 'DELETED', relationships: 0, zedToken: 'token-2' });
+    expect(events.map((event) => [event.type, event.reason])).toEqual([
+      ['Normal', 'Projected'],
+      ['Normal', 'Revoked'],
+    ]);
+    expect(await metricsRegistry.metrics()).toMatch(
+      /^policygrant_enforcement_latency_seconds_sum{transition="revoked"} 2$/m,
+    );
+  });
+
+  it('on deletion removes the tuples, then the finalizer', async () => {
+    const { reconciler, grants, store, current, writer, memory } = setUp(policyGrant('g'));
+    await reconciler.reconcile(KEY, signal);
+    grants.put({ ...current(), metadata: { ...current().metadata, deletionTimestamp: NOW } });
+    await reconciler.reconcile(KEY, signal);
+    expect(store.keys()).toEqual([]);
+    expect(writer.calls.at(-1)).toBe('removeFinalizer');
+    expect(current().metadata.finalizers).toEqual([]);
+    expect(memory.size).toBe(0);
+  });
+
+  it('cleans up after a grant that vanished without its finalizer', async () => {
+    const { reconciler, grants, store } = setUp(policyGrant('g'));
+    await reconciler.reconcile(KEY, signal);
+    grants.remove(KEY);
+    await reconciler.reconcile(KEY, signal);
+    expect(store.keys()).toEqual([]);
+  });
+
+  it('gives a Warning event to policy refusals', async () => {
+    const { reconciler, events } = setUp(policyGrant('g', {}, { namespace: 'unbound' }));
+    await reconciler.reconcile('unbound/g', signal);
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'Warning', reason: 'NotAuthorized', action: 'Withdraw' }),
+    ]);
+  });
+});

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { nextGrantStatus } from '../../../src/controller/grant-status.js';
+import { NOW, policyGrant } from './support/fakes.js';
+
+const LATER = new Date(NOW.getTime() + 60_000);
+
+describe('nextGrantStatus', () => {
+  it('describes an enforced grant: Enforced=True Projected, count, ZedToken, state, generations', () => {
+    const grant = policyGrant('g', {}, { generation: 3 });
+    const change = nextGrantStatus(grant, { kind: 'enforced', relationships: 2, zedToken: 'zt-1' }, NOW);
+    expect(change.status).toEqual({
+      observedGeneration: 3,
+      state: 'ACTIVE',
+      conditions: [
+        {
+          type: 'Enforced',
+          status: 'True',
+          reason: 'Projected',
+          message: '2 relationships written to SpiceDB',
+          observedGeneration: 3,
+          lastTransitionTime: '2026-06-01T12:00:00Z',
+        },
+      ],
+      relationships: 2,
+      zedToken: 'zt-1',
+    });
+    expect(change.changed).toBe(true);
+    expect(change.transition).toEqual({
+      from: undefined,
+      to: expect.objectContaining({ status: 'True', reason: 'Projected' }),
+    });
+  });
+
+  it('says nothing changed when the status already says it all (no write, no event)', () => {
+    const first = nextGrantStatus(
+      policyGrant('g'),
+      { kind: 'enforced', relationships: 1, zedToken: 'zt' },
+      NOW,
+    );
+    const grant = policyGrant('g', {}, {}, first.status);
+    const again = nextGrantStatus(grant, { kind: 'enforced', relationships: 1, zedToken: 'zt' }, LATER);
+    expect(again).toMatchObject({ changed: false, transition: undefined });
+  });
+
+  it('keeps lastTransitionTime while the condition status holds, and moves it when it flips', () => {
+    const grant = policyGrant(
+      'g',
+      {},
+      {},
+      nextGrantStatus(policyGrant('g'), { kind: 'failed', message: 'down' }, NOW).status,
+    );
+    const otherFailure = nextGrantStatus(
+      grant,
+      { kind: 'withheld', reason: 'ItemNotFound', message: 'gone', zedToken: undefined },
+      LATER,
+    );
+    expect(otherFailure.status.conditions?.[0]?.lastTransitionTime).toBe('2026-06-01T12:00:00Z');
+    expect(otherFailure.transition).toEqual({
+      from: { status: 'False', reason: 'ProjectionFailed' },
+      to: { status: 'False', reason: 'ItemNotFound', message: 'gone' },
+    });
+    const enforced = nextGrantStatus(grant, { kind: 'enforced', relationships: 1, zedToken: 'zt' }, LATER);
+    expect(enforced.status.conditions?.[0]?.lastTransitionTime).toBe('2026-06-01T12:01:00Z');
+  });
+
+  it('on failure keeps the count and ZedToken of the last success: those tuples may still be there', () => {
+    const enforced = nextGrantStatus(
+      policyGrant('g'),
+      { kind: 'enforced', relationships: 3, zedToken: 'zt-ok' },
+      NOW,
+    );
+    const failed = nextGrantStatus(
+      policyGrant('g', {}, {}, enforced.status),
+      { kind: 'failed', message: 'SpiceDB down' },
+      LATER,
+    );
+    expect(failed.status).toMatchObject({ relationships: 3, zedToken: 'zt-ok' });
+    expect(failed.status.conditions?.[0]).toMatchObject({
+      status: 'False',
+      reason: 'ProjectionFailed',
+      message: 'SpiceDB down',
+    });
+  });
+
+  it('on withdrawal counts zero and keeps the last ZedToken unless the withdrawal wrote one', () => {
+    const enforced = policyGrant(
+      'g',
+      {},
+      {},
+      nextGrantStatus(policyGrant('g'), { kind: 'enforced', relationships: 1, zedToken: 'a' }, NOW).status,
+    );
+    const kept = nextGrantStatus(
+      enforced,
+      { kind: 'withheld', reason: 'Conflict', message: 'm', zedToken: undefined },
+      LATER,
+    );
+    expect(kept.status).toMatchObject({ relationships: 0, zedToken: 'a' });
+    const deleted = nextGrantStatus(
+      enforced,
+      { kind: 'withheld', reason: 'Revoked', message: 'm', zedToken: 'b' },
+      LATER,
+    );
+    expect(deleted.status).toMatchObject({ relationships: 0, zedToken: 'b' });
+  });
+
+  it('derives the state: DELETED once revoked, EXPIRED once past expiry', () => {
+    const revoked = policyGrant('g', { revokedAt: '2026-05-01T00:00:00Z' });
+    expect(
+      nextGrantStatus(revoked, { kind: 'withheld', reason: 'Revoked', message: '', zedToken: 'z' }, NOW)
+        .status.state,
+    ).toBe('DELETED');
+    const expired = policyGrant('g', { expiryTime: '2026-01-01T00:00:00Z' });
+    expect(
+      nextGrantStatus(expired, { kind: 'withheld', reason: 'Expired', message: '', zedToken: 'z' }, NOW)
+        .status.state,
+    ).toBe('EXPIRED');
+  });
+
+  it('bounds long messages', () => {
+    const change = nextGrantStatus(policyGrant('g'), { kind: 'failed', message: 'x'.repeat(10_000) }, NOW);
+    expect(change.status.conditions?.[0]?.message).toHaveLength(4_096);
+  });
+
+  it('keeps conditions of other types', () => {
+    const other = {
+      type: 'Ready',
+      status: 'True' as const,
+      reason: 'Fine',
+      message: '',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    };
+    const grant = policyGrant('g', {}, {}, { conditions: [other] });
+    const change = nextGrantStatus(grant, { kind: 'enforced', relationships: 1, zedToken: 'z' }, NOW);
+    expect(change.status.conditions?.map((condition) => condition.type)).toEqual(['Ready', 'Enforced']);
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { authoriseNamespace, ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { ORG_A, ORG_B } from './support/fakes.js';
+
+const base = { aclNamespace: 'policy-grant-system', itemOrganisation: ORG_A };
+
+describe('authoriseNamespace', () => {
+  it("authorises every grant in the ACL API's namespace", () => {
+    expect(
+      authoriseNamespace({
+        ...base,
+        grantNamespace: 'policy-grant-system',
+        namespaceOrganisation: undefined,
+      }),
+    ).toEqual({
+      authorised: true,
+    });
+    expect(
+      authoriseNamespace({ ...base, grantNamespace: 'policy-grant-system', namespaceOrganisation: ORG_B }),
+    ).toEqual({
+      authorised: true,
+    });
+  });
+
+  it("authorises a grant in a namespace bound to the item's organisation", () => {
+    expect(authoriseNamespace({ ...base, grantNamespace: 'team-a', namespaceOrganisation: ORG_A })).toEqual({
+      authorised: true,
+    });
+  });
+
+  it('refuses an unbound namespace, saying how to bind it', () => {
+    const refused = authoriseNamespace({
+      ...base,
+      grantNamespace: 'team-a',
+      namespaceOrganisation: undefined,
+    });
+    expect(refused).toEqual({
+      authorised: false,
+      message: expect.stringContaining('"team-a" is not bound to an organisation'),
+    });
+    expect(refused.authorised || refused.message).toContain(`${ORGANISATION_LABEL}=${ORG_A}`);
+  });
+
+  it("refuses a namespace bound to another organisation than the item's", () => {
+    const refused = authoriseNamespace({ ...base, grantNamespace: 'team-b', namespaceOrganisation: ORG_B });
+    expect(refused).toEqual({
+      authorised: false,
+      message: expect.stringContaining(`bound to organisation ${ORG_B}`),
+    });
+  });
+});

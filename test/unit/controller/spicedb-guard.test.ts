@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../../src/runtime/logger.js';
+import { SpiceDBGuard } from '../../../src/controller/spicedb-guard.js';
+import { SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
+
+/** SpiceDB's health and schema, as the guard sees them. */
+class FakeSchemaStore {
+  schema: string | undefined;
+  down = false;
+  writes = 0;
+
+  async health(): Promise<{ schemaWritten: boolean }> {
+    if (this.down) throw new SpiceDBUnavailableError('ReadSchema', 14, 'connection refused');
+    return { schemaWritten: this.schema !== undefined };
+  }
+
+  async ensureSchema(schema: string): Promise<{ written: boolean }> {
+    if (this.down) throw new SpiceDBUnavailableError('DiffSchema', 14, 'connection refused');
+    if (this.schema === schema) return { written: false };
+    this.schema = schema;
+    this.writes += 1;
+    return { written: true };
+  }
+}
+
+function setUp(store = new FakeSchemaStore()) {
+  const recoveries: string[] = [];
+  const guard = new SpiceDBGuard({
+    store,
+    schema: 'definition user {}',
+    periodMs: 60_000,
+    logger: silentLogger,
+    onRecovered: (why) => recoveries.push(why),
+  });
+  return { store, guard, recoveries };
+}
+
+describe('SpiceDBGuard', () => {
+  it('writes the schema at start-up, and counts a SpiceDB without schema as disrupted', async () => {
+    const { store, guard, recoveries } = setUp();
+    await guard.start();
+    await guard.stop();
+    expect(store.schema).toBe('definition user {}');
+    expect(guard.isAvailable()).toBe(true);
+    expect(guard.wasDisrupted()).toBe(true);
+    expect(recoveries).toEqual([]);
+  });
+
+  it('writes nothing and trusts statuses when SpiceDB already has the schema', async () => {
+    const store = new FakeSchemaStore();
+    store.schema = 'definition user {}';
+    const { guard } = setUp(store);
+    await guard.start();
+    await guard.stop();
+    expect(store.writes).toBe(0);
+    expect(guard.wasDisrupted()).toBe(false);
+  });
+
+  it('notices a SpiceDB that came back empty: writes the schema again and reports schema-lost', async () => {
+    const { store, guard, recoveries } = setUp();
+    await guard.start();
+    store.schema = undefined; // a memory datastore restarted between two probes
+    guard.nudge();
+    await guard.stop();
+    expect(store.writes).toBe(2);
+    expect(recoveries).toEqual(['schema-lost']);
+  });
+
+  it('reports an outage once SpiceDB answers again', async () => {
+    const store = new FakeSchemaStore();
+    store.schema = 'definition user {}';
+    const { guard, recoveries } = setUp(store);
+    await guard.start();
+    store.down = true;
+    guard.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(guard.isAvailable()).toBe(false);
+    store.down = false;
+    guard.nudge();
+    await guard.stop();
+    expect(recoveries).toEqual(['outage']);
+    expect(guard.wasDisrupted()).toBe(true);
+  });
+
+  it('keeps running when SpiceDB is unreachable at start-up, and recovers later', async () => {
+    const store = new FakeSchemaStore();
+    store.down = true;
+    const { guard, recoveries } = setUp(store);
+    await guard.start();
+    expect(guard.isAvailable()).toBe(false);
+    store.down = false;
+    guard.nudge();
+    await guard.stop();
+    expect(store.schema).toBe('definition user {}');
+    expect(recoveries).toEqual(['schema-lost']);
+  });
+
+  it('does not take a refused call for an outage', async () => {
+    const store = new FakeSchemaStore();
+    store.schema = 'definition user {}';
+    const { guard } = setUp(store);
+    await guard.start();
+    store.health = () => Promise.reject(new SpiceDBError('ReadSchema', 3, 'invalid argument'));
+    guard.nudge();
+    await guard.stop();
+    expect(guard.isAvailable()).toBe(true);
+  });
+});

@@ -1,0 +1,229 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type {
+  CatalogItem,
+  CatalogItemSpec,
+  PolicyGrant,
+  PolicyGrantSpec,
+} from '../../../../src/api/v1alpha1/index.js';
+import { ClusterWorld, type ObjectStore } from '../../../../src/controller/cluster-world.js';
+import { ORGANISATION_LABEL } from '../../../../src/controller/namespace-authorisation.js';
+import { tupleKey } from '../../../../src/controller/tuple-key.js';
+import type {
+  ReadRelationshipsOptions,
+  Relationship,
+  RelationshipFilter,
+  RelationshipPage,
+  RelationshipUpdate,
+} from '../../../../src/spicedb/client.js';
+import { loadRegistry } from '../../../../src/spicedb/registry.js';
+
+export const registry = loadRegistry();
+export const ACL_NAMESPACE = 'policy-grant-system';
+export const USER = '3f1c2a9e-0b4d-4e8a-9c7f-2d5e6a7b8c9d';
+export const OTHER_USER = '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b';
+export const ORG_A = '0b9e4f1a-7c2d-4a8e-b3f6-5d1c9e2a7b40';
+export const ORG_B = 'c4d5e6f7-0809-4a1b-8c2d-3e4f5a6b7c8d';
+export const OWNER = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
+export const ITEM_ID = 'urn:dx:cat:item:weather-stations';
+export const ITEM_OBJECT_ID = 'urn=3Adx=3Acat=3Aitem=3Aweather-stations';
+export const EXPIRY = '2099-01-31T00:00:00Z';
+export const NOW = new Date('2026-06-01T12:00:00Z');
+
+/** An ObjectStore over a Map; indexes are evaluated on each lookup (fine for tests). */
+export class MemoryStore<T extends KubernetesObject> implements ObjectStore<T> {
+  private readonly objects = new Map<string, T>();
+  private readonly indexes = new Map<string, (obj: T) => string[]>();
+
+  constructor(objects: T[] = []) {
+    objects.forEach((obj) => this.put(obj));
+  }
+
+  put(obj: T): void {
+    const { namespace, name } = obj.metadata ?? {};
+    this.objects.set(namespace ? `${namespace}/${name}` : (name ?? ''), obj);
+  }
+
+  remove(key: string): void {
+    this.objects.delete(key);
+  }
+
+  get(key: string): T | undefined {
+    return this.objects.get(key);
+  }
+
+  list(): T[] {
+    return [...this.objects.values()];
+  }
+
+  byIndex(name: string, value: string): T[] {
+    const indexFunc = this.indexes.get(name);
+    if (!indexFunc) throw new Error(`no index ${name}`);
+    return this.list().filter((obj) => indexFunc(obj).includes(value));
+  }
+
+  addIndex(name: string, indexFunc: (obj: T) => string[]): void {
+    this.indexes.set(name, indexFunc);
+  }
+}
+
+export function grantSpec(overrides: Partial<PolicyGrantSpec> = {}): PolicyGrantSpec {
+  return {
+    policyType: 'INDIVIDUAL',
+    userId: USER,
+    itemId: ITEM_ID,
+    itemType: 'DATABANK',
+    expiryTime: EXPIRY,
+    constraints: { access: [{ accessType: 'api' }] },
+    ...overrides,
+  };
+}
+
+let created = 0;
+
+export function policyGrant(
+  name: string,
+  spec: Partial<PolicyGrantSpec> = {},
+  metadata: Partial<PolicyGrant['metadata']> = {},
+  status?: PolicyGrant['status'],
+): PolicyGrant {
+  created += 1;
+  return {
+    apiVersion: 'acl.policygrant.dev/v1alpha1',
+    kind: 'PolicyGrant',
+    metadata: {
+      name,
+      namespace: ACL_NAMESPACE,
+      uid: `uid-${name}`,
+      generation: 1,
+      resourceVersion: String(created),
+      creationTimestamp: '2026-01-01T00:00:00Z' as unknown as Date,
+      ...metadata,
+    },
+    spec: grantSpec(spec),
+    ...(status ? { status } : {}),
+  };
+}
+
+export function catalogItem(name: string, spec: Partial<CatalogItemSpec> = {}): CatalogItem {
+  return {
+    apiVersion: 'acl.policygrant.dev/v1alpha1',
+    kind: 'CatalogItem',
+    metadata: { name },
+    spec: {
+      itemId: ITEM_ID,
+      itemType: 'DATABANK',
+      ownerId: OWNER,
+      organisationId: ORG_A,
+      accessTypes: ['api', 'file', 'sub'],
+      ...spec,
+    },
+  };
+}
+
+export function boundNamespace(name: string, organisationId: string): KubernetesObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { [ORGANISATION_LABEL]: organisationId } },
+  };
+}
+
+export interface TestWorld {
+  world: ClusterWorld;
+  grants: MemoryStore<PolicyGrant>;
+  items: MemoryStore<CatalogItem>;
+  namespaces: MemoryStore<KubernetesObject>;
+}
+
+export function testWorld(
+  content: { grants?: PolicyGrant[]; items?: CatalogItem[]; namespaces?: KubernetesObject[] } = {},
+): TestWorld {
+  const grants = new MemoryStore(content.grants ?? []);
+  const items = new MemoryStore(content.items ?? [catalogItem('weather')]);
+  const namespaces = new MemoryStore(content.namespaces ?? []);
+  const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  return { world, grants, items, namespaces };
+}
+
+function matches(relationship: Relationship, filter: RelationshipFilter): boolean {
+  return (
+    relationship.resource.type === filter.resourceType &&
+    (filter.resourceId === undefined || relationship.resource.id === filter.resourceId) &&
+    (filter.relation === undefined || relationship.relation === filter.relation)
+  );
+}
+
+/**
+ * SpiceDB as far as the controller uses it: tuples by key, writes applied in order and checked against its
+ * per-call limit, reads in pages from a snapshot. Records every call.
+ */
+export class FakeRelationshipStore {
+  readonly tuples = new Map<string, Relationship>();
+  readonly writeCalls: RelationshipUpdate[][] = [];
+  readonly readCalls: { filter: RelationshipFilter; pageSize: number }[] = [];
+  /** Thrown by the next write (once). */
+  failNextWrite?: Error;
+  /** Runs between the pages of a read: to change the world while a resync reads. */
+  betweenPages?: () => void | Promise<void>;
+  private revision = 0;
+
+  constructor(readonly maxUpdatesPerCall = 1_000) {}
+
+  seed(...relationships: Relationship[]): void {
+    relationships.forEach((relationship) => this.tuples.set(tupleKey(relationship), relationship));
+  }
+
+  keys(): string[] {
+    return [...this.tuples.keys()].sort();
+  }
+
+  async writeRelationshipsInBatches(updates: readonly RelationshipUpdate[]): Promise<string | undefined> {
+    if (this.failNextWrite) {
+      const error = this.failNextWrite;
+      this.failNextWrite = undefined;
+      throw error;
+    }
+    for (let start = 0; start < updates.length; start += this.maxUpdatesPerCall) {
+      const batch = updates.slice(start, start + this.maxUpdatesPerCall);
+      const keys = batch.map((update) => tupleKey(update.relationship));
+      if (new Set(keys).size !== keys.length) throw new Error('duplicate update in one call');
+      this.writeCalls.push(batch);
+      for (const { operation, relationship } of batch) {
+        if (operation === 'touch') this.tuples.set(tupleKey(relationship), relationship);
+        else this.tuples.delete(tupleKey(relationship));
+      }
+      this.revision += 1;
+    }
+    return updates.length === 0 ? undefined : `token-${this.revision}`;
+  }
+
+  async *readRelationships(
+    filter: RelationshipFilter,
+    options: ReadRelationshipsOptions = {},
+  ): AsyncGenerator<RelationshipPage> {
+    const pageSize = options.pageSize ?? 1_000;
+    this.readCalls.push({ filter, pageSize });
+    const snapshot = [...this.tuples.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, relationship]) => relationship)
+      .filter((relationship) => matches(relationship, filter));
+    for (let start = 0; start < snapshot.length; start += pageSize) {
+      yield { relationships: snapshot.slice(start, start + pageSize), cursor: String(start + pageSize) };
+      await this.betweenPages?.();
+    }
+  }
+}
+
+/** `resource:<item>#<relation>@user:<user>` with the grant's expiry. */
+export function consumerTuple(
+  userId = USER,
+  relation = 'api_consumer',
+  expiresAt = new Date(EXPIRY),
+): Relationship {
+  return {
+    resource: { type: 'resource', id: ITEM_OBJECT_ID },
+    relation,
+    subject: { type: 'user', id: userId },
+    expiresAt,
+  };
+}
