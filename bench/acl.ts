@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_KIND,
+  CATALOG_ITEM_PLURAL,
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  POLICY_GRANT_PLURAL,
+} from '../src/api/v1alpha1/index.js';
+import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
+import { KubeClient } from '../src/acl/kube-client.js';
+import { paths } from '../src/acl/resources.js';
+import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
+import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
+import { startAclApi, type RunningAclApi } from '../src/cmd/acl-api.js';
+import { startLocalControlPlane } from '../src/localplane/control-plane.js';
+
+// npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
+// @kubernetes/client-node, and listing latency with 10,000 grants in the cache. Loopback only: it starts
+// its own control plane (etcd + kube-apiserver) and stops everything at the end.
+
+const CREATES = Number(process.env.BENCH_CREATES ?? 500);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const CACHE_SIZE = Number(process.env.BENCH_GRANTS ?? 10_000);
+const PROVIDER_SHARE = 0.1;
+const LISTING_REQUESTS = Number(process.env.BENCH_LISTINGS ?? 300);
+
+interface Row {
+  measure: string;
+  value: string;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+function grantSpec(itemId: string, issuerId: string) {
+  return {
+    policyType: 'INDIVIDUAL',
+    userId: randomUUID(),
+    itemId,
+    itemType: 'DATABANK',
+    expiryTime: '2099-01-01T00:00:00Z',
+    constraints: { access: [{ accessType: 'api' }] },
+    issuerId,
+  };
+}
+
+async function timed(label: string, count: number, run: () => Promise<void>): Promise<number> {
+  const started = performance.now();
+  await run();
+  const seconds = (performance.now() - started) / 1000;
+  const rate = count / seconds;
+  console.error(`  ${label}: ${count} in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s`);
+  return rate;
+}
+
+async function rawCreates(kubeConfig: KubeConfig, namespace: string, specs: unknown[]): Promise<void> {
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  valuesOrThrow(
+    await settleAll(specs, CONCURRENCY, (spec) =>
+      api.createNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace,
+        plural: POLICY_GRANT_PLURAL,
+        body: {
+          apiVersion: GROUP_VERSION,
+          kind: POLICY_GRANT_KIND,
+          metadata: { generateName: 'bench-' },
+          spec,
+        },
+      }),
+    ),
+  );
+}
+
+/** The same creates over one keep-alive connection pool (the client the API itself uses). */
+async function pooledCreates(
+  kube: KubeClient,
+  namespace: string,
+  specs: unknown[],
+  concurrency = CONCURRENCY,
+) {
+  valuesOrThrow(
+    await settleAll(specs, concurrency, (spec) =>
+      kube.call({
+        method: 'POST',
+        path: paths.policyGrants(namespace),
+        body: {
+          apiVersion: GROUP_VERSION,
+          kind: POLICY_GRANT_KIND,
+          metadata: { generateName: 'bench-' },
+          spec,
+        },
+      }),
+    ),
+  );
+}
+
+async function apiCreates(api: RunningAclApi, authorization: string, itemId: string, count: number) {
+  const results = await settleAll(Array.from({ length: count }), CONCURRENCY, async () => {
+    const { issuerId: _issuer, ...item } = grantSpec(itemId, '');
+    const response = await fetch(`${api.url}/policy`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ request: [item] }),
+    });
+    if (response.status !== 201)
+      throw new Error(`create answered ${response.status}: ${await response.text()}`);
+  });
+  valuesOrThrow(results);
+}
+
+async function listingLatency(api: RunningAclApi, authorization: string, path: string): Promise<number[]> {
+  const durations: number[] = [];
+  for (let round = 0; round < LISTING_REQUESTS; round++) {
+    const started = performance.now();
+    const response = await fetch(`${api.url}${path}`, { headers: { authorization } });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+    durations.push(performance.now() - started);
+  }
+  return durations.sort((a, b) => a - b);
+}
+
+async function main(): Promise<void> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'acl-bench-'));
+  console.error('starting the control plane (etcd, kube-apiserver)…');
+  const plane = await startLocalControlPlane({ stateDir, withSpiceDB: false });
+  let api: RunningAclApi | undefined;
+  try {
+    const kubeConfig = plane.kubeConfig();
+    const namespace = `acl-bench-${randomUUID().slice(0, 8)}`;
+    const rawNamespace = `${namespace}-raw`;
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    for (const name of [namespace, rawNamespace])
+      await core.createNamespace({ body: { metadata: { name } } });
+    const ownerId = randomUUID();
+    const organisationId = randomUUID();
+    const itemId = `urn:dx:item:bench-${randomUUID()}`;
+    await kubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: CATALOG_ITEM_PLURAL,
+      body: {
+        apiVersion: GROUP_VERSION,
+        kind: CATALOG_ITEM_KIND,
+        metadata: { name: 'bench-item' },
+        spec: { itemId, itemType: 'DATABANK', ownerId, organisationId, accessTypes: ['api', 'file', 'sub'] },
+      },
+    });
+    const key = await ensureDevSigningKey(join(stateDir, 'keys'));
+    api = await startAclApi({
+      port: 0,
+      host: '127.0.0.1',
+      basePath: '/v2',
+      namespace,
+      errorNamespace: 'dx',
+      logger: { level: 'silent' },
+      kubeConfig,
+      authenticators: {
+        bearer: await createJwtVerifier({
+          keys: { kind: 'jwks', jwks: key.jwks },
+          issuer: DEV_TOKEN_ISSUER,
+          audience: DEV_TOKEN_AUDIENCE,
+        }),
+      },
+      spicedb: { endpoint: '127.0.0.1:1', token: 'unused', transport: 'plaintext' },
+    });
+    const bearer = async (sub: string, roles: string[] = []) =>
+      `Bearer ${await mintToken(key, { sub, roles, org: organisationId })}`;
+    const ownerToken = await bearer(ownerId);
+    while (api.cache.itemsWithId(itemId).length === 0) await new Promise((r) => setTimeout(r, 20));
+
+    console.error(`create throughput (${CREATES} grants each, ${CONCURRENCY} in flight):`);
+    await apiCreates(api, ownerToken, itemId, 20); // warm-up: connections, JIT
+    await rawCreates(
+      kubeConfig,
+      rawNamespace,
+      Array.from({ length: 20 }, () => grantSpec(itemId, ownerId)),
+    );
+    const rawRate = await timed('raw client-node creates', CREATES, () =>
+      rawCreates(
+        kubeConfig,
+        rawNamespace,
+        Array.from({ length: CREATES }, () => grantSpec(itemId, ownerId)),
+      ),
+    );
+    const kube = new KubeClient(kubeConfig);
+    const pooledRate = await timed('raw keep-alive creates', CREATES, () =>
+      pooledCreates(
+        kube,
+        rawNamespace,
+        Array.from({ length: CREATES }, () => grantSpec(itemId, ownerId)),
+      ),
+    );
+    const apiRate = await timed('POST /policy through the API', CREATES, () =>
+      apiCreates(api as RunningAclApi, ownerToken, itemId, CREATES),
+    );
+
+    const existing = api.cache.allGrants().length;
+    const missing = Math.max(0, CACHE_SIZE - existing);
+    const providerId = randomUUID();
+    console.error(`filling the cache to ${CACHE_SIZE} grants (${missing} raw creates)…`);
+    const specs = Array.from({ length: missing }, (_, index) =>
+      grantSpec(itemId, index < CACHE_SIZE * PROVIDER_SHARE ? providerId : randomUUID()),
+    );
+    await timed('bulk creates', missing, () => pooledCreates(kube, namespace, specs, 32));
+    kube.close();
+    while (api.cache.allGrants().length < CACHE_SIZE) await new Promise((r) => setTimeout(r, 50));
+
+    const providerToken = await bearer(providerId);
+    const cosToken = await bearer(randomUUID(), ['cos_admin']);
+    const listings: [string, string, string][] = [
+      ['/policy/provider (limit 50)', '/policy/provider', providerToken],
+      ['/policy/platform (limit 50)', '/policy/platform', cosToken],
+      [
+        '/policy/platform?status=ACTIVE&limit=1000&offset=5000',
+        '/policy/platform?status=ACTIVE&limit=1000&offset=5000',
+        cosToken,
+      ],
+    ];
+    const rows: Row[] = [
+      {
+        measure: 'raw PolicyGrant creates, client-node (new TLS connection each)',
+        value: `${rawRate.toFixed(0)} /s`,
+      },
+      { measure: 'raw PolicyGrant creates, keep-alive pool', value: `${pooledRate.toFixed(0)} /s` },
+      { measure: 'POST /policy (1 INDIVIDUAL item, 1 access type)', value: `${apiRate.toFixed(0)} /s` },
+      { measure: 'ratio API / raw client-node', value: (apiRate / rawRate).toFixed(2) },
+      { measure: 'ratio API / raw keep-alive', value: (apiRate / pooledRate).toFixed(2) },
+    ];
+    for (const [label, path, token] of listings) {
+      await listingLatency(api, token, path); // warm-up
+      const durations = await listingLatency(api, token, path);
+      rows.push({
+        measure: `${label}, ${api.cache.allGrants().length} grants cached`,
+        value: `p50 ${percentile(durations, 50).toFixed(1)} ms, p99 ${percentile(durations, 99).toFixed(1)} ms`,
+      });
+    }
+    const width = Math.max(...rows.map((row) => row.measure.length));
+    console.log(`| ${'measure'.padEnd(width)} | value |`);
+    console.log(`| ${'-'.repeat(width)} | ----- |`);
+    for (const row of rows) console.log(`| ${row.measure.padEnd(width)} | ${row.value} |`);
+    console.log(
+      `\n(${CREATES} creates, ${CONCURRENCY} in flight; ${LISTING_REQUESTS} sequential listing requests each; ` +
+        `provider issued ${CACHE_SIZE * PROVIDER_SHARE} of the grants)`,
+    );
+  } finally {
+    await api?.stop();
+    await plane.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+await main();

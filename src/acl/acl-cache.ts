@@ -1,0 +1,210 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
+import { ORGANISATION_LABEL } from '../controller/namespace-authorisation.js';
+import type { Logger } from '../observability/logger.js';
+import { Informer, kubeListWatch, objectKey } from '../runtime/index.js';
+import { claimKeys, claimName, type ClaimKey } from './claims.js';
+import { distinctSorted } from './policy-rows.js';
+import { paths } from './resources.js';
+
+const BY_UID = 'uid';
+const BY_CONSUMER = 'consumer';
+const BY_ISSUER = 'issuer';
+const BY_ITEM = 'itemId';
+const BY_CLAIM = 'claim';
+const BY_ORGANISATION = 'organisation';
+
+/** Index functions must not throw: a malformed object is indexed nowhere. */
+function safely<T>(indexFunc: (obj: T) => (string | undefined)[]): (obj: T) => string[] {
+  return (obj) => {
+    try {
+      return indexFunc(obj).filter((value): value is string => value !== undefined);
+    } catch {
+      return [];
+    }
+  };
+}
+
+/** The consumer keys of a grant: `user:<id>` (INDIVIDUAL) or `organization:<org>` per allowed org (GROUP). */
+function consumerKeys(grant: PolicyGrant): string[] {
+  if (grant.spec.policyType === 'INDIVIDUAL') return [`user:${grant.spec.userId}`];
+  return (grant.spec.constraints.subjects?.allowedOrgIds ?? []).map((org) => `organization:${org}`);
+}
+
+interface GrantWaiter {
+  done: (seen: boolean) => void;
+  predicate: (grant: PolicyGrant) => boolean;
+}
+
+/**
+ * The ACL API's view of the cluster, kept by informers of the project's runtime: every PolicyGrant (all
+ * namespaces), every CatalogItem, and the namespaces bound to an organisation; with the indexes that make
+ * each listing and check a lookup rather than a scan or an apiserver list.
+ */
+export class AclCache {
+  readonly grants: Informer<PolicyGrant>;
+  readonly items: Informer<CatalogItem>;
+  readonly namespaces: Informer<KubernetesObject>;
+  private readonly waiters = new Map<string, Set<GrantWaiter>>();
+  /** The platform listing's order of all grants, kept until the next grant event. */
+  private ordered?: PolicyGrant[];
+
+  constructor(kubeConfig: KubeConfig, logger?: Logger) {
+    const informer = <T extends KubernetesObject>(path: string, labelSelector?: string) =>
+      new Informer<T>({
+        source: kubeListWatch<T>(kubeConfig, path),
+        name: path,
+        ...(logger ? { logger } : {}),
+        ...(labelSelector ? { labelSelector } : {}),
+      });
+    this.grants = informer<PolicyGrant>(paths.allPolicyGrants);
+    this.items = informer<CatalogItem>(paths.catalogItems);
+    this.namespaces = informer<KubernetesObject>(paths.namespaces, ORGANISATION_LABEL);
+
+    this.grants.addIndex(
+      BY_UID,
+      safely((grant) => [grant.metadata.uid]),
+    );
+    this.grants.addIndex(BY_CONSUMER, safely(consumerKeys));
+    this.grants.addIndex(
+      BY_ISSUER,
+      safely((grant) => [grant.spec.issuerId]),
+    );
+    this.grants.addIndex(
+      BY_ITEM,
+      safely((grant) => [grant.spec.itemId]),
+    );
+    this.grants.addIndex(
+      BY_CLAIM,
+      safely((grant) => claimKeys(grant.spec).map(claimName)),
+    );
+    this.items.addIndex(
+      BY_ITEM,
+      safely((item) => [item.spec.itemId]),
+    );
+    this.items.addIndex(
+      BY_ORGANISATION,
+      safely((item) => [item.spec.organisationId]),
+    );
+    this.grants.addEventHandler({
+      onAdd: (grant) => this.changed(grant),
+      onUpdate: (_old, grant) => this.changed(grant),
+      onDelete: () => (this.ordered = undefined),
+    });
+  }
+
+  private get informers(): Informer<KubernetesObject>[] {
+    return [this.grants, this.items, this.namespaces] as unknown as Informer<KubernetesObject>[];
+  }
+
+  start(): void {
+    for (const informer of this.informers) informer.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const waiters of this.waiters.values()) for (const waiter of waiters) waiter.done(false);
+    await Promise.all(this.informers.map((informer) => informer.stop()));
+  }
+
+  /** Resolves true once every informer has listed, false when `timeoutMs` passes first. */
+  async waitForSync(timeoutMs: number): Promise<boolean> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      await Promise.all(this.informers.map((informer) => informer.waitForSync(signal)));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Names of the informers that have not listed yet. */
+  unsynced(): string[] {
+    return this.informers.filter((informer) => !informer.hasSynced()).map((informer) => informer.name);
+  }
+
+  grantByUid(uid: string): PolicyGrant | undefined {
+    return this.grants.byIndex(BY_UID, uid)[0];
+  }
+
+  /** INDIVIDUAL grants to the user, and GROUP grants that allow the organisation (when there is one). */
+  grantsOfConsumer(userId: string, organisationId: string | undefined): PolicyGrant[] {
+    const own = this.grants.byIndex(BY_CONSUMER, `user:${userId}`);
+    if (organisationId === undefined) return own;
+    return [...own, ...this.grants.byIndex(BY_CONSUMER, `organization:${organisationId}`)];
+  }
+
+  grantsIssuedBy(issuerId: string): PolicyGrant[] {
+    return this.grants.byIndex(BY_ISSUER, issuerId);
+  }
+
+  grantsOnItem(itemId: string): PolicyGrant[] {
+    return this.grants.byIndex(BY_ITEM, itemId);
+  }
+
+  /** Grants that occupy the (subject, item, access type) of `key`, whatever their state. */
+  grantsWithClaimKey(key: ClaimKey): PolicyGrant[] {
+    return this.grants.byIndex(BY_CLAIM, claimName(key));
+  }
+
+  allGrants(): PolicyGrant[] {
+    return this.grants.list();
+  }
+
+  /** Every grant in listing order (creationTimestamp, uid); do not modify the array. */
+  allGrantsInOrder(): readonly PolicyGrant[] {
+    this.ordered ??= distinctSorted(this.grants.list());
+    return this.ordered;
+  }
+
+  itemsWithId(itemId: string): CatalogItem[] {
+    return this.items.byIndex(BY_ITEM, itemId);
+  }
+
+  itemsOfOrganisation(organisationId: string): CatalogItem[] {
+    return this.items.byIndex(BY_ORGANISATION, organisationId);
+  }
+
+  organisationOfNamespace(namespace: string): string | undefined {
+    return this.namespaces.get(namespace)?.metadata?.labels?.[ORGANISATION_LABEL];
+  }
+
+  /**
+   * Resolves true once the cache holds the grant at `namespace/name` in a state that satisfies `predicate`
+   * (at once if it already does), false after `timeoutMs`: read-your-write for creates and revocations.
+   */
+  waitForGrant(
+    namespace: string,
+    name: string,
+    predicate: (grant: PolicyGrant) => boolean,
+    timeoutMs: number,
+  ): Promise<boolean> {
+    const key = `${namespace}/${name}`;
+    const cached = this.grants.get(key);
+    if (cached && predicate(cached)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(key) ?? new Set<GrantWaiter>();
+      const waiter: GrantWaiter = {
+        predicate,
+        done: (seen) => {
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          if (waiters.size === 0) this.waiters.delete(key);
+          resolve(seen);
+        },
+      };
+      const timer = setTimeout(() => waiter.done(false), timeoutMs);
+      waiters.add(waiter);
+      this.waiters.set(key, waiters);
+    });
+  }
+
+  private changed(grant: PolicyGrant): void {
+    this.ordered = undefined;
+    this.notifyWaiters(grant);
+  }
+
+  private notifyWaiters(grant: PolicyGrant): void {
+    const waiters = this.waiters.get(objectKey(grant));
+    for (const waiter of [...(waiters ?? [])]) if (waiter.predicate(grant)) waiter.done(true);
+  }
+}

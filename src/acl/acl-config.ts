@@ -1,0 +1,71 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { z } from 'zod';
+import type { Authenticators } from '../auth/middleware.js';
+import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
+import { commonEnvironment } from '../config/common-config.js';
+import { duration, port, readEnvironment } from '../config/environment.js';
+import { loadKubeConfig } from '../config/kube-config.js';
+import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
+import type { Logger } from '../observability/logger.js';
+import type { SpiceDBClientOptions } from '../spicedb/client.js';
+
+/** Variables of the ACL API beyond the shared ones (common, auth, SpiceDB, KUBECONFIG). */
+export const aclEnvironment = z.object({
+  ACL_PORT: port.default(8080),
+  ACL_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Where the routes are mounted; a gateway maps its public prefix onto it by strip-prefix. */
+  ACL_BASE_PATH: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)+$|^\/$/, 'a path such as /v2, without a trailing slash')
+    .default('/v2'),
+  /** How long a create or delete waits for the informer to see its write before it answers anyway. */
+  ACL_READ_YOUR_WRITE_TIMEOUT: duration.default(5_000),
+  /** After this long, a pending claim whose grant never appeared is taken for abandoned. */
+  ACL_CLAIM_PENDING_TIMEOUT: duration.default(60_000),
+  /** Deadline of each call to the kube-apiserver. */
+  ACL_KUBE_TIMEOUT: duration.default(10_000),
+});
+
+export interface AclApiConfig {
+  port: number;
+  host: string;
+  basePath: string;
+  /** Where grants and claims are written. */
+  namespace: string;
+  /** `<ns>` of `urn:<ns>:acl:<Kind>`. */
+  errorNamespace: string;
+  logger: Logger | { level: string };
+  kubeConfig: KubeConfig;
+  authenticators: Authenticators;
+  /** For verify of GROUP grants (organisation membership). */
+  spicedb: SpiceDBClientOptions;
+  readYourWriteTimeoutMs?: number;
+  claimPendingTimeoutMs?: number;
+  kubeTimeoutMs?: number;
+  /** How long start-up waits for the informers to list before it serves anyway (not ready until they do). */
+  startupSyncTimeoutMs?: number;
+  /** How long stop() lets in-flight requests finish. */
+  closeGraceMs?: number;
+}
+
+/** The whole configuration of `node dist/cmd/acl-api.js` from its environment. */
+export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<AclApiConfig> {
+  const common = readEnvironment(commonEnvironment, env);
+  const acl = readEnvironment(aclEnvironment, env);
+  const auth = readEnvironment(authEnvironment, env);
+  const spicedb = readEnvironment(spicedbEnvironment, env);
+  return {
+    port: acl.ACL_PORT,
+    host: acl.ACL_HOST,
+    basePath: acl.ACL_BASE_PATH,
+    namespace: common.ACL_NAMESPACE,
+    errorNamespace: common.ERROR_NAMESPACE,
+    logger: { level: common.LOG_LEVEL },
+    kubeConfig: loadKubeConfig(env),
+    authenticators: await createAuthenticators(auth),
+    spicedb: spicedbClientOptions(spicedb),
+    readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,
+    claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
+    kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,
+  };
+}

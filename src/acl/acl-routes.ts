@@ -1,0 +1,250 @@
+import type { Principal } from '../auth/principal.js';
+import { successEnvelope } from '../http/envelope.js';
+import { HttpError } from '../http/errors.js';
+import type { ApiAuthentication } from '../http/openapi/route-definition.js';
+import { RouteRegistry } from '../http/openapi/route-registry.js';
+import { problemResponse } from '../http/openapi/route-responses.js';
+import type { UrnScheme } from '../http/urn.js';
+import type { AclCache } from './acl-cache.js';
+import {
+  CreateBodySchema,
+  CreateHeadersSchema,
+  DeleteQuerySchema,
+  PreferHeadersSchema,
+  ListingQuerySchema,
+  VerifyBodySchema,
+  responseSchemas,
+} from './api-schemas.js';
+import { COS_ADMIN, ORG_ADMIN } from './authorisation.js';
+import type { PolicyCreator } from './create-policies.js';
+import { awaitEnforcement, waitPreference, type WaitTarget } from './enforcement-wait.js';
+import { KUBERNETES_DEPENDENCY, kubernetesFailure } from './kube-errors.js';
+import type { Listing, PolicyListings } from './list-policies.js';
+import type { ListingQuery } from './policy-rows.js';
+import type { PolicyRevoker } from './revoke-policy.js';
+import type { AccessVerifier } from './verify-access.js';
+
+export interface AclServices {
+  urn: UrnScheme;
+  cache: AclCache;
+  creator: PolicyCreator;
+  revoker: PolicyRevoker;
+  listings: PolicyListings;
+  verifier: AccessVerifier;
+}
+
+export interface AclRouteOptions {
+  authentication: ApiAuthentication;
+  validateResponses?: boolean;
+}
+
+const TAGS = ['policies'];
+
+const unavailable = problemResponse(
+  'Kubernetes (or, for GROUP grants, SpiceDB) is unavailable; detail names it',
+);
+
+function count(n: number, what: string): string {
+  return `${n} ${n === 1 ? 'policy' : 'policies'} ${what}`;
+}
+
+/** The routes of the ACL API, each declared once: validation, handler, and its OpenAPI operation. */
+export function aclRoutes(services: AclServices, options: AclRouteOptions): RouteRegistry {
+  const { urn, creator, revoker, listings, verifier } = services;
+  const schemas = responseSchemas(urn);
+  const guarded = guard(services.cache);
+  const listingResult = (listing: Listing) => ({
+    status: 200,
+    body: successEnvelope(urn, {
+      title: 'Policies',
+      results: listing.rows,
+      paginationInfo: listing.paginationInfo,
+    }),
+  });
+  const listingResponses = {
+    200: { description: 'A page of policy rows', schema: schemas.listing },
+    503: unavailable,
+  };
+  const listingRoute = (
+    path: string,
+    operationId: string,
+    summary: string,
+    list: (principal: Principal, query: ListingQuery) => Listing,
+  ) => ({
+    method: 'get' as const,
+    path,
+    operationId,
+    summary,
+    tags: TAGS,
+    request: { query: ListingQuerySchema },
+    responses: listingResponses,
+    handler: guarded(({ principal, query }: { principal: Principal; query: ListingQuery }) =>
+      listingResult(list(principal, query)),
+    ),
+  });
+
+  const waitIfPreferred = async (prefer: string | undefined, policyIds: string[], target: WaitTarget) => {
+    const seconds = waitPreference(prefer);
+    if (seconds === undefined) return { detail: '', headers: {} as Record<string, string> };
+    const reports = await awaitEnforcement(services.cache, policyIds, target, seconds * 1_000);
+    const pending = reports.filter((report) => !report.enforced).length;
+    const detail =
+      pending === 0 ? '; enforced' : `; ${pending} not enforced after ${seconds} s (committed all the same)`;
+    return {
+      reports,
+      detail,
+      headers: { 'preference-applied': `wait=${seconds}` } as Record<string, string>,
+    };
+  };
+
+  return new RouteRegistry({
+    authentication: options.authentication,
+    validateResponses: options.validateResponses,
+  })
+    .add({
+      method: 'post',
+      path: '/policy',
+      operationId: 'createPolicy',
+      summary: 'Create policy grants (all or none)',
+      description:
+        'The caller must own each item or be an org_admin of its organisation. 409 when an active policy ' +
+        'already gives the same subject the same access type on the item. With Idempotency-Key, a retry ' +
+        'with the same body answers the first answer again and creates nothing.',
+      tags: TAGS,
+      access: 'authenticated',
+      request: { body: CreateBodySchema, headers: CreateHeadersSchema },
+      responses: {
+        201: {
+          description: 'Created; results carry the policyIds in request order',
+          schema: schemas.created,
+        },
+        403: problemResponse('The caller is neither the item owner nor an org_admin of its organisation'),
+        404: problemResponse('No CatalogItem has the itemId'),
+        409: problemResponse(
+          'An active policy exists, the item is ambiguous, or the Idempotency-Key was reused',
+        ),
+        503: unavailable,
+      },
+      handler: guarded(async ({ principal, body, headers, request }) => {
+        const outcome = await creator.create({
+          principal,
+          items: body.request,
+          idempotencyKey: headers['idempotency-key'],
+          log: request.log,
+        });
+        const waited = await waitIfPreferred(headers.prefer, outcome.policyIds, 'enforced');
+        return {
+          status: 201,
+          headers: waited.headers,
+          body: successEnvelope(urn, {
+            title: 'Created',
+            detail: count(outcome.policyIds.length, 'created') + waited.detail,
+            results: waited.reports ?? outcome.policyIds.map((policyId) => ({ policyId })),
+          }),
+        };
+      }),
+    })
+    .add({
+      method: 'delete',
+      path: '/policy',
+      operationId: 'deletePolicy',
+      summary: 'Revoke a policy (soft delete: the record stays, its status becomes DELETED)',
+      description:
+        'Allowed for the issuer, the item owner, an org_admin of its organisation, and cos_admin. ' +
+        'Deleting an already revoked policy answers 200 with "0 policies deleted" and changes nothing.',
+      tags: TAGS,
+      access: 'authenticated',
+      request: { query: DeleteQuerySchema, headers: PreferHeadersSchema },
+      responses: {
+        200: { description: 'Revoked, or already revoked (detail says which)', schema: schemas.deleted },
+        403: problemResponse('The caller may not revoke this policy'),
+        404: problemResponse('No policy has this id'),
+        409: problemResponse('The policy kept changing during the revocation; retry'),
+        503: unavailable,
+      },
+      handler: guarded(async ({ principal, query, headers, request }) => {
+        const outcome = await revoker.revoke(principal, query.id, request.log);
+        const detail = outcome.revoked
+          ? count(1, 'deleted')
+          : `${count(0, 'deleted')}; ${query.id} was already deleted at ${outcome.revokedAt}`;
+        const waited = await waitIfPreferred(headers.prefer, [query.id], 'revoked');
+        const results = waited.reports ? { results: waited.reports } : {};
+        return {
+          status: 200,
+          headers: waited.headers,
+          body: successEnvelope(urn, { title: 'Deleted', detail: detail + waited.detail, ...results }),
+        };
+      }),
+    })
+    .add({
+      ...listingRoute('/policy/consumer', 'listConsumerPolicies', 'Policies usable by the caller', (p, q) =>
+        listings.consumer(p, q),
+      ),
+      access: 'authenticated',
+    })
+    .add({
+      ...listingRoute('/policy/provider', 'listProviderPolicies', 'Policies issued by the caller', (p, q) =>
+        listings.provider(p, q),
+      ),
+      access: 'authenticated',
+    })
+    .add({
+      ...listingRoute(
+        '/policy/organisation',
+        'listOrganisationPolicies',
+        "Policies on the items of the caller's organisation",
+        (p, q) => listings.organisation(p, q),
+      ),
+      access: { role: ORG_ADMIN },
+    })
+    .add({
+      ...listingRoute('/policy/platform', 'listPlatformPolicies', 'All policies', (_p, q) =>
+        listings.platform(q),
+      ),
+      access: { role: COS_ADMIN },
+    })
+    .add({
+      method: 'post',
+      path: '/verify',
+      operationId: 'verifyPolicy',
+      summary: "The user's active policies on the item",
+      description:
+        'Callable by the user themself, the item owner, an org_admin of its organisation, cos_admin, or an ' +
+        'application (Basic credentials). GROUP policies count when SpiceDB says the user is a member of ' +
+        'an allowed organisation.',
+      tags: TAGS,
+      access: 'authenticated',
+      request: { body: VerifyBodySchema },
+      responses: {
+        200: { description: 'Active policies (id, constraints, expiryAt)', schema: schemas.verified },
+        403: problemResponse('No active policy (title "No active policy"), or the caller may not ask'),
+        503: unavailable,
+      },
+      handler: guarded(async ({ principal, body }) => {
+        const results = await verifier.verify(principal, body.user.id, body.item.itemId);
+        return { status: 200, body: successEnvelope(urn, { title: 'Active policy found', results }) };
+      }),
+    });
+}
+
+/**
+ * Every handler needs the synced cache and speaks HTTP errors only: a Kubernetes failure that escaped a
+ * handler becomes a 503 naming kubernetes (or a 400 for an object the apiserver rejected), never a 500.
+ */
+function guard(cache: AclCache) {
+  return <I, R>(handler: (input: I) => R | Promise<R>) =>
+    async (input: I): Promise<R> => {
+      const unsynced = cache.unsynced();
+      if (unsynced.length > 0) {
+        throw new HttpError(
+          'DependencyUnavailable',
+          `${KUBERNETES_DEPENDENCY} is unavailable: the cache of ${unsynced.join(', ')} has not synced yet`,
+        );
+      }
+      try {
+        return await handler(input);
+      } catch (error) {
+        throw kubernetesFailure(error);
+      }
+    };
+}

@@ -1,0 +1,148 @@
+import type { Express } from 'express';
+import { apiAuthentication } from '../auth/middleware.js';
+import { createHttpApp } from '../http/app.js';
+import type { OpenApiDocument } from '../http/openapi/route-definition.js';
+import type { RouteRegistry } from '../http/openapi/route-registry.js';
+import type { ReadinessCheck } from '../http/readiness.js';
+import { listen } from '../http/server.js';
+import { createUrnScheme } from '../http/urn.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { createMetricsRegistry } from '../observability/metrics.js';
+import { SpiceDBClient } from '../spicedb/client.js';
+import { AclCache } from './acl-cache.js';
+import type { AclApiConfig } from './acl-config.js';
+import { aclRoutes } from './acl-routes.js';
+import { PolicyCreator } from './create-policies.js';
+import { registerGrantMetrics } from './grant-metrics.js';
+import { GrantStore } from './grant-store.js';
+import { KubeClient } from './kube-client.js';
+import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
+import { PolicyListings } from './list-policies.js';
+import { PolicyRevoker } from './revoke-policy.js';
+import { AccessVerifier, spicedbMembership } from './verify-access.js';
+
+export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
+export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
+export const DEFAULT_STARTUP_SYNC_TIMEOUT_MS = 30_000;
+
+export interface RunningAclApi {
+  /** Base URL of the API, including the base path (e.g. `http://127.0.0.1:8080/v2`). */
+  url: string;
+  /** The server root, where /healthz/*, /metrics and /docs are. */
+  rootUrl: string;
+  port: number;
+  app: Express;
+  routes: RouteRegistry;
+  /** The informer caches the API answers from (tests and the dev stack wait on them). */
+  cache: AclCache;
+  document: OpenApiDocument;
+  /** Stops serving (in-flight requests finish within the grace period), then the informers and clients. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Check every answer against its declared schema (tests). */
+  validateResponses?: boolean;
+}
+
+/** Starts the ACL API: informers, then the HTTP server. Resolves once it listens. */
+export async function startAclApi(config: AclApiConfig, options: StartOptions = {}): Promise<RunningAclApi> {
+  const logger: Logger =
+    'child' in config.logger ? config.logger : createLogger({ level: config.logger.level, name: 'acl-api' });
+  const now = () => new Date();
+  const urn = createUrnScheme('acl', config.errorNamespace);
+  const kube = new KubeClient(config.kubeConfig, config.kubeTimeoutMs);
+  const store = new GrantStore(kube, config.namespace);
+  const cache = new AclCache(config.kubeConfig, logger);
+  const spicedb = new SpiceDBClient(config.spicedb);
+  const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
+
+  const routes = aclRoutes(
+    {
+      urn,
+      cache,
+      creator: new PolicyCreator(store, cache, {
+        claimPendingTimeoutMs: config.claimPendingTimeoutMs ?? DEFAULT_CLAIM_PENDING_TIMEOUT_MS,
+        readYourWriteTimeoutMs,
+        now,
+      }),
+      revoker: new PolicyRevoker(store, cache, { readYourWriteTimeoutMs, now }),
+      listings: new PolicyListings(cache, now),
+      verifier: new AccessVerifier(cache, spicedbMembership(spicedb), config.namespace, now),
+    },
+    {
+      authentication: apiAuthentication(config.authenticators),
+      ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
+    },
+  );
+  const document = routes.document({
+    info: {
+      title: 'policy-grant-operator ACL API',
+      version: '2.0.0',
+      description: 'Administration of policy grants: create, revoke, list, verify.',
+    },
+    servers: [{ url: config.basePath }],
+  });
+  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
+  registerGrantMetrics(metricsRegistry, cache, now);
+  const app = createHttpApp({
+    urn,
+    logger,
+    metricsRegistry,
+    readinessChecks: readinessChecks(store, cache),
+    openApiDocument: document,
+    routers: [{ path: config.basePath, router: routes.router() }],
+  });
+
+  cache.start();
+  const synced = await cache.waitForSync(config.startupSyncTimeoutMs ?? DEFAULT_STARTUP_SYNC_TIMEOUT_MS);
+  if (!synced) logger.warn({ unsynced: cache.unsynced() }, 'serving before the caches synced: not ready yet');
+  const stopClients = async () => {
+    await cache.stop();
+    kube.close();
+    spicedb.close();
+  };
+  const server = await listen(app, {
+    port: config.port,
+    host: config.host,
+    ...(config.closeGraceMs === undefined ? {} : { closeGraceMs: config.closeGraceMs }),
+  }).catch(async (error: unknown) => {
+    await stopClients();
+    throw error;
+  });
+  logger.info(
+    { url: server.url, basePath: config.basePath, namespace: config.namespace },
+    'ACL API listening',
+  );
+  return {
+    url: `${server.url}${config.basePath === '/' ? '' : config.basePath}`,
+    rootUrl: server.url,
+    port: server.port,
+    app,
+    routes,
+    cache,
+    document,
+    async stop() {
+      await server.close();
+      await stopClients();
+    },
+  };
+}
+
+/**
+ * Ready when the apiserver answers and every informer has listed. SpiceDB is not checked: only verify of
+ * GROUP grants needs it, and that request answers 503 naming spicedb on its own; taking the whole API out
+ * of traffic would also stop creates, deletes and listings, which do not use SpiceDB.
+ */
+function readinessChecks(store: GrantStore, cache: AclCache): ReadinessCheck[] {
+  return [
+    { name: KUBERNETES_DEPENDENCY, check: () => store.ping(2_000) },
+    {
+      name: `${KUBERNETES_DEPENDENCY}-informers`,
+      check: async () => {
+        const unsynced = cache.unsynced();
+        if (unsynced.length > 0) throw new Error(`not synced: ${unsynced.join(', ')}`);
+      },
+    },
+  ];
+}

@@ -1,0 +1,59 @@
+import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
+import { hasRole, type Principal } from '../auth/principal.js';
+
+// Who may do what (SPEC.md "Authentication", role table), as pure predicates over the caller and the
+// CatalogItem the action is about.
+
+export const ORG_ADMIN = 'org_admin';
+export const COS_ADMIN = 'cos_admin';
+
+/** The CatalogItems that carry one itemId: exactly one is usable; none or several are not. */
+export type ItemLookup =
+  { kind: 'found'; item: CatalogItem } | { kind: 'missing' } | { kind: 'ambiguous'; names: string[] };
+
+export function lookupItem(candidates: readonly CatalogItem[]): ItemLookup {
+  const [first] = candidates;
+  if (first === undefined) return { kind: 'missing' };
+  if (candidates.length === 1) return { kind: 'found', item: first };
+  return { kind: 'ambiguous', names: candidates.map((item) => item.metadata.name ?? '').sort() };
+}
+
+export function isOrgAdminOf(principal: Principal, organisationId: string): boolean {
+  return hasRole(principal, ORG_ADMIN) && principal.organisationId === organisationId;
+}
+
+/** The item's owner, or an org_admin whose organisation claim is the item's organisation. */
+export function administersItem(principal: Principal, item: CatalogItem): boolean {
+  return principal.id === item.spec.ownerId || isOrgAdminOf(principal, item.spec.organisationId);
+}
+
+/** Create: the item's administrators only (not cos_admin: the spec's role table names no platform role). */
+export function mayCreateOn(principal: Principal, item: CatalogItem): boolean {
+  return administersItem(principal, item);
+}
+
+/**
+ * Revoke: the grant's issuer, the item's administrators, or cos_admin (platform operators must be able to
+ * withdraw any grant, e.g. in an incident, without kubectl). An item that is unknown or ambiguous has no
+ * administrators, so only the issuer and cos_admin may revoke grants on it.
+ */
+export function mayRevoke(principal: Principal, grant: PolicyGrant, item: CatalogItem | undefined): boolean {
+  return (
+    principal.id === grant.spec.issuerId ||
+    hasRole(principal, COS_ADMIN) ||
+    (item !== undefined && administersItem(principal, item))
+  );
+}
+
+/**
+ * Verify: the user themself, the item's administrators, cos_admin, or an application (Basic credentials):
+ * platform components call verify at access time on behalf of users they serve.
+ */
+export function mayVerify(principal: Principal, userId: string, item: CatalogItem | undefined): boolean {
+  return (
+    principal.id === userId ||
+    principal.kind === 'application' ||
+    hasRole(principal, COS_ADMIN) ||
+    (item !== undefined && administersItem(principal, item))
+  );
+}

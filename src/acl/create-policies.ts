@@ -1,0 +1,431 @@
+import {
+  derivedState,
+  toKubernetesTime,
+  type CatalogItem,
+  type PolicyGrant,
+  type PolicyGrantSpec,
+} from '../api/v1alpha1/index.js';
+import type { Principal } from '../auth/principal.js';
+import { HttpError } from '../http/errors.js';
+import type { Logger } from '../observability/logger.js';
+import type { AclCache } from './acl-cache.js';
+import type { CreateItem } from './api-schemas.js';
+import { lookupItem, mayCreateOn } from './authorisation.js';
+import {
+  claimKeys,
+  claimName,
+  describeSubject,
+  judgeClaim,
+  readClaimData,
+  type ClaimData,
+  type ClaimKey,
+} from './claims.js';
+import { settleAll, valuesOrThrow } from './concurrency.js';
+import {
+  CREATED_BY_ACL_API,
+  CREATED_BY_LABEL,
+  REQUEST_HASH_ANNOTATION,
+  idempotentGrantName,
+  randomGrantName,
+  requestHash,
+} from './grant-names.js';
+import type { GrantStore } from './grant-store.js';
+import { isAlreadyExists, isNotFound, isPreconditionConflict } from './kube-errors.js';
+import { isUserId } from './principal-ids.js';
+
+/** Claims one request may need (subjects × access types over all its items). */
+export const MAX_CLAIMS_PER_REQUEST = 1000;
+/** Writes one request has in flight at once. */
+const WRITE_CONCURRENCY = 8;
+/** Attempts at one claim when other requests keep changing it. */
+const CLAIM_ATTEMPTS = 5;
+
+export interface CreateSettings {
+  /** A pending claim without its grant is taken for abandoned after this long (its creator died). */
+  claimPendingTimeoutMs: number;
+  /** How long a create waits for its informer to see the new grants (read-your-write). */
+  readYourWriteTimeoutMs: number;
+  now: () => Date;
+}
+
+export interface CreateInput {
+  principal: Principal;
+  items: readonly CreateItem[];
+  idempotencyKey: string | undefined;
+  log: Logger;
+}
+
+export interface CreateOutcome {
+  policyIds: string[];
+  /** True when an Idempotency-Key retry found the grants of its first answer. */
+  replayed: boolean;
+}
+
+interface PlannedClaim {
+  name: string;
+  key: ClaimKey;
+  grantName: string;
+}
+
+interface PlannedGrant {
+  name: string;
+  spec: PolicyGrantSpec;
+  claims: PlannedClaim[];
+}
+
+/** A claim this request holds, with the resourceVersion it last saw; `mine` when it created or took it. */
+interface HeldClaim {
+  planned: PlannedClaim;
+  resourceVersion: string;
+  mine: boolean;
+}
+
+type ClaimOutcome = { held: HeldClaim } | { blocked: PlannedClaim; why: 'active' | 'in-flight' };
+
+/**
+ * POST /policy: checks every item against its CatalogItem and the caller, then, all or none,
+ * 1. claims every (subject, item, access type) by creating its claim object (taking over claims whose
+ *    grant is revoked, expired or gone),
+ * 2. creates the PolicyGrants,
+ * 3. binds the claims (pending → bound, conditioned on the resourceVersion each claim had when claimed),
+ * 4. waits until the informer has the new grants, so the caller's next listing shows them.
+ * Any failure deletes what this request created and answers the failure.
+ */
+export class PolicyCreator {
+  constructor(
+    private readonly store: GrantStore,
+    private readonly cache: AclCache,
+    private readonly settings: CreateSettings,
+  ) {}
+
+  async create(input: CreateInput): Promise<CreateOutcome> {
+    const { principal, items, idempotencyKey } = input;
+    if (!isUserId(principal.id)) {
+      throw new HttpError(
+        'Forbidden',
+        `caller ${principal.id} has no user id: only users (or applications whose credential names a userId) issue grants`,
+      );
+    }
+    const plan = this.plan(principal, items, idempotencyKey);
+    const hash = idempotencyKey === undefined ? undefined : requestHash(items);
+    if (hash !== undefined) {
+      const replay = await this.replay(plan, hash, idempotencyKey as string);
+      if (replay) return { policyIds: replay, replayed: true };
+    }
+    this.rejectKubectlConflicts(plan);
+    const transaction = new CreateTransaction(this.store, this.settings, input.log);
+    try {
+      const grants = await transaction.run(plan, {
+        labels: { [CREATED_BY_LABEL]: CREATED_BY_ACL_API },
+        annotations: hash === undefined ? {} : { [REQUEST_HASH_ANNOTATION]: hash },
+        idempotencyKey,
+      });
+      await this.awaitCache(grants, input.log);
+      return { policyIds: grants.map((grant) => grant.metadata.uid ?? ''), replayed: false };
+    } catch (error) {
+      await transaction.rollback();
+      throw error;
+    }
+  }
+
+  /** Validates items against the catalog and the caller; names the grants; lists their claims. */
+  private plan(principal: Principal, items: readonly CreateItem[], key: string | undefined): PlannedGrant[] {
+    const claimOwners = new Map<string, number>();
+    const plan = items.map((item, index): PlannedGrant => {
+      this.checkItem(principal, item, index);
+      const name = key === undefined ? randomGrantName() : idempotentGrantName(principal.id, key, index);
+      const claims = claimKeys(item).map((claimKey) => {
+        const claim = { name: claimName(claimKey), key: claimKey, grantName: name };
+        const earlier = claimOwners.get(claim.name);
+        if (earlier !== undefined) {
+          throw new HttpError(
+            'BadRequest',
+            `request[${index}] repeats request[${earlier}]: both give ${describeSubject(claimKey.subject)} ` +
+              `access type ${claimKey.accessType} on item ${claimKey.itemId}`,
+          );
+        }
+        claimOwners.set(claim.name, index);
+        return claim;
+      });
+      return { name, spec: { ...item, issuerId: principal.id }, claims };
+    });
+    if (claimOwners.size > MAX_CLAIMS_PER_REQUEST) {
+      throw new HttpError(
+        'BadRequest',
+        `request: needs ${claimOwners.size} (subject, access type) pairs over all items; at most ` +
+          `${MAX_CLAIMS_PER_REQUEST} per request`,
+      );
+    }
+    return plan;
+  }
+
+  private checkItem(principal: Principal, item: CreateItem, index: number): CatalogItem {
+    const lookup = lookupItem(this.cache.itemsWithId(item.itemId));
+    if (lookup.kind === 'missing') {
+      throw new HttpError('NotFound', `request[${index}].itemId: no CatalogItem has itemId ${item.itemId}`);
+    }
+    if (lookup.kind === 'ambiguous') {
+      throw new HttpError(
+        'Conflict',
+        `request[${index}].itemId: itemId ${item.itemId} is ambiguous: CatalogItems ` +
+          `${lookup.names.join(' and ')} both have it; grants on it are refused until one is removed`,
+      );
+    }
+    const catalogItem = lookup.item;
+    if (catalogItem.spec.itemType !== item.itemType) {
+      throw new HttpError(
+        'BadRequest',
+        `request[${index}].itemType: item ${item.itemId} has itemType ${catalogItem.spec.itemType}, not ${item.itemType}`,
+      );
+    }
+    const allowed = new Set(catalogItem.spec.accessTypes);
+    item.constraints.access.forEach(({ accessType }, accessIndex) => {
+      if (!allowed.has(accessType)) {
+        throw new HttpError(
+          'BadRequest',
+          `request[${index}].constraints.access[${accessIndex}].accessType: item ${item.itemId} does not ` +
+            `allow access type ${accessType} (allowed: ${catalogItem.spec.accessTypes.join(', ')})`,
+        );
+      }
+    });
+    if (!mayCreateOn(principal, catalogItem)) {
+      throw new HttpError(
+        'Forbidden',
+        `request[${index}]: only the owner of item ${item.itemId} or an org_admin of its organisation ` +
+          `may grant access to it`,
+      );
+    }
+    return catalogItem;
+  }
+
+  /**
+   * An Idempotency-Key retry: when every grant of the plan exists, made from the same request, the first
+   * answer is given again; a grant made from another request under the same key is a 409. Anything else
+   * (no grant yet, or some: a twin is still at work) goes through the normal path, where the twin's claims
+   * and grants count as this request's own.
+   */
+  private async replay(plan: PlannedGrant[], hash: string, key: string): Promise<string[] | undefined> {
+    const existing = valuesOrThrow(
+      await settleAll(plan, WRITE_CONCURRENCY, (grant) => this.store.getGrant(grant.name)),
+    );
+    if (existing.some((grant) => grant && grant.metadata.annotations?.[REQUEST_HASH_ANNOTATION] !== hash)) {
+      throw idempotencyKeyReused(key);
+    }
+    if (existing.some((grant) => grant === undefined)) return undefined;
+    return (existing as PolicyGrant[]).map((grant) => grant.metadata.uid ?? '');
+  }
+
+  /**
+   * Grants applied with kubectl have no claims. The cache tells about those (best effort: a kubectl apply
+   * racing this request is not seen; the controller then refuses the younger grant with reason Conflict).
+   */
+  private rejectKubectlConflicts(plan: PlannedGrant[]): void {
+    const now = this.settings.now();
+    const blocked = plan.flatMap((grant) =>
+      grant.claims.filter((claim) =>
+        this.cache
+          .grantsWithClaimKey(claim.key)
+          .some(
+            (other) =>
+              other.metadata.labels?.[CREATED_BY_LABEL] !== CREATED_BY_ACL_API &&
+              derivedState(other, now) === 'ACTIVE',
+          ),
+      ),
+    );
+    if (blocked.length > 0)
+      throw conflict(blocked.map((claim) => ({ blocked: claim, why: 'active' as const })));
+  }
+
+  private async awaitCache(grants: PolicyGrant[], log: Logger): Promise<void> {
+    const seen = await Promise.all(
+      grants.map((grant) =>
+        this.cache.waitForGrant(
+          grant.metadata.namespace ?? '',
+          grant.metadata.name ?? '',
+          (cached) => cached.metadata.uid === grant.metadata.uid,
+          this.settings.readYourWriteTimeoutMs,
+        ),
+      ),
+    );
+    if (seen.includes(false)) {
+      log.warn({ timeoutMs: this.settings.readYourWriteTimeoutMs }, 'created grants not yet in the cache');
+    }
+  }
+}
+
+/** The writes of one create, and what they left, so that a failure can undo exactly them. */
+class CreateTransaction {
+  private readonly heldClaims: HeldClaim[] = [];
+  private readonly createdGrants: PolicyGrant[] = [];
+
+  constructor(
+    private readonly store: GrantStore,
+    private readonly settings: CreateSettings,
+    private readonly log: Logger,
+  ) {}
+
+  async run(
+    plan: PlannedGrant[],
+    metadata: {
+      labels: Record<string, string>;
+      annotations: Record<string, string>;
+      idempotencyKey?: string;
+    },
+  ): Promise<PolicyGrant[]> {
+    const claims = plan.flatMap((grant) => grant.claims);
+    const outcomes = await settleAll(claims, WRITE_CONCURRENCY, (claim) => this.acquire(claim));
+    for (const outcome of outcomes) {
+      if (outcome.status === 'fulfilled' && 'held' in outcome.value) this.heldClaims.push(outcome.value.held);
+    }
+    const values = valuesOrThrow(outcomes);
+    const blocked = values.filter((outcome) => 'blocked' in outcome);
+    if (blocked.length > 0) throw conflict(blocked);
+
+    const grants = await settleAll(plan, WRITE_CONCURRENCY, (grant) => this.createGrant(grant, metadata));
+    const created = valuesOrThrow(grants);
+    valuesOrThrow(await settleAll(this.heldClaims, WRITE_CONCURRENCY, (held) => this.bind(held)));
+    return created;
+  }
+
+  /** Deletes the grants and claims this request created or took over; failures are logged. */
+  async rollback(): Promise<void> {
+    const results = await Promise.allSettled([
+      ...this.createdGrants.map((grant) =>
+        this.store.deleteGrant(grant.metadata.name ?? '', grant.metadata.uid ?? ''),
+      ),
+      ...this.heldClaims
+        .filter((held) => held.mine)
+        .map((held) => this.store.deleteClaim(held.planned.name, held.resourceVersion)),
+    ]);
+    const failures = results.filter((result) => result.status === 'rejected');
+    if (failures.length > 0) {
+      this.log.warn(
+        { failures: failures.map((failure) => String((failure as PromiseRejectedResult).reason)) },
+        'rollback of a failed create left objects behind; their claims are taken over once vacant',
+      );
+    }
+  }
+
+  private claimData(planned: PlannedClaim): ClaimData {
+    return {
+      ...planned.key,
+      grantName: planned.grantName,
+      state: 'pending',
+      pendingSince: toKubernetesTime(this.settings.now()),
+    };
+  }
+
+  private async acquire(planned: PlannedClaim): Promise<ClaimOutcome> {
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+      try {
+        const created = await this.store.createClaim(planned.name, this.claimData(planned));
+        return { held: { planned, resourceVersion: created.metadata.resourceVersion, mine: true } };
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+      }
+      const existing = await this.store.getClaim(planned.name);
+      if (!existing) continue;
+      const claim = readClaimData(existing);
+      const resourceVersion = existing.metadata.resourceVersion;
+      if (claim.grantName === planned.grantName) return { held: { planned, resourceVersion, mine: false } };
+      const holder = claim.grantName ? await this.store.getGrant(claim.grantName) : undefined;
+      const verdict = judgeClaim({
+        claim,
+        holder,
+        ownGrantName: planned.grantName,
+        now: this.settings.now(),
+        pendingTimeoutMs: this.settings.claimPendingTimeoutMs,
+      });
+      if (verdict === 'active' || verdict === 'in-flight') return { blocked: planned, why: verdict };
+      try {
+        const taken = await this.store.replaceClaim(planned.name, this.claimData(planned), resourceVersion);
+        this.log.info({ claim: planned.name, from: claim.grantName }, 'took over a vacant claim');
+        return { held: { planned, resourceVersion: taken.metadata.resourceVersion, mine: true } };
+      } catch (error) {
+        if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
+      }
+    }
+    throw new HttpError(
+      'Conflict',
+      `the claim on ${describeClaim(planned.key)} kept changing under concurrent requests; retry`,
+    );
+  }
+
+  private async createGrant(
+    grant: PlannedGrant,
+    metadata: {
+      labels: Record<string, string>;
+      annotations: Record<string, string>;
+      idempotencyKey?: string;
+    },
+  ): Promise<PolicyGrant> {
+    try {
+      const created = await this.store.createGrant({ name: grant.name, spec: grant.spec, ...metadata });
+      this.createdGrants.push(created);
+      return created;
+    } catch (error) {
+      if (!isAlreadyExists(error) || metadata.idempotencyKey === undefined) throw error;
+    }
+    // Only deterministic (Idempotency-Key) names can already exist: a twin request made it, or another body.
+    const existing = await this.store.getGrant(grant.name);
+    const hash = metadata.annotations[REQUEST_HASH_ANNOTATION];
+    if (!existing || existing.metadata.annotations?.[REQUEST_HASH_ANNOTATION] !== hash) {
+      throw idempotencyKeyReused(metadata.idempotencyKey);
+    }
+    return existing;
+  }
+
+  /** pending → bound, conditioned on the claim being as this request left it (or as its twin left it). */
+  private async bind(held: HeldClaim): Promise<void> {
+    let resourceVersion = held.resourceVersion;
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+      try {
+        const data: ClaimData = { ...this.claimData(held.planned), state: 'bound' };
+        const bound = await this.store.replaceClaim(held.planned.name, data, resourceVersion);
+        held.resourceVersion = bound.metadata.resourceVersion;
+        return;
+      } catch (error) {
+        if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
+      }
+      const current = await this.store.getClaim(held.planned.name);
+      const claim = current ? readClaimData(current) : undefined;
+      if (!current || claim?.grantName !== held.planned.grantName) {
+        throw new HttpError(
+          'Conflict',
+          `the claim on ${describeClaim(held.planned.key)} was taken by a concurrent request; retry`,
+        );
+      }
+      if (claim.state === 'bound') return;
+      resourceVersion = current.metadata.resourceVersion;
+    }
+  }
+}
+
+function describeClaim(key: ClaimKey): string {
+  return `${describeSubject(key.subject)}, item ${key.itemId}, access type ${key.accessType}`;
+}
+
+/** One 409 naming, per subject and item, the access types already granted or being granted. */
+function conflict(blocked: readonly { blocked: PlannedClaim; why: 'active' | 'in-flight' }[]): HttpError {
+  const groups = new Map<string, { key: ClaimKey; why: string; accessTypes: string[] }>();
+  for (const { blocked: claim, why } of blocked) {
+    const id = `${why}\n${claim.key.subject}\n${claim.key.itemId}`;
+    const group = groups.get(id) ?? { key: claim.key, why, accessTypes: [] };
+    group.accessTypes.push(claim.key.accessType);
+    groups.set(id, group);
+  }
+  const parts = [...groups.values()].map(({ key, why, accessTypes }) => {
+    const access = `access type${accessTypes.length > 1 ? 's' : ''} ${accessTypes.join(', ')}`;
+    return why === 'active'
+      ? `an active policy already gives ${describeSubject(key.subject)} ${access} on item ${key.itemId}`
+      : `a policy giving ${describeSubject(key.subject)} ${access} on item ${key.itemId} is being created by a concurrent request`;
+  });
+  return new HttpError('Conflict', parts.join('; '));
+}
+
+function idempotencyKeyReused(key: string): HttpError {
+  return new HttpError(
+    'Conflict',
+    `Idempotency-Key ${JSON.stringify(key)} was already used with a different request body`,
+  );
+}

@@ -1,0 +1,108 @@
+import {
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  type PolicyGrant,
+  type PolicyGrantSpec,
+} from '../api/v1alpha1/index.js';
+import { claimConfigMap, type ClaimData } from './claims.js';
+import type { KubeClient } from './kube-client.js';
+import { isNotFound } from './kube-errors.js';
+import { paths, type ConfigMap } from './resources.js';
+
+export interface NewGrant {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  spec: PolicyGrantSpec;
+}
+
+/**
+ * The ACL API's writes and point reads against the apiserver: grants and claims in its namespace.
+ * Errors are the KubeClient's (KubeApiError, KubernetesUnreachableError); reads answer undefined for 404.
+ */
+export class GrantStore {
+  constructor(
+    private readonly kube: KubeClient,
+    readonly namespace: string,
+  ) {}
+
+  createClaim(name: string, data: ClaimData): Promise<ConfigMap> {
+    return this.kube.call({
+      method: 'POST',
+      path: paths.configMaps(this.namespace),
+      body: claimConfigMap(name, data),
+    });
+  }
+
+  getClaim(name: string): Promise<ConfigMap | undefined> {
+    return orUndefined(this.kube.call({ method: 'GET', path: paths.configMap(this.namespace, name) }));
+  }
+
+  /** Rewrites a claim if nobody changed it since `resourceVersion` (else a 409). */
+  replaceClaim(name: string, data: ClaimData, resourceVersion: string): Promise<ConfigMap> {
+    return this.kube.call({
+      method: 'PUT',
+      path: paths.configMap(this.namespace, name),
+      body: claimConfigMap(name, data, resourceVersion),
+    });
+  }
+
+  /** Deletes a claim if nobody changed it since `resourceVersion` (else a 409). */
+  async deleteClaim(name: string, resourceVersion: string): Promise<void> {
+    await this.kube.call({
+      method: 'DELETE',
+      path: paths.configMap(this.namespace, name),
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion } },
+    });
+  }
+
+  createGrant(grant: NewGrant): Promise<PolicyGrant> {
+    return this.kube.call({
+      method: 'POST',
+      path: paths.policyGrants(this.namespace),
+      body: {
+        apiVersion: GROUP_VERSION,
+        kind: POLICY_GRANT_KIND,
+        metadata: { name: grant.name, labels: grant.labels, annotations: grant.annotations },
+        spec: grant.spec,
+      },
+    });
+  }
+
+  getGrant(name: string, namespace = this.namespace): Promise<PolicyGrant | undefined> {
+    return orUndefined(this.kube.call({ method: 'GET', path: paths.policyGrant(namespace, name) }));
+  }
+
+  /** Deletes the grant only if it is still the object with `uid` (a rollback never deletes a successor). */
+  async deleteGrant(name: string, uid: string): Promise<void> {
+    await this.kube.call({
+      method: 'DELETE',
+      path: paths.policyGrant(this.namespace, name),
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
+    });
+  }
+
+  /** Soft delete: a merge patch of revokedAt and revokedBy, conditioned on the grant's resourceVersion. */
+  revokeGrant(grant: PolicyGrant, revokedAt: string, revokedBy: string): Promise<PolicyGrant> {
+    const { namespace = '', name = '', resourceVersion } = grant.metadata;
+    return this.kube.call({
+      method: 'PATCH',
+      path: paths.policyGrant(namespace, name),
+      body: { metadata: { resourceVersion }, spec: { revokedAt, revokedBy } },
+    });
+  }
+
+  /** Cheap reachability probe: the API group's discovery document (answers once the CRDs are served). */
+  async ping(timeoutMs: number): Promise<void> {
+    await this.kube.call({ method: 'GET', path: paths.apiGroup, timeoutMs });
+  }
+}
+
+async function orUndefined<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,22 @@
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { API_GROUP, API_VERSION, CATALOG_ITEM_PLURAL, POLICY_GRANT_PLURAL } from '../api/v1alpha1/index.js';
+
+// Collection and object paths of the resources the ACL API reads and writes.
+
+const GROUP_PATH = `/apis/${API_GROUP}/${API_VERSION}`;
+
+export const paths = {
+  /** The API group's discovery document: answers once the CRDs are served. */
+  apiGroup: GROUP_PATH,
+  allPolicyGrants: `${GROUP_PATH}/${POLICY_GRANT_PLURAL}`,
+  catalogItems: `${GROUP_PATH}/${CATALOG_ITEM_PLURAL}`,
+  namespaces: '/api/v1/namespaces',
+  policyGrants: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${POLICY_GRANT_PLURAL}`,
+  policyGrant: (namespace: string, name: string) =>
+    `${GROUP_PATH}/namespaces/${namespace}/${POLICY_GRANT_PLURAL}/${name}`,
+  configMaps: (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`,
+  configMap: (namespace: string, name: string) => `/api/v1/namespaces/${namespace}/configmaps/${name}`,
+};
+
+/** A ConfigMap as the API serves it, with the fields this service relies on present. */
+export type ConfigMap = V1ConfigMap & { metadata: { name: string; resourceVersion: string } };

@@ -1,0 +1,51 @@
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+/** True when the module at `moduleUrl` is the script node was started with (not imported). */
+export function isEntrypoint(moduleUrl: string): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return moduleUrl === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `main` when the module is the started script; a start failure prints its message and exits 1. */
+export function runIfEntrypoint(moduleUrl: string, name: string, main: () => Promise<void>): void {
+  if (!isEntrypoint(moduleUrl)) return;
+  main().catch((error: unknown) => {
+    // A configuration error's message names the variable; anything else deserves its stack.
+    const text =
+      error instanceof Error
+        ? error.name.startsWith('Config')
+          ? error.message
+          : (error.stack ?? error.message)
+        : String(error);
+    process.stderr.write(`${name}: ${text}\n`);
+    process.exit(1);
+  });
+}
+
+/**
+ * SIGINT/SIGTERM stop gracefully (in-flight work finishes) and exit 0; a second signal exits at once, as
+ * controller-runtime's signal handler does.
+ */
+export function stopOnSignals(name: string, stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    process.stderr.write(`${name}: ${signal}, stopping\n`);
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`${name}: stop failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AclHarness, group, inDays, individual, until, type Caller } from './support/acl-harness.js';
+
+// GET /policy/consumer, /provider, /organisation, /platform: viewpoints, roles, status filter, pagination
+// edges and a deterministic order.
+
+interface Row {
+  policyId: string;
+  itemId: string;
+  itemType: string;
+  ownerId?: string;
+  status: string;
+  constraints: unknown;
+  expiryAt: string;
+  consumerId?: string;
+}
+interface ListingBody {
+  type: string;
+  title: string;
+  results: Row[];
+  paginationInfo: { offset: number; limit: number; totalHits: number };
+  detail?: string;
+}
+
+const harness = new AclHarness();
+const [orgA, orgB, consumerOrg] = [randomUUID(), randomUUID(), randomUUID()];
+let ownerA: Caller;
+let ownerB: Caller;
+let adminA: Caller;
+let consumer: Caller;
+let bulkProvider: Caller;
+let itemA: string;
+let itemB: string;
+const ids: Record<string, string> = {};
+
+function list(caller: Caller, path: string) {
+  return harness.request<ListingBody>('GET', path, { caller });
+}
+
+async function create(caller: Caller, request: unknown[]): Promise<string[]> {
+  const answer = await harness.request<{ results: { policyId: string }[] }>('POST', '/policy', {
+    caller,
+    body: { request },
+  });
+  expect(answer.status).toBe(201);
+  return answer.body.results.map((result) => result.policyId);
+}
+
+beforeAll(async () => {
+  await harness.start('acl-listings');
+  ownerA = await harness.user({ org: orgA });
+  ownerB = await harness.user({ org: orgB });
+  adminA = await harness.user({ roles: ['org_admin'], org: orgA });
+  consumer = await harness.user({ org: consumerOrg });
+  bulkProvider = await harness.user({ org: orgA });
+  itemA = (await harness.catalogItem({ ownerId: ownerA.id, organisationId: orgA })).spec.itemId;
+  itemB = (await harness.catalogItem({ ownerId: ownerB.id, organisationId: orgB })).spec.itemId;
+  const bulkItem = (await harness.catalogItem({ ownerId: bulkProvider.id, organisationId: orgA })).spec
+    .itemId;
+
+  [ids.individualA = ''] = await create(ownerA, [individual(itemA, consumer.id, ['api'])]);
+  [ids.groupB = ''] = await create(ownerB, [group(itemB, [consumerOrg, randomUUID()], ['file'])]);
+  [ids.revokedA = ''] = await create(adminA, [individual(itemA, consumer.id, ['sub'])]);
+  await harness.request('DELETE', `/policy?id=${ids.revokedA}`, { caller: adminA });
+  const expired = await harness.rawGrant({
+    ...individual(itemA, consumer.id, ['file'], inDays(-1)),
+    policyType: 'INDIVIDUAL',
+    issuerId: ownerA.id,
+  });
+  ids.expiredA = expired.metadata.uid ?? '';
+  [ids.otherConsumerB = ''] = await create(ownerB, [individual(itemB, randomUUID(), ['api'])]);
+  await create(
+    bulkProvider,
+    Array.from({ length: 60 }, () => individual(bulkItem, randomUUID(), ['api'])),
+  );
+  await until(() => harness.api.cache.grantByUid(ids.expiredA ?? '') !== undefined, 'raw grant cached');
+});
+
+afterAll(() => harness.stop());
+
+describe('consumer listing', () => {
+  it('shows grants usable by the caller: INDIVIDUAL ones and GROUP ones allowing its organisation', async () => {
+    const answer = await list(consumer, '/policy/consumer');
+    expect(answer.status).toBe(200);
+    expect(answer.body.type).toBe('urn:dx:acl:Success');
+    const byId = Object.fromEntries(answer.body.results.map((row) => [row.policyId, row]));
+    expect(Object.keys(byId).sort()).toEqual(
+      [ids.individualA, ids.groupB, ids.revokedA, ids.expiredA].sort(),
+    );
+    expect(byId[ids.individualA as string]).toEqual({
+      policyId: ids.individualA,
+      itemId: itemA,
+      itemType: 'DATABANK',
+      ownerId: ownerA.id,
+      status: 'ACTIVE',
+      constraints: { access: [{ accessType: 'api' }] },
+      expiryAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
+    expect(byId[ids.revokedA as string]?.status).toBe('DELETED');
+    expect(byId[ids.expiredA as string]?.status).toBe('EXPIRED');
+    expect(byId[ids.groupB as string]?.ownerId).toBe(ownerB.id);
+    expect(answer.body.paginationInfo).toEqual({ offset: 0, limit: 50, totalHits: 4 });
+  });
+
+  it('filters by status', async () => {
+    for (const [status, expected] of [
+      ['ACTIVE', [ids.individualA, ids.groupB]],
+      ['DELETED', [ids.revokedA]],
+      ['EXPIRED', [ids.expiredA]],
+    ] as const) {
+      const answer = await list(consumer, `/policy/consumer?status=${status}`);
+      expect(answer.body.results.map((row) => row.policyId).sort(), status).toEqual([...expected].sort());
+      expect(answer.body.paginationInfo.totalHits).toBe(expected.length);
+    }
+  });
+
+  it('shows nothing of other users', async () => {
+    const stranger = await harness.user();
+    const answer = await list(stranger, '/policy/consumer');
+    expect(answer.body.results).toEqual([]);
+    expect(answer.body.paginationInfo.totalHits).toBe(0);
+  });
+});
+
+describe('provider listing', () => {
+  it('shows the grants the caller issued, each with its consumerId', async () => {
+    const answer = await list(ownerA, '/policy/provider');
+    expect(answer.body.results.map((row) => row.policyId).sort()).toEqual(
+      [ids.individualA, ids.expiredA].sort(),
+    );
+    expect(answer.body.results.every((row) => row.consumerId === consumer.id)).toBe(true);
+  });
+
+  it('GROUP rows carry their organisations in constraints, not a consumerId', async () => {
+    const answer = await list(ownerB, '/policy/provider');
+    const groupRow = answer.body.results.find((row) => row.policyId === ids.groupB);
+    expect(groupRow?.consumerId).toBeUndefined();
+    expect(groupRow?.constraints).toMatchObject({
+      subjects: { allowedOrgIds: expect.arrayContaining([consumerOrg]) },
+    });
+  });
+});
+
+describe('organisation listing', () => {
+  it("org_admin: grants on the items of the caller's organisation only", async () => {
+    const answer = await list(adminA, '/policy/organisation?limit=1000');
+    expect(answer.status).toBe(200);
+    const found = answer.body.results.map((row) => row.policyId);
+    expect(found).toEqual(expect.arrayContaining([ids.individualA, ids.revokedA, ids.expiredA]));
+    expect(found).not.toContain(ids.groupB);
+    expect(found).not.toContain(ids.otherConsumerB);
+    expect(answer.body.paginationInfo.totalHits).toBe(63);
+    expect(answer.body.results.every((row) => row.consumerId === undefined)).toBe(true);
+  });
+
+  it('without role org_admin: 403', async () => {
+    const answer = await list(ownerA, '/policy/organisation');
+    expect(answer.status).toBe(403);
+    expect(answer.body).toMatchObject({ type: 'urn:dx:acl:Forbidden', detail: 'requires role org_admin' });
+  });
+
+  it('org_admin without an organisation claim: 403', async () => {
+    const answer = await list(await harness.user({ roles: ['org_admin'] }), '/policy/organisation');
+    expect(answer.status).toBe(403);
+    expect(answer.body.detail).toContain('organisation claim');
+  });
+});
+
+describe('platform listing', () => {
+  it('cos_admin: every grant', async () => {
+    const cosAdmin = await harness.user({ roles: ['cos_admin'] });
+    const answer = await list(cosAdmin, '/policy/platform?limit=1000');
+    expect(answer.status).toBe(200);
+    const found = answer.body.results.map((row) => row.policyId);
+    expect(found).toEqual(expect.arrayContaining(Object.values(ids)));
+    expect(answer.body.paginationInfo.totalHits).toBeGreaterThanOrEqual(65);
+  });
+
+  it('without role cos_admin (org_admin is not enough): 403', async () => {
+    expect((await list(adminA, '/policy/platform')).status).toBe(403);
+  });
+});
+
+describe('pagination', () => {
+  it('defaults to limit 50, offset 0', async () => {
+    const answer = await list(bulkProvider, '/policy/provider');
+    expect(answer.body.results).toHaveLength(50);
+    expect(answer.body.paginationInfo).toEqual({ offset: 0, limit: 50, totalHits: 60 });
+  });
+
+  it('pages are disjoint, cover everything, and follow creationTimestamp then policyId', async () => {
+    const all = (await list(bulkProvider, '/policy/provider?limit=1000')).body.results.map(
+      (row) => row.policyId,
+    );
+    const pages: string[] = [];
+    for (let offset = 0; offset < 60; offset += 7) {
+      const page = await list(bulkProvider, `/policy/provider?limit=7&offset=${offset}`);
+      expect(page.body.paginationInfo).toEqual({ offset, limit: 7, totalHits: 60 });
+      pages.push(...page.body.results.map((row) => row.policyId));
+    }
+    expect(pages).toEqual(all);
+    const created = (uid: string) =>
+      harness.api.cache.grantByUid(uid)?.metadata.creationTimestamp as unknown as string;
+    const expected = [...all].sort(
+      (a, b) => created(a).localeCompare(created(b)) || (a < b ? -1 : a > b ? 1 : 0),
+    );
+    expect(all).toEqual(expected);
+    expect(
+      (await list(bulkProvider, '/policy/provider?limit=1000')).body.results.map((row) => row.policyId),
+    ).toEqual(all);
+  });
+
+  it('limit 1 and 1000 are accepted; an offset past the end gives an empty page with totalHits', async () => {
+    expect((await list(bulkProvider, '/policy/provider?limit=1')).body.results).toHaveLength(1);
+    expect((await list(bulkProvider, '/policy/provider?limit=1000')).body.results).toHaveLength(60);
+    const past = await list(bulkProvider, '/policy/provider?offset=500');
+    expect(past.body.results).toEqual([]);
+    expect(past.body.paginationInfo).toEqual({ offset: 500, limit: 50, totalHits: 60 });
+  });
+
+  const bad: [string, string][] = [
+    ['limit=0', 'limit'],
+    ['limit=1001', 'limit'],
+    ['limit=-1', 'limit'],
+    ['limit=abc', 'limit'],
+    ['limit=1.5', 'limit'],
+    ['limit=', 'limit'],
+    ['limit=1e2', 'limit'],
+    ['limit=1&limit=2', 'limit'],
+    ['offset=-1', 'offset'],
+    ['offset=abc', 'offset'],
+    ['offset=99999999999999999999', 'offset'],
+    ['status=active', 'status'],
+    ['status=REVOKED', 'status'],
+  ];
+  it.each(bad)('%s: 400 naming %s', async (query, field) => {
+    for (const path of ['/policy/consumer', '/policy/provider']) {
+      const answer = await list(consumer, `${path}?${query}`);
+      expect(answer.status).toBe(400);
+      expect(answer.body.type).toBe('urn:dx:acl:BadRequest');
+      expect(answer.body.detail?.startsWith(`${field}: `)).toBe(true);
+    }
+  });
+});

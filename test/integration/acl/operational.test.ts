@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
+import { compareRoutes } from '../../../src/http/openapi/route-contract.js';
+import { OPERATIONAL_ROUTES } from '../../../src/http/operational-routes.js';
+import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
+
+// The contract (served routes == documented routes, operation ids, security, statuses), the operational
+// endpoints, and dependency outages: Kubernetes unreachable → 503 naming kubernetes; SpiceDB unreachable →
+// verify of GROUP grants 503 naming spicedb.
+
+const harness = new AclHarness();
+let owner: Caller;
+let itemId: string;
+
+beforeAll(async () => {
+  await harness.start('acl-operational');
+  const orgId = randomUUID();
+  owner = await harness.user({ org: orgId });
+  itemId = (await harness.catalogItem({ ownerId: owner.id, organisationId: orgId })).spec.itemId;
+});
+
+afterAll(() => harness.stop());
+
+type Operation = {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  requestBody?: { content: Record<string, unknown> };
+  responses: Record<string, { content?: Record<string, unknown> }>;
+};
+
+function operations(): [string, string, Operation][] {
+  return Object.entries(harness.api.document.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, Operation>).map(([method, op]): [string, string, Operation] => [
+      method,
+      path,
+      op,
+    ]),
+  );
+}
+
+describe('contract', () => {
+  it('the app serves exactly the documented routes (operational endpoints aside)', () => {
+    const comparison = compareRoutes(harness.api.app, harness.api.document, { ignore: OPERATIONAL_ROUTES });
+    expect(comparison.undocumented).toEqual([]);
+    expect(comparison.unserved).toEqual([]);
+    expect(comparison.served.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+      'DELETE /v2/policy',
+      'GET /v2/policy/consumer',
+      'GET /v2/policy/organisation',
+      'GET /v2/policy/platform',
+      'GET /v2/policy/provider',
+      'POST /v2/policy',
+      'POST /v2/verify',
+    ]);
+  });
+
+  it('every operation has a unique operationId, both security schemes, JSON bodies and the error statuses', () => {
+    const ops = operations();
+    const ids = ops.map(([, , op]) => op.operationId);
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const [method, path, op] of ops) {
+      const name = `${method} ${path}`;
+      expect(op.security?.map((requirement) => Object.keys(requirement)[0]).sort(), name).toEqual([
+        'basicAuth',
+        'bearerAuth',
+      ]);
+      expect(Object.keys(op.responses), name).toEqual(expect.arrayContaining(['400', '401', '503']));
+      for (const response of Object.values(op.responses)) {
+        expect(Object.keys(response.content ?? { 'application/json': {} }), name).toEqual([
+          'application/json',
+        ]);
+      }
+      if (op.requestBody) expect(Object.keys(op.requestBody.content), name).toEqual(['application/json']);
+    }
+    const roles = Object.fromEntries(ops.map(([, , op]) => [op.operationId, op.security?.[0]]));
+    expect(roles.listOrganisationPolicies).toEqual({ bearerAuth: ['org_admin'] });
+    expect(roles.listPlatformPolicies).toEqual({ bearerAuth: ['cos_admin'] });
+    expect(roles.createPolicy).toEqual({ bearerAuth: [] });
+  });
+
+  it('documents the statuses of the spec table per operation', () => {
+    const statuses = Object.fromEntries(
+      operations().map(([, , op]) => [op.operationId, Object.keys(op.responses)]),
+    );
+    expect(statuses.createPolicy).toEqual(expect.arrayContaining(['201', '403', '404', '409', '413', '415']));
+    expect(statuses.deletePolicy).toEqual(expect.arrayContaining(['200', '403', '404']));
+    expect(statuses.verifyPolicy).toEqual(expect.arrayContaining(['200', '403']));
+    expect(statuses.listOrganisationPolicies).toEqual(expect.arrayContaining(['200', '403']));
+  });
+
+  it('GET /docs serves the document, with the base path as server', async () => {
+    const answer = await harness.request<{ openapi: string; servers: unknown }>('GET', '/docs');
+    expect(answer.status).toBe(200);
+    expect(answer.body.openapi).toBe('3.1.0');
+    expect(answer.body.servers).toEqual([{ url: '/v2' }]);
+    expect(answer.body).toEqual(JSON.parse(JSON.stringify(harness.api.document)));
+  });
+
+  it('an unknown path is a 404 envelope; another method on a known path a 405 naming the allowed ones', async () => {
+    const missing = await harness.request('GET', '/policy/nothing', { caller: owner });
+    expect(missing.status).toBe(404);
+    expect(missing.body.type).toBe('urn:dx:acl:NotFound');
+    const wrongMethod = await harness.request('PUT', '/policy', { caller: owner });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST, DELETE');
+  });
+});
+
+describe('operational endpoints', () => {
+  it('live and ready, naming the checks', async () => {
+    expect((await harness.request('GET', '/healthz/live')).status).toBe(200);
+    const ready = await harness.request<{ results: { name: string; status: string }[] }>(
+      'GET',
+      '/healthz/ready',
+    );
+    expect(ready.status).toBe(200);
+    expect(ready.body.results.map((check) => [check.name, check.status])).toEqual([
+      ['kubernetes', 'ok'],
+      ['kubernetes-informers', 'ok'],
+    ]);
+  });
+
+  it('metrics: HTTP requests by route and status, and grants by state', async () => {
+    const created = await harness.request('POST', '/policy', {
+      caller: owner,
+      body: { request: [individual(itemId, randomUUID())] },
+    });
+    expect(created.status).toBe(201);
+    const metrics = (await harness.request<string>('GET', '/metrics')).body;
+    expect(metrics).toMatch(/http_requests_total\{method="POST",route="\/v2\/policy",status="201"\} [1-9]/);
+    expect(metrics).toContain('http_request_duration_seconds_bucket');
+    expect(metrics).toMatch(/acl_policy_grants\{state="ACTIVE"\} [1-9]/);
+    expect(metrics).toMatch(/acl_policy_grants\{state="DELETED"\} \d+/);
+    expect(metrics).toMatch(/acl_policy_grants\{state="EXPIRED"\} \d+/);
+  });
+});
+
+/** A TCP relay to the apiserver that the test can cut. */
+async function relayTo(target: URL): Promise<{ port: number; cut: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    cut: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+    },
+  };
+}
+
+function kubeConfigVia(port: number): KubeConfig {
+  const original = harness.kubeConfig;
+  const cluster = original.getCurrentCluster();
+  if (!cluster) throw new Error('no cluster');
+  const server = new URL(cluster.server);
+  server.port = String(port);
+  const copy = new KubeConfig();
+  copy.loadFromOptions({
+    clusters: original.clusters.map((c) =>
+      c.name === cluster.name ? { ...c, server: server.toString() } : c,
+    ),
+    users: original.users,
+    contexts: original.contexts,
+    currentContext: original.currentContext,
+  });
+  return copy;
+}
+
+describe('Kubernetes unreachable', () => {
+  let api: RunningAclApi;
+  let cut: () => Promise<void>;
+
+  beforeAll(async () => {
+    const relay = await relayTo(new URL(harness.kubeConfig.getCurrentCluster()?.server as string));
+    cut = relay.cut;
+    api = await startAclApi(
+      await harness.config({ kubeConfig: kubeConfigVia(relay.port), kubeTimeoutMs: 1_000 }),
+    );
+  });
+
+  afterAll(() => api?.stop());
+
+  async function call(method: string, path: string, body?: unknown) {
+    const response = await fetch(`${path.startsWith('/healthz') ? api.rootUrl : api.url}${path}`, {
+      method,
+      headers: { authorization: owner.authorization, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as { type: string; detail: string } };
+  }
+
+  it('creates and deletes answer 503 naming kubernetes; readiness names it too', async () => {
+    await expect.poll(() => api.cache.itemsWithId(itemId).length).toBe(1);
+    const before = await call('GET', '/policy/provider');
+    expect(before.status).toBe(200);
+    await cut();
+    const created = await call('POST', '/policy', { request: [individual(itemId, randomUUID())] });
+    expect(created.status).toBe(503);
+    expect(created.body).toMatchObject({
+      type: 'urn:dx:acl:DependencyUnavailable',
+      detail: 'kubernetes is unavailable',
+    });
+    const [grant] = await harness.listGrants();
+    const deleted = await call('DELETE', `/policy?id=${grant?.metadata.uid}`);
+    expect(deleted.status).toBe(503);
+    expect(deleted.body.detail).toBe('kubernetes is unavailable');
+    const ready = await call('GET', '/healthz/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body.detail).toMatch(/not ready: kubernetes \((failed|timed out)\)/);
+  });
+
+  it('an API that never reached Kubernetes: not ready, and every route 503 naming kubernetes', async () => {
+    const relay = await relayTo(new URL(harness.kubeConfig.getCurrentCluster()?.server as string));
+    const port = relay.port;
+    await relay.cut();
+    const dead = await startAclApi(
+      await harness.config({
+        kubeConfig: kubeConfigVia(port),
+        startupSyncTimeoutMs: 200,
+        kubeTimeoutMs: 500,
+      }),
+    );
+    try {
+      for (const [method, path, body] of [
+        ['GET', '/policy/consumer', undefined],
+        ['POST', '/policy', { request: [individual(itemId, randomUUID())] }],
+        ['POST', '/verify', { user: { id: owner.id }, item: { itemId } }],
+      ] as const) {
+        const response = await fetch(`${dead.url}${path}`, {
+          method,
+          headers: { authorization: owner.authorization, 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        expect(response.status, path).toBe(503);
+        expect(((await response.json()) as { detail: string }).detail).toMatch(/^kubernetes is unavailable/);
+      }
+      const ready = await fetch(`${dead.rootUrl}/healthz/ready`);
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { detail: string }).detail).toContain('kubernetes-informers (failed)');
+    } finally {
+      await dead.stop();
+    }
+  });
+});
+
+describe('SpiceDB unreachable', () => {
+  it('verify of an item with GROUP grants: 503 naming spicedb; INDIVIDUAL-only items still answer', async () => {
+    const api = await startAclApi(
+      await harness.config({
+        spicedb: { endpoint: '127.0.0.1:1', token: 'x', transport: 'plaintext', deadlines: { checkMs: 500 } },
+      }),
+    );
+    try {
+      const groupItem = (await harness.catalogItem({ ownerId: owner.id, organisationId: owner.id })).spec
+        .itemId;
+      const created = await harness.request('POST', '/policy', {
+        caller: owner,
+        body: { request: [group(groupItem, [randomUUID()]), individual(itemId, owner.id, ['sub'])] },
+      });
+      expect(created.status).toBe(201);
+      await expect.poll(() => api.cache.grantsOnItem(groupItem).length).toBe(1);
+      const verify = async (item: string) => {
+        const response = await fetch(`${api.url}/verify`, {
+          method: 'POST',
+          headers: { authorization: owner.authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ user: { id: owner.id }, item: { itemId: item } }),
+        });
+        return { status: response.status, body: (await response.json()) as { detail?: string } };
+      };
+      const grouped = await verify(groupItem);
+      expect(grouped.status).toBe(503);
+      expect(grouped.body.detail).toBe('spicedb is unavailable');
+      expect((await verify(itemId)).status).toBe(200);
+      const ready = await fetch(`${api.rootUrl}/healthz/ready`);
+      expect(ready.status).toBe(200);
+    } finally {
+      await api.stop();
+    }
+  });
+});

@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_KIND,
+  CATALOG_ITEM_PLURAL,
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  POLICY_GRANT_PLURAL,
+  type CatalogItemSpec,
+  type PolicyGrant,
+  type PolicyGrantSpec,
+} from '../../../../src/api/v1alpha1/index.js';
+import { ensureDevSigningKey, type DevSigningKey } from '../../../../src/auth/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../../src/auth/dev-token.js';
+import { hashSecret } from '../../../../src/auth/secret-hash.js';
+import { createAuthenticators } from '../../../../src/config/auth-config.js';
+import type { AclApiConfig } from '../../../../src/acl/acl-config.js';
+import { startAclApi, type RunningAclApi } from '../../../../src/cmd/acl-api.js';
+import { SpiceDBClient } from '../../../../src/spicedb/client.js';
+import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
+import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../../support/cluster.js';
+
+// One ACL API per test file, in-process on an ephemeral port, writing into its own namespace, with a dev
+// signing key and a Basic credential in a temp folder; helpers for catalog items, tokens and requests.
+
+export const BASIC_CLIENT_ID = 'gateway-app';
+export const BASIC_SECRET = 'correct horse battery staple';
+/** Cheapest scrypt the parser accepts: the tests check the Basic path, not the hash's cost. */
+const FAST_SCRYPT = { cost: 2 ** 10, blockSize: 8, parallelization: 1 };
+
+export interface HttpAnswer<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface Caller {
+  id: string;
+  authorization: string;
+}
+
+export class AclHarness {
+  readonly kubeConfig: KubeConfig = testKubeConfig();
+  readonly customObjects = this.kubeConfig.makeApiClient(CustomObjectsApi);
+  api!: RunningAclApi;
+  namespace!: string;
+  key!: DevSigningKey;
+  private tempDir!: string;
+  private readonly itemNames: string[] = [];
+  private spicedb?: SpiceDBClient;
+
+  async start(prefix: string, overrides: Partial<AclApiConfig> = {}): Promise<this> {
+    this.namespace = await createTestNamespace(prefix);
+    this.tempDir = await mkdtemp(join(tmpdir(), 'acl-test-'));
+    this.key = await ensureDevSigningKey(join(this.tempDir, 'keys'));
+    this.api = await startAclApi(await this.config(overrides), { validateResponses: true });
+    return this;
+  }
+
+  async config(overrides: Partial<AclApiConfig> = {}): Promise<AclApiConfig> {
+    const credentialsDir = join(this.tempDir, 'basic');
+    await mkdir(credentialsDir, { recursive: true });
+    const hash = await hashSecret(BASIC_SECRET, FAST_SCRYPT);
+    await writeFile(join(credentialsDir, BASIC_CLIENT_ID), JSON.stringify({ hash, roles: [] }));
+    const spicedb = testSpiceDB();
+    return {
+      port: 0,
+      host: '127.0.0.1',
+      basePath: '/v2',
+      namespace: this.namespace,
+      errorNamespace: 'dx',
+      logger: { level: process.env.ACL_TEST_LOG_LEVEL ?? 'silent' },
+      kubeConfig: this.kubeConfig,
+      authenticators: await createAuthenticators({
+        JWKS_FILE: this.key.jwksPath,
+        JWT_ISSUER: DEV_TOKEN_ISSUER,
+        JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
+        JWT_ALGORITHMS: ['ES256'],
+        ROLES_CLAIM: 'roles',
+        ORG_CLAIM: 'org',
+        BASIC_CREDENTIALS_DIR: credentialsDir,
+      }),
+      spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
+      closeGraceMs: 1_000,
+      ...overrides,
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.api?.stop();
+    this.spicedb?.close();
+    await Promise.allSettled(
+      this.itemNames.map((name) =>
+        this.customObjects.deleteClusterCustomObject({
+          group: API_GROUP,
+          version: API_VERSION,
+          plural: CATALOG_ITEM_PLURAL,
+          name,
+        }),
+      ),
+    );
+    if (this.tempDir) await rm(this.tempDir, { recursive: true, force: true });
+  }
+
+  /** A user with a bearer token: roles and organisation claim as given. */
+  async user(options: { roles?: string[]; org?: string; id?: string } = {}): Promise<Caller> {
+    const id = options.id ?? randomUUID();
+    const token = await mintToken(this.key, {
+      sub: id,
+      roles: options.roles ?? [],
+      ...(options.org ? { org: options.org } : {}),
+    });
+    return { id, authorization: `Bearer ${token}` };
+  }
+
+  basicCaller(secret = BASIC_SECRET): Caller {
+    return {
+      id: BASIC_CLIENT_ID,
+      authorization: `Basic ${Buffer.from(`${BASIC_CLIENT_ID}:${secret}`).toString('base64')}`,
+    };
+  }
+
+  /** A CatalogItem with a fresh itemId (cluster-scoped, deleted by stop()); waits until the API's cache has it. */
+  async catalogItem(spec: Partial<CatalogItemSpec> & Pick<CatalogItemSpec, 'ownerId' | 'organisationId'>) {
+    const name = uniqueId('item');
+    const full: CatalogItemSpec = {
+      itemId: `urn:dx:item:${name}`,
+      itemType: 'DATABANK',
+      accessTypes: ['api', 'file', 'sub'],
+      ...spec,
+    };
+    await this.customObjects.createClusterCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      plural: CATALOG_ITEM_PLURAL,
+      body: { apiVersion: GROUP_VERSION, kind: CATALOG_ITEM_KIND, metadata: { name }, spec: full },
+    });
+    this.itemNames.push(name);
+    await until(() => this.api.cache.itemsWithId(full.itemId).length > 0, `item ${full.itemId} cached`);
+    return { name, spec: full };
+  }
+
+  /** A PolicyGrant written straight to the apiserver (as kubectl would), bypassing the API's checks. */
+  async rawGrant(spec: PolicyGrantSpec, namespace = this.namespace): Promise<PolicyGrant> {
+    const grant = (await this.customObjects.createNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: POLICY_GRANT_PLURAL,
+      body: { apiVersion: GROUP_VERSION, kind: POLICY_GRANT_KIND, metadata: { generateName: 'raw-' }, spec },
+    })) as PolicyGrant;
+    return grant;
+  }
+
+  async getGrant(name: string, namespace = this.namespace): Promise<PolicyGrant> {
+    return (await this.customObjects.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: POLICY_GRANT_PLURAL,
+      name,
+    })) as PolicyGrant;
+  }
+
+  async listGrants(namespace = this.namespace): Promise<PolicyGrant[]> {
+    const list = (await this.customObjects.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: POLICY_GRANT_PLURAL,
+    })) as { items: PolicyGrant[] };
+    return list.items;
+  }
+
+  /** Makes `userId` a member of `organisationId` in SpiceDB (what the controller will do from memberships). */
+  async addMember(organisationId: string, userId: string): Promise<void> {
+    const { endpoint, token } = testSpiceDB();
+    this.spicedb ??= new SpiceDBClient({ endpoint, token, transport: 'plaintext' });
+    await this.spicedb.writeRelationships([
+      {
+        operation: 'touch',
+        relationship: {
+          resource: { type: 'organization', id: encodeObjectId(organisationId) },
+          relation: 'member',
+          subject: { type: 'user', id: encodeObjectId(userId) },
+        },
+      },
+    ]);
+  }
+
+  async request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options: { caller?: Caller; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  ): Promise<HttpAnswer<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.caller) headers.authorization = options.caller.authorization;
+    let payload: string | undefined = options.rawBody;
+    if (options.body !== undefined) payload = JSON.stringify(options.body);
+    if (payload !== undefined) headers['content-type'] ??= 'application/json';
+    const base =
+      path.startsWith('/healthz') || path === '/metrics' || path === '/docs'
+        ? this.api.rootUrl
+        : this.api.url;
+    const response = await fetch(`${base}${path}`, { method, headers, body: payload });
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON (metrics)
+    }
+    return { status: response.status, body: body as T, headers: response.headers };
+  }
+}
+
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export function inDays(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+export function individual(
+  itemId: string,
+  userId: string,
+  accessTypes: string[] = ['api'],
+  expiryTime = inDays(30),
+) {
+  return {
+    policyType: 'INDIVIDUAL',
+    userId,
+    itemId,
+    itemType: 'DATABANK',
+    expiryTime,
+    constraints: { access: accessTypes.map((accessType) => ({ accessType })) },
+  };
+}
+
+export function group(itemId: string, orgIds: string[], accessTypes: string[] = ['api']) {
+  return {
+    policyType: 'GROUP',
+    itemId,
+    itemType: 'DATABANK',
+    expiryTime: inDays(30),
+    constraints: {
+      access: accessTypes.map((accessType) => ({ accessType })),
+      subjects: { allowedOrgIds: orgIds },
+    },
+  };
+}
