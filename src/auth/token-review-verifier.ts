@@ -1,0 +1,80 @@
+import { AuthenticationV1Api } from '@kubernetes/client-node';
+import type { KubeConfig, V1TokenReview } from '@kubernetes/client-node';
+import { dependencyUnavailable } from '../http/errors.js';
+import { AuthenticationError } from './authentication-error.js';
+import type { Principal } from './principal.js';
+import type { BearerVerifier } from './verifiers.js';
+
+/** What the verifier needs of the Kubernetes API; client-node's AuthenticationV1Api is one. */
+export interface TokenReviewApi {
+  createTokenReview(param: { body: V1TokenReview }): Promise<V1TokenReview>;
+}
+
+export interface TokenReviewVerifierOptions {
+  api: TokenReviewApi;
+  /**
+   * Audiences the token must be issued for (a projected token's `audience`). Absent: the API server's own
+   * audiences, i.e. tokens meant for the API server are accepted too.
+   */
+  audiences?: readonly string[];
+  /** Deadline of one TokenReview. */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_TOKEN_REVIEW_TIMEOUT_MS = 2_000;
+/** The dependency a 503 names when TokenReview cannot be done. */
+export const KUBERNETES_DEPENDENCY = 'kubernetes';
+const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
+
+export function tokenReviewApi(kubeConfig: KubeConfig): TokenReviewApi {
+  return kubeConfig.makeApiClient(AuthenticationV1Api);
+}
+
+/**
+ * Verifies Kubernetes ServiceAccount tokens by asking the API server (TokenReview). Only ServiceAccounts are
+ * accepted: a node's or a person's cluster credential is not a workload identity. The principal is an
+ * application whose id is the ServiceAccount's username, `system:serviceaccount:<namespace>:<name>`.
+ * One call per verification: put a cache in front (the decision service does).
+ */
+export function createTokenReviewVerifier(options: TokenReviewVerifierOptions): BearerVerifier {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TOKEN_REVIEW_TIMEOUT_MS;
+  const audiences = options.audiences?.length ? [...options.audiences] : undefined;
+  return {
+    async verify(token) {
+      const review = await withDeadline(
+        options.api.createTokenReview({
+          body: {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenReview',
+            spec: { token, ...(audiences ? { audiences } : {}) },
+          },
+        }),
+        timeoutMs,
+      ).catch((error: unknown) => {
+        throw dependencyUnavailable(KUBERNETES_DEPENDENCY, error);
+      });
+      return serviceAccountPrincipal(review, audiences);
+    },
+  };
+}
+
+function serviceAccountPrincipal(review: V1TokenReview, audiences: string[] | undefined): Principal {
+  const status = review.status;
+  const username = status?.user?.username ?? '';
+  const rejected = (why: string) => new AuthenticationError('invalid token', { cause: new Error(why) });
+  if (status?.authenticated !== true) throw rejected(`TokenReview: ${status?.error ?? 'not authenticated'}`);
+  if (!username.startsWith(SERVICE_ACCOUNT_PREFIX)) throw rejected('TokenReview: not a ServiceAccount');
+  // The API server answers only for an audience the token has; checked again so a proxy cannot widen it.
+  if (audiences && !audiences.some((audience) => status.audiences?.includes(audience))) {
+    throw rejected('TokenReview: token is not for this audience');
+  }
+  return { kind: 'application', id: username, clientId: username, roles: new Set() };
+}
+
+function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`TokenReview timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}

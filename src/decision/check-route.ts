@@ -1,0 +1,51 @@
+import type { ApiAuthentication } from '../http/openapi/route-definition.js';
+import { RouteRegistry } from '../http/openapi/route-registry.js';
+import { resultEnvelope } from '../http/envelope.js';
+import type { UrnScheme } from '../http/urn.js';
+import type { CheckEvaluator } from './check-evaluator.js';
+import { checkRequestSchema, checkResponseSchema, deniedProblemSchema } from './check-request.js';
+
+/** At the service root; a gateway maps its public prefix onto it by strip-prefix. */
+export const CHECK_PATH = '/v1/check';
+/** Largest check body: three ids of 1024 characters, each \u-escaped, fit. */
+export const CHECK_BODY_LIMIT = '32kb';
+
+const denied = (description: string) => ({ description, schema: deniedProblemSchema });
+
+export interface CheckRouteOptions {
+  urn: UrnScheme;
+  authentication: ApiAuthentication;
+  evaluate: CheckEvaluator;
+}
+
+/** POST /v1/check, declared once for the router and the OpenAPI document. */
+export function checkRoutes({ urn, authentication, evaluate }: CheckRouteOptions): RouteRegistry {
+  return new RouteRegistry({ authentication, bodyLimit: CHECK_BODY_LIMIT }).add({
+    method: 'post',
+    path: CHECK_PATH,
+    operationId: 'check',
+    summary: 'Does the subject hold the relation on the resource?',
+    description:
+      'Evaluates one relationship check in SpiceDB. Fails closed: every answer other than 200 carries ' +
+      '`result.allowed: false`; a SpiceDB error, timeout or outage is a 503 naming spicedb.',
+    tags: ['decision'],
+    access: 'authenticated',
+    request: { body: checkRequestSchema },
+    responses: {
+      200: { description: '`result.allowed` is the decision', schema: checkResponseSchema(urn) },
+      400: denied('Invalid request; the detail names the field'),
+      401: denied('Missing or invalid credentials'),
+      413: denied('Request body too large'),
+      415: denied('Request body is not application/json'),
+      500: denied('Unexpected error; denied'),
+      503: denied('SpiceDB (or the credential check) is unavailable; denied'),
+    },
+    handler: async ({ body }) => {
+      const result = await evaluate(body);
+      return {
+        status: 200,
+        body: resultEnvelope(urn, { title: result.allowed ? 'Allowed' : 'Denied', result }),
+      };
+    },
+  });
+}

@@ -1,0 +1,89 @@
+import type { Express } from 'express';
+import type { Registry as MetricsRegistry } from 'prom-client';
+import { apiAuthentication } from '../auth/middleware.js';
+import type { Authenticators } from '../auth/middleware.js';
+import { createHttpApp } from '../http/app.js';
+import type { OpenApiDocument } from '../http/openapi/route-definition.js';
+import type { ReadinessCheck } from '../http/readiness.js';
+import type { UrnScheme } from '../http/urn.js';
+import type { Logger } from '../observability/logger.js';
+import type { Registry } from '../spicedb/registry.js';
+import { createCheckEvaluator, spicedbQuery } from './check-evaluator.js';
+import type { PermissionChecker } from './check-evaluator.js';
+import { checkRoutes } from './check-route.js';
+import { decisionMetrics } from './decision-metrics.js';
+import { failClosed } from './fail-closed.js';
+
+export interface DecisionAppOptions {
+  urn: UrnScheme;
+  logger: Logger;
+  metricsRegistry: MetricsRegistry;
+  registry: Registry;
+  spicedb: PermissionChecker;
+  authenticators: Authenticators;
+}
+
+export interface DecisionApp {
+  app: Express;
+  document: OpenApiDocument;
+}
+
+const DOCUMENT_INFO = {
+  title: 'policy-grant-operator authorization decision service',
+  version: '1',
+  description:
+    'Relationship checks on the data hot path. Paths are relative to the service root; a gateway maps its ' +
+    'public prefix onto it by strip-prefix.',
+};
+
+/** The decision service's HTTP app: POST /v1/check plus the operational endpoints. */
+export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
+  const evaluate = createCheckEvaluator({
+    registry: options.registry,
+    spicedb: options.spicedb,
+    metrics: decisionMetrics(options.metricsRegistry),
+  });
+  const routes = checkRoutes({
+    urn: options.urn,
+    authentication: apiAuthentication(options.authenticators),
+    evaluate,
+  });
+  const document = routes.document({ info: DOCUMENT_INFO, servers: [{ url: '/' }] });
+  const app = createHttpApp({
+    urn: options.urn,
+    logger: options.logger,
+    metricsRegistry: options.metricsRegistry,
+    readinessChecks: [spicedbReadiness(options.spicedb, options.registry)],
+    openApiDocument: document,
+    routers: [{ path: '/', router: failClosed(routes.router()) }],
+  });
+  // A check answer is never revalidated: hashing every body for an ETag is wasted work on the hot path.
+  app.set('etag', false);
+  return { app, document };
+}
+
+/** A check of the public vocabulary that the readiness probe runs the way a real check runs. */
+const PROBE_CHECK = {
+  subject_type: 'user',
+  subject_id: 'readiness-probe',
+  resource_type: 'resource',
+  resource_id: 'readiness-probe',
+  relation: 'viewer',
+};
+
+/**
+ * Ready when SpiceDB answers, has a schema, and evaluates a check at minimize_latency. The last part matters
+ * right after the schema was first written: until SpiceDB's minimize_latency snapshot includes the schema,
+ * checks fail (FAILED_PRECONDITION) although ReadSchema already returns it.
+ */
+function spicedbReadiness(spicedb: PermissionChecker, registry: Registry): ReadinessCheck {
+  const probe = spicedbQuery(registry.canonicalise(PROBE_CHECK));
+  return {
+    name: 'spicedb',
+    check: async () => {
+      const { schemaWritten } = await spicedb.health();
+      if (!schemaWritten) throw new Error('SpiceDB has no schema');
+      await spicedb.checkPermission(probe);
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { tokenReviewApi } from '../auth/token-review-verifier.js';
+import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
+import { commonEnvironment } from '../config/common-config.js';
+import { booleanFlag, commaList, duration, port, readEnvironment } from '../config/environment.js';
+import { loadKubeConfig } from '../config/kube-config.js';
+import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
+import { createLogger } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
+import { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_DECISION_PORT } from './decision-service.js';
+import type { DecisionServiceConfig } from './decision-service.js';
+
+/** Variables of the decision service beyond the common, SpiceDB and authentication ones. */
+export const decisionEnvironment = z.object({
+  DECISION_PORT: port.default(DEFAULT_DECISION_PORT),
+  /** Deadline of every SpiceDB check, e.g. `2s` or `500ms`. */
+  CHECK_TIMEOUT: duration.default(DEFAULT_CHECK_TIMEOUT_MS),
+  /** Also accept Kubernetes ServiceAccount tokens, verified by TokenReview (KUBECONFIG or in-cluster). */
+  TOKEN_REVIEW: booleanFlag.default(false),
+  /** Audiences ServiceAccount tokens must be issued for (comma-separated); default: the API server's. */
+  TOKEN_REVIEW_AUDIENCES: commaList.optional(),
+});
+
+/** The configuration `startDecisionService` takes, read from environment variables (see the docs). */
+export async function decisionConfigFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<DecisionServiceConfig & { logger: Logger }> {
+  const common = readEnvironment(commonEnvironment, env);
+  const spicedb = readEnvironment(spicedbEnvironment, env);
+  const auth = readEnvironment(authEnvironment, env);
+  const decision = readEnvironment(decisionEnvironment, env);
+  return {
+    port: decision.DECISION_PORT,
+    spicedb: spicedbClientOptions(spicedb),
+    checkTimeoutMs: decision.CHECK_TIMEOUT,
+    authenticators: await createAuthenticators(auth),
+    ...(decision.TOKEN_REVIEW
+      ? {
+          tokenReview: {
+            api: tokenReviewApi(loadKubeConfig(env)),
+            jwtIssuers: [auth.JWT_ISSUER],
+            ...(decision.TOKEN_REVIEW_AUDIENCES ? { audiences: decision.TOKEN_REVIEW_AUDIENCES } : {}),
+          },
+        }
+      : {}),
+    errorNamespace: common.ERROR_NAMESPACE,
+    logger: createLogger({ level: common.LOG_LEVEL, name: 'decision-service' }),
+  };
+}

@@ -1,0 +1,49 @@
+import type { Registry } from 'prom-client';
+import { counter, histogram } from '../observability/metrics.js';
+
+export type DecisionResult = 'allowed' | 'denied' | 'error';
+
+/** Checks take about a millisecond; the deadline is seconds. */
+const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export interface DecisionMetrics {
+  /** One evaluated check: its outcome and how long SpiceDB took (seconds). */
+  decided(result: DecisionResult, seconds: number): void;
+  /** SpiceDB failed a check; `code` is the gRPC status name. */
+  backendError(code: string): void;
+}
+
+/**
+ * `authz_decisions_total{result}`, `authz_check_duration_seconds{result}` and
+ * `authz_backend_errors_total{code}`. Requests rejected before evaluation (400, 401) are not decisions;
+ * the HTTP metrics count them.
+ */
+export function decisionMetrics(registry: Registry): DecisionMetrics {
+  const decisions = counter(registry, {
+    name: 'authz_decisions_total',
+    help: 'Checks evaluated, by result: allowed, denied, or error (failed closed).',
+    labelNames: ['result'],
+  });
+  const duration = histogram(registry, {
+    name: 'authz_check_duration_seconds',
+    help: 'Time to evaluate a check against SpiceDB, by result.',
+    labelNames: ['result'],
+    buckets: CHECK_DURATION_BUCKETS,
+  });
+  const backendErrors = counter(registry, {
+    name: 'authz_backend_errors_total',
+    help: 'SpiceDB calls of the check path that failed, by gRPC status (NO_STATUS: never reached SpiceDB).',
+    labelNames: ['code'],
+  });
+  // Present at zero from the start, so that rates and alerts work before the first error.
+  for (const result of ['allowed', 'denied', 'error'] as const) decisions.inc({ result }, 0);
+  return {
+    decided(result, seconds) {
+      decisions.inc({ result });
+      duration.observe({ result }, seconds);
+    },
+    backendError(code) {
+      backendErrors.inc({ code });
+    },
+  };
+}

@@ -1,0 +1,101 @@
+import type { Registry as MetricsRegistry } from 'prom-client';
+import type { Authenticators } from '../auth/middleware.js';
+import { createTokenReviewVerifier } from '../auth/token-review-verifier.js';
+import type { TokenReviewApi } from '../auth/token-review-verifier.js';
+import { listen } from '../http/server.js';
+import { createUrnScheme, DEFAULT_URN_NAMESPACE } from '../http/urn.js';
+import { createLogger } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
+import { createMetricsRegistry } from '../observability/metrics.js';
+import { SpiceDBClient } from '../spicedb/client.js';
+import type { SpiceDBClientOptions } from '../spicedb/client.js';
+import { loadRegistry } from '../spicedb/registry.js';
+import { decisionAuthenticators } from './caller-authentication.js';
+import { createDecisionApp } from './decision-app.js';
+
+export const DEFAULT_DECISION_PORT = 8081;
+export const DEFAULT_CHECK_TIMEOUT_MS = 2_000;
+
+export interface DecisionServiceConfig {
+  /** 0 picks a free port. */
+  port: number;
+  /** Default 0.0.0.0. */
+  host?: string;
+  spicedb: SpiceDBClientOptions;
+  /** Deadline of every SpiceDB check (and of the readiness probe, and of a TokenReview). */
+  checkTimeoutMs?: number;
+  /** JWT (JWKS) and Basic application credentials, as for the ACL API. */
+  authenticators: Authenticators;
+  /** Also accept Kubernetes ServiceAccount tokens: bearer tokens not issued by one of `jwtIssuers`. */
+  tokenReview?: {
+    api: TokenReviewApi;
+    jwtIssuers: readonly string[];
+    /** Audiences a ServiceAccount token must carry; absent: the API server's. */
+    audiences?: readonly string[];
+  };
+  /** The `<ns>` of `urn:<ns>:authz:<Kind>`; default `dx`. */
+  errorNamespace?: string;
+  logger?: Logger;
+  /** The service's own registry (never the global one); a new one with process metrics when absent. */
+  metricsRegistry?: MetricsRegistry;
+}
+
+export interface RunningDecisionService {
+  /** Base URL, e.g. `http://127.0.0.1:8081`; the check is at `${url}/v1/check`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, lets in-flight checks finish, then closes the SpiceDB connection. */
+  stop(): Promise<void>;
+}
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::']);
+
+/** Starts the decision service in this process: the dev stack, tests and the benchmark use it as it is. */
+export async function startDecisionService(config: DecisionServiceConfig): Promise<RunningDecisionService> {
+  const checkTimeoutMs = config.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+  const logger = config.logger ?? createLogger({ level: 'info', name: 'decision-service' });
+  const registry = loadRegistry();
+  const spicedb = new SpiceDBClient({
+    ...config.spicedb,
+    deadlines: { ...config.spicedb.deadlines, checkMs: checkTimeoutMs },
+  });
+  try {
+    const { app } = createDecisionApp({
+      urn: createUrnScheme('authz', config.errorNamespace ?? DEFAULT_URN_NAMESPACE),
+      logger,
+      metricsRegistry: config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true }),
+      registry,
+      spicedb,
+      authenticators: callers(config, checkTimeoutMs),
+    });
+    const host = config.host ?? '0.0.0.0';
+    const server = await listen(app, { port: config.port, host });
+    const url = WILDCARD_HOSTS.has(host) ? `http://127.0.0.1:${server.port}` : server.url;
+    logger.info({ url, tokenReview: config.tokenReview !== undefined }, 'decision service listening');
+    return {
+      url,
+      port: server.port,
+      async stop() {
+        try {
+          await server.close();
+        } finally {
+          spicedb.close();
+        }
+      },
+    };
+  } catch (error) {
+    spicedb.close();
+    throw error;
+  }
+}
+
+function callers(config: DecisionServiceConfig, timeoutMs: number): Authenticators {
+  const { tokenReview } = config;
+  if (!tokenReview) return decisionAuthenticators(config.authenticators);
+  const verifier = createTokenReviewVerifier({
+    api: tokenReview.api,
+    timeoutMs,
+    ...(tokenReview.audiences ? { audiences: tokenReview.audiences } : {}),
+  });
+  return decisionAuthenticators(config.authenticators, { verifier, jwtIssuers: tokenReview.jwtIssuers });
+}

@@ -1,0 +1,87 @@
+import { hash } from 'node:crypto';
+import { decodeJwt } from 'jose';
+import { AuthenticationError } from '../auth/authentication-error.js';
+import type { Principal } from '../auth/principal.js';
+import type { BearerVerifier } from '../auth/verifiers.js';
+
+export interface VerifiedTokenCacheOptions {
+  /** Bound on remembered tokens; the least recently used go first. */
+  maxEntries?: number;
+  /** How long an accepted token is trusted without verifying it again; never past its own `exp`. */
+  ttlMs?: number;
+  /** How long a rejected token stays rejected without asking again (protects the TokenReview API). */
+  rejectionTtlMs?: number;
+  now?: () => number;
+}
+
+export const DEFAULT_TOKEN_CACHE_ENTRIES = 10_000;
+export const DEFAULT_TOKEN_CACHE_TTL_MS = 60_000;
+export const DEFAULT_TOKEN_REJECTION_TTL_MS = 10_000;
+
+interface Entry {
+  outcome: Promise<Principal>;
+  /** Infinity while the verification is in flight: concurrent requests share it. */
+  expiresAt: number;
+}
+
+/**
+ * Remembers verifications by the SHA-256 of the token (the token itself is never kept), so the hot path
+ * verifies a signature or calls TokenReview once per token and TTL, not per request. Failures that are not
+ * a verdict on the token (keys or API server unavailable) are not remembered.
+ */
+export function cachedBearerVerifier(
+  verifier: BearerVerifier,
+  options: VerifiedTokenCacheOptions = {},
+): BearerVerifier {
+  const maxEntries = options.maxEntries ?? DEFAULT_TOKEN_CACHE_ENTRIES;
+  const ttlMs = options.ttlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS;
+  const rejectionTtlMs = options.rejectionTtlMs ?? DEFAULT_TOKEN_REJECTION_TTL_MS;
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, Entry>();
+
+  const remember = (key: string, entry: Entry) => {
+    entries.set(key, entry);
+    if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
+  };
+
+  const verifyAndRemember = (key: string, token: string): Entry => {
+    const entry: Entry = {
+      outcome: Promise.resolve().then(() => verifier.verify(token)),
+      expiresAt: Infinity,
+    };
+    entry.outcome.then(
+      () => {
+        entry.expiresAt = Math.min(now() + ttlMs, expiryOf(token));
+      },
+      (error: unknown) => {
+        if (error instanceof AuthenticationError) entry.expiresAt = now() + rejectionTtlMs;
+        else if (entries.get(key) === entry) entries.delete(key);
+      },
+    );
+    remember(key, entry);
+    return entry;
+  };
+
+  return {
+    verify(token) {
+      const key = hash('sha256', token, 'base64');
+      const cached = entries.get(key);
+      entries.delete(key);
+      if (cached && cached.expiresAt > now()) {
+        remember(key, cached); // most recently used
+        return cached.outcome;
+      }
+      return verifyAndRemember(key, token).outcome;
+    },
+  };
+}
+
+/** A JWT's `exp` in milliseconds; Infinity for tokens that are not JWTs or have none (the TTL bounds them). */
+function expiryOf(token: string): number {
+  try {
+    const { exp } = decodeJwt(token);
+    return typeof exp === 'number' ? exp * 1000 : Infinity;
+  } catch {
+    return Infinity;
+  }
+}

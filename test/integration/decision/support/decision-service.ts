@@ -1,0 +1,97 @@
+import { Writable } from 'node:stream';
+import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
+import type { BasicVerifier } from '../../../../src/auth/verifiers.js';
+import { startDecisionService } from '../../../../src/decision/decision-service.js';
+import type {
+  DecisionServiceConfig,
+  RunningDecisionService,
+} from '../../../../src/decision/decision-service.js';
+import { createLogger } from '../../../../src/observability/logger.js';
+import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
+import { AUDIENCE, ISSUER, jwksOf, signToken, testKey } from '../../../unit/auth/support/tokens.js';
+import type { TestKey } from '../../../unit/auth/support/tokens.js';
+
+export { AUDIENCE, ISSUER };
+
+export interface DecisionServiceUnderTest extends RunningDecisionService {
+  key: TestKey;
+  metrics: ReturnType<typeof createMetricsRegistry>;
+  /** `Authorization` header value of a valid caller. */
+  authorization: string;
+  /** Everything the service logged. */
+  logs(): string;
+  check(body: unknown, headers?: Record<string, string>): Promise<CheckResponse>;
+}
+
+export interface CheckResponse {
+  status: number;
+  body: {
+    type: string;
+    title: string;
+    detail?: string;
+    result: { allowed: boolean; checked_at?: string; [field: string]: unknown };
+  };
+}
+
+export interface ServiceOptions {
+  spicedb: { endpoint: string; token: string };
+  checkTimeoutMs?: number;
+  basic?: BasicVerifier;
+  tokenReview?: DecisionServiceConfig['tokenReview'];
+}
+
+/** The decision service as it runs in production, on loopback, with a JWT key of its own. */
+export async function startServiceUnderTest(options: ServiceOptions): Promise<DecisionServiceUnderTest> {
+  const key = await testKey('ES256', 'decision-it');
+  const bearer = await createJwtVerifier({
+    keys: { kind: 'jwks', jwks: jwksOf(key) },
+    issuer: ISSUER,
+    audience: AUDIENCE,
+  });
+  const metrics = createMetricsRegistry();
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const service = await startDecisionService({
+    port: 0,
+    host: '127.0.0.1',
+    spicedb: { ...options.spicedb, transport: 'plaintext' },
+    ...(options.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: options.checkTimeoutMs }),
+    authenticators: { bearer, ...(options.basic ? { basic: options.basic } : {}) },
+    ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
+    logger: createLogger({ level: 'info', destination }),
+    metricsRegistry: metrics,
+  });
+  const authorization = `Bearer ${await signToken(key, {}, { expiresIn: 3_600 })}`;
+  return {
+    ...service,
+    key,
+    metrics,
+    authorization,
+    logs: () => lines.join(''),
+    async check(body, headers = {}) {
+      const response = await fetch(`${service.url}/v1/check`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as CheckResponse['body'] };
+    },
+  };
+}
+
+/**
+ * Waits for /healthz/ready, as Kubernetes would before sending traffic: right after the shared SpiceDB got its
+ * schema, checks at minimize_latency fail for a few seconds.
+ */
+export async function untilReady(service: RunningDecisionService, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await fetch(`${service.url}/healthz/ready`)).status !== 200) {
+    if (Date.now() > deadline) throw new Error(`decision service not ready after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
+import type { Principal } from '../../../src/auth/principal.js';
+import type { BearerVerifier } from '../../../src/auth/verifiers.js';
+import { decisionAuthenticators } from '../../../src/decision/caller-authentication.js';
+import { AUDIENCE, ISSUER, USER_ID, jwksOf, signToken, testKey } from '../auth/support/tokens.js';
+
+const serviceAccount: Principal = {
+  kind: 'application',
+  id: 'system:serviceaccount:apps:reader',
+  clientId: 'system:serviceaccount:apps:reader',
+  roles: new Set(),
+};
+
+async function setUp() {
+  const key = await testKey('ES256', 'idp');
+  const jwt = await createJwtVerifier({
+    keys: { kind: 'jwks', jwks: jwksOf(key) },
+    issuer: ISSUER,
+    audience: AUDIENCE,
+  });
+  const reviewed: string[] = [];
+  const tokenReview: BearerVerifier = {
+    async verify(token) {
+      reviewed.push(token);
+      return serviceAccount;
+    },
+  };
+  const { bearer } = decisionAuthenticators({ bearer: jwt }, { verifier: tokenReview, jwtIssuers: [ISSUER] });
+  return { key, bearer: bearer as BearerVerifier, reviewed };
+}
+
+describe('decisionAuthenticators routes bearer tokens by issuer', () => {
+  it('verifies the identity provider’s tokens as JWTs, without TokenReview', async () => {
+    const { key, bearer, reviewed } = await setUp();
+    expect((await bearer.verify(await signToken(key))).id).toBe(USER_ID);
+    // A forged token naming the identity provider still goes to the JWT verifier, which rejects it.
+    const other = await testKey('ES256', 'idp');
+    await expect(bearer.verify(await signToken(other))).rejects.toThrow('invalid token');
+    expect(reviewed).toEqual([]);
+  });
+
+  it('sends tokens of any other issuer, and opaque tokens, to TokenReview', async () => {
+    const { key, bearer, reviewed } = await setUp();
+    const clusterToken = await signToken(key, {}, { issuer: 'https://kubernetes.default.svc.cluster.local' });
+    expect(await bearer.verify(clusterToken)).toBe(serviceAccount);
+    expect(await bearer.verify('opaque-token')).toBe(serviceAccount);
+    expect(reviewed).toEqual([clusterToken, 'opaque-token']);
+  });
+
+  it('keeps Basic and caches bearer verifications without TokenReview too', async () => {
+    const calls: string[] = [];
+    const bearer: BearerVerifier = {
+      async verify(token) {
+        calls.push(token);
+        return serviceAccount;
+      },
+    };
+    const basic = { verify: async () => serviceAccount };
+    const authenticators = decisionAuthenticators({ bearer, basic, realm: 'r' });
+    expect(authenticators.basic).toBe(basic);
+    expect(authenticators.realm).toBe('r');
+    await authenticators.bearer?.verify('t');
+    await authenticators.bearer?.verify('t');
+    expect(calls).toEqual(['t']);
+  });
+});

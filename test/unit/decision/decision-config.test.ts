@@ -1,0 +1,75 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../../src/config/environment.js';
+import { decisionConfigFromEnvironment } from '../../../src/decision/decision-config.js';
+import { jwksOf, testKey } from '../auth/support/tokens.js';
+
+let directory: string;
+let minimal: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'decision-config-'));
+  const jwksFile = join(directory, 'jwks.json');
+  await writeFile(jwksFile, JSON.stringify(jwksOf(await testKey('ES256', 'k'))));
+  minimal = {
+    SPICEDB_ENDPOINT: 'spicedb:50051',
+    SPICEDB_TOKEN: 'key',
+    JWKS_FILE: jwksFile,
+    JWT_ISSUER: 'https://idp.example',
+    JWT_AUDIENCE: 'policy-grant-operator',
+  };
+});
+
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('decisionConfigFromEnvironment', () => {
+  it('applies the documented defaults', async () => {
+    const config = await decisionConfigFromEnvironment(minimal);
+    expect(config).toMatchObject({
+      port: 8081,
+      checkTimeoutMs: 2_000,
+      errorNamespace: 'dx',
+      spicedb: { endpoint: 'spicedb:50051', token: 'key', transport: 'tls' },
+    });
+    expect(config.authenticators.bearer).toBeDefined();
+    expect(config.authenticators.basic).toBeUndefined();
+    expect(config.tokenReview).toBeUndefined();
+  });
+
+  it('reads port, deadline, namespace and the TokenReview switch', async () => {
+    const config = await decisionConfigFromEnvironment({
+      ...minimal,
+      DECISION_PORT: '9000',
+      CHECK_TIMEOUT: '500ms',
+      ERROR_NAMESPACE: 'acme',
+      SPICEDB_TLS: 'plaintext',
+      TOKEN_REVIEW: 'true',
+      TOKEN_REVIEW_AUDIENCES: 'policy-grant-decision, other',
+    });
+    expect(config).toMatchObject({
+      port: 9000,
+      checkTimeoutMs: 500,
+      errorNamespace: 'acme',
+      spicedb: { transport: 'plaintext' },
+      tokenReview: { jwtIssuers: ['https://idp.example'], audiences: ['policy-grant-decision', 'other'] },
+    });
+    expect(typeof config.tokenReview?.api.createTokenReview).toBe('function');
+  });
+
+  it('names the variable that is wrong', async () => {
+    const wrong: Array<[string, string]> = [
+      ['CHECK_TIMEOUT', '2 seconds'],
+      ['TOKEN_REVIEW', 'yes'],
+      ['DECISION_PORT', '70000'],
+    ];
+    for (const [name, value] of wrong) {
+      const failure = decisionConfigFromEnvironment({ ...minimal, [name]: value });
+      await expect(failure).rejects.toBeInstanceOf(ConfigurationError);
+      await expect(failure).rejects.toThrow(name);
+    }
+  });
+});

@@ -1,0 +1,100 @@
+import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
+import { createDecisionApp } from '../../../../src/decision/decision-app.js';
+import type { DecisionApp } from '../../../../src/decision/decision-app.js';
+import type { PermissionChecker } from '../../../../src/decision/check-evaluator.js';
+import { createUrnScheme } from '../../../../src/http/urn.js';
+import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
+import type { CheckPermissionInput, CheckPermissionResult } from '../../../../src/spicedb/client.js';
+import { loadRegistry } from '../../../../src/spicedb/registry.js';
+import { AUDIENCE, ISSUER, jwksOf, signToken, testKey } from '../../auth/support/tokens.js';
+import { capturedLogger, serve } from '../../http/support/serve.js';
+
+export const urn = createUrnScheme('authz');
+
+/** Stands in for SpiceDB: records each query and answers with `answer` (which may throw). */
+export class FakeSpiceDB implements PermissionChecker {
+  readonly queries: CheckPermissionInput[] = [];
+  answer: (query: CheckPermissionInput) => Promise<CheckPermissionResult> = async () => ({
+    allowed: false,
+    checkedAt: 'token-of-the-snapshot',
+  });
+  schemaWritten = true;
+
+  checkPermission(query: CheckPermissionInput): Promise<CheckPermissionResult> {
+    this.queries.push(query);
+    return this.answer(query);
+  }
+
+  async health(): Promise<{ schemaWritten: boolean }> {
+    return { schemaWritten: this.schemaWritten };
+  }
+}
+
+export interface DecisionUnderTest extends DecisionApp {
+  url: string;
+  spicedb: FakeSpiceDB;
+  metrics: ReturnType<typeof createMetricsRegistry>;
+  logs: ReturnType<typeof capturedLogger>;
+  /** `Authorization` header value of a valid caller. */
+  authorization: string;
+  post(body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: CheckAnswer }>;
+}
+
+export interface CheckAnswer {
+  type: string;
+  title: string;
+  detail?: string;
+  result: { allowed: boolean; [field: string]: unknown };
+}
+
+/** The decision app over a fake SpiceDB, served on loopback until the end of the test. */
+export async function decisionUnderTest(): Promise<DecisionUnderTest> {
+  const key = await testKey('ES256', 'decision-unit');
+  const bearer = await createJwtVerifier({
+    keys: { kind: 'jwks', jwks: jwksOf(key) },
+    issuer: ISSUER,
+    audience: AUDIENCE,
+  });
+  const spicedb = new FakeSpiceDB();
+  const metrics = createMetricsRegistry();
+  const logs = capturedLogger();
+  const decision = createDecisionApp({
+    urn,
+    logger: logs.logger,
+    metricsRegistry: metrics,
+    registry: loadRegistry(),
+    spicedb,
+    authenticators: { bearer },
+  });
+  const url = await serve(decision.app);
+  const authorization = `Bearer ${await signToken(key)}`;
+  return {
+    ...decision,
+    url,
+    spicedb,
+    metrics,
+    logs,
+    authorization,
+    async post(body, headers = {}) {
+      const response = await fetch(`${url}/v1/check`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as CheckAnswer };
+    },
+  };
+}
+
+/** A valid check body; tests override one field at a time. */
+export function aliceChecksApi(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    subject_type: 'user',
+    subject_id: 'alice',
+    organisation_id: '',
+    resource_type: 'resource',
+    resource_id: 'urn:dx:item:1',
+    relation: 'api',
+    ...overrides,
+  };
+}

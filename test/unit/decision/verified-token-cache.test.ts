@@ -1,0 +1,105 @@
+import { SignJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { AuthenticationError } from '../../../src/auth/authentication-error.js';
+import type { Principal } from '../../../src/auth/principal.js';
+import type { BearerVerifier } from '../../../src/auth/verifiers.js';
+import { cachedBearerVerifier } from '../../../src/decision/verified-token-cache.js';
+import { HttpError } from '../../../src/http/errors.js';
+
+const principal: Principal = { kind: 'user', id: 'u', roles: new Set() };
+
+/** Counts verifications; `verdict` decides each one. */
+function countingVerifier(verdict: (token: string) => Promise<Principal> = async () => principal) {
+  const verified: string[] = [];
+  const verifier: BearerVerifier = {
+    verify(token) {
+      verified.push(token);
+      return verdict(token);
+    },
+  };
+  return { verifier, verified };
+}
+
+function clock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+/** An unsigned-looking JWT is enough: the cache only reads `exp`, the wrapped verifier checks. */
+async function jwtExpiringAt(expSeconds: number): Promise<string> {
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime(expSeconds)
+    .sign(new Uint8Array(32));
+}
+
+describe('cachedBearerVerifier', () => {
+  it('verifies a token once within the TTL, and again after it', async () => {
+    const time = clock();
+    const { verifier, verified } = countingVerifier();
+    const cached = cachedBearerVerifier(verifier, { ttlMs: 1_000, now: time.now });
+    expect(await cached.verify('t1')).toBe(principal);
+    expect(await cached.verify('t1')).toBe(principal);
+    expect(verified).toEqual(['t1']);
+    time.advance(1_001);
+    await cached.verify('t1');
+    expect(verified).toEqual(['t1', 't1']);
+  });
+
+  it('never trusts a token past its own exp', async () => {
+    const time = clock(1_700_000_000_000);
+    const { verifier, verified } = countingVerifier();
+    const cached = cachedBearerVerifier(verifier, { ttlMs: 60_000, now: time.now });
+    const token = await jwtExpiringAt(1_700_000_005);
+    await cached.verify(token);
+    time.advance(4_000);
+    await cached.verify(token);
+    expect(verified).toHaveLength(1);
+    time.advance(1_001);
+    await cached.verify(token);
+    expect(verified).toHaveLength(2);
+  });
+
+  it('shares one verification among concurrent requests', async () => {
+    const { verifier, verified } = countingVerifier(
+      () => new Promise((resolve) => setTimeout(() => resolve(principal), 20)),
+    );
+    const cached = cachedBearerVerifier(verifier);
+    await Promise.all(Array.from({ length: 10 }, () => cached.verify('t')));
+    expect(verified).toEqual(['t']);
+  });
+
+  it('remembers a rejection briefly, and an outage not at all', async () => {
+    const time = clock();
+    let outage = true;
+    const { verifier, verified } = countingVerifier(async (token) => {
+      if (token === 'bad') throw new AuthenticationError('invalid token');
+      if (outage) throw new HttpError('DependencyUnavailable', 'kubernetes is unavailable');
+      return principal;
+    });
+    const cached = cachedBearerVerifier(verifier, { rejectionTtlMs: 500, now: time.now });
+    await expect(cached.verify('bad')).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(cached.verify('bad')).rejects.toBeInstanceOf(AuthenticationError);
+    expect(verified).toEqual(['bad']);
+    time.advance(501);
+    await expect(cached.verify('bad')).rejects.toBeInstanceOf(AuthenticationError);
+    expect(verified).toEqual(['bad', 'bad']);
+
+    await expect(cached.verify('good')).rejects.toBeInstanceOf(HttpError);
+    outage = false;
+    expect(await cached.verify('good')).toBe(principal);
+    expect(verified).toEqual(['bad', 'bad', 'good', 'good']);
+  });
+
+  it('is bounded: the least recently used token is forgotten first', async () => {
+    const { verifier, verified } = countingVerifier();
+    const cached = cachedBearerVerifier(verifier, { maxEntries: 2 });
+    await cached.verify('a');
+    await cached.verify('b');
+    await cached.verify('a'); // a is now the most recently used
+    await cached.verify('c'); // evicts b
+    await cached.verify('a');
+    await cached.verify('b');
+    expect(verified).toEqual(['a', 'b', 'c', 'b']);
+  });
+});
