@@ -1,0 +1,460 @@
+{{/*
+Names. Component resources are "<fullname>-<component>"; the fullname is cut so that they stay DNS labels.
+*/}}
+{{- define "pgo.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "pgo.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 46 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 46 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 46 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* "<fullname>-<component>"; takes (dict "root" $ "component" "acl-api"). */}}
+{{- define "pgo.componentName" -}}
+{{- printf "%s-%s" (include "pgo.fullname" .root) .component }}
+{{- end }}
+
+{{- define "pgo.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "pgo.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Labels of every object; takes (dict "root" $ "component" "<component>"). */}}
+{{- define "pgo.labels" -}}
+{{ include "pgo.selectorLabels" . }}
+app.kubernetes.io/part-of: {{ include "pgo.name" .root }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{/* The three services, for selectors that name them all. */}}
+{{- define "pgo.services" -}}
+[acl-api, controller, decision-service]
+{{- end }}
+
+{{- define "pgo.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "pgo.settingsName" -}}
+{{- printf "%s-settings" (include "pgo.fullname" .) }}
+{{- end }}
+
+{{- define "pgo.spicedbModelName" -}}
+{{- printf "%s-spicedb-model" (include "pgo.fullname" .) }}
+{{- end }}
+
+{{- define "pgo.jwksConfigMapName" -}}
+{{- printf "%s-jwks" (include "pgo.fullname" .) }}
+{{- end }}
+
+{{/* The Secret with SpiceDB's endpoint and preshared key: the user's, or the chart's. */}}
+{{- define "pgo.spicedbSecretName" -}}
+{{- if and .Values.spicedb.existingSecret (not .Values.spicedb.bundled.enabled) }}
+{{- .Values.spicedb.existingSecret }}
+{{- else }}
+{{- printf "%s-spicedb" (include "pgo.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "pgo.spicedbSecretKeys" -}}
+{{- if and .Values.spicedb.existingSecret (not .Values.spicedb.bundled.enabled) }}
+{{- toYaml .Values.spicedb.existingSecretKeys }}
+{{- else }}
+{{- toYaml (dict "endpoint" "endpoint" "presharedKey" "presharedKey") }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when SpiceDB's CA bundle is mounted: a CA Secret is named and the connection is TLS. */}}
+{{- define "pgo.spicedbCaMounted" -}}
+{{- if and .Values.spicedb.tls.caSecret .Values.spicedb.tls.enabled (not .Values.spicedb.bundled.enabled) }}true{{ end }}
+{{- end }}
+
+{{/* The controller's Lease: one per release, so that two releases can share a namespace. */}}
+{{- define "pgo.leaderElectionId" -}}
+{{- include "pgo.componentName" (dict "root" . "component" "controller") }}
+{{- end }}
+
+{{/* Where the image has the SpiceDB schema and registry (WORKDIR /app, build output dist/); the ConfigMap replaces them. */}}
+{{- define "pgo.spicedbModelDir" -}}
+/app/dist/spicedb
+{{- end }}
+
+{{/* The JWKS source the values select: url, inline, configMap, secret or none; more than one is an error. */}}
+{{- define "pgo.jwksSource" -}}
+{{- $jwks := .Values.auth.jwks }}
+{{- $set := list }}
+{{- if $jwks.url }}{{ $set = append $set "url" }}{{ end }}
+{{- if $jwks.inline }}{{ $set = append $set "inline" }}{{ end }}
+{{- if $jwks.existingConfigMap }}{{ $set = append $set "existingConfigMap" }}{{ end }}
+{{- if $jwks.existingSecret }}{{ $set = append $set "existingSecret" }}{{ end }}
+{{- if gt (len $set) 1 }}
+{{- fail (printf "auth.jwks: set exactly one of url, inline, existingConfigMap and existingSecret (got %s)" (join ", " $set)) }}
+{{- end }}
+{{- if $jwks.url }}url
+{{- else if $jwks.inline }}configMap
+{{- else if $jwks.existingConfigMap }}configMap
+{{- else if $jwks.existingSecret }}secret
+{{- else }}none
+{{- end }}
+{{- end }}
+
+{{/* Settings the values leave unset that the services cannot start without (NOTES.txt lists them). */}}
+{{- define "pgo.missingSettings" -}}
+{{- $missing := list }}
+{{- if not (or .Values.spicedb.bundled.enabled .Values.spicedb.existingSecret) }}
+{{- if not .Values.spicedb.endpoint }}{{ $missing = append $missing "spicedb.endpoint (or spicedb.existingSecret)" }}{{ end }}
+{{- if not .Values.spicedb.presharedKey }}{{ $missing = append $missing "spicedb.presharedKey (or spicedb.existingSecret)" }}{{ end }}
+{{- end }}
+{{- if not .Values.auth.jwt.issuer }}{{ $missing = append $missing "auth.jwt.issuer" }}{{ end }}
+{{- if not .Values.auth.jwt.audience }}{{ $missing = append $missing "auth.jwt.audience" }}{{ end }}
+{{- if eq (include "pgo.jwksSource" .) "none" }}{{ $missing = append $missing "auth.jwks (url, inline, existingConfigMap or existingSecret)" }}{{ end }}
+{{- join "\n" $missing }}
+{{- end }}
+
+{{/*
+Environment of a service container beyond the settings ConfigMap: the namespace it runs in, SpiceDB's endpoint and
+key from the Secret, and the paths of mounted files. Takes the component dict of pgo.deployment.
+*/}}
+{{- define "pgo.env" -}}
+{{- $root := .root }}
+{{- $keys := include "pgo.spicedbSecretKeys" $root | fromYaml }}
+- name: ACL_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- if eq .component "controller" }}
+- name: LEADER_ELECTION_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: LEADER_ELECTION_ID
+  value: {{ include "pgo.leaderElectionId" $root }}
+{{- end }}
+- name: SPICEDB_ENDPOINT
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.spicedbSecretName" $root }}
+      key: {{ $keys.endpoint }}
+- name: SPICEDB_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.spicedbSecretName" $root }}
+      key: {{ $keys.presharedKey }}
+{{- if include "pgo.spicedbCaMounted" $root }}
+- name: SPICEDB_CA_FILE
+  value: /etc/policy-grant-operator/spicedb-ca/ca.crt
+{{- end }}
+{{- if .authenticates }}
+{{- if not (has (include "pgo.jwksSource" $root) (list "url" "none")) }}
+- name: JWKS_FILE
+  value: /etc/policy-grant-operator/jwks/jwks.json
+{{- end }}
+{{- if $root.Values.auth.basicCredentialsSecret }}
+- name: BASIC_CREDENTIALS_DIR
+  value: /etc/policy-grant-operator/basic-credentials
+{{- end }}
+{{- end }}
+{{- with .values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Volumes of a service pod and their mounts; both take the component dict of pgo.deployment. */}}
+{{- define "pgo.volumes" -}}
+{{- $root := .root }}
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+- name: spicedb-model
+  configMap:
+    name: {{ include "pgo.spicedbModelName" $root }}
+{{- if include "pgo.spicedbCaMounted" $root }}
+- name: spicedb-ca
+  secret:
+    secretName: {{ $root.Values.spicedb.tls.caSecret }}
+    items:
+      - key: {{ $root.Values.spicedb.tls.caSecretKey }}
+        path: ca.crt
+{{- end }}
+{{- if .authenticates }}
+{{- $jwks := $root.Values.auth.jwks }}
+{{- $source := include "pgo.jwksSource" $root }}
+{{- if eq $source "configMap" }}
+- name: jwks
+  configMap:
+    name: {{ $jwks.existingConfigMap | default (include "pgo.jwksConfigMapName" $root) }}
+    items:
+      - key: {{ $jwks.key }}
+        path: jwks.json
+{{- else if eq $source "secret" }}
+- name: jwks
+  secret:
+    secretName: {{ $jwks.existingSecret }}
+    items:
+      - key: {{ $jwks.key }}
+        path: jwks.json
+{{- end }}
+{{- with $root.Values.auth.basicCredentialsSecret }}
+- name: basic-credentials
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "pgo.volumeMounts" -}}
+{{- $root := .root }}
+- name: tmp
+  mountPath: /tmp
+- name: spicedb-model
+  mountPath: {{ include "pgo.spicedbModelDir" $root }}/schema.zed
+  subPath: schema.zed
+  readOnly: true
+- name: spicedb-model
+  mountPath: {{ include "pgo.spicedbModelDir" $root }}/registry.yaml
+  subPath: registry.yaml
+  readOnly: true
+{{- if include "pgo.spicedbCaMounted" $root }}
+- name: spicedb-ca
+  mountPath: /etc/policy-grant-operator/spicedb-ca
+  readOnly: true
+{{- end }}
+{{- if .authenticates }}
+{{- if not (has (include "pgo.jwksSource" $root) (list "url" "none")) }}
+- name: jwks
+  mountPath: /etc/policy-grant-operator/jwks
+  readOnly: true
+{{- end }}
+{{- if $root.Values.auth.basicCredentialsSecret }}
+- name: basic-credentials
+  mountPath: /etc/policy-grant-operator/basic-credentials
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+A service's Deployment. Takes (dict "root" $ "component" "<component>" "values" <its values> "authenticates" <bool>
+"autoscaled" <bool: an autoscaler owns the replica count> "automountToken" <bool>).
+*/}}
+{{- define "pgo.deployment" -}}
+{{- $root := .root }}
+{{- $v := .values }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+spec:
+  {{- if not .autoscaled }}
+  replicas: {{ $v.replicas }}
+  {{- end }}
+  revisionHistoryLimit: 5
+  selector:
+    matchLabels:
+      {{- include "pgo.selectorLabels" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "pgo.labels" . | nindent 8 }}
+        {{- with $v.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      annotations:
+        checksum/settings: {{ include (print $root.Template.BasePath "/settings-configmap.yaml") $root | sha256sum }}
+        checksum/spicedb-model: {{ include (print $root.Template.BasePath "/spicedb-model-configmap.yaml") $root | sha256sum }}
+        {{- with $v.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "pgo.componentName" . }}
+      automountServiceAccountToken: {{ .automountToken }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      containers:
+        - name: {{ .component }}
+          image: {{ include "pgo.image" $root }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          args: [{{ .component }}]
+          ports:
+            - name: http
+              containerPort: {{ $v.port }}
+              protocol: TCP
+          envFrom:
+            - configMapRef:
+                name: {{ include "pgo.settingsName" $root }}
+          env:
+            {{- include "pgo.env" . | trim | nindent 12 }}
+          livenessProbe:
+            httpGet:
+              path: /healthz/live
+              port: http
+            periodSeconds: 10
+            timeoutSeconds: 2
+            failureThreshold: 3
+          readinessProbe:
+            httpGet:
+              path: /healthz/ready
+              port: http
+            periodSeconds: 5
+            timeoutSeconds: 3
+            failureThreshold: 2
+          resources:
+            {{- toYaml $v.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.containerSecurityContext | nindent 12 }}
+          volumeMounts:
+            {{- include "pgo.volumeMounts" . | trim | nindent 12 }}
+      volumes:
+        {{- include "pgo.volumes" . | trim | nindent 8 }}
+      {{- with $v.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.topologySpreadConstraints }}
+      topologySpreadConstraints:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end }}
+
+{{/* A service's ClusterIP Service on its http port; takes the component dict. */}}
+{{- define "pgo.service" -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+spec:
+  type: ClusterIP
+  selector:
+    {{- include "pgo.selectorLabels" . | nindent 4 }}
+  ports:
+    - name: http
+      port: {{ .values.port }}
+      targetPort: http
+      protocol: TCP
+{{- end }}
+
+{{/* A service's ServiceAccount; takes the component dict. */}}
+{{- define "pgo.serviceAccount" -}}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+  {{- with .values.serviceAccountAnnotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+automountServiceAccountToken: false
+{{- end }}
+
+{{/* A PodDisruptionBudget for a service whose values have podDisruptionBudget; takes the component dict. */}}
+{{- define "pgo.podDisruptionBudget" -}}
+{{- if .values.podDisruptionBudget.enabled }}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+spec:
+  maxUnavailable: {{ .values.podDisruptionBudget.maxUnavailable }}
+  selector:
+    matchLabels:
+      {{- include "pgo.selectorLabels" . | nindent 6 }}
+{{- end }}
+{{- end }}
+
+{{/*
+RBAC of a service: a ClusterRole (cluster-wide reads) and a Role in the release namespace (writes there), each
+with its binding to the service's ServiceAccount, when it has rules. Takes the component dict plus "clusterRules"
+and "namespaceRules": PolicyRule lists as YAML text (empty: no such role).
+*/}}
+{{- define "pgo.rbac" -}}
+{{- if .clusterRules }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+rules:
+  {{- .clusterRules | trim | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ include "pgo.componentName" . }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "pgo.componentName" . }}
+    namespace: {{ .root.Release.Namespace }}
+{{- end }}
+{{- if .namespaceRules }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+rules:
+  {{- .namespaceRules | trim | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "pgo.componentName" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "pgo.labels" . | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "pgo.componentName" . }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "pgo.componentName" . }}
+    namespace: {{ .root.Release.Namespace }}
+{{- end }}
+{{- end }}

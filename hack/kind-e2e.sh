@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The end-to-end suite against the real packaging, for machines with Docker (the project's build machines have
+# none, so this never runs in CI): creates a kind cluster, builds the image and loads it into the cluster,
+# installs the Helm chart with the bundled SpiceDB into a namespace that enforces Pod Security "restricted", runs
+# the same suite that runs against the local stack (`npm run test:e2e`) through port-forwards, and deletes the
+# cluster.
+#
+# Usage: hack/kind-e2e.sh
+# Environment:
+#   KIND_CLUSTER     cluster name (default policy-grant-e2e); it must not exist yet
+#   KIND_NODE_IMAGE  node image, e.g. kindest/node:v1.35.x (default: the one of your kind release)
+#   IMAGE            image to build and load (default policy-grant-operator:e2e)
+#   KEEP_CLUSTER=1   keep the cluster afterwards (its kubeconfig path is printed)
+#   HELM_BIN, KUBECTL_BIN  helm and kubectl to use (default: on PATH, else the pinned builds of hack/tools)
+# Needs docker, kind, node and npm (run `npm ci` first).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cluster="${KIND_CLUSTER:-policy-grant-e2e}"
+image="${IMAGE:-policy-grant-operator:e2e}"
+release=policy-grant-operator
+namespace=policy-grant-system
+work="$(mktemp -d "${TMPDIR:-/tmp}/policy-grant-kind.XXXXXX")"
+kubeconfig="$work/kubeconfig"
+created_cluster=false
+forwards=()
+
+log() { printf '[kind-e2e] %s\n' "$*" >&2; }
+die() {
+  log "$*"
+  exit 1
+}
+
+require() {
+  command -v "$1" >/dev/null 2>&1 || die "$1 is required ($2)"
+}
+
+cleanup() {
+  local status=$?
+  for pid in "${forwards[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [ "$created_cluster" = true ]; then
+    if [ "${KEEP_CLUSTER:-}" = 1 ]; then
+      log "keeping cluster $cluster: export KUBECONFIG=$kubeconfig"
+    else
+      log "deleting cluster $cluster"
+      kind delete cluster --name "$cluster" >/dev/null 2>&1 || true
+    fi
+  fi
+  [ "${KEEP_CLUSTER:-}" = 1 ] || rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+# helm and kubectl: explicit, on PATH, or the project's pinned builds (which need Go, once).
+resolve_tools() {
+  helm="${HELM_BIN:-$(command -v helm || true)}"
+  kubectl="${KUBECTL_BIN:-$(command -v kubectl || true)}"
+  if [ -z "$helm" ] || [ -z "$kubectl" ]; then
+    log "helm or kubectl not found: building the pinned ones (hack/tools)"
+    eval "$(cd "$repo" && npm run --silent tools:env)"
+    helm="$HELM_BIN"
+    kubectl="$KUBECTL_BIN"
+  fi
+  export KUBECTL_BIN="$kubectl" HELM_BIN="$helm"
+}
+
+k() { "$kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+create_cluster() {
+  if kind get clusters 2>/dev/null | grep -qx "$cluster"; then
+    die "a kind cluster named $cluster exists already: delete it or set KIND_CLUSTER"
+  fi
+  log "creating kind cluster $cluster"
+  created_cluster=true
+  kind create cluster --name "$cluster" --kubeconfig "$kubeconfig" --wait 120s ${KIND_NODE_IMAGE:+--image "$KIND_NODE_IMAGE"}
+}
+
+build_and_load_image() {
+  log "building $image"
+  docker build --tag "$image" "$repo"
+  log "loading $image into $cluster"
+  kind load docker-image "$image" --name "$cluster"
+}
+
+# The suite mints its tokens with the development signing key in .dev/ (created when missing); the services
+# trust that key's public JWKS, with the development issuer and audience.
+ensure_dev_signing_key() {
+  (cd "$repo" && npm run --silent token -- --sub 00000000-0000-4000-8000-000000000000 >/dev/null)
+  [ -f "$repo/.dev/jwks.json" ] || die "npm run token did not write .dev/jwks.json"
+}
+
+install_chart() {
+  log "installing the chart into $namespace (Pod Security restricted, bundled SpiceDB)"
+  k create namespace "$namespace"
+  k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
+  "$helm" install "$release" "$repo/charts/policy-grant-operator" \
+    --kubeconfig "$kubeconfig" --namespace "$namespace" \
+    --set image.repository="${image%:*}" --set image.tag="${image##*:}" --set image.pullPolicy=Never \
+    --set spicedb.bundled.enabled=true \
+    --set auth.jwt.issuer=policy-grant-operator-dev --set auth.jwt.audience=policy-grant-operator \
+    --set-file auth.jwks.inline="$repo/.dev/jwks.json" \
+    --wait --timeout 5m
+}
+
+# Starts `kubectl port-forward service/<name> :<port>` in the background and stores the local port it chose in
+# the variable named by $3 (no command substitution: the port-forward must be this shell's child to be stopped).
+forward() {
+  local service="$1" port="$2" output="$work/forward-$1.log" local_port=""
+  : >"$output"
+  # kubectl itself in the background (not through k): $! must be the port-forward, not a subshell around it.
+  "$kubectl" --kubeconfig "$kubeconfig" --namespace "$namespace" port-forward "service/$service" ":$port" >>"$output" 2>&1 &
+  forwards+=("$!")
+  for _ in $(seq 1 100); do
+    local_port="$(sed -nE 's/^Forwarding from 127\.0\.0\.1:([0-9]+) -> .*/\1/p' "$output" | head -n 1)"
+    [ -n "$local_port" ] && break
+    sleep 0.1
+  done
+  [ -n "$local_port" ] || die "port-forward to $service did not start: $(cat "$output")"
+  printf -v "$3" '%s' "$local_port"
+}
+
+# The NAME=value file the suite reads (E2E_ENV_FILE), as the development stack writes .dev/env.
+write_env_file() {
+  local acl decision controller spicedb token
+  forward "$release-acl-api" 8080 acl
+  forward "$release-decision-service" 8081 decision
+  forward "$release-controller" 8082 controller
+  forward "$release-spicedb" 50051 spicedb
+  token="$(k --namespace "$namespace" get secret "$release-spicedb" -o jsonpath='{.data.presharedKey}' | base64 --decode)"
+  cat >"$work/env" <<EOF
+KUBECONFIG=$kubeconfig
+ACL_URL=http://127.0.0.1:$acl/v2
+DECISION_URL=http://127.0.0.1:$decision
+CONTROLLER_URL=http://127.0.0.1:$controller
+SPICEDB_ENDPOINT=127.0.0.1:$spicedb
+SPICEDB_TOKEN=$token
+NAMESPACE=$namespace
+EOF
+  chmod 600 "$work/env"
+}
+
+diagnose() {
+  log "the suite failed; the installed release:"
+  k --namespace "$namespace" get pods,services,policygrants -o wide >&2 || true
+  for component in acl-api controller decision-service spicedb; do
+    log "logs of $release-$component:"
+    k --namespace "$namespace" logs "deployment/$release-$component" --all-containers --tail 50 >&2 || true
+  done
+}
+
+main() {
+  require docker "https://docs.docker.com/get-docker/"
+  require kind "https://kind.sigs.k8s.io/docs/user/quick-start/#installation"
+  require npm "Node.js with npm"
+  resolve_tools
+  create_cluster
+  build_and_load_image
+  ensure_dev_signing_key
+  install_chart
+  write_env_file
+  log "running the end-to-end suite"
+  if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e); then
+    diagnose
+    exit 1
+  fi
+  log "end-to-end suite passed on kind"
+}
+
+main "$@"

@@ -1,0 +1,133 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '../../../src/localplane/crds.js';
+import { controlPlane, testKubeConfig } from '../support/cluster.js';
+import {
+  applyDryRun,
+  CHART_DIR,
+  createDryRun,
+  createRestrictedNamespace,
+  EVERY_FEATURE_VALUES,
+  EXTERNAL_SPICEDB_VALUES,
+  FIXTURES_DIR,
+  isCrd,
+  packagingTools,
+  podsOfDeployments,
+  renderChart,
+  runCommand,
+  type KubeObject,
+  type PodTemplate,
+  withValuesFile,
+} from './packaging-support.js';
+
+// The chart as the real kube-apiserver (v1.35) admits it: every rendered object passes server-side dry-run in a
+// namespace that enforces Pod Security "restricted", CRDs first.
+
+const RENDERINGS: [string, object][] = [
+  ['default values', {}],
+  ['every optional feature on', EVERY_FEATURE_VALUES],
+  ['external SpiceDB with TLS, JWKS and credentials from Secrets', EXTERNAL_SPICEDB_VALUES],
+];
+
+let namespace: string;
+
+beforeAll(async () => {
+  namespace = await createRestrictedNamespace('packaging-chart');
+  // The Gateway API's HTTPRoute and the Prometheus Operator's ServiceMonitor (validated subsets, see fixtures/).
+  await installCrds(testKubeConfig(), FIXTURES_DIR);
+});
+
+describe('helm lint --strict', () => {
+  it.each(RENDERINGS)('passes with %s', async (_name, values) => {
+    const { helm } = await packagingTools();
+    const result = await withValuesFile(values, (file) =>
+      runCommand(helm, ['lint', '--strict', CHART_DIR, '-f', file]),
+    );
+    expect(result.stderr + result.stdout).toContain('0 chart(s) failed');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('helm template, applied with server-side dry-run', () => {
+  it.each(RENDERINGS)('%s: the API server accepts every object, CRDs first', async (_name, values) => {
+    const objects = await renderChart(namespace, values);
+    const crds = await applyDryRun(objects.filter(isCrd));
+    expect(crds.stderr).toBe('');
+    expect(crds.code).toBe(0);
+    const rest = objects.filter((object) => !isCrd(object));
+    const applied = await applyDryRun(rest);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout.trim().split('\n')).toHaveLength(rest.length);
+  });
+
+  it.each(RENDERINGS)('%s: no Pod Security warning about any workload template', async (_name, values) => {
+    const workloads = (await renderChart(namespace, values)).filter((object) => object.kind === 'Deployment');
+    const applied = await applyDryRun(workloads);
+    expect(applied.stderr).not.toMatch(/PodSecurity|Warning/);
+    expect(applied.code).toBe(0);
+  });
+
+  it.each(RENDERINGS)(
+    '%s: a Pod of every Deployment is admitted under "restricted" enforcement',
+    async (_n, values) => {
+      const pods = podsOfDeployments(await renderChart(namespace, values));
+      expect(pods.length).toBeGreaterThanOrEqual(3);
+      const created = await createDryRun(pods);
+      expect(created.stderr).toBe('');
+      expect(created.code).toBe(0);
+      expect(created.stdout.trim().split('\n')).toHaveLength(pods.length);
+    },
+  );
+
+  it('the namespace really enforces "restricted": without the security contexts, a warning and a rejected Pod', async () => {
+    const [deployment] = (await renderChart(namespace)).filter((object) => object.kind === 'Deployment');
+    const template = (deployment?.spec as { template: PodTemplate }).template;
+    delete template.spec.securityContext;
+    for (const container of template.spec.containers as Record<string, unknown>[])
+      delete container.securityContext;
+    const warned = await applyDryRun([deployment as KubeObject]);
+    expect(warned.stderr).toContain('would violate PodSecurity "restricted:latest"');
+    const rejected = await createDryRun(podsOfDeployments([deployment as KubeObject]));
+    expect(rejected.code).not.toBe(0);
+    expect(rejected.stderr).toContain('violates PodSecurity "restricted:latest"');
+  });
+
+  it('the HTTPRoute fixture enforces the Gateway API rules the route relies on (a broken rewrite is rejected)', async () => {
+    const [route] = (await renderChart(namespace, EVERY_FEATURE_VALUES)).filter(
+      (o) => o.kind === 'HTTPRoute',
+    );
+    const rules = (route?.spec as { rules: { matches: { path: { type: string } }[] }[] }).rules;
+    (rules[0] as (typeof rules)[number]).matches[0] = { path: { type: 'Exact' } };
+    const rejected = await applyDryRun([route as KubeObject]);
+    expect(rejected.code).not.toBe(0);
+    expect(rejected.stderr).toContain('exactly one PathPrefix match must be specified');
+  });
+});
+
+describe('NOTES.txt', () => {
+  /** `helm install --dry-run` renders NOTES.txt (helm template does not); it still asks the API server its version. */
+  async function notes(values: object): Promise<string> {
+    const { helm } = await packagingTools();
+    const install = ['install', 'pgo', CHART_DIR, '--dry-run=client', '--namespace', namespace];
+    const result = await withValuesFile(values, (file) =>
+      runCommand(helm, ['--kubeconfig', controlPlane().kubeconfigPath, ...install, '-f', file]),
+    );
+    expect(result.stderr).toBe('');
+    return result.stdout.slice(result.stdout.indexOf('NOTES:'));
+  }
+
+  it('warns loudly that the bundled SpiceDB is for development only', async () => {
+    const text = await notes({ spicedb: { bundled: { enabled: true } } });
+    expect(text).toContain('WARNING: BUNDLED SPICEDB - DEVELOPMENT ONLY');
+    expect(text).toContain('MEMORY datastore');
+  });
+
+  it('lists the settings an install still lacks, and nothing once they are set', async () => {
+    expect(await notes({})).toMatch(
+      /NOT CONFIGURED[^\n]*\n {2}- spicedb.endpoint.*\n {2}- spicedb.presharedKey.*\n {2}- auth.jwt.issuer\n {2}- auth.jwt.audience\n {2}- auth.jwks/,
+    );
+    const configured = await notes(EXTERNAL_SPICEDB_VALUES);
+    expect(configured).not.toContain('NOT CONFIGURED');
+    expect(configured).not.toContain('WARNING');
+  });
+});

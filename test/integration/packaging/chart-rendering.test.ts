@@ -1,0 +1,393 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { helmTemplate, REPO_ROOT } from '../../../hack/sync-packaging.js';
+import { SERVICES } from '../../../src/cmd/main.js';
+import {
+  EVERY_FEATURE_VALUES,
+  packagingTools,
+  parseManifests,
+  renderChart,
+  type KubeObject,
+  type PodTemplate,
+} from './packaging-support.js';
+
+// What the chart renders, read back: least-privilege RBAC per component, the services' containers, the
+// configuration they get, the gateway routes, and the values the schema and the templates refuse.
+
+const NAMESPACE = 'policy-grant-system';
+
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+function componentOf(object: KubeObject): string | undefined {
+  return object.metadata.labels?.['app.kubernetes.io/component'];
+}
+
+function rulesOf(objects: KubeObject[], component: string, kind: 'ClusterRole' | 'Role'): PolicyRule[] {
+  const role = objects.find((object) => object.kind === kind && componentOf(object) === component);
+  return (role?.rules as PolicyRule[] | undefined) ?? [];
+}
+
+const rule = (apiGroup: string, resources: string[], verbs: string[]): PolicyRule => ({
+  apiGroups: [apiGroup],
+  resources,
+  verbs,
+});
+
+/** The least-privilege contract: exactly what each service calls (see the comments in the templates). */
+const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRule[] }> = {
+  'acl-api': {
+    ClusterRole: [
+      rule('acl.policygrant.dev', ['policygrants', 'catalogitems'], ['list', 'watch']),
+      rule('', ['namespaces'], ['list', 'watch']),
+    ],
+    Role: [
+      rule('acl.policygrant.dev', ['policygrants'], ['get', 'create', 'patch', 'delete']),
+      rule('', ['configmaps'], ['get', 'create', 'update', 'delete']),
+    ],
+  },
+  controller: {
+    ClusterRole: [
+      rule('acl.policygrant.dev', ['policygrants'], ['list', 'watch', 'update']),
+      rule('acl.policygrant.dev', ['policygrants/status'], ['update']),
+      rule('acl.policygrant.dev', ['catalogitems'], ['list', 'watch']),
+      rule('', ['namespaces'], ['list', 'watch']),
+      rule('events.k8s.io', ['events'], ['create']),
+    ],
+    Role: [
+      rule('coordination.k8s.io', ['leases'], ['create']),
+      {
+        ...rule('coordination.k8s.io', ['leases'], ['get', 'update']),
+        resourceNames: ['pgo-policy-grant-operator-controller'],
+      },
+    ],
+  },
+  'decision-service': { ClusterRole: [], Role: [] },
+};
+
+function deployment(objects: KubeObject[], component: string) {
+  const found = objects.find((object) => object.kind === 'Deployment' && componentOf(object) === component);
+  if (!found) throw new Error(`no Deployment for ${component}`);
+  const spec = found.spec as { replicas?: number; template: PodTemplate };
+  const container = (spec.template.spec.containers as Record<string, unknown>[])[0] as {
+    args: string[];
+    env: { name: string; value?: string; valueFrom?: unknown }[];
+    livenessProbe: { httpGet: { path: string; port: string } };
+    readinessProbe: { httpGet: { path: string; port: string } };
+    volumeMounts: { name: string; mountPath: string }[];
+  };
+  return { replicas: spec.replicas, pod: spec.template.spec, container };
+}
+
+describe('RBAC', () => {
+  it.each(Object.keys(EXPECTED_RBAC))(
+    '%s: exactly the rules it needs, bound to its own ServiceAccount',
+    async (name) => {
+      const objects = await renderChart(NAMESPACE);
+      expect(rulesOf(objects, name, 'ClusterRole')).toEqual(EXPECTED_RBAC[name]?.ClusterRole);
+      expect(rulesOf(objects, name, 'Role')).toEqual(EXPECTED_RBAC[name]?.Role);
+      for (const binding of objects.filter((o) => o.kind.endsWith('Binding') && componentOf(o) === name)) {
+        expect(binding.subjects).toEqual([
+          { kind: 'ServiceAccount', name: `pgo-policy-grant-operator-${name}`, namespace: NAMESPACE },
+        ]);
+        expect((binding.roleRef as { name: string }).name).toBe(`pgo-policy-grant-operator-${name}`);
+      }
+    },
+  );
+
+  it('writes only in the release namespace: every Role is there, and nothing cluster-wide can write', async () => {
+    const objects = await renderChart(NAMESPACE, EVERY_FEATURE_VALUES);
+    for (const role of objects.filter((object) => object.kind === 'Role'))
+      expect(role.metadata.namespace).toBe(NAMESPACE);
+    const clusterWrites = objects
+      .filter((object) => object.kind === 'ClusterRole')
+      .flatMap((role) => role.rules as PolicyRule[])
+      .filter((r) => r.verbs.some((verb) => ['create', 'update', 'patch', 'delete'].includes(verb)));
+    expect(clusterWrites).toEqual([
+      rule('acl.policygrant.dev', ['policygrants'], ['list', 'watch', 'update']),
+      rule('acl.policygrant.dev', ['policygrants/status'], ['update']),
+      rule('events.k8s.io', ['events'], ['create']),
+      rule('authentication.k8s.io', ['tokenreviews'], ['create']),
+    ]);
+  });
+
+  it('the decision service gets a token and TokenReview rights only when it verifies ServiceAccount tokens', async () => {
+    const off = await renderChart(NAMESPACE);
+    expect(deployment(off, 'decision-service').pod.automountServiceAccountToken).toBe(false);
+    const on = await renderChart(NAMESPACE, { decisionService: { tokenReview: { enabled: true } } });
+    expect(deployment(on, 'decision-service').pod.automountServiceAccountToken).toBe(true);
+    expect(rulesOf(on, 'decision-service', 'ClusterRole')).toEqual([
+      rule('authentication.k8s.io', ['tokenreviews'], ['create']),
+    ]);
+  });
+
+  it('the controller has no Lease rights without leader election', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      controller: { replicas: 1, leaderElection: { enabled: false } },
+    });
+    expect(rulesOf(objects, 'controller', 'Role')).toEqual([]);
+  });
+
+  it('ServiceAccounts never mount a token by default; only the pods that call the API server opt in', async () => {
+    const objects = await renderChart(NAMESPACE, EVERY_FEATURE_VALUES);
+    for (const account of objects.filter((object) => object.kind === 'ServiceAccount'))
+      expect(account.automountServiceAccountToken).toBe(false);
+    expect(deployment(objects, 'spicedb').pod.automountServiceAccountToken).toBe(false);
+  });
+});
+
+describe('the service containers', () => {
+  it.each(SERVICES)(
+    '%s: runs the image entrypoint with its own name, probes /healthz/live and /healthz/ready',
+    async (name) => {
+      const { container, pod } = deployment(await renderChart(NAMESPACE), name);
+      expect(container.args).toEqual([name]);
+      expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz/live', port: 'http' });
+      expect(container.readinessProbe.httpGet).toEqual({ path: '/healthz/ready', port: 'http' });
+      expect(pod.serviceAccountName).toBe(`pgo-policy-grant-operator-${name}`);
+      expect(container.volumeMounts).toContainEqual(
+        expect.objectContaining({ name: 'tmp', mountPath: '/tmp' }),
+      );
+    },
+  );
+
+  it('the controller runs two replicas with leader election in its namespace', async () => {
+    const objects = await renderChart(NAMESPACE);
+    const { replicas, container } = deployment(objects, 'controller');
+    expect(replicas).toBe(2);
+    const settings = objects.find((object) => componentOf(object) === 'settings')?.data as Record<
+      string,
+      string
+    >;
+    expect(settings.LEADER_ELECTION).toBe('true');
+    expect(container.env).toContainEqual({
+      name: 'LEADER_ELECTION_NAMESPACE',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+    });
+    // The Lease the controller takes is the one its Role lets it renew.
+    const leaseName = rulesOf(objects, 'controller', 'Role').flatMap((r) => r.resourceNames ?? []);
+    expect(container.env).toContainEqual({ name: 'LEADER_ELECTION_ID', value: leaseName[0] });
+  });
+
+  it('every service writes grants to (and trusts grants in) the namespace it runs in', async () => {
+    const objects = await renderChart(NAMESPACE);
+    for (const name of SERVICES)
+      expect(deployment(objects, name).container.env).toContainEqual({
+        name: 'ACL_NAMESPACE',
+        valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+      });
+  });
+
+  it('the autoscaler owns the decision service replica count when enabled', async () => {
+    const objects = await renderChart(NAMESPACE, EVERY_FEATURE_VALUES);
+    expect(deployment(objects, 'decision-service').replicas).toBeUndefined();
+    const autoscaler = objects.find((object) => object.kind === 'HorizontalPodAutoscaler');
+    expect(autoscaler?.spec).toMatchObject({
+      scaleTargetRef: { name: 'pgo-policy-grant-operator-decision-service' },
+    });
+  });
+});
+
+describe('configuration', () => {
+  it('the SpiceDB schema and registry ConfigMap holds src/spicedb/ byte for byte, mounted over the image copies', async () => {
+    const objects = await renderChart(NAMESPACE);
+    const model = objects.find((object) => componentOf(object) === 'spicedb-model')?.data as Record<
+      string,
+      string
+    >;
+    for (const file of ['schema.zed', 'registry.yaml']) {
+      expect(model[file]).toBe(readFileSync(join(REPO_ROOT, 'src/spicedb', file), 'utf8'));
+      for (const name of SERVICES)
+        expect(deployment(objects, name).container.volumeMounts).toContainEqual(
+          expect.objectContaining({
+            name: 'spicedb-model',
+            mountPath: `/app/dist/spicedb/${file}`,
+            subPath: file,
+          }),
+        );
+    }
+  });
+
+  it('hands every setting to the services under the variable names they read', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      logLevel: 'debug',
+      errorNamespace: 'acme',
+      auth: {
+        jwt: { issuer: 'https://id.example/', audience: 'acl', algorithms: ['RS256', 'ES256'] },
+        jwks: { url: 'https://id.example/jwks' },
+      },
+      aclApi: { basePath: '/v9' },
+      controller: { resyncPeriod: '5m' },
+      decisionService: { checkTimeout: '750ms', tokenReview: { enabled: true, audiences: ['a', 'b'] } },
+    });
+    expect(objects.find((object) => componentOf(object) === 'settings')?.data).toEqual({
+      LOG_LEVEL: 'debug',
+      ERROR_NAMESPACE: 'acme',
+      SPICEDB_TLS: 'tls',
+      JWT_ISSUER: 'https://id.example/',
+      JWT_AUDIENCE: 'acl',
+      JWT_ALGORITHMS: 'RS256,ES256',
+      ROLES_CLAIM: 'roles',
+      ORG_CLAIM: 'org',
+      JWKS_URL: 'https://id.example/jwks',
+      ACL_PORT: '8080',
+      ACL_BASE_PATH: '/v9',
+      CONTROLLER_PORT: '8082',
+      RESYNC_PERIOD: '5m',
+      LEADER_ELECTION: 'true',
+      DECISION_PORT: '8081',
+      CHECK_TIMEOUT: '750ms',
+      TOKEN_REVIEW: 'true',
+      TOKEN_REVIEW_AUDIENCES: 'a,b',
+    });
+  });
+
+  it('SpiceDB endpoint and key come from the Secret the values name', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      spicedb: { existingSecret: 'mine', existingSecretKeys: { endpoint: 'host', presharedKey: 'token' } },
+    });
+    expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
+    const env = deployment(objects, 'controller').container.env;
+    expect(env).toContainEqual({
+      name: 'SPICEDB_ENDPOINT',
+      valueFrom: { secretKeyRef: { name: 'mine', key: 'host' } },
+    });
+    expect(env).toContainEqual({
+      name: 'SPICEDB_TOKEN',
+      valueFrom: { secretKeyRef: { name: 'mine', key: 'token' } },
+    });
+  });
+
+  it('the bundled SpiceDB: a plaintext endpoint in the release namespace, a generated key, one replica', async () => {
+    const objects = await renderChart(NAMESPACE, { spicedb: { bundled: { enabled: true } } });
+    const secret = objects.find((object) => object.kind === 'Secret')?.data as Record<string, string>;
+    const decode = (value = '') => Buffer.from(value, 'base64').toString();
+    expect(decode(secret.endpoint)).toBe(`pgo-policy-grant-operator-spicedb.${NAMESPACE}.svc:50051`);
+    expect(decode(secret.presharedKey)).toMatch(/^[A-Za-z0-9]{40}$/);
+    const settings = objects.find((object) => componentOf(object) === 'settings')?.data as Record<
+      string,
+      string
+    >;
+    expect(settings.SPICEDB_TLS).toBe('plaintext');
+    expect(deployment(objects, 'spicedb').replicas).toBe(1);
+  });
+
+  it('a JWKS file from a Secret is mounted into the ACL API and the decision service only', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      auth: { jwks: { existingSecret: 'jwks', key: 'keys.json' } },
+    });
+    for (const name of ['acl-api', 'decision-service']) {
+      const { container, pod } = deployment(objects, name);
+      expect(container.env).toContainEqual({
+        name: 'JWKS_FILE',
+        value: '/etc/policy-grant-operator/jwks/jwks.json',
+      });
+      expect(pod.volumes).toContainEqual({
+        name: 'jwks',
+        secret: { secretName: 'jwks', items: [{ key: 'keys.json', path: 'jwks.json' }] },
+      });
+    }
+    expect(deployment(objects, 'controller').container.env.map((variable) => variable.name)).not.toContain(
+      'JWKS_FILE',
+    );
+  });
+});
+
+describe('gateway routes (the spec strip-prefix contract)', () => {
+  const values = {
+    aclApi: { basePath: '/v2' },
+    httpRoute: { enabled: true, parentRefs: [{ name: 'public' }], aclPathPrefix: '/acl' },
+    ingress: { enabled: true, aclPathPrefix: '/acl' },
+  };
+
+  it('HTTPRoute: /acl/... rewritten onto /v2/... at the ACL API, /v1/check to the decision service', async () => {
+    const route = (await renderChart(NAMESPACE, values)).find((object) => object.kind === 'HTTPRoute');
+    expect((route?.spec as { rules: unknown[] }).rules).toEqual([
+      {
+        matches: [{ path: { type: 'PathPrefix', value: '/acl' } }],
+        filters: [
+          {
+            type: 'URLRewrite',
+            urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } },
+          },
+        ],
+        backendRefs: [{ name: 'pgo-policy-grant-operator-acl-api', port: 8080 }],
+      },
+      {
+        matches: [{ path: { type: 'Exact', value: '/v1/check' } }],
+        backendRefs: [{ name: 'pgo-policy-grant-operator-decision-service', port: 8081 }],
+      },
+    ]);
+  });
+
+  it('Ingress: ingress-nginx rewrites /acl/<rest> to /v2/<rest>; /v1/check has its own Ingress, not rewritten', async () => {
+    const ingresses = (await renderChart(NAMESPACE, values)).filter((object) => object.kind === 'Ingress');
+    const [acl, decision] = ingresses;
+    expect(acl?.metadata.annotations).toEqual({
+      'nginx.ingress.kubernetes.io/use-regex': 'true',
+      'nginx.ingress.kubernetes.io/rewrite-target': '/v2/$2',
+    });
+    const aclPaths = (acl?.spec as { rules: { http: { paths: { path: string }[] } }[] }).rules[0]?.http.paths;
+    const pattern = new RegExp(`^${aclPaths?.[0]?.path}$`);
+    // What ingress-nginx does with the capture groups: $2 is the rest of the path after the prefix.
+    expect('/acl/policy/consumer'.replace(pattern, '/v2/$2')).toBe('/v2/policy/consumer');
+    expect('/acl'.replace(pattern, '/v2/$2')).toBe('/v2/');
+    expect(pattern.test('/aclx/policy')).toBe(false);
+    expect(decision?.metadata.annotations).toBeUndefined();
+    expect((decision?.spec as { rules: { http: unknown }[] }).rules[0]?.http).toEqual({
+      paths: [
+        {
+          path: '/v1/check',
+          pathType: 'Exact',
+          backend: {
+            service: { name: 'pgo-policy-grant-operator-decision-service', port: { name: 'http' } },
+          },
+        },
+      ],
+    });
+  });
+});
+
+describe('values the chart refuses', () => {
+  const refused: [string, object, RegExp][] = [
+    ['a port out of range', { aclApi: { port: 70000 } }, /aclApi\/port.*maximum/],
+    ['an unknown top-level value', { replicaCount: 3 }, /additional properties 'replicaCount' not allowed/],
+    ['an unknown nested value', { controller: { leaderElect: true } }, /additional properties 'leaderElect'/],
+    ['a log level pino lacks', { logLevel: 'verbose' }, /logLevel.*must be one of/],
+    ['replicas as text', { decisionService: { replicas: 'two' } }, /decisionService\/replicas.*want integer/],
+    ['a malformed duration', { controller: { resyncPeriod: '10 minutes' } }, /resyncPeriod.*does not match/],
+    ['an endpoint without a port', { spicedb: { endpoint: 'spicedb' } }, /spicedb\/endpoint.*does not match/],
+    ['a base path without the leading slash', { aclApi: { basePath: 'v2' } }, /aclApi\/basePath/],
+    [
+      'an unsupported JWT algorithm',
+      { auth: { jwt: { algorithms: ['HS256'] } } },
+      /algorithms\/0.*must be one of/,
+    ],
+    ['an HTTPRoute without a Gateway', { httpRoute: { enabled: true } }, /httpRoute\/parentRefs.*minItems/],
+    [
+      'two JWKS sources',
+      { auth: { jwks: { url: 'https://a/', existingSecret: 'b' } } },
+      /set exactly one of url/,
+    ],
+    [
+      'two active controllers',
+      { controller: { leaderElection: { enabled: false } } },
+      /controller.replicas > 1 needs controller.leaderElection.enabled/,
+    ],
+  ];
+
+  it.each(refused)('%s', async (_name, values, message) => {
+    const { helm } = await packagingTools();
+    await expect(helmTemplate(helm, { namespace: NAMESPACE, values })).rejects.toThrow(message);
+  });
+
+  it('while the defaults render', async () => {
+    const { helm } = await packagingTools();
+    expect(parseManifests(await helmTemplate(helm, { namespace: NAMESPACE })).length).toBeGreaterThan(10);
+  });
+});

@@ -1,0 +1,162 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CONFIG_DIR,
+  CONFIG_RELEASE,
+  GENERATED_CONFIG_DIRS,
+  helmTemplate,
+  renderConfigFiles,
+  REPO_ROOT,
+  type GeneratedFile,
+} from '../../../hack/sync-packaging.js';
+import { createTestNamespace } from '../support/cluster.js';
+import {
+  applyDryRun,
+  createDryRun,
+  createRestrictedNamespace,
+  isCrd,
+  kubectl,
+  packagingTools,
+  parseManifests,
+  podsOfDeployments,
+  type KubeObject,
+} from './packaging-support.js';
+
+// config/ (kustomize, kubebuilder layout) is rendered from the chart, so the two cannot drift; and what the
+// overlays build is admitted by the real kube-apiserver like the chart is.
+
+const REGENERATE = 'config/ is out of date with the chart: run `npx tsx hack/sync-packaging.ts`';
+
+let generated: GeneratedFile[];
+let overlayDir: string;
+
+beforeAll(async () => {
+  generated = await renderConfigFiles((await packagingTools()).helm);
+  overlayDir = await mkdtemp(join(tmpdir(), 'pgo-kustomize-'));
+});
+
+afterAll(async () => {
+  await rm(overlayDir, { recursive: true, force: true });
+});
+
+/** `kubectl kustomize` of config/<overlay>, moved into `namespace` by an overlay on top of it. */
+async function buildInto(overlay: string, namespace: string): Promise<KubeObject[]> {
+  const dir = join(overlayDir, `${overlay}-${namespace}`);
+  await mkdir(dir);
+  const base = relative(dir, join(CONFIG_DIR, overlay));
+  await writeFile(
+    join(dir, 'kustomization.yaml'),
+    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: ${namespace}\nresources:\n  - ${base}\n`,
+  );
+  const built = await kubectl(['kustomize', dir]);
+  expect(built.stderr).toBe('');
+  return parseManifests(built.stdout);
+}
+
+async function build(overlay: string): Promise<KubeObject[]> {
+  const built = await kubectl(['kustomize', join(CONFIG_DIR, overlay)]);
+  expect(built.stderr).toBe('');
+  expect(built.code).toBe(0);
+  return parseManifests(built.stdout);
+}
+
+/** The Secret names of every `secretKeyRef` in the objects' environment variables. */
+function secretKeyRefNames(objects: KubeObject[]): string[] {
+  const names: string[] = [];
+  JSON.stringify(objects, (key, value: unknown) => {
+    if (key === 'secretKeyRef') names.push((value as { name: string }).name);
+    return value;
+  });
+  return names;
+}
+
+describe('config/ and the chart do not drift apart', () => {
+  it('config/rbac, config/manager and config/spicedb are exactly what the chart renders', () => {
+    const committed = GENERATED_CONFIG_DIRS.flatMap((folder) =>
+      readdirSync(join(CONFIG_DIR, folder)).map((file) => `config/${folder}/${file}`),
+    ).sort();
+    expect(committed, REGENERATE).toEqual(generated.map((file) => file.path).sort());
+    for (const file of generated)
+      expect(readFileSync(join(REPO_ROOT, file.path), 'utf8'), REGENERATE).toBe(file.content);
+  });
+
+  it('the RBAC rules config/default installs are the chart RBAC rules, role by role', async () => {
+    const rulesByRole = (objects: KubeObject[]) =>
+      Object.fromEntries(
+        objects
+          .filter((object) => object.kind === 'ClusterRole' || object.kind === 'Role')
+          .map((role) => [`${role.kind}/${role.metadata.name}`, role.rules]),
+      );
+    const chart = parseManifests(await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE }));
+    expect(rulesByRole(await build('default'))).toEqual(rulesByRole(chart));
+  });
+});
+
+describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Security restricted)', () => {
+  it.each(['default', 'dev'])(
+    'config/%s: every object is accepted, CRDs first, without a warning',
+    async (overlay) => {
+      const namespace = await createRestrictedNamespace(`kustomize-${overlay}`);
+      const objects = await buildInto(overlay, namespace);
+      expect(
+        objects.filter((object) => object.kind === 'Namespace').map((object) => object.metadata.name),
+      ).toEqual([namespace]);
+      const crds = await applyDryRun(objects.filter(isCrd));
+      expect(crds.code).toBe(0);
+      const applied = await applyDryRun(objects.filter((object) => !isCrd(object)));
+      expect(applied.stderr).toBe('');
+      expect(applied.code).toBe(0);
+      const pods = podsOfDeployments(objects);
+      expect(pods).toHaveLength(overlay === 'dev' ? 4 : 3);
+      const created = await createDryRun(pods);
+      expect(created.stderr).toBe('');
+      expect(created.code).toBe(0);
+    },
+  );
+
+  it('config/dev wires the bundled SpiceDB: one generated Secret feeds it and the three services', async () => {
+    const objects = await build('dev');
+    const secret = objects.find((object) => object.kind === 'Secret');
+    const references = secretKeyRefNames(objects);
+    expect(new Set(references)).toEqual(new Set([secret?.metadata.name]));
+    expect(references).toHaveLength(2 * 3 + 1);
+  });
+
+  it('config/default expects the SpiceDB Secret from the user and creates none', async () => {
+    const objects = await build('default');
+    expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
+    expect(new Set(secretKeyRefNames(objects))).toEqual(new Set(['policy-grant-operator-spicedb']));
+  });
+});
+
+describe('config/samples', () => {
+  it('builds, and its CatalogItem and grants pass the CRDs in a namespace bound to the sample organisation', async () => {
+    const samples = await build('samples');
+    const boundNamespace = samples.find((object) => object.kind === 'Namespace') as KubeObject;
+    const organisation = boundNamespace.metadata.labels?.['acl.policygrant.dev/organisation'] as string;
+    const namespace = await createTestNamespace('samples', {
+      'acl.policygrant.dev/organisation': organisation,
+    });
+    const objects = samples
+      .filter((object) => object.kind !== 'Namespace')
+      .map((object) =>
+        object.metadata.namespace ? { ...object, metadata: { ...object.metadata, namespace } } : object,
+      );
+    expect(objects.map((object) => object.kind).sort()).toEqual([
+      'CatalogItem',
+      'PolicyGrant',
+      'PolicyGrant',
+    ]);
+    const applied = await applyDryRun(objects);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+  });
+
+  it('the kubebuilder layout is complete', () => {
+    for (const folder of ['crd', 'rbac', 'manager', 'spicedb', 'samples', 'default', 'dev'])
+      expect(existsSync(join(CONFIG_DIR, folder, 'kustomization.yaml')), folder).toBe(true);
+  });
+});

@@ -1,0 +1,174 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import yaml from 'js-yaml';
+import { CHART_DIR, helmTemplate, parseManifests, type KubeObject } from '../../../hack/sync-packaging.js';
+import { resolveToolPaths } from '../../../src/localplane/tool-paths.js';
+import { controlPlane, createTestNamespace } from '../support/cluster.js';
+
+export { CHART_DIR, parseManifests, type KubeObject };
+
+export const FIXTURES_DIR = join(import.meta.dirname, 'fixtures');
+
+export interface PackagingTools {
+  helm: string;
+  kubectl: string;
+}
+
+/** The pinned helm and kubectl: the control plane's, or built/found like the control plane's. */
+export async function packagingTools(): Promise<PackagingTools> {
+  const { helm, kubectl } = controlPlane().tools;
+  if (helm && kubectl) return { helm, kubectl };
+  const resolved = await resolveToolPaths();
+  return { helm: helm ?? resolved.helm, kubectl: kubectl ?? resolved.kubectl };
+}
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCommand(command: string, args: string[], input = ''): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/** kubectl as the shared control plane's admin. */
+export async function kubectl(args: string[], input?: string): Promise<CommandResult> {
+  const { kubectl: binary } = await packagingTools();
+  return runCommand(binary, ['--kubeconfig', controlPlane().kubeconfigPath, ...args], input);
+}
+
+/** Runs `use` with the path of a values file holding `values` (helm reads JSON as YAML). */
+export async function withValuesFile<T>(values: object, use: (path: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'pgo-values-'));
+  try {
+    const path = join(dir, 'values.json');
+    await writeFile(path, JSON.stringify(values));
+    return await use(path);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export function toYamlStream(objects: object[]): string {
+  return objects.map((object) => yaml.dump(object, { lineWidth: -1, noRefs: true })).join('---\n');
+}
+
+/** Server-side apply with `--dry-run=server`: admission (schemas, CEL, Pod Security) without persisting anything. */
+export function applyDryRun(objects: object[]): Promise<CommandResult> {
+  const args = [
+    'apply',
+    '--server-side',
+    '--field-manager=packaging-test',
+    '--dry-run=server',
+    '-o',
+    'name',
+    '-f',
+    '-',
+  ];
+  return kubectl(args, toYamlStream(objects));
+}
+
+/** `kubectl create --dry-run=server`: for Pods, whose Pod Security check is enforced, not only warned about. */
+export function createDryRun(objects: object[]): Promise<CommandResult> {
+  return kubectl(['create', '--dry-run=server', '-o', 'name', '-f', '-'], toYamlStream(objects));
+}
+
+export async function renderChart(
+  namespace: string,
+  values: object = {},
+  release = 'pgo',
+): Promise<KubeObject[]> {
+  const { helm } = await packagingTools();
+  return parseManifests(await helmTemplate(helm, { release, namespace, values, includeCrds: true }));
+}
+
+export const isCrd = (object: KubeObject) => object.kind === 'CustomResourceDefinition';
+
+export interface PodTemplate {
+  metadata?: { labels?: Record<string, string> };
+  spec: Record<string, unknown>;
+}
+
+/** A Pod made of each Deployment's pod template, as a ReplicaSet would create it. */
+export function podsOfDeployments(objects: KubeObject[]): KubeObject[] {
+  return objects
+    .filter((object) => object.kind === 'Deployment')
+    .map((deployment) => {
+      const template = (deployment.spec as { template: PodTemplate }).template;
+      return {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `${deployment.metadata.name}-dry-run`,
+          namespace: deployment.metadata.namespace,
+          labels: template.metadata?.labels ?? {},
+        },
+        spec: template.spec,
+      };
+    });
+}
+
+/** Labels that make the API server enforce Pod Security "restricted" on Pods and warn about workload templates. */
+export const RESTRICTED_LABELS = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+  'pod-security.kubernetes.io/warn': 'restricted',
+  'pod-security.kubernetes.io/warn-version': 'latest',
+};
+
+export function createRestrictedNamespace(prefix: string): Promise<string> {
+  return createTestNamespace(prefix, RESTRICTED_LABELS);
+}
+
+/** Every optional feature of the chart on at once. */
+export const EVERY_FEATURE_VALUES = {
+  spicedb: { bundled: { enabled: true } },
+  auth: {
+    jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator', algorithms: ['ES256'] },
+    jwks: { inline: '{"keys":[]}' },
+    basicCredentialsSecret: 'application-credentials',
+  },
+  decisionService: {
+    checkTimeout: '2s',
+    tokenReview: { enabled: true, audiences: ['policy-grant-operator'] },
+    autoscaling: { enabled: true },
+  },
+  serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
+  networkPolicy: {
+    enabled: true,
+    apiFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gateway' } } }],
+    metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+  },
+  httpRoute: {
+    enabled: true,
+    parentRefs: [{ name: 'public', namespace: 'gateway' }],
+    hostnames: ['acl.example.com'],
+  },
+  ingress: {
+    enabled: true,
+    host: 'acl.example.com',
+    tls: [{ hosts: ['acl.example.com'], secretName: 'acl-tls' }],
+  },
+};
+
+/** The normal production shape: an external SpiceDB over TLS with its own CA, keys and credentials from Secrets. */
+export const EXTERNAL_SPICEDB_VALUES = {
+  spicedb: { existingSecret: 'spicedb-credentials', tls: { enabled: true, caSecret: 'spicedb-ca' } },
+  auth: {
+    jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator' },
+    jwks: { existingSecret: 'identity-provider-jwks' },
+    basicCredentialsSecret: 'application-credentials',
+  },
+};
