@@ -26,6 +26,18 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/e2e/support/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });

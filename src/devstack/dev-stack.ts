@@ -1,0 +1,133 @@
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { aclConfigFromEnvironment, startAclApi } from '../cmd/acl-api.js';
+import { parseControllerConfig, startController } from '../cmd/controller.js';
+import { decisionConfigFromEnvironment, startDecisionService } from '../cmd/decision-service.js';
+import { ensureDevSigningKey } from '../auth/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../auth/dev-token.js';
+import type { CatalogItem } from '../api/v1alpha1/index.js';
+import {
+  loadKubeConfig,
+  startLocalControlPlane,
+  type LocalControlPlane,
+} from '../localplane/control-plane.js';
+import { repoRoot } from '../localplane/repo-root.js';
+import { applySampleCatalogItems } from './samples.js';
+import { writeStateFile, type DevStackEnv } from './state-file.js';
+
+export interface DevStackOptions {
+  /** `.dev/` by default: kubeconfig, signing key, logs and the `env` file. */
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  log: (message: string) => void;
+}
+
+export interface RunningDevStack {
+  env: DevStackEnv;
+  aclDocsUrl: string;
+  sampleItem: CatalogItem | undefined;
+  stop(): Promise<void>;
+}
+
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole system on one machine (DESIGN.md, "Development stack"): the local control plane and SpiceDB
+ * unless KUBECONFIG names a cluster, the CRDs, the sample CatalogItems, and the three services in this
+ * process. The `env` file is written last, so its presence means the stack is ready.
+ */
+export async function startDevStack({ stateDir, env, log }: DevStackOptions): Promise<RunningDevStack> {
+  const running: Stoppable[] = [];
+  const stop = async () => {
+    for (const part of running.reverse())
+      await part.stop().catch((error: unknown) => log(`stop failed: ${String(error)}`));
+  };
+  try {
+    await mkdir(stateDir, { recursive: true });
+    const cluster = await clusterFor(stateDir, env, log);
+    if (cluster.plane) running.push(cluster.plane);
+    const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
+    await ensureNamespace(cluster.kubeConfig, namespace);
+    const key = await ensureDevSigningKey(stateDir);
+    const serviceEnv: NodeJS.ProcessEnv = {
+      LOG_LEVEL: 'warn',
+      ...env,
+      KUBECONFIG: cluster.kubeconfigPath,
+      SPICEDB_ENDPOINT: cluster.spicedb.endpoint,
+      SPICEDB_TOKEN: cluster.spicedb.token,
+      SPICEDB_TLS: env.SPICEDB_TLS ?? (cluster.plane ? 'plaintext' : undefined),
+      ACL_NAMESPACE: namespace,
+      LEADER_ELECTION_NAMESPACE: env.LEADER_ELECTION_NAMESPACE ?? namespace,
+      JWKS_FILE: key.jwksPath,
+      JWKS_URL: undefined,
+      JWT_ISSUER: env.JWT_ISSUER ?? DEV_TOKEN_ISSUER,
+      JWT_AUDIENCE: env.JWT_AUDIENCE ?? DEV_TOKEN_AUDIENCE,
+      ACL_PORT: env.ACL_PORT ?? '8080',
+      DECISION_PORT: env.DECISION_PORT ?? '8081',
+      CONTROLLER_PORT: env.CONTROLLER_PORT ?? '8082',
+    };
+    log('starting the controller');
+    const controller = await startController(parseControllerConfig(serviceEnv));
+    running.push(controller);
+    log('starting the decision service');
+    const decision = await startDecisionService(await decisionConfigFromEnvironment(serviceEnv));
+    running.push(decision);
+    log('starting the ACL API');
+    const acl = await startAclApi(await aclConfigFromEnvironment(serviceEnv));
+    running.push(acl);
+    const samples = await applySampleCatalogItems(cluster.kubeConfig, join(repoRoot(), 'config/samples'));
+    const stackEnv: DevStackEnv = {
+      KUBECONFIG: cluster.kubeconfigPath,
+      ACL_URL: acl.url,
+      DECISION_URL: decision.url,
+      CONTROLLER_URL: controller.url,
+      SPICEDB_ENDPOINT: cluster.spicedb.endpoint,
+      SPICEDB_TOKEN: cluster.spicedb.token,
+      NAMESPACE: namespace,
+    };
+    await writeStateFile(join(stateDir, 'env'), stackEnv);
+    return { env: stackEnv, aclDocsUrl: `${acl.rootUrl}/docs`, sampleItem: samples[0], stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+interface Cluster {
+  kubeConfig: KubeConfig;
+  kubeconfigPath: string;
+  spicedb: { endpoint: string; token: string };
+  plane?: LocalControlPlane;
+}
+
+async function clusterFor(
+  stateDir: string,
+  env: NodeJS.ProcessEnv,
+  log: (m: string) => void,
+): Promise<Cluster> {
+  if (env.KUBECONFIG) {
+    if (!env.SPICEDB_ENDPOINT || !env.SPICEDB_TOKEN) {
+      throw new Error(
+        'with KUBECONFIG set, also set SPICEDB_ENDPOINT and SPICEDB_TOKEN (the SpiceDB to use)',
+      );
+    }
+    const kubeconfigPath = resolve(env.KUBECONFIG);
+    log(`using the cluster of ${kubeconfigPath} and SpiceDB at ${env.SPICEDB_ENDPOINT}`);
+    const spicedb = { endpoint: env.SPICEDB_ENDPOINT, token: env.SPICEDB_TOKEN };
+    return { kubeConfig: loadKubeConfig(kubeconfigPath), kubeconfigPath, spicedb };
+  }
+  const plane = await startLocalControlPlane({ stateDir: join(stateDir, 'control-plane'), log });
+  const spicedb = plane.spicedb as { endpoint: string; token: string };
+  return { kubeConfig: plane.kubeConfig(), kubeconfigPath: plane.kubeconfigPath, spicedb, plane };
+}
+
+async function ensureNamespace(kubeConfig: KubeConfig, name: string): Promise<void> {
+  try {
+    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 409) throw error;
+  }
+}
