@@ -37,8 +37,6 @@ export interface GrantReconcilerOptions {
 
 /** Reconcile again a little after expiryTime, so that the grant is past it by then. */
 const EXPIRY_MARGIN_MS = 100;
-/** Longer delays are capped: a timer cannot wait more than 2^31-1 ms, and a periodic look costs little. */
-const MAX_REQUEUE_MS = 6 * 60 * 60 * 1000;
 
 /** Reasons that are the normal end of a grant's life rather than a problem to look at. */
 const NORMAL_WITHDRAWALS = new Set<string>([GrantReason.Revoked, GrantReason.Expired]);
@@ -204,7 +202,7 @@ export class GrantReconciler {
   private requeueAtExpiry(grant: PolicyGrant, now: Date): ReconcileResult | undefined {
     if (derivedState(grant, now) !== 'ACTIVE') return undefined;
     const untilExpiry = Date.parse(grant.spec.expiryTime) - now.getTime() + EXPIRY_MARGIN_MS;
-    return { requeueAfter: Math.min(untilExpiry, MAX_REQUEUE_MS) };
+    return { requeueAfter: untilExpiry };
   }
 
   /** The written object; undefined when Kubernetes says the grant changed or went meanwhile. */

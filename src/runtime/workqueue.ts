@@ -18,6 +18,7 @@ interface DelayedAdd {
   timer: NodeJS.Timeout;
 }
 
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 /**
  * client-go's rate-limiting work queue of string keys:
  * - a key added while it waits in the queue is queued once;
@@ -76,11 +77,21 @@ export class WorkQueue {
     if (waiting && waiting.readyAt <= readyAt) {
       return;
     }
-    clearTimeout(waiting?.timer);
+    this.schedule(key, readyAt);
+  }
+
+  private schedule(key: string, readyAt: number): void {
+    clearTimeout(this.delayed.get(key)?.timer);
+    // setTimeout fires at once for delays beyond 2^31-1 ms (about 24.8 days): longer waits go in steps.
+    const delay = Math.min(readyAt - monotonicNow(), MAX_TIMER_DELAY_MS);
     const timer = setTimeout(() => {
+      if (monotonicNow() < readyAt) {
+        this.schedule(key, readyAt);
+        return;
+      }
       this.delayed.delete(key);
       this.add(key);
-    }, delayMs);
+    }, delay);
     this.delayed.set(key, { readyAt, timer });
   }
 

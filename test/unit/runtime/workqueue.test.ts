@@ -131,6 +131,16 @@ describe('WorkQueue', () => {
       expect(await queue.get()).toBe('late');
     });
 
+    it('addAfter waits delays longer than a timer can (2^31-1 ms) in full', async () => {
+      const queue = new WorkQueue({ name: 'q' });
+      const days = 86_400_000;
+      queue.addAfter('expires-in-a-year', 365 * days);
+      await vi.advanceTimersByTimeAsync(30 * days);
+      expect(queue.len()).toBe(0);
+      await vi.advanceTimersByTimeAsync(335 * days);
+      expect(await queue.get()).toBe('expires-in-a-year');
+    });
+
     it('addAfter of a key already waiting keeps the earlier time', async () => {
       const queue = new WorkQueue({ name: 'q' });
       queue.addAfter('a', 100);
