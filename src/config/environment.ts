@@ -23,17 +23,24 @@ function withoutEmptyValues(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => !!entry[1]));
 }
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
 
-/** A duration like `500ms`, `30s`, `10m`, `1h`, as milliseconds. */
+/** Go's time.ParseDuration for the units that make sense here: `500ms`, `90s`, `10m`, `1h30m`. */
+export function parseDuration(text: string): number {
+  if (!DURATION.test(text)) throw new Error(`"${text}" is not a duration such as 30s, 10m or 1h30m`);
+  let total = 0;
+  for (const [, amount = '0', unit = 's'] of text.matchAll(DURATION_PART))
+    total += Number(amount) * (UNIT_MS[unit] ?? 0);
+  return Math.round(total);
+}
+
+/** A duration like `500ms`, `30s`, `10m`, `1h30m`, as milliseconds. */
 export const duration = z
   .string()
-  .regex(DURATION, 'a duration such as 500ms, 30s, 10m or 1h')
-  .transform((text) => {
-    const [, amount, unit] = DURATION.exec(text) as RegExpExecArray;
-    return Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
-  });
+  .regex(DURATION, 'a duration such as 500ms, 30s, 10m or 1h30m')
+  .transform(parseDuration);
 
 export const port = z.coerce.number().int().min(0).max(65_535);
 

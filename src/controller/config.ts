@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { commonEnvironment } from '../config/common-config.js';
+import { ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
+import { spicedbEnvironment } from '../config/spicedb-config.js';
 
 /** The controller's configuration; `parseControllerConfig` builds it from environment variables. */
 export interface ControllerConfig {
@@ -36,38 +39,12 @@ export interface ControllerConfig {
   logLevel: string;
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-const UNITS_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
-
-/** Go's time.ParseDuration for the units that make sense here: `90s`, `10m`, `1h30m`, `500ms`. */
-export function parseDuration(text: string): number {
-  if (!DURATION.test(text)) throw new Error(`"${text}" is not a duration such as 30s, 10m or 1h30m`);
-  let total = 0;
-  for (const [, amount = '0', unit = 's'] of text.matchAll(DURATION_PART)) {
-    total += Number(amount) * (UNITS_MS[unit] ?? 0);
-  }
-  return Math.round(total);
-}
-
-const duration = (fallback: string, minimumMs: number) =>
+const atLeast = (fallback: string, minimumMs: number) =>
   z
     .string()
     .default(fallback)
-    .transform((text, ctx) => {
-      try {
-        const ms = parseDuration(text);
-        if (ms >= minimumMs) return ms;
-        ctx.addIssue({ code: 'custom', message: `must be at least ${minimumMs} ms` });
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-      }
-      return z.NEVER;
-    });
+    .pipe(duration)
+    .pipe(z.number().min(minimumMs, `must be at least ${minimumMs} ms`));
 
 const flag = (fallback: boolean) =>
   z
@@ -83,44 +60,36 @@ const dnsLabel = z
 const nonEmpty = z.string().min(1, 'must not be empty');
 
 const environmentSchema = z.object({
+  ...commonEnvironment.shape,
+  ...spicedbEnvironment.shape,
   KUBECONFIG: nonEmpty.optional(),
-  SPICEDB_ENDPOINT: z.string().regex(/^\S+:\d{1,5}$/, 'expected host:port'),
-  SPICEDB_TOKEN: nonEmpty,
-  SPICEDB_TLS: z.enum(['plaintext', 'tls']).default('tls'),
-  SPICEDB_CA_FILE: nonEmpty.optional(),
-  SPICEDB_PROBE_PERIOD: duration('5s', 100),
-  ACL_NAMESPACE: dnsLabel.default('policy-grant-system'),
+  SPICEDB_PROBE_PERIOD: atLeast('5s', 100),
   CONTROLLER_HOST: nonEmpty.default('0.0.0.0'),
-  CONTROLLER_PORT: z.coerce.number().int().min(0).max(65_535).default(8082),
-  RESYNC_PERIOD: duration('10m', 1_000),
+  CONTROLLER_PORT: port.default(8082),
+  RESYNC_PERIOD: atLeast('10m', 1_000),
   LEADER_ELECTION: flag(true),
   LEADER_ELECTION_NAMESPACE: dnsLabel.optional(),
   LEADER_ELECTION_ID: dnsLabel.default('policy-grant-controller'),
-  LEASE_DURATION: duration('15s', 1_000),
-  RENEW_DEADLINE: duration('10s', 1),
-  RETRY_PERIOD: duration('2s', 1),
+  LEASE_DURATION: atLeast('15s', 1_000),
+  RENEW_DEADLINE: atLeast('10s', 1),
+  RETRY_PERIOD: atLeast('2s', 1),
   WATCH_LABEL_SELECTOR: nonEmpty.optional(),
   MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(4),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type ControllerEnvironment = Partial<Record<keyof z.input<typeof environmentSchema>, string>>;
 
-/** Reads the configuration; throws ConfigError naming every variable that is wrong. */
+/** Reads the configuration; throws ConfigurationError naming every variable that is wrong. */
 export function parseControllerConfig(env: Record<string, string | undefined>): ControllerConfig {
-  const blanksRemoved = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
-  const parsed = environmentSchema.safeParse(blanksRemoved);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`invalid controller configuration:\n- ${problems.join('\n- ')}`);
+  const e = readEnvironment(environmentSchema, env);
+  if (e.SPICEDB_CA_FILE && env.SPICEDB_TLS === 'plaintext') {
+    throw new ConfigurationError('SPICEDB_CA_FILE: a CA file needs SPICEDB_TLS=tls, not plaintext');
   }
-  const e = parsed.data;
-  if (e.SPICEDB_CA_FILE && blanksRemoved.SPICEDB_TLS === 'plaintext') {
-    throw new ConfigError('SPICEDB_CA_FILE: a CA file needs SPICEDB_TLS=tls, not plaintext');
-  }
-  if (e.LEASE_DURATION % 1000 !== 0) throw new ConfigError('LEASE_DURATION: must be whole seconds');
+  if (e.LEASE_DURATION % 1000 !== 0) throw new ConfigurationError('LEASE_DURATION: must be whole seconds');
   if (!(e.LEASE_DURATION > e.RENEW_DEADLINE && e.RENEW_DEADLINE > 1.2 * e.RETRY_PERIOD)) {
-    throw new ConfigError('leader election needs LEASE_DURATION > RENEW_DEADLINE > 1.2 × RETRY_PERIOD');
+    throw new ConfigurationError(
+      'leader election needs LEASE_DURATION > RENEW_DEADLINE > 1.2 × RETRY_PERIOD',
+    );
   }
   return {
     ...(e.KUBECONFIG ? { kubeconfigPath: e.KUBECONFIG } : {}),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseControllerConfig, parseDuration } from '../../../src/controller/config.js';
+import { ConfigurationError, parseDuration } from '../../../src/config/environment.js';
+import { parseControllerConfig } from '../../../src/controller/config.js';
 
 const required = { SPICEDB_ENDPOINT: 'spicedb:50051', SPICEDB_TOKEN: 'key' };
 
@@ -88,7 +89,7 @@ describe('parseControllerConfig', () => {
         CONTROLLER_PORT: '70000',
         ACL_NAMESPACE: 'Not_A_Name',
       });
-    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(ConfigurationError);
     const message = (() => {
       try {
         attempt();
