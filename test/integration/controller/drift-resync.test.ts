@@ -1,54 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
-import type { RunningController } from '../../../src/controller/start-controller.js';
 import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
-import { testKubeConfig, uniqueId } from '../support/cluster.js';
-import {
-  individual,
-  makeStateDir,
-  relationshipsOn,
-  Resources,
-  startOwnSpiceDB,
-  startTestController,
-  userCan,
-  waitUntilLeading,
-  type OwnSpiceDB,
-} from './support/harness.js';
+import { individual, relationshipsOn, userCan, useControllerFixture } from './support/harness.js';
 
 // Drift in either direction, made behind the controller's back directly in SpiceDB, is repaired by the
 // periodic resync (3 s here) and counted in policygrant_drift_repaired_total.
 
-let stateDir: string;
-let spicedb: OwnSpiceDB;
-let controller: RunningController;
-let resources: Resources;
-let aclNamespace: string;
-
-beforeAll(async () => {
-  stateDir = await makeStateDir('controller-drift');
-  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-drift');
-  const scope = uniqueId('drift');
-  resources = new Resources(testKubeConfig(), scope);
-  aclNamespace = await resources.namespace('acl');
-  controller = await startTestController({
-    spicedb: spicedb.server,
-    aclNamespace,
-    scope,
-    logFile: `${stateDir}/controller.log`,
-  });
-  await waitUntilLeading(controller);
-});
-
-afterAll(async () => {
-  await controller?.stop();
-  await spicedb?.stop();
-  await resources?.cleanUp();
-});
+const world = useControllerFixture('drift');
 
 async function driftRepaired(direction: 'missing' | 'orphan'): Promise<number> {
-  const metric = await controller.metricsRegistry.getSingleMetric('policygrant_drift_repaired_total')?.get();
+  const metric = await world.controller.metricsRegistry
+    .getSingleMetric('policygrant_drift_repaired_total')
+    ?.get();
   return metric?.values.find((value) => value.labels.direction === direction)?.value ?? 0;
 }
 
@@ -68,10 +33,10 @@ function consumer(
 const touch = (relationship: Relationship): RelationshipUpdate => ({ operation: 'touch', relationship });
 
 async function enforcedGrant() {
-  const item = await resources.createItem();
+  const item = await world.resources.createItem();
   const spec = individual(item.spec.itemId);
-  const { name } = await resources.createGrant(aclNamespace, spec);
-  const grant = await resources.waitForReason(aclNamespace, name, EnforcedReason.Projected);
+  const { name } = await world.resources.createGrant(world.aclNamespace, spec);
+  const grant = await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
   return { item, spec, grant };
 }
 
@@ -80,11 +45,13 @@ describe('the resync', () => {
     const { item } = await enforcedGrant();
     const intruder = randomUUID();
     const before = await driftRepaired('orphan');
-    await spicedb.client.writeRelationships([touch(consumer(item.spec.itemId, intruder))]);
-    expect(await userCan(spicedb.client, item.spec.itemId, 'api_consumer', intruder)).toBe(true);
+    await world.spicedb.client.writeRelationships([touch(consumer(item.spec.itemId, intruder))]);
+    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', intruder)).toBe(true);
 
     await expect
-      .poll(() => userCan(spicedb.client, item.spec.itemId, 'api_consumer', intruder), { timeout: 15_000 })
+      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', intruder), {
+        timeout: 15_000,
+      })
       .toBe(false);
     await expect.poll(() => driftRepaired('orphan')).toBeGreaterThan(before);
   });
@@ -92,13 +59,13 @@ describe('the resync', () => {
   it('restores a grant tuple deleted directly from SpiceDB', async () => {
     const { item, spec } = await enforcedGrant();
     const before = await driftRepaired('missing');
-    await spicedb.client.writeRelationships([
+    await world.spicedb.client.writeRelationships([
       { operation: 'delete', relationship: consumer(item.spec.itemId, spec.userId) },
     ]);
-    expect(await userCan(spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(false);
+    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(false);
 
     await expect
-      .poll(() => userCan(spicedb.client, item.spec.itemId, 'api_consumer', spec.userId), {
+      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId), {
         timeout: 15_000,
       })
       .toBe(true);
@@ -107,14 +74,14 @@ describe('the resync', () => {
 
   it("puts back a grant tuple's expiration when it was changed", async () => {
     const { item, spec } = await enforcedGrant();
-    await spicedb.client.writeRelationships([
+    await world.spicedb.client.writeRelationships([
       touch(consumer(item.spec.itemId, spec.userId, new Date('2099-01-01T00:00:00Z'))),
     ]);
 
     await expect
       .poll(
         async () =>
-          (await relationshipsOn(spicedb.client, item.spec.itemId))
+          (await relationshipsOn(world.spicedb.client, item.spec.itemId))
             .find((r) => r.relation === 'api_consumer')
             ?.expiresAt?.toISOString(),
         { timeout: 15_000 },
@@ -123,9 +90,9 @@ describe('the resync', () => {
   });
 
   it('removes orphan and restores missing owner relationships', async () => {
-    const item = await resources.createItem();
+    const item = await world.resources.createItem();
     const stranger = randomUUID();
-    await spicedb.client.writeRelationships([
+    await world.spicedb.client.writeRelationships([
       touch({
         resource: { type: 'resource', id: encodeObjectId(item.spec.itemId) },
         relation: 'owner',
@@ -142,7 +109,8 @@ describe('the resync', () => {
     ]);
     await expect
       .poll(
-        async () => (await relationshipsOn(spicedb.client, item.spec.itemId)).map((r) => r.subject.id).sort(),
+        async () =>
+          (await relationshipsOn(world.spicedb.client, item.spec.itemId)).map((r) => r.subject.id).sort(),
         { timeout: 15_000 },
       )
       .toEqual([item.spec.organisationId, item.spec.ownerId].sort());
@@ -157,18 +125,18 @@ describe('the resync', () => {
       subject: { type: 'user', id: randomUUID() },
     };
     const before = await driftRepaired('orphan');
-    await spicedb.client.writeRelationshipsInBatches([...orphans, touch(unmanaged)]);
+    await world.spicedb.client.writeRelationshipsInBatches([...orphans, touch(unmanaged)]);
 
     await expect
-      .poll(() => relationshipsOn(spicedb.client, itemId), { timeout: 20_000 })
+      .poll(() => relationshipsOn(world.spicedb.client, itemId), { timeout: 20_000 })
       .toEqual([unmanaged]);
     await expect.poll(() => driftRepaired('orphan')).toBe(before + 2_500);
   });
 
   it('never touches what the grants explain: a grant keeps checking true across resyncs', async () => {
     const { item, spec } = await enforcedGrant();
-    const resyncsBefore = controller.lastResync();
-    await expect.poll(() => controller.lastResync() !== resyncsBefore, { timeout: 10_000 }).toBe(true);
-    expect(await userCan(spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
+    const resyncsBefore = world.controller.lastResync();
+    await expect.poll(() => world.controller.lastResync() !== resyncsBefore, { timeout: 10_000 }).toBe(true);
+    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
   });
 });

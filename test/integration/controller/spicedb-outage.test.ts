@@ -1,80 +1,48 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
-import type { RunningController } from '../../../src/controller/start-controller.js';
-import { testKubeConfig, uniqueId } from '../support/cluster.js';
-import {
-  enforcedCondition,
-  individual,
-  makeStateDir,
-  Resources,
-  startOwnSpiceDB,
-  startTestController,
-  userCan,
-  waitUntilLeading,
-  type OwnSpiceDB,
-} from './support/harness.js';
+import { enforcedCondition, individual, userCan, useControllerFixture } from './support/harness.js';
 
 // SpiceDB (the test's own, memory datastore) goes away and comes back empty: the controller reports
 // ProjectionFailed and retries, then notices the empty SpiceDB, writes the schema again and restores every
 // tuple, old and new.
 
-let stateDir: string;
-let spicedb: OwnSpiceDB;
-let controller: RunningController;
-let resources: Resources;
-let aclNamespace: string;
-
-beforeAll(async () => {
-  stateDir = await makeStateDir('controller-outage');
-  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-outage');
-  const scope = uniqueId('outage');
-  resources = new Resources(testKubeConfig(), scope);
-  aclNamespace = await resources.namespace('acl');
-  // A long resync period: recovery must come from noticing the outage, not from the next periodic resync.
-  controller = await startTestController({
-    spicedb: spicedb.server,
-    aclNamespace,
-    scope,
-    logFile: `${stateDir}/controller.log`,
-    env: { RESYNC_PERIOD: '10m' },
-  });
-  await waitUntilLeading(controller);
-});
-
-afterAll(async () => {
-  await controller?.stop();
-  await spicedb?.stop();
-  await resources?.cleanUp();
-});
+// A long resync period: recovery must come from noticing the outage, not from the next periodic resync.
+const world = useControllerFixture('outage', { RESYNC_PERIOD: '10m' });
 
 async function gauge(name: string): Promise<number> {
-  return (await controller.metricsRegistry.getSingleMetric(name)?.get())?.values[0]?.value ?? -1;
+  return (await world.controller.metricsRegistry.getSingleMetric(name)?.get())?.values[0]?.value ?? -1;
 }
 
 describe('a SpiceDB outage', () => {
   it('fails projections visibly while SpiceDB is down, and converges once it is back, empty', async () => {
-    const item = await resources.createItem();
+    const item = await world.resources.createItem();
     const before = individual(item.spec.itemId);
-    const earlier = await resources.createGrant(aclNamespace, before);
-    await resources.waitForReason(aclNamespace, earlier.name, EnforcedReason.Projected);
+    const earlier = await world.resources.createGrant(world.aclNamespace, before);
+    await world.resources.waitForReason(world.aclNamespace, earlier.name, EnforcedReason.Projected);
 
-    await spicedb.server.process.stop();
+    await world.spicedb.server.process.stop();
     const during = individual(item.spec.itemId, ['file']);
-    const { name } = await resources.createGrant(aclNamespace, during);
-    const failed = await resources.waitForReason(aclNamespace, name, EnforcedReason.ProjectionFailed);
+    const { name } = await world.resources.createGrant(world.aclNamespace, during);
+    const failed = await world.resources.waitForReason(
+      world.aclNamespace,
+      name,
+      EnforcedReason.ProjectionFailed,
+    );
     expect(enforcedCondition(failed)?.message).toMatch(/SpiceDB WriteRelationships failed/);
     expect(await gauge('policygrant_projection_failed_grants')).toBe(1);
-    const ready = await fetch(`${controller.url}/healthz/ready`);
+    const ready = await fetch(`${world.controller.url}/healthz/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ detail: expect.stringContaining('spicedb') });
     const retries = (
-      await controller.metricsRegistry.getSingleMetric('controller_runtime_reconcile_errors_total')?.get()
+      await world.controller.metricsRegistry
+        .getSingleMetric('controller_runtime_reconcile_errors_total')
+        ?.get()
     )?.values.find((value) => value.labels.controller === 'policygrant')?.value;
     await expect
       .poll(
         async () =>
           (
-            await controller.metricsRegistry
+            await world.controller.metricsRegistry
               .getSingleMetric('controller_runtime_reconcile_errors_total')
               ?.get()
           )?.values.find((value) => value.labels.controller === 'policygrant')?.value,
@@ -82,24 +50,31 @@ describe('a SpiceDB outage', () => {
       )
       .toBeGreaterThan(retries ?? 0);
 
-    await spicedb.restart();
-    const enforced = await resources.waitForReason(aclNamespace, name, EnforcedReason.Projected, 30_000);
-    expect(await userCan(spicedb.client, item.spec.itemId, 'file_consumer', during.userId, enforced)).toBe(
-      true,
+    await world.spicedb.restart();
+    const enforced = await world.resources.waitForReason(
+      world.aclNamespace,
+      name,
+      EnforcedReason.Projected,
+      30_000,
     );
+    expect(
+      await userCan(world.spicedb.client, item.spec.itemId, 'file_consumer', during.userId, enforced),
+    ).toBe(true);
     // The grant enforced before the outage: its tuple went with the old SpiceDB and is written again.
     await expect
-      .poll(() => userCan(spicedb.client, item.spec.itemId, 'api_consumer', before.userId), {
+      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', before.userId), {
         timeout: 15_000,
       })
       .toBe(true);
     // And so are the owner relationships.
     await expect
-      .poll(() => userCan(spicedb.client, item.spec.itemId, 'owner', item.spec.ownerId), { timeout: 15_000 })
+      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'owner', item.spec.ownerId), {
+        timeout: 15_000,
+      })
       .toBe(true);
     expect(await gauge('policygrant_projection_failed_grants')).toBe(0);
     await expect
-      .poll(async () => (await fetch(`${controller.url}/healthz/ready`)).status, { timeout: 10_000 })
+      .poll(async () => (await fetch(`${world.controller.url}/healthz/ready`)).status, { timeout: 10_000 })
       .toBe(200);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { vi } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 import {
   API_GROUP,
   API_VERSION,
@@ -29,7 +29,7 @@ import { resolveToolPaths } from '../../../../src/localplane/tool-paths.js';
 import { SpiceDBClient, type Relationship } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../../src/spicedb/schema.js';
-import { controlPlane, uniqueId } from '../../support/cluster.js';
+import { controlPlane, testKubeConfig, uniqueId } from '../../support/cluster.js';
 
 // Controllers under test run in this process against the shared kube-apiserver (or a control plane of their
 // own), but always against a SpiceDB of their own: the resync deletes every grant tuple no CR it sees explains,
@@ -136,6 +136,41 @@ export async function waitUntilLeading(controller: RunningController, timeout = 
 }
 
 /** What a test created: the object's name and the spec it was created with. */
+/** One test file's world: its own SpiceDB, a scope on the shared kube-apiserver, a leading controller. */
+export interface ControllerFixture {
+  stateDir: string;
+  spicedb: OwnSpiceDB;
+  controller: RunningController;
+  resources: Resources;
+  aclNamespace: string;
+}
+
+/** Registers the hooks that build the file's world before its tests and tear it down after them. */
+export function useControllerFixture(name: string, env?: ControllerEnvironment): ControllerFixture {
+  const world = {} as ControllerFixture;
+  beforeAll(async () => {
+    world.stateDir = await makeStateDir(`controller-${name}`);
+    world.spicedb = await startOwnSpiceDB(world.stateDir, `spicedb-${name}`);
+    const scope = uniqueId(name);
+    world.resources = new Resources(testKubeConfig(), scope);
+    world.aclNamespace = await world.resources.namespace('acl');
+    world.controller = await startTestController({
+      spicedb: world.spicedb.server,
+      aclNamespace: world.aclNamespace,
+      scope,
+      logFile: `${world.stateDir}/controller.log`,
+      ...(env ? { env } : {}),
+    });
+    await waitUntilLeading(world.controller);
+  });
+  afterAll(async () => {
+    await world.controller?.stop();
+    await world.spicedb?.stop();
+    await world.resources?.cleanUp();
+  });
+  return world;
+}
+
 export interface Created<S> {
   name: string;
   spec: S;
