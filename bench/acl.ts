@@ -20,6 +20,7 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev
 import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
 import { startAclApi, type RunningAclApi } from '../src/cmd/acl-api.js';
 import { startLocalControlPlane } from '../src/localplane/control-plane.js';
+import { percentile } from './support/statistics.js';
 
 // npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
 // @kubernetes/client-node, and listing latency with 10,000 grants in the cache. Loopback only: it starts
@@ -34,10 +35,6 @@ const LISTING_REQUESTS = Number(process.env.BENCH_LISTINGS ?? 300);
 interface Row {
   measure: string;
   value: string;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
 function grantSpec(itemId: string, issuerId: string) {

@@ -47,6 +47,7 @@ import { requestJson } from '../src/runtime/kube-request.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
+import { percentile } from './support/statistics.js';
 
 const ACL_NAMESPACE = 'policy-grant-system';
 const BENCH_LABEL = 'bench.policygrant.dev/run';
@@ -93,10 +94,6 @@ function cloneGrant(template: PolicyGrant, index: number): PolicyGrant {
   };
   grant.spec.userId = userOf(index);
   return grant;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;

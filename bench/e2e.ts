@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
+import { mintToken } from '../src/auth/dev-token.js';
+import { startDevStack } from '../src/devstack/dev-stack.js';
+import { percentile } from './support/statistics.js';
+
+// npm run bench:e2e — how long a grant takes to reach the hot path, from outside: from POST /policy
+// answering 201 to /v1/check allowing, and from DELETE /policy answering to /v1/check denying, over
+// BENCH_GRANTS grants (default 500), BENCH_CONCURRENCY at a time. Checks use SpiceDB's minimize_latency, as
+// a client without a token does; the same is measured with `Prefer: wait` and the returned ZedToken, which
+// is how a client that must not race its own write asks. Loopback only; it starts and stops its own stack.
+
+const GRANTS = Number(process.env.BENCH_GRANTS ?? 500);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const POLL_MS = 25;
+const GIVE_UP_MS = 30_000;
+
+interface Stack {
+  acl: string;
+  decision: string;
+  token: string;
+  itemId: string;
+}
+
+interface Timings {
+  toAllow: number[];
+  toDeny: number[];
+}
+
+async function main(): Promise<void> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'policy-grant-bench-e2e-'));
+  // Always its own local stack, whatever the shell points at.
+  const { KUBECONFIG: _cluster, ...inherited } = process.env;
+  const env = { ...inherited, ACL_PORT: '0', DECISION_PORT: '0', CONTROLLER_PORT: '0', LOG_LEVEL: 'error' };
+  const stack = await startDevStack({ stateDir, env, log: () => undefined });
+  try {
+    const item = stack.sampleItem?.spec;
+    if (!item) throw new Error('no sample CatalogItem in config/samples');
+    const key = await ensureDevSigningKey(stateDir);
+    const context: Stack = {
+      acl: stack.env.ACL_URL,
+      decision: stack.env.DECISION_URL,
+      token: await mintToken(key, { sub: item.ownerId, ttlSeconds: 3_600 }),
+      itemId: item.itemId,
+    };
+    const polled = await measure(context, GRANTS, (ctx) => lifecycleByPolling(ctx));
+    const waited = await measure(context, Math.min(GRANTS, 200), (ctx) => lifecycleWithWait(ctx));
+    report(polled, waited);
+  } finally {
+    await stack.stop();
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(ctx: Stack, count: number, one: (ctx: Stack) => Promise<[number, number]>) {
+  const timings: Timings = { toAllow: [], toDeny: [] };
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      next += 1;
+      const [toAllow, toDeny] = await one(ctx);
+      timings.toAllow.push(toAllow);
+      timings.toDeny.push(toDeny);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return timings;
+}
+
+/** A client without a token: create, then check until allowed; revoke, then check until denied. */
+async function lifecycleByPolling(ctx: Stack): Promise<[number, number]> {
+  const consumer = randomUUID();
+  const { policyId } = await createGrant(ctx, consumer, {});
+  const created = performance.now();
+  await checkUntil(ctx, consumer, true);
+  const toAllow = performance.now() - created;
+  await revokeGrant(ctx, policyId, {});
+  const revoked = performance.now();
+  await checkUntil(ctx, consumer, false);
+  return [toAllow, performance.now() - revoked];
+}
+
+/** A client that asks to read its grant: the answer comes once enforced, and one check with its token. */
+async function lifecycleWithWait(ctx: Stack): Promise<[number, number]> {
+  const consumer = randomUUID();
+  const started = performance.now();
+  const created = await createGrant(ctx, consumer, { prefer: 'wait=30' });
+  if ((await check(ctx, consumer, created.zedToken)) !== true) throw new Error('not allowed with the token');
+  const toAllow = performance.now() - started;
+  const revoking = performance.now();
+  const revoked = await revokeGrant(ctx, created.policyId, { prefer: 'wait=30' });
+  if ((await check(ctx, consumer, revoked.zedToken)) !== false)
+    throw new Error('still allowed with the token');
+  return [toAllow, performance.now() - revoking];
+}
+
+interface Report {
+  policyId: string;
+  zedToken?: string;
+}
+
+async function createGrant(ctx: Stack, consumer: string, headers: Record<string, string>): Promise<Report> {
+  const body = {
+    request: [
+      {
+        policyType: 'INDIVIDUAL',
+        userId: consumer,
+        itemId: ctx.itemId,
+        itemType: 'DATABANK',
+        expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+        constraints: { access: [{ accessType: 'api' }] },
+      },
+    ],
+  };
+  const answer = await call(`${ctx.acl}/policy`, 'POST', ctx.token, body, headers);
+  if (answer.status !== 201)
+    throw new Error(`create answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return (answer.body.results as Report[])[0] as Report;
+}
+
+async function revokeGrant(ctx: Stack, policyId: string, headers: Record<string, string>): Promise<Report> {
+  const answer = await call(`${ctx.acl}/policy?id=${policyId}`, 'DELETE', ctx.token, undefined, headers);
+  if (answer.status !== 200) throw new Error(`delete answered ${answer.status}`);
+  return ((answer.body.results as Report[] | undefined) ?? [{ policyId }])[0] as Report;
+}
+
+async function checkUntil(ctx: Stack, consumer: string, expected: boolean): Promise<void> {
+  const deadline = performance.now() + GIVE_UP_MS;
+  while ((await check(ctx, consumer)) !== expected) {
+    if (performance.now() > deadline) throw new Error(`check never became ${expected}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+async function check(ctx: Stack, consumer: string, token?: string): Promise<boolean | undefined> {
+  const body = {
+    subject_type: 'user',
+    subject_id: consumer,
+    organisation_id: '',
+    resource_type: 'resource',
+    resource_id: ctx.itemId,
+    relation: 'api',
+    ...(token ? { consistency_token: token } : {}),
+  };
+  const answer = await call(`${ctx.decision}/v1/check`, 'POST', ctx.token, body, {});
+  return (answer.body.result as { allowed?: boolean } | undefined)?.allowed;
+}
+
+async function call(
+  url: string,
+  method: string,
+  token: string,
+  body: unknown,
+  headers: Record<string, string>,
+) {
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+function report(polled: Timings, waited: Timings): void {
+  const row = (name: string, values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const ms = (p: number) => `${percentile(sorted, p).toFixed(0)} ms`.padStart(9);
+    return `${name.padEnd(58)} ${String(values.length).padStart(5)} ${ms(50)} ${ms(99)}`;
+  };
+  console.log(`${'measure'.padEnd(58)} ${'n'.padStart(5)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}`);
+  console.log(row('201 → check allows (polling, minimize_latency)', polled.toAllow));
+  console.log(row('DELETE answered → check denies (polling, minimize_latency)', polled.toDeny));
+  console.log(row('POST with Prefer: wait + one check with its token', waited.toAllow));
+  console.log(row('DELETE with Prefer: wait + one check with its token', waited.toDeny));
+}
+
+await main();
