@@ -183,12 +183,11 @@ function tokenKubeConfig(admin: KubeConfig, namespace: string, name: string, tok
 }
 
 /** RBAC changes reach the authorizer through its informers: wait until the account is allowed all it was granted. */
-async function waitUntilAuthorized(kubeConfig: KubeConfig, permissions: Permission[], timeoutMs: number) {
-  const api = kubeConfig.makeApiClient(AuthorizationV1Api);
-  const deadline = Date.now() + timeoutMs;
-  for (const permission of permissions) {
-    const [resource, subresource] = permission.resource.split('/');
-    const body = {
+/** Whether the API server lets `kubeConfig`'s user exercise `permission` (SelfSubjectAccessReview). */
+export async function isAllowed(kubeConfig: KubeConfig, permission: Permission): Promise<boolean> {
+  const [resource, subresource] = permission.resource.split('/');
+  const review = await kubeConfig.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+    body: {
       spec: {
         resourceAttributes: {
           group: permission.apiGroup,
@@ -199,8 +198,15 @@ async function waitUntilAuthorized(kubeConfig: KubeConfig, permissions: Permissi
           name: permission.resourceName,
         },
       },
-    };
-    while (!(await api.createSelfSubjectAccessReview({ body })).status?.allowed) {
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+async function waitUntilAuthorized(kubeConfig: KubeConfig, permissions: Permission[], timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (const permission of permissions) {
+    while (!(await isAllowed(kubeConfig, permission))) {
       if (Date.now() > deadline)
         throw new Error(`not authorized within ${timeoutMs} ms: ${JSON.stringify(permission)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));

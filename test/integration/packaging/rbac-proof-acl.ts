@@ -1,0 +1,476 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import {
+  API_GROUP,
+  API_VERSION,
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  POLICY_GRANT_PLURAL,
+  type PolicyGrant,
+} from '../../../src/api/v1alpha1/index.js';
+import { claimName, readClaimData, type ClaimKey } from '../../../src/acl/claims.js';
+import { ensureDevSigningKey, type DevSigningKey } from '../../../src/auth/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../src/auth/dev-token.js';
+import type { Authenticators } from '../../../src/auth/middleware.js';
+import { startAclApi, type AclApiConfig, type RunningAclApi } from '../../../src/cmd/acl-api.js';
+import { createAuthenticators } from '../../../src/config/auth-config.js';
+import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { individual, Resources } from '../controller/support/harness.js';
+import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../support/cluster.js';
+import { PROMPT_MS, START_MS, promptly, runSteps, type FlowOutcome, type Step } from './rbac-proof-flow.js';
+import type { ServiceAccountSession } from './service-account-kubeconfig.js';
+
+// The ACL API's main flow over HTTP, for the RBAC proof: the API runs in this process with the KubeConfig it is
+// given (a chart ServiceAccount's), writing into the proof's namespace (the release namespace); the cluster is
+// arranged and inspected with the admin's KubeConfig.
+
+const CATALOG_STEPS = [1, 2, 3].map((n) => `judges requests on a new CatalogItem at once (${n} of 3)`);
+const NAMESPACE_STEPS = [
+  'binding the namespace to the organisation makes the grant count at once',
+  'unbinding the namespace withdraws it at once',
+  'binding it again restores it at once',
+];
+
+/** The steps of the ACL API's flow, by what they show. */
+export const ACL_STEP = {
+  ready: 'becomes ready (every cache listed)',
+  catalog: CATALOG_STEPS,
+  create: 'create: 201, listed for the consumer and the provider at once',
+  verify: 'verify: the consumer has the active policy',
+  revoke: 'revoke: 200, its claims released, listed as DELETED at once',
+  recreate: 're-create: 201, listed at once',
+  takeover: 'create takes over the claim of a grant revoked outside the API',
+  idempotent: 'an Idempotency-Key retry answers the first answer',
+  conflict: 'a 409 releases the claims the request took',
+  rollback: 'a create the API server refuses is rolled back',
+  unbound: 'a grant applied in a namespace bound to no organisation does not count',
+  namespaces: NAMESPACE_STEPS,
+};
+
+/** The grant steps that each wait for the API's cache to see its own write (read-your-write). */
+export const ACL_GRANT_WATCH_STEPS = [ACL_STEP.create, ACL_STEP.revoke, ACL_STEP.recreate];
+
+interface Caller {
+  id: string;
+  authorization: string;
+}
+
+interface Answer {
+  status: number;
+  body: {
+    detail?: string;
+    results?: { policyId?: string; id?: string; status?: string }[];
+  };
+}
+
+/** The proof's namespace, signing key and admission policy, shared by every run of the ACL API's flow. */
+export class AclProof {
+  private constructor(
+    readonly namespace: string,
+    private readonly tempDir: string,
+    private readonly key: DevSigningKey,
+    private readonly authenticators: Authenticators,
+    private readonly resources: Resources,
+    /** Grants to this user are refused by an admission policy: a write failure the API must roll back. */
+    private readonly refusedUserId: string,
+    private readonly refusal: KubernetesObject[],
+  ) {}
+
+  static async prepare(): Promise<AclProof> {
+    const namespace = await createTestNamespace('rbac-proof-acl');
+    const tempDir = await mkdtemp(join(tmpdir(), 'rbac-proof-acl-'));
+    const key = await ensureDevSigningKey(tempDir);
+    const authenticators = await createAuthenticators({
+      JWKS_FILE: key.jwksPath,
+      JWT_ISSUER: DEV_TOKEN_ISSUER,
+      JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
+      JWT_ALGORITHMS: ['ES256'],
+      ROLES_CLAIM: 'roles',
+      ORG_CLAIM: 'org',
+    });
+    const refusedUserId = randomUUID();
+    const refusal = await refuseGrantsTo(refusedUserId, namespace);
+    const resources = new Resources(testKubeConfig(), uniqueId('rbac-proof-acl'));
+    return new AclProof(namespace, tempDir, key, authenticators, resources, refusedUserId, refusal);
+  }
+
+  /** Starts the ACL API as `session`'s ServiceAccount, runs its flow, and stops it. */
+  async run(session: ServiceAccountSession): Promise<FlowOutcome> {
+    const api = await startAclApi(this.config(session.kubeConfig), { validateResponses: true });
+    try {
+      const flow = new AclFlow(api, this.resources, this.namespace, this.refusedUserId, await this.callers());
+      return await runSteps(flow.steps());
+    } finally {
+      await api.stop();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.resources.cleanUp();
+    const objects = testKubeConfig().makeApiClient(KubernetesObjectApi);
+    for (const object of [...this.refusal].reverse()) await objects.delete(object).catch(() => undefined);
+    await rm(this.tempDir, { recursive: true, force: true });
+  }
+
+  private config(kubeConfig: KubeConfig): AclApiConfig {
+    return {
+      port: 0,
+      host: '127.0.0.1',
+      basePath: '/v2',
+      namespace: this.namespace,
+      errorNamespace: 'dx',
+      logger: { level: process.env.ACL_TEST_LOG_LEVEL ?? 'silent' },
+      kubeConfig,
+      authenticators: this.authenticators,
+      spicedb: { ...testSpiceDB(), transport: 'plaintext' },
+      readYourWriteTimeoutMs: PROMPT_MS,
+      startupSyncTimeoutMs: 1_000,
+      kubeTimeoutMs: 5_000,
+      closeGraceMs: 500,
+    };
+  }
+
+  private async callers(): Promise<Callers> {
+    const organisationId = randomUUID();
+    const user = async (org?: string): Promise<Caller> => {
+      const id = randomUUID();
+      const token = await mintToken(this.key, { sub: id, ...(org ? { org } : {}) });
+      return { id, authorization: `Bearer ${token}` };
+    };
+    return {
+      organisationId,
+      owner: await user(organisationId),
+      stranger: await user(),
+      consumer: await user(),
+      retried: await user(),
+      rolledBack: await user(),
+      gitOps: await user(),
+    };
+  }
+}
+
+interface Callers {
+  organisationId: string;
+  /** Owns every CatalogItem of the run, and issues the grants. */
+  owner: Caller;
+  /** Owns nothing. */
+  stranger: Caller;
+  consumer: Caller;
+  retried: Caller;
+  rolledBack: Caller;
+  gitOps: Caller;
+}
+
+/** One run of the flow; its steps share what they created. */
+class AclFlow {
+  private readonly itemIds: string[] = [];
+  private policyId = '';
+  private gitOpsNamespace = '';
+
+  constructor(
+    private readonly api: RunningAclApi,
+    private readonly resources: Resources,
+    private readonly namespace: string,
+    private readonly refusedUserId: string,
+    private readonly callers: Callers,
+  ) {}
+
+  steps(): Step[] {
+    return [
+      { name: ACL_STEP.ready, run: () => this.becomesReady() },
+      ...ACL_STEP.catalog.map((name) => ({ name, run: () => this.judgesOnNewItem() })),
+      { name: ACL_STEP.create, run: () => this.create() },
+      { name: ACL_STEP.verify, run: () => this.verify() },
+      { name: ACL_STEP.revoke, run: () => this.revoke() },
+      { name: ACL_STEP.recreate, run: () => this.recreate() },
+      { name: ACL_STEP.takeover, run: () => this.takeOver() },
+      { name: ACL_STEP.idempotent, run: () => this.retryIdempotently() },
+      { name: ACL_STEP.conflict, run: () => this.conflictReleasesClaims() },
+      { name: ACL_STEP.rollback, run: () => this.refusedWriteRollsBack() },
+      { name: ACL_STEP.unbound, run: () => this.unboundNamespaceDoesNotCount() },
+      ...ACL_STEP.namespaces.map((name, index) => ({
+        name,
+        run: () => this.bindNamespace(index % 2 === 0),
+      })),
+    ];
+  }
+
+  private get firstItem(): string {
+    return this.itemIds[0] as string;
+  }
+
+  private async becomesReady(): Promise<void> {
+    await promptly(async () => {
+      expect((await fetch(`${this.api.rootUrl}/healthz/ready`)).status).toBe(200);
+    }, START_MS);
+  }
+
+  /** A request by someone who does not own the item is refused (403) once the item is known, not 404. */
+  private async judgesOnNewItem(): Promise<void> {
+    const { owner, organisationId, stranger } = this.callers;
+    const item = await this.resources.createItem({ ownerId: owner.id, organisationId });
+    this.itemIds.push(item.spec.itemId);
+    await promptly(async () => {
+      const answer = await this.createPolicy(stranger, [grantTo(item.spec.itemId, randomUUID())]);
+      expect(answer.status, describe(answer)).toBe(403);
+    });
+  }
+
+  private async create(): Promise<void> {
+    const { owner, consumer } = this.callers;
+    this.policyId = await this.created(
+      await this.createPolicy(owner, [grantTo(this.firstItem, consumer.id)]),
+    );
+    expect(await this.rowStatus(consumer, 'consumer', this.policyId)).toBe('ACTIVE');
+    expect(await this.rowStatus(owner, 'provider', this.policyId)).toBe('ACTIVE');
+  }
+
+  private async verify(): Promise<void> {
+    const { consumer } = this.callers;
+    const answer = await this.verifyAccess(consumer, this.firstItem);
+    expect(answer.status, describe(answer)).toBe(200);
+    expect(answer.body.results?.map((result) => result.id)).toEqual([this.policyId]);
+  }
+
+  private async revoke(): Promise<void> {
+    const { owner, consumer } = this.callers;
+    const answer = await this.request('DELETE', `/policy?id=${this.policyId}`, owner);
+    expect(answer.status, describe(answer)).toBe(200);
+    expect(await this.rowStatus(consumer, 'consumer', this.policyId)).toBe('DELETED');
+    expect(await this.claimHolder(consumer.id, this.firstItem), 'claim left behind').toBeUndefined();
+  }
+
+  private async recreate(): Promise<void> {
+    const { owner, consumer } = this.callers;
+    this.policyId = await this.created(
+      await this.createPolicy(owner, [grantTo(this.firstItem, consumer.id)]),
+    );
+    expect(await this.rowStatus(consumer, 'consumer', this.policyId)).toBe('ACTIVE');
+  }
+
+  /** kubectl sets revokedAt: the claim still names that grant, and the next create takes it over. */
+  private async takeOver(): Promise<void> {
+    const { owner, consumer } = this.callers;
+    const revokedElsewhere = await this.grantWithUid(this.policyId);
+    await this.resources.revoke(this.namespace, revokedElsewhere);
+    expect(await this.claimHolder(consumer.id, this.firstItem)).toBe(revokedElsewhere);
+    this.policyId = await this.created(
+      await this.createPolicy(owner, [grantTo(this.firstItem, consumer.id)]),
+    );
+    expect(await this.claimHolder(consumer.id, this.firstItem)).toBe(await this.grantWithUid(this.policyId));
+  }
+
+  private async retryIdempotently(): Promise<void> {
+    const { owner, retried } = this.callers;
+    const headers = { 'idempotency-key': `key-${randomUUID()}` };
+    const request = [grantTo(this.firstItem, retried.id)];
+    const first = await this.createPolicy(owner, request, headers);
+    expect(first.status, describe(first)).toBe(201);
+    const retry = await this.createPolicy(owner, request, headers);
+    expect(retry.status, describe(retry)).toBe(201);
+    expect(retry.body.results).toEqual(first.body.results);
+  }
+
+  /** The consumer holds api: asking for api and file is a 409, which must not keep the claim on file. */
+  private async conflictReleasesClaims(): Promise<void> {
+    const { owner, consumer } = this.callers;
+    const both = await this.createPolicy(owner, [grantTo(this.firstItem, consumer.id, ['api', 'file'])]);
+    expect(both.status, describe(both)).toBe(409);
+    await this.created(await this.createPolicy(owner, [grantTo(this.firstItem, consumer.id, ['file'])]));
+  }
+
+  /** The second grant is refused by the admission policy: the first, already created, must go again. */
+  private async refusedWriteRollsBack(): Promise<void> {
+    const { owner, rolledBack } = this.callers;
+    const request = [grantTo(this.firstItem, rolledBack.id), grantTo(this.firstItem, this.refusedUserId)];
+    const answer = await this.createPolicy(owner, request);
+    expect(answer.status, describe(answer)).toBe(400);
+    const grants = await this.grantsInNamespace();
+    expect(
+      grants.filter((grant) => grant.spec.userId === rolledBack.id),
+      'grant left behind',
+    ).toEqual([]);
+    expect(await this.claimHolder(rolledBack.id, this.firstItem), 'claim left behind').toBeUndefined();
+  }
+
+  /** As kubectl would apply it; the API sees it (listing) but must not count it for verify. */
+  private async unboundNamespaceDoesNotCount(): Promise<void> {
+    const { gitOps } = this.callers;
+    this.gitOpsNamespace = await this.resources.namespace('rbac-proof-gitops');
+    const spec = individual(this.itemIds[1] as string, ['api'], { userId: gitOps.id });
+    const { name } = await this.resources.createGrant(this.gitOpsNamespace, spec);
+    const uid = (await this.resources.getGrant(this.gitOpsNamespace, name)).metadata.uid as string;
+    await promptly(async () => expect(await this.rowStatus(gitOps, 'consumer', uid)).toBe('ACTIVE'));
+    const answer = await this.verifyAccess(gitOps, this.itemIds[1] as string);
+    expect(answer.status, describe(answer)).toBe(403);
+  }
+
+  private async bindNamespace(bound: boolean): Promise<void> {
+    const { gitOps, organisationId } = this.callers;
+    await this.resources.labelNamespace(this.gitOpsNamespace, {
+      [ORGANISATION_LABEL]: bound ? organisationId : null,
+    });
+    await promptly(async () => {
+      const answer = await this.verifyAccess(gitOps, this.itemIds[1] as string);
+      expect(answer.status, describe(answer)).toBe(bound ? 200 : 403);
+    });
+  }
+
+  private async created(answer: Answer): Promise<string> {
+    expect(answer.status, describe(answer)).toBe(201);
+    return answer.body.results?.[0]?.policyId as string;
+  }
+
+  private createPolicy(caller: Caller, request: unknown[], headers: Record<string, string> = {}) {
+    return this.request('POST', '/policy', caller, { request }, headers);
+  }
+
+  private verifyAccess(caller: Caller, itemId: string) {
+    return this.request('POST', '/verify', caller, { user: { id: caller.id }, item: { itemId } });
+  }
+
+  /** The policy's status in the caller's listing, or `absent`. */
+  private async rowStatus(caller: Caller, view: 'consumer' | 'provider', policyId: string) {
+    const answer = await this.request('GET', `/policy/${view}?limit=1000`, caller);
+    expect(answer.status, describe(answer)).toBe(200);
+    return answer.body.results?.find((row) => row.policyId === policyId)?.status ?? 'absent';
+  }
+
+  private async request(
+    method: string,
+    path: string,
+    caller: Caller,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
+    const response = await fetch(`${this.api.url}${path}`, {
+      method,
+      headers: {
+        authorization: caller.authorization,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Answer['body'] };
+  }
+
+  private async grantsInNamespace(): Promise<PolicyGrant[]> {
+    const list = (await testKubeConfig().makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: this.namespace,
+      plural: POLICY_GRANT_PLURAL,
+    })) as { items: PolicyGrant[] };
+    return list.items;
+  }
+
+  private async grantWithUid(uid: string): Promise<string> {
+    const grant = (await this.grantsInNamespace()).find((candidate) => candidate.metadata.uid === uid);
+    if (!grant) throw new Error(`no grant has uid ${uid}`);
+    return grant.metadata.name as string;
+  }
+
+  /** The grant named by the consumer's claim on the item's api access, or undefined without a claim. */
+  private async claimHolder(userId: string, itemId: string): Promise<string | undefined> {
+    const key: ClaimKey = { subject: `user:${userId}`, itemId, accessType: 'api' };
+    const core = testKubeConfig().makeApiClient(CoreV1Api);
+    try {
+      const claim = await core.readNamespacedConfigMap({ name: claimName(key), namespace: this.namespace });
+      return readClaimData(claim as Parameters<typeof readClaimData>[0]).grantName;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return undefined;
+      throw error;
+    }
+  }
+}
+
+function grantTo(itemId: string, userId: string, accessTypes = ['api']) {
+  return individual(itemId, accessTypes, { userId });
+}
+
+function describe(answer: Answer): string {
+  return `HTTP ${answer.status}: ${answer.body.detail ?? ''}`;
+}
+
+/**
+ * A ValidatingAdmissionPolicy that refuses PolicyGrants for `userId` in `namespace`: the API server failing
+ * one write of a create that already made others. Waits until the API server enforces it.
+ */
+async function refuseGrantsTo(userId: string, namespace: string): Promise<KubernetesObject[]> {
+  const name = uniqueId('rbac-proof-refusal');
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [API_GROUP],
+            apiVersions: ['*'],
+            operations: ['CREATE'],
+            resources: [POLICY_GRANT_PLURAL],
+          },
+        ],
+      },
+      validations: [
+        {
+          expression: `!has(object.spec.userId) || object.spec.userId != '${userId}'`,
+          message: 'refused by the RBAC proof',
+          reason: 'Invalid',
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name },
+    spec: {
+      policyName: name,
+      validationActions: ['Deny'],
+      matchResources: {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+      },
+    },
+  };
+  const objects = testKubeConfig().makeApiClient(KubernetesObjectApi);
+  const created = [await objects.create(policy), await objects.create(binding)];
+  await promptly(async () => expect(await dryRunGrantStatus(userId, namespace)).toBe(422), 15_000);
+  return created;
+}
+
+async function dryRunGrantStatus(userId: string, namespace: string): Promise<number> {
+  try {
+    await testKubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .createNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace,
+        plural: POLICY_GRANT_PLURAL,
+        body: {
+          apiVersion: GROUP_VERSION,
+          kind: POLICY_GRANT_KIND,
+          metadata: { generateName: 'refused-' },
+          spec: individual(`urn:dx:item:${randomUUID()}`, ['api'], { userId }),
+        },
+        dryRun: 'All',
+      });
+    return 201;
+  } catch (error) {
+    return (error as { code?: number }).code ?? 0;
+  }
+}

@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
+import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import type { RunningController } from '../../../src/controller/start-controller.js';
+import {
+  individual,
+  makeStateDir,
+  relationshipsOn,
+  Resources,
+  startOwnSpiceDB,
+  startTestController,
+  userCan,
+  type OwnSpiceDB,
+} from '../controller/support/harness.js';
+import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
+import {
+  PROMPT_MS,
+  START_MS,
+  promptly,
+  runSteps,
+  type FlowOutcome,
+  type RenderedComponent,
+  type Step,
+} from './rbac-proof-flow.js';
+import type { ServiceAccountSession } from './service-account-kubeconfig.js';
+
+// The grant controller's main flow, for the RBAC proof: the controller runs in this process with a kubeconfig
+// file of a chart ServiceAccount, leader election on (its Lease in the release namespace, named as the chart
+// names it), scoped by label to the run's objects, against a SpiceDB of the proof's own (its resync deletes
+// every grant tuple no CR it sees explains). The admin arranges and inspects the cluster.
+
+/** The steps of the controller's flow, by what they show. */
+export const CONTROLLER_STEP = {
+  leads: 'acquires its Lease and leads',
+  synced: 'its caches sync',
+  renews: 'renews its Lease',
+  catalog: [
+    "projects a new CatalogItem's owners at once",
+    "follows a change of the item's owner at once",
+    "projects a second CatalogItem's owners at once",
+  ],
+  enforce: 'enforces a grant in the release namespace at once: finalizer, tuple, Enforced=True',
+  event: 'records an Event about it',
+  revoke: 'withdraws the revoked grant at once: Enforced=False Revoked',
+  delete: 'deleting the grant removes its tuples, then its finalizer, at once',
+  unbound: 'refuses a grant in a namespace bound to no organisation: NotAuthorized',
+  namespaces: [
+    'binding the namespace to the organisation enforces the grant at once',
+    'unbinding the namespace withdraws it at once',
+    'binding it again enforces it at once',
+  ],
+};
+
+/** The steps that each wait for the controller to see a change of a PolicyGrant. */
+export const CONTROLLER_GRANT_WATCH_STEPS = [
+  CONTROLLER_STEP.enforce,
+  CONTROLLER_STEP.revoke,
+  CONTROLLER_STEP.delete,
+];
+
+/** The proof's release namespace and SpiceDB, shared by every run of the controller's flow. */
+export class ControllerProof {
+  private constructor(
+    readonly namespace: string,
+    private readonly stateDir: string,
+    private readonly spicedb: OwnSpiceDB,
+  ) {}
+
+  static async prepare(): Promise<ControllerProof> {
+    const namespace = await createTestNamespace('rbac-proof-controller');
+    const stateDir = await makeStateDir('rbac-proof-controller');
+    return new ControllerProof(namespace, stateDir, await startOwnSpiceDB(stateDir, 'spicedb-rbac-proof'));
+  }
+
+  /** Starts the controller as `session`'s ServiceAccount, with the chart's Lease name, runs its flow, stops it. */
+  async run(session: ServiceAccountSession, { env }: RenderedComponent): Promise<FlowOutcome> {
+    const leaseName = env.LEADER_ELECTION_ID;
+    if (!leaseName) throw new Error('the chart sets no LEADER_ELECTION_ID for the controller');
+    const scope = uniqueId('proof');
+    const kubeconfigPath = join(this.stateDir, `${scope}.kubeconfig`);
+    await session.writeKubeconfig(kubeconfigPath);
+    const resources = new Resources(testKubeConfig(), scope);
+    const controller = await startTestController({
+      kubeconfigPath,
+      spicedb: this.spicedb.server,
+      aclNamespace: this.namespace,
+      scope,
+      logFile: join(this.stateDir, `${scope}.log`),
+      env: { LEADER_ELECTION_ID: leaseName, LOG_LEVEL: 'info' },
+    });
+    try {
+      const flow = new ControllerFlow(controller, resources, this.spicedb, this.namespace, leaseName);
+      return await runSteps(flow.steps());
+    } finally {
+      await controller.stop();
+      await resources.cleanUp();
+      await rm(kubeconfigPath, { force: true });
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.spicedb.stop();
+  }
+}
+
+interface Item {
+  name: string;
+  itemId: string;
+  organisationId: string;
+}
+
+/** One run of the flow; its steps share what they created. */
+class ControllerFlow {
+  private readonly items: Item[] = [];
+  private grantName = '';
+  private gitOpsNamespace = '';
+  private gitOpsGrant = '';
+
+  constructor(
+    private readonly controller: RunningController,
+    private readonly resources: Resources,
+    private readonly spicedb: OwnSpiceDB,
+    private readonly namespace: string,
+    private readonly leaseName: string,
+  ) {}
+
+  steps(): Step[] {
+    const [newItem, ownerChange, secondItem] = CONTROLLER_STEP.catalog as [string, string, string];
+    return [
+      { name: CONTROLLER_STEP.leads, run: () => this.leads() },
+      { name: CONTROLLER_STEP.synced, run: () => this.syncs() },
+      { name: CONTROLLER_STEP.renews, run: () => this.renews() },
+      { name: newItem, run: () => this.projectsNewItem() },
+      { name: ownerChange, run: () => this.followsOwnerChange() },
+      { name: secondItem, run: () => this.projectsNewItem() },
+      { name: CONTROLLER_STEP.enforce, run: () => this.enforces() },
+      { name: CONTROLLER_STEP.event, run: () => this.recordsEvent() },
+      { name: CONTROLLER_STEP.revoke, run: () => this.withdrawsRevoked() },
+      { name: CONTROLLER_STEP.delete, run: () => this.releasesDeleted() },
+      { name: CONTROLLER_STEP.unbound, run: () => this.refusesUnbound() },
+      ...CONTROLLER_STEP.namespaces.map((name, index) => ({
+        name,
+        run: () => this.followsBinding(index % 2 === 0),
+      })),
+    ];
+  }
+
+  private async leads(): Promise<void> {
+    await promptly(async () => {
+      expect(this.controller.isLeader(), 'leading').toBe(true);
+      expect((await this.lease()).spec?.holderIdentity).toBe(this.controller.identity);
+    }, START_MS);
+  }
+
+  private async syncs(): Promise<void> {
+    await promptly(() => expect(this.controller.hasSynced(), 'synced').toBe(true), START_MS);
+  }
+
+  private async renews(): Promise<void> {
+    const renewedAt = async () => String((await this.lease()).spec?.renewTime);
+    const first = await renewedAt();
+    await promptly(async () => expect(await renewedAt()).not.toBe(first));
+  }
+
+  private async projectsNewItem(): Promise<void> {
+    const { name, spec } = await this.resources.createItem();
+    const item = { name, itemId: spec.itemId, organisationId: spec.organisationId };
+    this.items.push(item);
+    await this.expectOwners(item, spec.ownerId);
+  }
+
+  private async followsOwnerChange(): Promise<void> {
+    const item = this.items[0] as Item;
+    const ownerId = randomUUID();
+    await this.resources.updateItemSpec(item.name, { ownerId });
+    await this.expectOwners(item, ownerId);
+  }
+
+  private async expectOwners(item: Item, ownerId: string): Promise<void> {
+    await promptly(async () => {
+      const owners = (await relationshipsOn(this.spicedb.client, item.itemId))
+        .filter((relationship) => relationship.relation === 'owner')
+        .map((relationship) => relationship.subject.id)
+        .sort();
+      expect(owners).toEqual([item.organisationId, ownerId].sort());
+    });
+  }
+
+  private async enforces(): Promise<void> {
+    const itemId = (this.items[0] as Item).itemId;
+    const spec = individual(itemId);
+    this.grantName = (await this.resources.createGrant(this.namespace, spec)).name;
+    const grant = await this.waitForReason(this.namespace, this.grantName, EnforcedReason.Projected);
+    expect(grant.metadata.finalizers).toContain(RELATIONSHIPS_FINALIZER);
+    expect(await userCan(this.spicedb.client, itemId, 'api_consumer', spec.userId, grant)).toBe(true);
+  }
+
+  private async recordsEvent(): Promise<void> {
+    await promptly(async () => {
+      const events = await this.resources.listEvents(this.namespace);
+      const about = events.filter((event) => event.regarding?.name === this.grantName);
+      expect(about.map((event) => event.reason)).toContain(EnforcedReason.Projected);
+    });
+  }
+
+  private async withdrawsRevoked(): Promise<void> {
+    const itemId = (this.items[0] as Item).itemId;
+    await this.resources.revoke(this.namespace, this.grantName);
+    const grant = await this.waitForReason(this.namespace, this.grantName, EnforcedReason.Revoked);
+    const userId = grant.spec.userId as string;
+    expect(await userCan(this.spicedb.client, itemId, 'api_consumer', userId, grant)).toBe(false);
+  }
+
+  private async releasesDeleted(): Promise<void> {
+    await this.resources.deleteGrant(this.namespace, this.grantName);
+    await promptly(async () =>
+      expect(await this.resources.grantExists(this.namespace, this.grantName)).toBe(false),
+    );
+  }
+
+  private async refusesUnbound(): Promise<void> {
+    const item = this.items[1] as Item;
+    this.gitOpsNamespace = await this.resources.namespace('rbac-proof-gitops');
+    this.gitOpsGrant = (await this.resources.createGrant(this.gitOpsNamespace, individual(item.itemId))).name;
+    await this.waitForReason(this.gitOpsNamespace, this.gitOpsGrant, EnforcedReason.NotAuthorized);
+  }
+
+  private async followsBinding(bound: boolean): Promise<void> {
+    const item = this.items[1] as Item;
+    await this.resources.labelNamespace(this.gitOpsNamespace, {
+      [ORGANISATION_LABEL]: bound ? item.organisationId : null,
+    });
+    const reason = bound ? EnforcedReason.Projected : EnforcedReason.NotAuthorized;
+    await this.waitForReason(this.gitOpsNamespace, this.gitOpsGrant, reason);
+  }
+
+  private waitForReason(namespace: string, name: string, reason: string) {
+    return this.resources.waitForReason(namespace, name, reason, PROMPT_MS);
+  }
+
+  private lease(): Promise<V1Lease> {
+    return testKubeConfig()
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: this.leaseName, namespace: this.namespace });
+  }
+}

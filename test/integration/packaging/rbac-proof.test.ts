@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testKubeConfig } from '../support/cluster.js';
+import { ACL_GRANT_WATCH_STEPS, ACL_STEP, AclProof } from './rbac-proof-acl.js';
+import { CONTROLLER_GRANT_WATCH_STEPS, CONTROLLER_STEP, ControllerProof } from './rbac-proof-controller.js';
+import { DECISION_STEP, DecisionProof } from './rbac-proof-decision.js';
+import {
+  permissionLabel,
+  renderComponent,
+  type FlowOutcome,
+  type RenderedComponent,
+} from './rbac-proof-flow.js';
+import type { KubeObject } from './packaging-support.js';
+import {
+  isAllowed,
+  permissionsOf,
+  serviceAccountKubeConfig,
+  withoutPermission,
+  type Permission,
+  type ServiceAccountSession,
+} from './service-account-kubeconfig.js';
+
+// The RBAC proof (issue 6): each component runs in this process against the shared kube-apiserver as its chart
+// ServiceAccount (a TokenRequest token, the chart's Roles and bindings applied) and passes its main flow; then,
+// for every permission the chart grants it, the flow runs again without that one permission and must break
+// at the step the table names. A permission the code never uses would leave the flow intact and fail here; so
+// would a rule the chart adds without a line in the table.
+
+/** What a component's flow needs around one run. */
+interface ComponentProof {
+  /** The release namespace. */
+  namespace: string;
+  run(session: ServiceAccountSession, rendered: RenderedComponent): Promise<FlowOutcome>;
+  dispose?(): Promise<void>;
+}
+
+interface RbacProofOptions {
+  component: string;
+  values?: object;
+  prepare(): Promise<ComponentProof>;
+  /** Every step of the flow, in order. */
+  steps: string[];
+  /** Per permission (permissionLabel), the steps at which the flow may break without it. */
+  breaks: Record<string, string[]>;
+}
+
+/** Each run of a flow brings up a service and waits for it; a run without a permission also waits it out. */
+const RUN_TIMEOUT_MS = 45_000;
+
+function proveRbac({ component, values = {}, prepare, steps, breaks }: RbacProofOptions): void {
+  let proof: ComponentProof;
+
+  beforeAll(async () => {
+    proof = await prepare();
+  });
+
+  afterAll(async () => {
+    await proof?.dispose?.();
+  });
+
+  /** Runs the flow as a ServiceAccount with `rbac`, first checking that `denied` is indeed not granted. */
+  async function runAs(rendered: RenderedComponent, rbac: KubeObject[], denied?: Permission) {
+    const session = await serviceAccountKubeConfig(testKubeConfig(), rbac);
+    try {
+      if (denied) expect(await isAllowed(session.kubeConfig, denied), 'still granted').toBe(false);
+      return await proof.run(session, rendered);
+    } finally {
+      await session.dispose();
+    }
+  }
+
+  it(
+    'passes every step of its flow with the chart RBAC',
+    async () => {
+      const rendered = await renderComponent(proof.namespace, component, values);
+      expect(await runAs(rendered, rendered.rbac)).toEqual({ passed: steps });
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it('is granted by the chart exactly the permissions proven below', async () => {
+    const { rbac } = await renderComponent(proof.namespace, component, values);
+    expect(permissionsOf(rbac).map(permissionLabel).sort()).toEqual(Object.keys(breaks).sort());
+  });
+
+  it.each(Object.entries(breaks))(
+    'without %s, the flow breaks where the table says',
+    async (label, expectedSteps) => {
+      const rendered = await renderComponent(proof.namespace, component, values);
+      const permission = permissionsOf(rendered.rbac).find((granted) => permissionLabel(granted) === label);
+      if (!permission) throw new Error(`the chart does not grant ${label}`);
+      const outcome = await runAs(rendered, withoutPermission(rendered.rbac, permission), permission);
+      expect(expectedSteps, JSON.stringify(outcome.broken ?? 'nothing broke')).toContain(
+        outcome.broken?.step,
+      );
+    },
+    RUN_TIMEOUT_MS,
+  );
+}
+
+describe('the ACL API as its chart ServiceAccount', () => {
+  proveRbac({
+    component: 'acl-api',
+    prepare: () => AclProof.prepare(),
+    steps: [
+      ACL_STEP.ready,
+      ...ACL_STEP.catalog,
+      ACL_STEP.create,
+      ACL_STEP.verify,
+      ACL_STEP.revoke,
+      ACL_STEP.recreate,
+      ACL_STEP.takeover,
+      ACL_STEP.idempotent,
+      ACL_STEP.conflict,
+      ACL_STEP.rollback,
+      ACL_STEP.unbound,
+      ...ACL_STEP.namespaces,
+    ],
+    breaks: {
+      // Its informers: without list a cache never fills (not ready, every request 503); without watch
+      // changes arrive only with relists, too late for three steps in a row.
+      'ClusterRole list acl.policygrant.dev/policygrants': [ACL_STEP.ready],
+      'ClusterRole watch acl.policygrant.dev/policygrants': ACL_GRANT_WATCH_STEPS,
+      'ClusterRole list acl.policygrant.dev/catalogitems': [ACL_STEP.ready],
+      'ClusterRole watch acl.policygrant.dev/catalogitems': ACL_STEP.catalog,
+      'ClusterRole list core/namespaces': [ACL_STEP.ready],
+      'ClusterRole watch core/namespaces': ACL_STEP.namespaces,
+      // Its writes in the release namespace.
+      'Role create acl.policygrant.dev/policygrants': [ACL_STEP.create],
+      'Role create core/configmaps': [ACL_STEP.create],
+      'Role update core/configmaps': [ACL_STEP.create],
+      'Role patch acl.policygrant.dev/policygrants': [ACL_STEP.revoke],
+      'Role get core/configmaps': [ACL_STEP.revoke],
+      'Role delete core/configmaps': [ACL_STEP.revoke],
+      'Role get acl.policygrant.dev/policygrants': [ACL_STEP.takeover],
+      'Role delete acl.policygrant.dev/policygrants': [ACL_STEP.rollback],
+    },
+  });
+});
+
+describe('the grant controller as its chart ServiceAccount', () => {
+  proveRbac({
+    component: 'controller',
+    prepare: () => ControllerProof.prepare(),
+    steps: [
+      CONTROLLER_STEP.leads,
+      CONTROLLER_STEP.synced,
+      CONTROLLER_STEP.renews,
+      ...CONTROLLER_STEP.catalog,
+      CONTROLLER_STEP.enforce,
+      CONTROLLER_STEP.event,
+      CONTROLLER_STEP.revoke,
+      CONTROLLER_STEP.delete,
+      CONTROLLER_STEP.unbound,
+      ...CONTROLLER_STEP.namespaces,
+    ],
+    breaks: {
+      'ClusterRole list acl.policygrant.dev/policygrants': [CONTROLLER_STEP.synced],
+      'ClusterRole watch acl.policygrant.dev/policygrants': CONTROLLER_GRANT_WATCH_STEPS,
+      'ClusterRole list acl.policygrant.dev/catalogitems': [CONTROLLER_STEP.synced],
+      'ClusterRole watch acl.policygrant.dev/catalogitems': CONTROLLER_STEP.catalog,
+      'ClusterRole list core/namespaces': [CONTROLLER_STEP.synced],
+      'ClusterRole watch core/namespaces': CONTROLLER_STEP.namespaces,
+      // The finalizer is written before anything else; the status after the SpiceDB write.
+      'ClusterRole update acl.policygrant.dev/policygrants': [CONTROLLER_STEP.enforce],
+      'ClusterRole update acl.policygrant.dev/policygrants/status': [CONTROLLER_STEP.enforce],
+      'ClusterRole create events.k8s.io/events': [CONTROLLER_STEP.event],
+      // Leader election: read the Lease, create it when absent, renew it.
+      'Role get coordination.k8s.io/leases (own name)': [CONTROLLER_STEP.leads],
+      'Role create coordination.k8s.io/leases': [CONTROLLER_STEP.leads],
+      'Role update coordination.k8s.io/leases (own name)': [CONTROLLER_STEP.renews],
+    },
+  });
+});
+
+describe('the decision service as its chart ServiceAccount (TokenReview enabled)', () => {
+  proveRbac({
+    component: 'decision-service',
+    values: { decisionService: { tokenReview: { enabled: true } } },
+    prepare: () => DecisionProof.prepare(),
+    steps: [DECISION_STEP.ready, DECISION_STEP.serviceAccountCaller],
+    breaks: {
+      'ClusterRole create authentication.k8s.io/tokenreviews': [DECISION_STEP.serviceAccountCaller],
+    },
+  });
+});
