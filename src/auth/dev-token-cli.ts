@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { readCommandLine } from './cli-arguments.js';
 import { processOutput } from './cli-output.js';
 import type { CliOutput } from './cli-output.js';
 import { ensureDevSigningKey } from './dev-signing-key.js';
@@ -39,29 +39,22 @@ export async function runDevTokenCli(
   argv: readonly string[],
   output: CliOutput = processOutput,
 ): Promise<number> {
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        sub: { type: 'string' },
-        role: { type: 'string', multiple: true },
-        org: { type: 'string' },
-        ttl: { type: 'string' },
-        issuer: { type: 'string' },
-        audience: { type: 'string' },
-        dir: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }).values;
-  } catch (error) {
-    output.err(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    output.out(USAGE);
-    return 0;
-  }
+  const commandLine = readCommandLine(
+    argv,
+    {
+      sub: { type: 'string' },
+      role: { type: 'string', multiple: true },
+      org: { type: 'string' },
+      ttl: { type: 'string' },
+      issuer: { type: 'string' },
+      audience: { type: 'string' },
+      dir: { type: 'string' },
+    },
+    USAGE,
+    output,
+  );
+  if ('exitCode' in commandLine) return commandLine.exitCode;
+  const { values } = commandLine;
   const parsed = argumentsSchema.safeParse(values);
   if (!parsed.success) {
     output.err(`${parsed.error.issues.map((issue) => issue.message).join('\n')}\n${USAGE}`);

@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { readCommandLine } from './cli-arguments.js';
 import { processOutput } from './cli-output.js';
 import type { CliOutput } from './cli-output.js';
 import { hashSecret } from './secret-hash.js';
@@ -22,25 +22,18 @@ export async function runHashSecretCli(
   input: AsyncIterable<string | Buffer> | Iterable<string | Buffer>,
   output: CliOutput = processOutput,
 ): Promise<number> {
-  let values: Record<string, unknown>;
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        role: { type: 'string', multiple: true },
-        'user-id': { type: 'string' },
-        org: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }).values;
-  } catch (error) {
-    output.err(`${(error as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    output.out(USAGE);
-    return 0;
-  }
+  const commandLine = readCommandLine(
+    argv,
+    {
+      role: { type: 'string', multiple: true },
+      'user-id': { type: 'string' },
+      org: { type: 'string' },
+    },
+    USAGE,
+    output,
+  );
+  if ('exitCode' in commandLine) return commandLine.exitCode;
+  const { values } = commandLine;
   const parsed = argumentsSchema.safeParse(values);
   const secret = (await readAll(input)).replace(/\r?\n$/, '');
   if (!parsed.success || secret === '') {
