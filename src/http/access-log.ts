@@ -4,6 +4,8 @@ import { routeLabel } from './route-template.js';
 export interface AccessLogOptions {
   /** Paths logged at debug level (probes and scrapes would drown everything else). */
   quietPaths?: ReadonlySet<string>;
+  /** Paths whose successes are logged at debug; their server errors still at error. */
+  hotPaths?: ReadonlySet<string>;
 }
 
 /** One line per request: method, path without query, route template, status, duration. */
@@ -23,6 +25,7 @@ export function accessLog(options: AccessLogOptions = {}): RequestHandler {
       };
       if (options.quietPaths?.has(path)) req.log.debug(line, 'request');
       else if (res.statusCode >= 500) req.log.error(line, 'request');
+      else if (options.hotPaths?.has(path)) req.log.debug(line, 'request');
       else req.log.info(line, 'request');
     });
     next();

@@ -25,6 +25,8 @@ export interface HttpAppOptions {
   readinessTimeoutMs?: number;
   openApiDocument: OpenApiDocument;
   routers: readonly MountedRouter[];
+  /** Hot paths whose successes are logged at debug, not info; their server errors still at error. */
+  hotPaths?: readonly string[];
 }
 
 /**
@@ -35,7 +37,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestContext(options.logger));
-  app.use(accessLog({ quietPaths: new Set(Object.values(OPERATIONAL_PATHS)) }));
+  app.use(
+    accessLog({ quietPaths: new Set(Object.values(OPERATIONAL_PATHS)), hotPaths: new Set(options.hotPaths) }),
+  );
   app.use(httpMetrics(options.metricsRegistry));
   app.use(
     operationalRouter({

@@ -1,0 +1,34 @@
+import express from 'express';
+import { describe, expect, it } from 'vitest';
+import { accessLog } from '../../../src/http/access-log.js';
+import { requestContext } from '../../../src/http/request-context.js';
+import { capturedLogger, serve } from './support/serve.js';
+
+async function logLevelOf(path: string, status: number): Promise<string | undefined> {
+  const logs = capturedLogger();
+  const app = express();
+  app.use(requestContext(logs.logger));
+  app.use(accessLog({ quietPaths: new Set(['/healthz/ready']), hotPaths: new Set(['/v1/check']) }));
+  app.use((_req, res) => void res.status(status).json({}));
+  await fetch(`${await serve(app)}${path}`);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return logs.lines().find((line) => line.msg === 'request')?.level as string | undefined;
+}
+
+const [DEBUG, INFO, ERROR] = ['debug', 'info', 'error'];
+
+describe('access log levels', () => {
+  it('logs ordinary requests at info and server errors at error', async () => {
+    expect(await logLevelOf('/v2/policy', 200)).toBe(INFO);
+    expect(await logLevelOf('/v2/policy', 503)).toBe(ERROR);
+  });
+
+  it('keeps operational paths at debug whatever their status', async () => {
+    expect(await logLevelOf('/healthz/ready', 503)).toBe(DEBUG);
+  });
+
+  it('logs hot paths at debug, but their server errors at error', async () => {
+    expect(await logLevelOf('/v1/check', 200)).toBe(DEBUG);
+    expect(await logLevelOf('/v1/check', 503)).toBe(ERROR);
+  });
+});
