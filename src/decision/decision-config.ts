@@ -12,6 +12,7 @@ import type { DecisionServiceConfig } from './decision-service.js';
 
 /** Variables of the decision service beyond the common, SpiceDB and authentication ones. */
 export const decisionEnvironment = z.object({
+  DECISION_HOST: z.string().min(1).default('0.0.0.0'),
   DECISION_PORT: port.default(DEFAULT_DECISION_PORT),
   /** Deadline of every SpiceDB check, e.g. `2s` or `500ms`. */
   CHECK_TIMEOUT: duration.default(DEFAULT_CHECK_TIMEOUT_MS),
@@ -30,6 +31,7 @@ export async function decisionConfigFromEnvironment(
   const auth = readEnvironment(authEnvironment, env);
   const decision = readEnvironment(decisionEnvironment, env);
   return {
+    host: decision.DECISION_HOST,
     port: decision.DECISION_PORT,
     spicedb: spicedbClientOptions(spicedb),
     checkTimeoutMs: decision.CHECK_TIMEOUT,

@@ -65,6 +65,10 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       JWKS_URL: undefined,
       JWT_ISSUER: env.JWT_ISSUER ?? DEV_TOKEN_ISSUER,
       JWT_AUDIENCE: env.JWT_AUDIENCE ?? DEV_TOKEN_AUDIENCE,
+      // A development stack listens on loopback only, unless told otherwise.
+      ACL_HOST: env.ACL_HOST ?? '127.0.0.1',
+      DECISION_HOST: env.DECISION_HOST ?? '127.0.0.1',
+      CONTROLLER_HOST: env.CONTROLLER_HOST ?? '127.0.0.1',
       ACL_PORT: env.ACL_PORT ?? '8080',
       DECISION_PORT: env.DECISION_PORT ?? '8081',
       CONTROLLER_PORT: env.CONTROLLER_PORT ?? '8082',
