@@ -5,18 +5,9 @@ import { Informer } from '../../../src/runtime/informer.js';
 import { kubeListWatch } from '../../../src/runtime/list-watch.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { SabotagedSource } from './sabotaged-source.js';
+import { until } from '../../support/until.js';
 
 type Seen = [string, string, string?];
-
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
   let kubeConfig: KubeConfig;

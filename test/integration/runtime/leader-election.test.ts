@@ -5,18 +5,9 @@ import { Registry } from 'prom-client';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerLeaderElection } from '../../../src/runtime/manager.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { until } from '../../support/until.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
-
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('Manager leader election against the real kube-apiserver', () => {
   let kubeConfig: KubeConfig;

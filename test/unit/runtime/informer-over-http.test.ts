@@ -3,6 +3,7 @@ import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import { Informer } from '../../../src/runtime/informer.js';
 import { kubeListWatch } from '../../../src/runtime/list-watch.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
+import { until } from '../../support/until.js';
 
 // The informer's supervision over real sockets: stalls that only a timeout can see, and a server that dies.
 
@@ -10,16 +11,6 @@ const PATH = '/api/v1/namespaces/ns/configmaps';
 const cm = (name: string, resourceVersion: string): V1ConfigMap => ({
   metadata: { name, namespace: 'ns', resourceVersion },
 });
-
-async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) {
-      throw new Error('condition not met in time');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('Informer over HTTP', () => {
   let api: FakeHttpApi;

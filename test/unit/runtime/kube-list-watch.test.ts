@@ -5,27 +5,12 @@ import { kubeLeaseClient } from '../../../src/runtime/lease-client.js';
 import { kubeListWatch } from '../../../src/runtime/list-watch.js';
 import type { WatchEvent } from '../../../src/runtime/list-watch.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
+import { until } from '../../support/until.js';
 
 const PATH = '/api/v1/namespaces/ns/configmaps';
 const cm = (name: string, resourceVersion: string): V1ConfigMap => ({
   metadata: { name, namespace: 'ns', resourceVersion },
 });
-
-function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) {
-        resolve();
-      } else if (Date.now() - started > timeoutMs) {
-        reject(new Error('condition not met in time'));
-      } else {
-        setTimeout(poll, 5);
-      }
-    };
-    poll();
-  });
-}
 
 interface Recorded {
   events: WatchEvent<V1ConfigMap>[];

@@ -5,6 +5,7 @@ import type { Lease } from '../../../src/runtime/lease-client.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerOptions } from '../../../src/runtime/manager.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
+import { until } from '../../support/until.js';
 
 // Managers against a fake API server over HTTP: ConfigMaps to reconcile, one Lease to elect on.
 
@@ -16,16 +17,6 @@ const ELECTION = {
   renewDeadlineMs: 1500,
   retryPeriodMs: 300,
 };
-
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) {
-      throw new Error('condition not met in time');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('Manager', () => {
   let api: FakeHttpApi;

@@ -24,6 +24,7 @@ import { startAclApi, type RunningAclApi } from '../../../../src/cmd/acl-api.js'
 import { SpiceDBClient } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../../support/cluster.js';
+import { until } from '../../../support/until.js';
 
 // One ACL API per test file, in-process on an ephemeral port, writing into its own namespace, with a dev
 // signing key and a Basic credential in a temp folder; helpers for catalog items, tokens and requests.
@@ -219,13 +220,7 @@ export class AclHarness {
   }
 }
 
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { until };
 
 export function inDays(days: number): string {
   return new Date(Date.now() + days * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z');
