@@ -123,10 +123,22 @@ ensure() {
   log "built $tool in $((SECONDS - started))s"
 }
 
+# Two runs on one machine (a test run and npm start, two checkouts) would build into the same folders:
+# the second waits for the first, then finds its binaries.
+hold_cache_lock() {
+  command -v flock >/dev/null 2>&1 || return 0
+  exec 9>"$TOOLS_CACHE/.build.lock"
+  if ! flock -n 9; then
+    log "another build of the tools is running; waiting for it"
+    flock 9
+  fi
+}
+
 main() {
   local tools=("$@")
   [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd spicedb helm)
   mkdir -p "$TOOLS_CACHE"
+  hold_cache_lock
   for tool in "${tools[@]}"; do ensure "$tool"; done
   mkdir -p "$(assets_dir)"
   ln -sf "$(kubernetes_dir)/kube-apiserver" "$(kubernetes_dir)/kubectl" "$(etcd_dir)/etcd" "$(assets_dir)/" 2>/dev/null || true
