@@ -12,7 +12,7 @@ import { SpiceDBClient } from '../spicedb/client.js';
 import { AclCache } from './acl-cache.js';
 import type { AclApiConfig } from './acl-config.js';
 import { aclRoutes } from './acl-routes.js';
-import { PolicyCreator } from './create-policies.js';
+import { DEFAULT_CLAIM_WAIT_MS, PolicyCreator } from './create-policies.js';
 import { registerGrantMetrics } from './grant-metrics.js';
 import { GrantStore } from './grant-store.js';
 import { KubeClient } from './kube-client.js';
@@ -63,6 +63,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       cache,
       creator: new PolicyCreator(store, cache, {
         claimPendingTimeoutMs: config.claimPendingTimeoutMs ?? DEFAULT_CLAIM_PENDING_TIMEOUT_MS,
+        claimWaitMs: DEFAULT_CLAIM_WAIT_MS,
         readYourWriteTimeoutMs,
         now,
       }),

@@ -70,8 +70,10 @@ export function readClaimData(configMap: ConfigMap): Partial<ClaimData> {
 /**
  * What a create finds in an existing claim:
  * - own: it names the grant this request creates (a retry or a twin with the same Idempotency-Key);
- * - active: its grant exists and is active: 409;
- * - in-flight: its grant does not exist yet and the claim is recent: another request is creating it: 409;
+ * - in-flight: it is pending and recent: another request is creating its grant right now (whether or not
+ *   that grant exists yet: the claim is only settled once bound), so its outcome is still open;
+ * - active: its grant exists and is active, and the claim is settled (bound, or pending so long that its
+ *   creator died after creating the grant): 409;
  * - vacant: its grant is revoked, expired or gone, or the claim is a pending leftover older than
  *   `pendingTimeoutMs` (its creator died): the claim may be taken over.
  */
@@ -87,10 +89,14 @@ export function judgeClaim(input: {
 }): ClaimVerdict {
   const { claim, holder, now } = input;
   if (claim.grantName === input.ownGrantName) return 'own';
-  if (holder) return derivedState(holder, now) === 'ACTIVE' ? 'active' : 'vacant';
-  if (claim.state !== 'pending') return 'vacant';
-  const pendingSince = Date.parse(claim.pendingSince ?? '');
-  return now.getTime() - pendingSince < input.pendingTimeoutMs ? 'in-flight' : 'vacant';
+  if (isInFlight(claim, now, input.pendingTimeoutMs)) return 'in-flight';
+  return holder && derivedState(holder, now) === 'ACTIVE' ? 'active' : 'vacant';
+}
+
+/** Pending for less than `pendingTimeoutMs`: its creator is taken to be alive and still at work. */
+export function isInFlight(claim: Partial<ClaimData>, now: Date, pendingTimeoutMs: number): boolean {
+  if (claim.state !== 'pending') return false;
+  return now.getTime() - Date.parse(claim.pendingSince ?? '') < pendingTimeoutMs;
 }
 
 /** How a 409 names a claim: `user <uuid>` or `members of organisation <uuid>`. */

@@ -15,6 +15,7 @@ import {
   claimKeys,
   claimName,
   describeSubject,
+  isInFlight,
   judgeClaim,
   readClaimData,
   type ClaimData,
@@ -30,6 +31,7 @@ import {
   requestHash,
 } from './grant-names.js';
 import type { GrantStore } from './grant-store.js';
+import type { ConfigMap } from './resources.js';
 import { isAlreadyExists, isNotFound, isPreconditionConflict } from './kube-errors.js';
 import { isUserId } from './principal-ids.js';
 
@@ -39,10 +41,26 @@ export const MAX_CLAIMS_PER_REQUEST = 1000;
 const WRITE_CONCURRENCY = 8;
 /** Attempts at one claim when other requests keep changing it. */
 const CLAIM_ATTEMPTS = 5;
+/** How long one create waits, in all, for contenders' pending claims to be bound or released. */
+export const DEFAULT_CLAIM_WAIT_MS = 5_000;
+/** First and longest pause between two reads of a claim a contender holds pending. */
+const FIRST_PAUSE_MS = 10;
+const LONGEST_PAUSE_MS = 200;
+
+/** The writes and reads a create makes (a GrantStore; a fake in unit tests). */
+export type CreateStore = Pick<
+  GrantStore,
+  'createClaim' | 'getClaim' | 'replaceClaim' | 'deleteClaim' | 'createGrant' | 'getGrant' | 'deleteGrant'
+>;
+
+/** What a create reads from the informer cache. */
+export type CreateCache = Pick<AclCache, 'itemsWithId' | 'grantsWithClaimKey' | 'waitForGrant'>;
 
 export interface CreateSettings {
   /** A pending claim without its grant is taken for abandoned after this long (its creator died). */
   claimPendingTimeoutMs: number;
+  /** How long a create waits, in all, for claims that contenders hold pending (then 409). */
+  claimWaitMs: number;
   /** How long a create waits for its informer to see the new grants (read-your-write). */
   readYourWriteTimeoutMs: number;
   now: () => Date;
@@ -80,7 +98,8 @@ interface HeldClaim {
   mine: boolean;
 }
 
-type ClaimOutcome = { held: HeldClaim } | { blocked: PlannedClaim; why: 'active' | 'in-flight' };
+type ClaimOutcome = { held: HeldClaim } | Blocked;
+type Blocked = { blocked: PlannedClaim; why: 'active' | 'in-flight' };
 
 /**
  * POST /policy: checks every item against its CatalogItem and the caller, then, all or none,
@@ -93,8 +112,8 @@ type ClaimOutcome = { held: HeldClaim } | { blocked: PlannedClaim; why: 'active'
  */
 export class PolicyCreator {
   constructor(
-    private readonly store: GrantStore,
-    private readonly cache: AclCache,
+    private readonly store: CreateStore,
+    private readonly cache: CreateCache,
     private readonly settings: CreateSettings,
   ) {}
 
@@ -259,7 +278,7 @@ class CreateTransaction {
   private readonly createdGrants: PolicyGrant[] = [];
 
   constructor(
-    private readonly store: GrantStore,
+    private readonly store: CreateStore,
     private readonly settings: CreateSettings,
     private readonly log: Logger,
   ) {}
@@ -272,15 +291,7 @@ class CreateTransaction {
       idempotencyKey?: string;
     },
   ): Promise<PolicyGrant[]> {
-    const claims = plan.flatMap((grant) => grant.claims);
-    const outcomes = await settleAll(claims, WRITE_CONCURRENCY, (claim) => this.acquire(claim));
-    for (const outcome of outcomes) {
-      if (outcome.status === 'fulfilled' && 'held' in outcome.value) this.heldClaims.push(outcome.value.held);
-    }
-    const values = valuesOrThrow(outcomes);
-    const blocked = values.filter((outcome) => 'blocked' in outcome);
-    if (blocked.length > 0) throw conflict(blocked);
-
+    await this.claimAll(plan.flatMap((grant) => grant.claims));
     const grants = await settleAll(plan, WRITE_CONCURRENCY, (grant) => this.createGrant(grant, metadata));
     const created = valuesOrThrow(grants);
     valuesOrThrow(await settleAll(this.heldClaims, WRITE_CONCURRENCY, (held) => this.bind(held)));
@@ -315,7 +326,50 @@ class CreateTransaction {
     };
   }
 
-  private async acquire(planned: PlannedClaim): Promise<ClaimOutcome> {
+  /**
+   * Claims every triple, so that of any requests that overlap one always wins (docs/acl-api.md, "Racing
+   * creates"). First all at once, waiting for nobody: uncontended, that is all there is, as fast as ever.
+   * An active grant in the way ends it (409). Claims a contender still holds pending are waited for, and
+   * only in one global order, the order of claim names: what this request holds beyond the first such
+   * claim is given back, then the rest is claimed one by one in that order. A request only ever waits for a
+   * claim greater than every claim it holds, so waiting has no cycle: the contender holding the greatest
+   * claim never waits and completes, and a request waiting behind a contender that loses gets the claim.
+   */
+  private async claimAll(claims: readonly PlannedClaim[]): Promise<void> {
+    const ordered = [...claims].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const outcomes = valuesOrThrow(
+      await settleAll(ordered, WRITE_CONCURRENCY, async (claim) => this.keep(await this.acquire(claim))),
+    );
+    const blocked = outcomes.filter((outcome): outcome is Blocked => 'blocked' in outcome);
+    if (blocked.some((outcome) => outcome.why === 'active')) throw conflict(blocked);
+    const first = outcomes.findIndex((outcome) => 'blocked' in outcome);
+    if (first === -1) return;
+    const later = new Set(ordered.slice(first + 1));
+    await this.release(this.heldClaims.filter((held) => later.has(held.planned)));
+    const patience = new Patience(this.settings.claimWaitMs);
+    for (const claim of ordered.slice(first)) {
+      const outcome = this.keep(await this.acquire(claim, patience));
+      if ('blocked' in outcome) throw conflict([outcome]);
+    }
+  }
+
+  /** Records a held claim at once, so that a later failure rolls it back. */
+  private keep(outcome: ClaimOutcome): ClaimOutcome {
+    if ('held' in outcome) this.heldClaims.push(outcome.held);
+    return outcome;
+  }
+
+  /** Gives claims back before claiming them again in order; they are forgotten only once deleted. */
+  private async release(held: readonly HeldClaim[]): Promise<void> {
+    const results = await settleAll(held, WRITE_CONCURRENCY, async (claim) => {
+      if (claim.mine) await this.store.deleteClaim(claim.planned.name, claim.resourceVersion);
+      this.heldClaims.splice(this.heldClaims.indexOf(claim), 1);
+    });
+    valuesOrThrow(results);
+  }
+
+  /** Creates the claim, or judges the one that exists; waits for contenders only with `patience`. */
+  private async acquire(planned: PlannedClaim, patience?: Patience): Promise<ClaimOutcome> {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       try {
         const created = await this.store.createClaim(planned.name, this.claimData(planned));
@@ -323,32 +377,59 @@ class CreateTransaction {
       } catch (error) {
         if (!isAlreadyExists(error)) throw error;
       }
-      const existing = await this.store.getClaim(planned.name);
-      if (!existing) continue;
-      const claim = readClaimData(existing);
-      const resourceVersion = existing.metadata.resourceVersion;
-      if (claim.grantName === planned.grantName) return { held: { planned, resourceVersion, mine: false } };
-      const holder = claim.grantName ? await this.store.getGrant(claim.grantName) : undefined;
-      const verdict = judgeClaim({
-        claim,
-        holder,
-        ownGrantName: planned.grantName,
-        now: this.settings.now(),
-        pendingTimeoutMs: this.settings.claimPendingTimeoutMs,
-      });
-      if (verdict === 'active' || verdict === 'in-flight') return { blocked: planned, why: verdict };
-      try {
-        const taken = await this.store.replaceClaim(planned.name, this.claimData(planned), resourceVersion);
-        this.log.info({ claim: planned.name, from: claim.grantName }, 'took over a vacant claim');
-        return { held: { planned, resourceVersion: taken.metadata.resourceVersion, mine: true } };
-      } catch (error) {
-        if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
-      }
+      const outcome = await this.judgeExisting(planned, patience);
+      if (outcome !== 'changed') return outcome;
     }
     throw new HttpError(
       'Conflict',
       `the claim on ${describeClaim(planned.key)} kept changing under concurrent requests; retry`,
     );
+  }
+
+  /**
+   * Reads the existing claim and decides; while a contender holds it pending, reads it again until it is
+   * bound or released or patience runs out. 'changed' when the claim went away or another request took it
+   * over first: the caller tries again.
+   */
+  private async judgeExisting(planned: PlannedClaim, patience?: Patience): Promise<ClaimOutcome | 'changed'> {
+    for (;;) {
+      const existing = await this.store.getClaim(planned.name);
+      if (!existing) return 'changed';
+      const claim = readClaimData(existing);
+      const resourceVersion = existing.metadata.resourceVersion;
+      if (claim.grantName === planned.grantName) return { held: { planned, resourceVersion, mine: false } };
+      const now = this.settings.now();
+      if (isInFlight(claim, now, this.settings.claimPendingTimeoutMs)) {
+        if (patience && (await patience.pause())) continue;
+        return { blocked: planned, why: 'in-flight' };
+      }
+      const holder = claim.grantName ? await this.store.getGrant(claim.grantName) : undefined;
+      const verdict = judgeClaim({
+        claim,
+        holder,
+        ownGrantName: planned.grantName,
+        now,
+        pendingTimeoutMs: this.settings.claimPendingTimeoutMs,
+      });
+      if (verdict !== 'vacant') return { blocked: planned, why: 'active' };
+      return this.takeOver(planned, existing);
+    }
+  }
+
+  /** Replaces a vacant claim, conditioned on its resourceVersion: of two takers exactly one wins. */
+  private async takeOver(planned: PlannedClaim, existing: ConfigMap): Promise<ClaimOutcome | 'changed'> {
+    try {
+      const { resourceVersion } = existing.metadata;
+      const taken = await this.store.replaceClaim(planned.name, this.claimData(planned), resourceVersion);
+      this.log.info(
+        { claim: planned.name, from: readClaimData(existing).grantName },
+        'took over a vacant claim',
+      );
+      return { held: { planned, resourceVersion: taken.metadata.resourceVersion, mine: true } };
+    } catch (error) {
+      if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
+      return 'changed';
+    }
   }
 
   private async createGrant(
@@ -401,12 +482,32 @@ class CreateTransaction {
   }
 }
 
+/** A budget of waiting shared by all claims of one request, spent in growing, jittered pauses. */
+class Patience {
+  private readonly deadline: number;
+  private nextPauseMs = FIRST_PAUSE_MS;
+
+  constructor(budgetMs: number) {
+    this.deadline = performance.now() + budgetMs;
+  }
+
+  /** Pauses before the next read; false (at once) when the budget is spent. */
+  async pause(): Promise<boolean> {
+    const left = this.deadline - performance.now();
+    if (left <= 0) return false;
+    const pauseMs = Math.min(left, this.nextPauseMs * (0.5 + Math.random()));
+    this.nextPauseMs = Math.min(this.nextPauseMs * 2, LONGEST_PAUSE_MS);
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    return true;
+  }
+}
+
 function describeClaim(key: ClaimKey): string {
   return `${describeSubject(key.subject)}, item ${key.itemId}, access type ${key.accessType}`;
 }
 
 /** One 409 naming, per subject and item, the access types already granted or being granted. */
-function conflict(blocked: readonly { blocked: PlannedClaim; why: 'active' | 'in-flight' }[]): HttpError {
+function conflict(blocked: readonly Blocked[]): HttpError {
   const groups = new Map<string, { key: ClaimKey; why: string; accessTypes: string[] }>();
   for (const { blocked: claim, why } of blocked) {
     const id = `${why}\n${claim.key.subject}\n${claim.key.itemId}`;

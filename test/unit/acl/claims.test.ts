@@ -108,6 +108,12 @@ describe('judging an existing claim', () => {
     expect(judge({ state: 'pending', pendingSince: '2026-06-01T11:58:59Z' }, undefined)).toBe('vacant');
   });
 
+  it('a recent pending claim is in flight even once its grant exists: only the bind settles it', () => {
+    const recent = { state: 'pending' as const, pendingSince: '2026-06-01T11:59:30Z' };
+    expect(judge(recent, grant({}))).toBe('in-flight');
+    expect(judge({ ...recent, state: 'bound' }, grant({}))).toBe('active');
+  });
+
   it('a claim whose data was damaged is vacant', () => {
     expect(judge({ state: 'pending', pendingSince: 'yesterday' }, undefined)).toBe('vacant');
     expect(

@@ -1,0 +1,296 @@
+import { describe, expect, it } from 'vitest';
+import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
+import { toKubernetesTime } from '../../../src/api/v1alpha1/index.js';
+import type { CreateItem } from '../../../src/acl/api-schemas.js';
+import { claimKeys, claimName, type ClaimData } from '../../../src/acl/claims.js';
+import {
+  MAX_CLAIMS_PER_REQUEST,
+  PolicyCreator,
+  type CreateCache,
+  type CreateSettings,
+} from '../../../src/acl/create-policies.js';
+import { idempotentGrantName } from '../../../src/acl/grant-names.js';
+import type { Principal } from '../../../src/auth/principal.js';
+import { HttpError } from '../../../src/http/errors.js';
+import { createLogger, type Logger } from '../../../src/observability/logger.js';
+import { KubeApiError } from '../../../src/runtime/index.js';
+import { capturedLogger } from '../http/support/serve.js';
+import { FakeGrantStore, type StoreCall } from './support/fake-grant-store.js';
+
+const OWNER = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
+const USER = '3f1c2a9e-0b4d-4e8a-9c7f-2d5e6a7b8c9d';
+const ITEM_ID = 'urn:dx:item:weather-stations';
+const owner: Principal = { kind: 'user', id: OWNER, roles: new Set() };
+const silent = createLogger({ level: 'silent' });
+
+const catalogItem: CatalogItem = {
+  apiVersion: 'acl.policygrant.dev/v1alpha1',
+  kind: 'CatalogItem',
+  metadata: { name: 'weather-stations' },
+  spec: {
+    itemId: ITEM_ID,
+    itemType: 'DATABANK',
+    accessTypes: ['api', 'file', 'sub'],
+    ownerId: OWNER,
+    organisationId: '0b9e4f1a-7c2d-4a8e-b3f6-5d1c9e2a7b40',
+  },
+};
+
+const cache: CreateCache = {
+  itemsWithId: (itemId) => (itemId === ITEM_ID ? [catalogItem] : []),
+  grantsWithClaimKey: () => [],
+  waitForGrant: async () => true,
+};
+
+function individual(accessTypes: string[], userId = USER): CreateItem {
+  return {
+    policyType: 'INDIVIDUAL',
+    userId,
+    itemId: ITEM_ID,
+    itemType: 'DATABANK',
+    expiryTime: '2099-01-01T00:00:00Z',
+    constraints: { access: accessTypes.map((accessType) => ({ accessType })) },
+  };
+}
+
+function group(orgIds: string[]): CreateItem {
+  return {
+    policyType: 'GROUP',
+    itemId: ITEM_ID,
+    itemType: 'DATABANK',
+    expiryTime: '2099-01-01T00:00:00Z',
+    constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: orgIds } },
+  };
+}
+
+const nameOf = (accessType: string, userId = USER) =>
+  claimName({ subject: `user:${userId}`, itemId: ITEM_ID, accessType });
+/** The grant name a create with this Idempotency-Key gives its first item. */
+const grantOf = (key: string) => idempotentGrantName(OWNER, key, 0);
+
+interface Answer {
+  status: number;
+  detail: string;
+}
+
+function creator(store: FakeGrantStore, settings: Partial<CreateSettings> = {}): PolicyCreator {
+  return new PolicyCreator(store, cache, {
+    claimPendingTimeoutMs: 60_000,
+    claimWaitMs: 5_000,
+    readYourWriteTimeoutMs: 1_000,
+    now: () => new Date(),
+    ...settings,
+  });
+}
+
+async function create(
+  store: FakeGrantStore,
+  items: CreateItem[],
+  options: { key?: string; log?: Logger; settings?: Partial<CreateSettings> } = {},
+): Promise<Answer> {
+  return creator(store, options.settings)
+    .create({ principal: owner, items, idempotencyKey: options.key, log: options.log ?? silent })
+    .then(
+      () => ({ status: 201, detail: '' }),
+      (error: unknown) => {
+        if (error instanceof HttpError) return { status: error.status, detail: error.detail };
+        throw error;
+      },
+    );
+}
+
+/**
+ * The interleaving that made racing creates all lose: the first `count` claim creates are held until all
+ * have arrived; then each claim's chosen winner creates it, and only after that do the others try theirs.
+ * So every request holds one triple and finds the others pending for a contender.
+ */
+function crosswise(store: FakeGrantStore, count: number, winnerOf: Record<string, string>): void {
+  const waiting: { call: StoreCall; go: () => void }[] = [];
+  let open = false;
+  store.before = (call) => {
+    if (open || call.op !== 'createClaim') return;
+    return new Promise<void>((go) => {
+      waiting.push({ call, go });
+      if (waiting.length < count) return;
+      open = true;
+      const winners = waiting.filter((entry) => winnerOf[entry.call.name] === entry.call.data?.grantName);
+      for (const winner of winners) winner.go();
+      setTimeout(() => waiting.filter((entry) => !winners.includes(entry)).forEach((entry) => entry.go()));
+    });
+  };
+}
+
+function pendingClaim(grantName: string, accessType: string, pendingSince: Date): ClaimData {
+  return {
+    subject: `user:${USER}`,
+    itemId: ITEM_ID,
+    accessType,
+    grantName,
+    state: 'pending',
+    pendingSince: toKubernetesTime(pendingSince),
+  };
+}
+
+describe('racing creates: of requests that overlap, one always wins', () => {
+  it('two identical creates, each first to one of the two triples: exactly one 201', async () => {
+    const store = new FakeGrantStore();
+    const [low, high] = [nameOf('api'), nameOf('file')].sort() as [string, string];
+    crosswise(store, 4, { [low]: grantOf('A'), [high]: grantOf('B') });
+    const answers = await Promise.all(
+      ['A', 'B'].map((key) => create(store, [individual(['api', 'file'])], { key })),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409]);
+    const winner = answers[0]?.status === 201 ? grantOf('A') : grantOf('B');
+    expect([...store.grants.keys()]).toEqual([winner]);
+    for (const name of [low, high])
+      expect(store.claimData(name)).toMatchObject({ grantName: winner, state: 'bound' });
+    expect(answers.find((answer) => answer.status === 409)?.detail).toContain(
+      `an active policy already gives user ${USER}`,
+    );
+  });
+
+  it('three creates whose triples overlap pairwise and are claimed in a cycle: exactly one 201', async () => {
+    const store = new FakeGrantStore();
+    crosswise(store, 6, {
+      [nameOf('api')]: grantOf('A'),
+      [nameOf('file')]: grantOf('B'),
+      [nameOf('sub')]: grantOf('C'),
+    });
+    const requests = { A: ['api', 'file'], B: ['file', 'sub'], C: ['sub', 'api'] };
+    const answers = await Promise.all(
+      Object.entries(requests).map(([key, accessTypes]) => create(store, [individual(accessTypes)], { key })),
+    );
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1);
+    expect(answers.filter((answer) => answer.status === 409)).toHaveLength(2);
+    expect(store.grants.size).toBe(1);
+    const [winner] = [...store.grants.values()];
+    const winnerClaims = claimKeys(winner?.spec ?? individual([])).map(claimName);
+    expect([...store.claims.keys()].sort()).toEqual(winnerClaims.sort());
+  });
+
+  it('a request waiting behind a contender that loses gets the claim: both ends of a chain win', async () => {
+    // X wants api, Y api and file, Z file. Y holds api, Z holds file. Y loses to Z; X must not lose to Y.
+    const store = new FakeGrantStore();
+    crosswise(store, 4, { [nameOf('api')]: grantOf('Y'), [nameOf('file')]: grantOf('Z') });
+    const [x, y, z] = await Promise.all([
+      create(store, [individual(['api'])], { key: 'X' }),
+      create(store, [individual(['api', 'file'])], { key: 'Y' }),
+      create(store, [individual(['file'])], { key: 'Z' }),
+    ]);
+    expect([x?.status, y?.status, z?.status]).toEqual([201, 409, 201]);
+    expect([...store.grants.keys()].sort()).toEqual([grantOf('X'), grantOf('Z')].sort());
+    expect(store.claimData(nameOf('api'))).toMatchObject({ grantName: grantOf('X'), state: 'bound' });
+    expect(store.claimData(nameOf('file'))).toMatchObject({ grantName: grantOf('Z'), state: 'bound' });
+  });
+
+  it('waits, re-reading, for a contender that never finishes, then answers 409 after claimWaitMs', async () => {
+    const store = new FakeGrantStore();
+    store.putClaim(nameOf('api'), pendingClaim('pg-elsewhere', 'api', new Date()));
+    const answer = await create(store, [individual(['api'])], { settings: { claimWaitMs: 100 } });
+    expect(answer.status).toBe(409);
+    expect(answer.detail).toContain('is being created by a concurrent request');
+    expect(store.callsOf('getClaim').length).toBeGreaterThan(2);
+    expect(store.grants.size).toBe(0);
+    expect(store.claimData(nameOf('api'))).toMatchObject({ grantName: 'pg-elsewhere', state: 'pending' });
+  });
+
+  it('uncontended, every claim is created at once, as before (one round trip, not one per claim)', async () => {
+    const store = new FakeGrantStore();
+    let inFlight = 0;
+    let peak = 0;
+    store.before = async (call) => {
+      if (call.op !== 'createClaim') return;
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight--;
+    };
+    expect((await create(store, [individual(['api', 'file', 'sub'])])).status).toBe(201);
+    expect(peak).toBe(3);
+    expect(store.callsOf('createClaim')).toHaveLength(3);
+    expect(store.callsOf('getClaim')).toHaveLength(0);
+  });
+});
+
+describe('failure paths of a create', () => {
+  it('takes over a pending claim abandoned longer than claimPendingTimeoutMs', async () => {
+    const store = new FakeGrantStore();
+    const abandoned = store.putClaim(
+      nameOf('api'),
+      pendingClaim('pg-dead', 'api', new Date(Date.now() - 61_000)),
+    );
+    expect((await create(store, [individual(['api'])], { key: 'K' })).status).toBe(201);
+    expect(store.claimData(nameOf('api'))).toMatchObject({ grantName: grantOf('K'), state: 'bound' });
+    const takeover = store.callsOf('replaceClaim')[0];
+    expect(takeover?.data).toMatchObject({ grantName: grantOf('K'), state: 'pending' });
+    expect(store.claims.get(nameOf('api'))?.metadata.resourceVersion).not.toBe(
+      abandoned.metadata.resourceVersion,
+    );
+  });
+
+  it('answers 409 when the claim keeps changing for every attempt, and writes no grant', async () => {
+    const store = new FakeGrantStore();
+    // Another request creates the claim just before each create, and deletes it just before each read.
+    store.before = (call) => {
+      if (call.op === 'createClaim') store.putClaim(call.name, pendingClaim('pg-flicker', 'api', new Date()));
+      if (call.op === 'getClaim') store.claims.delete(call.name);
+    };
+    const answer = await create(store, [individual(['api'])]);
+    expect(answer.status).toBe(409);
+    expect(answer.detail).toContain('kept changing under concurrent requests');
+    expect(store.callsOf('createClaim')).toHaveLength(5);
+    expect(store.grants.size).toBe(0);
+  });
+
+  it('loses the claim at bind: 409, its grant deleted, the new holder’s claim left alone', async () => {
+    const store = new FakeGrantStore();
+    store.before = (call) => {
+      if (call.op === 'replaceClaim' && call.data?.state === 'bound') {
+        store.putClaim(call.name, { ...pendingClaim('pg-thief', 'api', new Date()), state: 'bound' });
+      }
+    };
+    const answer = await create(store, [individual(['api'])]);
+    expect(answer.status).toBe(409);
+    expect(answer.detail).toContain('was taken by a concurrent request');
+    expect(store.grants.size).toBe(0);
+    expect(store.claimData(nameOf('api'))).toMatchObject({ grantName: 'pg-thief', state: 'bound' });
+  });
+
+  it('a failed create rolls back its grants and claims; what the rollback cannot undo is logged', async () => {
+    const store = new FakeGrantStore();
+    const unavailable = new KubeApiError(503, 'ServiceUnavailable', 'etcd is away');
+    store.before = (call) => {
+      if (call.op === 'createGrant' && store.callsOf('createGrant').length === 2) throw unavailable;
+      if (call.op === 'deleteGrant') throw new KubeApiError(500, 'InternalError', 'no delete today');
+    };
+    const logs = capturedLogger();
+    const failure = await creator(store)
+      .create({
+        principal: owner,
+        items: [individual(['api']), individual(['file'])],
+        idempotencyKey: undefined,
+        log: logs.logger,
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toBe(unavailable);
+    expect(store.claims.size).toBe(0);
+    expect(store.grants.size).toBe(1);
+    const warning = logs.lines().find((line) => line.level === 'warn');
+    expect(warning?.msg).toContain('rollback of a failed create left objects behind');
+    expect(String(warning?.failures)).toContain('no delete today');
+  });
+
+  it(`needs at most ${MAX_CLAIMS_PER_REQUEST} claims: one more is a 400 before anything is written`, async () => {
+    const orgs = (count: number) =>
+      Array.from(
+        { length: count },
+        (_, index) => `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`,
+      );
+    const store = new FakeGrantStore();
+    const tooMany = await create(store, [group(orgs(MAX_CLAIMS_PER_REQUEST + 1))]);
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.detail).toContain(`needs ${MAX_CLAIMS_PER_REQUEST + 1} (subject, access type) pairs`);
+    expect(store.calls).toHaveLength(0);
+    expect((await create(store, [group(orgs(MAX_CLAIMS_PER_REQUEST))])).status).toBe(201);
+    expect(store.claims.size).toBe(MAX_CLAIMS_PER_REQUEST);
+  });
+});
