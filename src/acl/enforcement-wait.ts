@@ -50,7 +50,7 @@ const SETTLED_REASONS = new Set([
  * projection. A check with that token cannot see the world before the change.
  */
 export async function awaitEnforcement(
-  cache: AclCache,
+  cache: Pick<AclCache, 'grantByUid' | 'waitForGrant'>,
   policyIds: readonly string[],
   target: WaitTarget,
   timeoutMs: number,
