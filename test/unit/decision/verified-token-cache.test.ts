@@ -102,4 +102,60 @@ describe('cachedBearerVerifier', () => {
     await cached.verify('b');
     expect(verified).toEqual(['a', 'b', 'c', 'b']);
   });
+
+  it('an evicted token is verified again during an outage: the outage is answered, not a stale verdict', async () => {
+    let outage = false;
+    const { verifier, verified } = countingVerifier(async () => {
+      if (outage) throw new HttpError('DependencyUnavailable', 'jwks is unavailable');
+      return principal;
+    });
+    const cached = cachedBearerVerifier(verifier, { maxEntries: 2 });
+    await cached.verify('a');
+    await cached.verify('b');
+    await cached.verify('c'); // evicts a
+    outage = true;
+    expect(await cached.verify('c')).toBe(principal); // still remembered: no call during the outage
+    await expect(cached.verify('a')).rejects.toMatchObject({ status: 503 });
+    await expect(cached.verify('a')).rejects.toMatchObject({ status: 503 });
+    expect(verified).toEqual(['a', 'b', 'c', 'a', 'a']);
+    outage = false;
+    expect(await cached.verify('a')).toBe(principal);
+    expect(await cached.verify('a')).toBe(principal);
+    expect(verified).toEqual(['a', 'b', 'c', 'a', 'a', 'a']);
+  });
+
+  it('an in-flight verification evicted and then failing by outage does not forget its successor', async () => {
+    const pending: Array<{ token: string; settle: (ok: boolean) => void }> = [];
+    const { verifier, verified } = countingVerifier(
+      (token) =>
+        new Promise<Principal>((resolve, reject) =>
+          pending.push({
+            token,
+            settle: (ok) =>
+              ok
+                ? resolve(principal)
+                : reject(new HttpError('DependencyUnavailable', 'kubernetes is unavailable')),
+          }),
+        ),
+    );
+    const settle = (ok: boolean) => pending.shift()?.settle(ok);
+    const cached = cachedBearerVerifier(verifier, { maxEntries: 2 });
+    const first = cached.verify('t'); // in flight, will fail
+    const others = [cached.verify('x'), cached.verify('y')]; // evict t while in flight
+    const second = cached.verify('t'); // a new verification of t, will succeed
+    await new Promise((resolve) => setImmediate(resolve)); // verifications start on the next tick
+    expect(verified).toEqual(['t', 'x', 'y', 't']);
+    settle(false);
+    settle(true);
+    settle(true);
+    settle(true);
+    await expect(first).rejects.toMatchObject({ status: 503 });
+    await Promise.all(others);
+    expect(await second).toBe(principal);
+    const third = cached.verify('t');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(verified).toEqual(['t', 'x', 'y', 't']);
+    settle(true); // settles a verification again, had the successor been forgotten
+    expect(await third).toBe(principal);
+  });
 });
