@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import type { JSONWebKeySet } from 'jose';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
 import type { JwtVerifierOptions } from '../../../src/auth/jwt-verifier.js';
@@ -177,5 +178,93 @@ describe('key sources', () => {
     const error = await rejection(remote.verify(await signToken(rsa)));
     expect(error).toBeInstanceOf(HttpError);
     expect(error).toMatchObject({ status: 503, detail: 'jwks is unavailable' });
+  });
+});
+
+/**
+ * A JWKS endpoint on loopback that the test controls: what it serves, whether it answers at all, and how
+ * often it was asked.
+ */
+async function jwksEndpoint(initial: JSONWebKeySet) {
+  const state = { jwks: initial, hanging: false, requests: 0 };
+  const base = await serve((_req, res) => {
+    state.requests++;
+    if (state.hanging) return; // accepts, never answers
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(state.jwks));
+  });
+  return { state, url: `${base}/certs` };
+}
+
+describe('JWKS rotation', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a new key is fetched when a token names it; a retired key is refused once the JWKS is reloaded', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const rotated = await testKey('RS256', 'rsa-2');
+    const endpoint = await jwksEndpoint(jwksOf(rsa));
+    const remote = await createJwtVerifier(options({ keys: { kind: 'jwks-url', url: endpoint.url } }));
+    expect((await remote.verify(await signToken(rsa))).id).toBe(USER_ID);
+    expect(endpoint.state.requests).toBe(1);
+
+    // The identity provider publishes the next key beside the current one, later signs with it.
+    endpoint.state.jwks = jwksOf(rsa, rotated);
+    vi.setSystemTime(Date.now() + 31_000);
+    expect((await remote.verify(await signToken(rotated))).id).toBe(USER_ID);
+    expect(endpoint.state.requests).toBe(2);
+    expect((await remote.verify(await signToken(rsa))).id).toBe(USER_ID);
+
+    // Then it retires the old key: tokens signed with it fail once the cached JWKS is too old to use.
+    endpoint.state.jwks = jwksOf(rotated);
+    vi.setSystemTime(Date.now() + 11 * 60_000);
+    await expect(remote.verify(await signToken(rsa))).rejects.toMatchObject({ reason: 'invalid token' });
+    expect(endpoint.state.requests).toBe(3);
+    expect((await remote.verify(await signToken(rotated))).id).toBe(USER_ID);
+  });
+
+  it('an unknown kid right after a fetch is refused without fetching again (no fetch per forged kid)', async () => {
+    const endpoint = await jwksEndpoint(jwksOf(rsa));
+    const remote = await createJwtVerifier(options({ keys: { kind: 'jwks-url', url: endpoint.url } }));
+    await remote.verify(await signToken(rsa));
+    const stranger = await testKey('RS256', 'rsa-unknown');
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await expect(remote.verify(await signToken(stranger))).rejects.toMatchObject({
+        reason: 'invalid token',
+      });
+    }
+    expect(endpoint.state.requests).toBe(1);
+  });
+});
+
+describe('a hanging JWKS endpoint', () => {
+  const hangingOptions = (url: string) => options({ keys: { kind: 'jwks-url', url, timeoutMs: 200 } });
+
+  it('answers 503 naming jwks after the fetch timeout; concurrent requests share the one fetch', async () => {
+    const endpoint = await jwksEndpoint(jwksOf(rsa));
+    endpoint.state.hanging = true;
+    const remote = await createJwtVerifier(hangingOptions(endpoint.url));
+    const token = await signToken(rsa);
+    const failures = await Promise.all(Array.from({ length: 5 }, () => rejection(remote.verify(token))));
+    for (const failure of failures) {
+      expect(failure).toBeInstanceOf(HttpError);
+      expect(failure).toMatchObject({ status: 503, detail: 'jwks is unavailable' });
+    }
+    expect(endpoint.state.requests).toBe(1);
+
+    endpoint.state.hanging = false;
+    expect((await remote.verify(token)).id).toBe(USER_ID);
+  });
+
+  it('keys already fetched keep verifying while the endpoint hangs', async () => {
+    const endpoint = await jwksEndpoint(jwksOf(rsa));
+    const remote = await createJwtVerifier(hangingOptions(endpoint.url));
+    await remote.verify(await signToken(rsa));
+    endpoint.state.hanging = true;
+    expect((await remote.verify(await signToken(rsa, { roles: ['provider'] }))).roles).toEqual(
+      new Set(['provider']),
+    );
+    expect(endpoint.state.requests).toBe(1);
   });
 });
