@@ -27,6 +27,12 @@ export interface JwtVerifierOptions {
 export const DEFAULT_JWT_ALGORITHMS: readonly string[] = ['RS256', 'ES256'];
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 10;
 export const DEFAULT_JWKS_TIMEOUT_MS = 5_000;
+/**
+ * How long a fetched JWKS is used before it is fetched again (jose's default is 10 minutes): a key the
+ * identity provider removes stops being accepted within this long. A new key is fetched as soon as a token
+ * names it, at most once per 30 s (jose's cooldown, so forged kids cannot make every request fetch).
+ */
+export const JWKS_CACHE_MAX_AGE_MS = 30_000;
 /** The dependency a 503 names when the JWKS cannot be fetched. */
 export const JWKS_DEPENDENCY = 'jwks';
 
@@ -85,6 +91,7 @@ async function keyResolver(keys: JwtKeySource): Promise<JWTVerifyGetKey> {
     case 'jwks-url':
       return createRemoteJWKSet(new URL(keys.url), {
         timeoutDuration: keys.timeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS,
+        cacheMaxAge: JWKS_CACHE_MAX_AGE_MS,
       });
     case 'jwks-file':
       return createLocalJWKSet(JSON.parse(await readFile(keys.path, 'utf8')) as JSONWebKeySet);
