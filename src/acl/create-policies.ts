@@ -104,7 +104,7 @@ type Blocked = { blocked: PlannedClaim; why: 'active' | 'in-flight' };
 /**
  * POST /policy: checks every item against its CatalogItem and the caller, then, all or none,
  * 1. claims every (subject, item, access type) by creating its claim object (taking over claims whose
- *    grant is revoked, expired or gone),
+ *    grant is revoked, expired or gone, and waiting for claims other requests hold pending),
  * 2. creates the PolicyGrants,
  * 3. binds the claims (pending → bound, conditioned on the resourceVersion each claim had when claimed),
  * 4. waits until the informer has the new grants, so the caller's next listing shows them.
