@@ -5,10 +5,13 @@ import type { AclCache } from './acl-cache.js';
 /** The longest `Prefer: wait=N` honoured; a larger N is clamped (RFC 7240 lets the server choose). */
 export const MAX_WAIT_SECONDS = 60;
 
-/** `Prefer: wait=N` (RFC 7240): answer once the change is enforced, or after N seconds at most. */
+/**
+ * `Prefer: wait=N` (RFC 7240): answer once the change is enforced, or after N seconds at most. The value
+ * may be quoted and `=` surrounded by whitespace, which RFC 7240's grammar allows (BWS, `word`).
+ */
 export function waitPreference(prefer: string | undefined): number | undefined {
-  const match = /(?:^|[\s,;])wait=(\d{1,6})(?=$|[\s,;])/i.exec(prefer ?? '');
-  return match ? Math.min(Number(match[1]), MAX_WAIT_SECONDS) : undefined;
+  const match = /(?:^|[\s,;])wait\s*=\s*(?:(\d{1,6})|"(\d{1,6})")(?=\s*(?:$|[,;]))/i.exec(prefer ?? '');
+  return match ? Math.min(Number(match[1] ?? match[2]), MAX_WAIT_SECONDS) : undefined;
 }
 
 export const EnforcementReportSchema = z

@@ -167,7 +167,21 @@ describe('rounds of identical and overlapping creates over two replicas', () => 
           [orgs[2], orgs[0]],
         ]).map((orgIds) => group(itemId, orgIds as string[], ['api', 'file'])),
       },
+      ...Array.from({ length: 3 }, (_, pair) => oppositeOrders(`pair ${pair}`)),
     ];
+  }
+
+  /**
+   * Two requests for the same 12 triples listed in opposite orders: a create that claimed in request order,
+   * 8 at a time, held the first triples of each list and found the others in flight, so both lost.
+   */
+  function oppositeOrders(name: string): OverlappingGroup {
+    const orgs = Array.from({ length: 6 }, () => randomUUID());
+    return {
+      name: `the same triples in opposite orders, ${name}`,
+      subjects: orgs.map((org) => `organization:${org}`),
+      requests: [group(itemId, orgs, ['api', 'file']), group(itemId, [...orgs].reverse(), ['file', 'api'])],
+    };
   }
 
   function subjectsOf(grant: PolicyGrant): string[] {

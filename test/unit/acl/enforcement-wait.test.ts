@@ -10,6 +10,9 @@ describe('the Prefer header', () => {
     ['respond-async, wait=10', 10],
     ['handling=lenient; wait=3', 3],
     ['wait=0', 0],
+    ['wait = 4', 4],
+    ['wait="8"', 8],
+    ['wait=2 ;x', 2],
     [`wait=${MAX_WAIT_SECONDS}`, MAX_WAIT_SECONDS],
   ])('%s asks to wait %i s', (prefer, seconds) => {
     expect(waitPreference(prefer)).toBe(seconds);
