@@ -1,8 +1,10 @@
+import { PATIENCE_MS } from './patience.js';
+
 /** Polls `check` until it holds; fails naming `what` after `timeoutMs`. */
 export async function until(
   check: () => boolean | Promise<boolean>,
   what = 'the condition',
-  timeoutMs = 10_000,
+  timeoutMs = PATIENCE_MS,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -5,6 +5,7 @@ import { inject } from 'vitest';
 import { ensureDevSigningKey } from '../../../src/auth/dev-signing-key.js';
 import { mintToken } from '../../../src/auth/dev-token.js';
 import { repoRoot } from '../../../src/localplane/repo-root.js';
+import { PATIENCE_MS } from '../../support/patience.js';
 
 const run = promisify(execFile);
 
@@ -80,7 +81,7 @@ export async function kubectlJson<T>(...args: string[]): Promise<T> {
 export async function eventually<T>(
   what: string,
   probe: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
+  timeoutMs = PATIENCE_MS,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimKeys, claimName } from '../../../src/acl/claims.js';
 import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
@@ -149,13 +150,15 @@ describe('soft delete', () => {
     const consumerId = randomUUID();
     const policyId = await grantBy(owner, consumerId);
     const grant = harness.api.cache.grantByUid(policyId);
+    if (!grant) throw new Error(`grant ${policyId} is not in the cache after its 201`);
+    const claims = claimKeys(grant.spec).map(claimName);
+    expect(claims).toHaveLength(2); // api and file
+    const core = harness.kubeConfig.makeApiClient(CoreV1Api);
+    const readClaim = (name: string) => core.readNamespacedConfigMap({ name, namespace: harness.namespace });
+    for (const name of claims) expect((await readClaim(name)).metadata?.name).toBe(name);
+
     expect((await remove(owner, policyId)).status).toBe(200);
-    const core = harness.kubeConfig.makeApiClient((await import('@kubernetes/client-node')).CoreV1Api);
-    for (const key of claimKeys(grant?.spec ?? ({} as never))) {
-      await expect(
-        core.readNamespacedConfigMap({ name: claimName(key), namespace: harness.namespace }),
-      ).rejects.toThrow();
-    }
+    for (const name of claims) await expect(readClaim(name)).rejects.toMatchObject({ code: 404 });
     await grantBy(owner, consumerId);
   });
 

@@ -3,11 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 
 // A few thousand random and mutated requests (bodies, query strings, headers) against every route: none
-// may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count and time.
+// may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count; the test's timeout
+// bounds its time, sized for a loaded machine: how fast the answers come is the benchmarks' business.
 
 const REQUESTS = 3_000;
-const TIME_BUDGET_MS = 45_000;
 const CONCURRENCY = 12;
+const FUZZ_TIMEOUT_MS = 4 * 60_000;
 
 const harness = new AclHarness();
 let callers: Caller[];
@@ -199,37 +200,40 @@ function randomRequest(random: Random): FuzzRequest {
 }
 
 describe('fuzz', () => {
-  it(`${REQUESTS} random and mutated requests: no 5xx, every error a JSON envelope`, async () => {
-    const seed = Number(process.env.ACL_FUZZ_SEED ?? Date.now() % 1_000_000);
-    const random = generator(seed);
-    const requests = Array.from({ length: REQUESTS }, () => randomRequest(random));
-    const started = Date.now();
-    const failures: string[] = [];
-    const statuses = new Map<number, number>();
-    let sent = 0;
-    const worker = async () => {
-      while (sent < requests.length && Date.now() - started < TIME_BUDGET_MS) {
-        const request = requests[sent++] as FuzzRequest;
-        const response = await fetch(`${harness.api.url}${request.path}`, {
-          method: request.method,
-          headers: request.headers,
-          ...(request.body === undefined ? {} : { body: request.body }),
-        });
-        const text = await response.text();
-        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-        const label = `${request.method} ${request.path.slice(0, 120)} ${String(request.body).slice(0, 200)}`;
-        if (response.status >= 500) failures.push(`${response.status} ${label}: ${text.slice(0, 300)}`);
-        if (response.status >= 400 && request.method !== 'HEAD' && !/"type":"urn:dx:acl:\w+"/.test(text)) {
-          failures.push(`${response.status} without a problem body: ${label}`);
+  it(
+    `${REQUESTS} random and mutated requests: no 5xx, every error a JSON envelope`,
+    async () => {
+      const seed = Number(process.env.ACL_FUZZ_SEED ?? Date.now() % 1_000_000);
+      const random = generator(seed);
+      const requests = Array.from({ length: REQUESTS }, () => randomRequest(random));
+      const failures: string[] = [];
+      const statuses = new Map<number, number>();
+      let sent = 0;
+      const worker = async () => {
+        while (sent < requests.length) {
+          const request = requests[sent++] as FuzzRequest;
+          const response = await fetch(`${harness.api.url}${request.path}`, {
+            method: request.method,
+            headers: request.headers,
+            ...(request.body === undefined ? {} : { body: request.body }),
+          });
+          const text = await response.text();
+          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          const label = `${request.method} ${request.path.slice(0, 120)} ${String(request.body).slice(0, 200)}`;
+          if (response.status >= 500) failures.push(`${response.status} ${label}: ${text.slice(0, 300)}`);
+          if (response.status >= 400 && request.method !== 'HEAD' && !/"type":"urn:dx:acl:\w+"/.test(text)) {
+            failures.push(`${response.status} without a problem body: ${label}`);
+          }
         }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    expect(failures, `seed ${seed}`).toEqual([]);
-    expect(sent).toBeGreaterThanOrEqual(Math.min(REQUESTS, 1_000));
-    // The fuzz reached past validation: some creates and listings succeeded.
-    expect(statuses.get(201) ?? 0).toBeGreaterThan(0);
-    expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
-    expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
-  }, 90_000);
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      expect(failures, `seed ${seed}`).toEqual([]);
+      expect([...statuses.values()].reduce((sum, count) => sum + count, 0)).toBe(REQUESTS);
+      // The fuzz reached past validation: some creates and listings succeeded.
+      expect(statuses.get(201) ?? 0).toBeGreaterThan(0);
+      expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
+      expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 });

@@ -206,7 +206,14 @@ describe('Kubernetes unreachable', () => {
   }
 
   it('creates and deletes answer 503 naming kubernetes; readiness names it too', async () => {
+    const granted = await harness.request<{ results: { policyId: string }[] }>('POST', '/policy', {
+      caller: owner,
+      body: { request: [individual(itemId, randomUUID())] },
+    });
+    expect(granted.status).toBe(201);
+    const policyId = granted.body.results[0]?.policyId as string;
     await expect.poll(() => api.cache.itemsWithId(itemId).length).toBe(1);
+    await expect.poll(() => api.cache.grantByUid(policyId) !== undefined).toBe(true);
     const before = await call('GET', '/policy/provider');
     expect(before.status).toBe(200);
     await cut();
@@ -216,8 +223,7 @@ describe('Kubernetes unreachable', () => {
       type: 'urn:dx:acl:DependencyUnavailable',
       detail: 'kubernetes is unavailable',
     });
-    const [grant] = await harness.listGrants();
-    const deleted = await call('DELETE', `/policy?id=${grant?.metadata.uid}`);
+    const deleted = await call('DELETE', `/policy?id=${policyId}`);
     expect(deleted.status).toBe(503);
     expect(deleted.body.detail).toBe('kubernetes is unavailable');
     const ready = await call('GET', '/healthz/ready');

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
-import { enforcedCondition, individual, userCan, useControllerFixture } from './support/harness.js';
+import {
+  enforcedCondition,
+  individual,
+  metricValue,
+  userCan,
+  useControllerFixture,
+} from './support/harness.js';
 
 // SpiceDB (the test's own, memory datastore) goes away and comes back empty: the controller reports
 // ProjectionFailed and retries, then notices the empty SpiceDB, writes the schema again and restores every
@@ -9,9 +15,9 @@ import { enforcedCondition, individual, userCan, useControllerFixture } from './
 // A long resync period: recovery must come from noticing the outage, not from the next periodic resync.
 const world = useControllerFixture('outage', { RESYNC_PERIOD: '10m' });
 
-async function gauge(name: string): Promise<number> {
-  return (await world.controller.metricsRegistry.getSingleMetric(name)?.get())?.values[0]?.value ?? -1;
-}
+const failedProjections = () => metricValue(world.controller, 'policygrant_projection_failed_grants');
+const reconcileErrors = () =>
+  metricValue(world.controller, 'controller_runtime_reconcile_errors_total', { controller: 'policygrant' });
 
 describe('a SpiceDB outage', () => {
   it('fails projections visibly while SpiceDB is down, and converges once it is back, empty', async () => {
@@ -30,52 +36,27 @@ describe('a SpiceDB outage', () => {
     );
     expect(enforcedCondition(failed)?.message).toMatch(/SpiceDB WriteRelationships failed/);
     // The gauge is read from the controller's cache, which sees its own status write a moment after the API.
-    await expect.poll(() => gauge('policygrant_projection_failed_grants')).toBe(1);
+    await expect.poll(failedProjections).toBe(1);
     const ready = await fetch(`${world.controller.url}/healthz/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ detail: expect.stringContaining('spicedb') });
-    const retries = (
-      await world.controller.metricsRegistry
-        .getSingleMetric('controller_runtime_reconcile_errors_total')
-        ?.get()
-    )?.values.find((value) => value.labels.controller === 'policygrant')?.value;
-    await expect
-      .poll(
-        async () =>
-          (
-            await world.controller.metricsRegistry
-              .getSingleMetric('controller_runtime_reconcile_errors_total')
-              ?.get()
-          )?.values.find((value) => value.labels.controller === 'policygrant')?.value,
-        { timeout: 10_000 },
-      )
-      .toBeGreaterThan(retries ?? 0);
+    const retries = await reconcileErrors();
+    await expect.poll(reconcileErrors).toBeGreaterThan(retries);
 
     await world.spicedb.restart();
-    const enforced = await world.resources.waitForReason(
-      world.aclNamespace,
-      name,
-      EnforcedReason.Projected,
-      30_000,
-    );
+    const enforced = await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
     expect(
       await userCan(world.spicedb.client, item.spec.itemId, 'file_consumer', during.userId, enforced),
     ).toBe(true);
     // The grant enforced before the outage: its tuple went with the old SpiceDB and is written again.
     await expect
-      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', before.userId), {
-        timeout: 15_000,
-      })
+      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', before.userId))
       .toBe(true);
     // And so are the owner relationships.
     await expect
-      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'owner', item.spec.ownerId), {
-        timeout: 15_000,
-      })
+      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'owner', item.spec.ownerId))
       .toBe(true);
-    await expect.poll(() => gauge('policygrant_projection_failed_grants')).toBe(0);
-    await expect
-      .poll(async () => (await fetch(`${world.controller.url}/healthz/ready`)).status, { timeout: 10_000 })
-      .toBe(200);
+    await expect.poll(failedProjections).toBe(0);
+    await expect.poll(async () => (await fetch(`${world.controller.url}/healthz/ready`)).status).toBe(200);
   });
 });

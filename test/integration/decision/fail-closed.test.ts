@@ -10,6 +10,7 @@ import { resolveToolPaths } from '../../../src/localplane/tool-paths.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
+import { PATIENCE_MS } from '../../support/patience.js';
 import { controlPlane } from '../support/cluster.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { CheckResponse, DecisionServiceUnderTest } from './support/decision-service.js';
@@ -96,9 +97,7 @@ describe('the decision service fails closed', () => {
 
       // Same address and key, empty memory datastore: no schema, so not ready, and still no allow.
       spicedb = await startOwnSpiceDB({ port: Number(spicedb.endpoint.split(':')[1]), token: spicedb.token });
-      await expect
-        .poll(() => readiness(service), { timeout: 10_000, interval: 200 })
-        .toMatchObject({ status: 503 });
+      await expect.poll(() => readiness(service)).toMatchObject({ status: 503 });
       expectDeniedBecauseOfSpiceDB(await service.check(grantCheck));
       const reseeded = await seed(spicedb);
       await untilReady(service);
@@ -124,7 +123,8 @@ describe('the decision service fails closed', () => {
         const elapsed = Date.now() - started;
         expectDeniedBecauseOfSpiceDB(answer);
         expect(elapsed).toBeGreaterThanOrEqual(450);
-        expect(elapsed).toBeLessThan(1_500);
+        // Answered at all: a check without a deadline would wait on the silent server for ever.
+        expect(elapsed).toBeLessThan(PATIENCE_MS);
       }
       expect(await service.metrics.metrics()).toContain(
         'authz_backend_errors_total{code="DEADLINE_EXCEEDED"} 3',

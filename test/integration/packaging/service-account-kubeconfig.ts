@@ -7,6 +7,8 @@ import {
 } from '@kubernetes/client-node';
 import { writeFile } from 'node:fs/promises';
 import type { KubeObject } from '../../../hack/sync-packaging.js';
+import { PATIENCE_MS } from '../../support/patience.js';
+import { until } from '../../support/until.js';
 
 // Runs code as a chart ServiceAccount: the component's rendered RBAC (ServiceAccount, Roles, bindings) is created
 // in the API server, a token is minted for the account (TokenRequest), and a KubeConfig authenticates with it.
@@ -131,7 +133,7 @@ export async function serviceAccountKubeConfig(
     for (const object of rbac) created.push(await objects.create(object as KubernetesObject));
     const token = await mintToken(admin, namespace, name, options.expirationSeconds ?? 3_600);
     const kubeConfig = tokenKubeConfig(admin, namespace, name, token);
-    await waitUntilAuthorized(kubeConfig, permissionsOf(rbac), options.propagationTimeoutMs ?? 10_000);
+    await waitUntilAuthorized(kubeConfig, permissionsOf(rbac), options.propagationTimeoutMs ?? PATIENCE_MS);
     return {
       namespace,
       name,
@@ -206,11 +208,8 @@ export async function isAllowed(kubeConfig: KubeConfig, permission: Permission):
 async function waitUntilAuthorized(kubeConfig: KubeConfig, permissions: Permission[], timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (const permission of permissions) {
-    while (!(await isAllowed(kubeConfig, permission))) {
-      if (Date.now() > deadline)
-        throw new Error(`not authorized within ${timeoutMs} ms: ${JSON.stringify(permission)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const what = `authorization of ${JSON.stringify(permission)}`;
+    await until(() => isAllowed(kubeConfig, permission), what, Math.max(0, deadline - Date.now()));
   }
 }
 

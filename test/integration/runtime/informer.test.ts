@@ -173,7 +173,7 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
     informer.addEventHandler({ onAdd: (obj) => seen.push(['add', obj.metadata?.name ?? '']) });
     informer.start();
     await informer.waitForSync();
-    await until(() => source.watches >= 2, 'a second watch after the stall timeout', 10_000);
+    await until(() => source.watches >= 2, 'a second watch after the stall timeout');
     await put('late', '1');
     await until(() => has(['add', 'late']), 'the event on the reopened watch');
     expect(source.lists).toBe(1);

@@ -11,8 +11,7 @@ async function logLevelOf(path: string, status: number): Promise<string | undefi
   app.use(accessLog({ quietPaths: new Set(['/healthz/ready']), hotPaths: new Set(['/v1/check']) }));
   app.use((_req, res) => void res.status(status).json({}));
   await fetch(`${await serve(app)}${path}`);
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  return logs.lines().find((line) => line.msg === 'request')?.level as string | undefined;
+  return (await logs.line('request')).level as string | undefined;
 }
 
 const [DEBUG, INFO, ERROR] = ['debug', 'info', 'error'];

@@ -29,6 +29,9 @@ import { resolveToolPaths } from '../../../../src/localplane/tool-paths.js';
 import { SpiceDBClient, type Relationship } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../../src/spicedb/schema.js';
+import type { ResyncReport } from '../../../../src/controller/drift-resync.js';
+import { PATIENCE_MS } from '../../../support/patience.js';
+import { until } from '../../../support/until.js';
 import { controlPlane, testKubeConfig, uniqueId } from '../../support/cluster.js';
 
 // Controllers under test run in this process against the shared kube-apiserver (or a control plane of their
@@ -126,7 +129,7 @@ export async function startTestController(options: TestControllerOptions): Promi
   return startController(config, { logger });
 }
 
-export async function waitUntilLeading(controller: RunningController, timeout = 30_000): Promise<void> {
+export async function waitUntilLeading(controller: RunningController, timeout = PATIENCE_MS): Promise<void> {
   await vi.waitFor(
     () => {
       if (!controller.isLeader() || !controller.hasSynced()) throw new Error('not leading yet');
@@ -135,7 +138,38 @@ export async function waitUntilLeading(controller: RunningController, timeout = 
   );
 }
 
-/** What a test created: the object's name and the spec it was created with. */
+/**
+ * Waits for a resync that starts after this call and returns its report: the first report to come may be that
+ * of a run already under way, which can have read the custom resources before the caller changed them.
+ */
+export async function freshResync(controller: RunningController): Promise<ResyncReport> {
+  for (let completed = 0; completed < 2; completed++) {
+    const previous = controller.lastResync();
+    await until(() => controller.lastResync() !== previous, 'the next resync to complete');
+  }
+  return controller.lastResync() as ResyncReport;
+}
+
+/**
+ * The sum of the controller's metric samples named `sample` (a counter, a gauge, a histogram's `_count`) whose
+ * labels include `labels`; 0 when there is none.
+ */
+export async function metricValue(
+  controller: RunningController,
+  sample: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  let sum = 0;
+  for (const metric of await controller.metricsRegistry.getMetricsAsJSON()) {
+    for (const value of metric.values) {
+      const name = (value as { metricName?: string }).metricName ?? metric.name;
+      const matches = Object.entries(labels).every(([label, expected]) => value.labels[label] === expected);
+      if (name === sample && matches) sum += value.value;
+    }
+  }
+  return sum;
+}
+
 /** One test file's world: its own SpiceDB, a scope on the shared kube-apiserver, a leading controller. */
 export interface ControllerFixture {
   stateDir: string;
@@ -171,6 +205,7 @@ export function useControllerFixture(name: string, env?: ControllerEnvironment):
   return world;
 }
 
+/** What a test created: the object's name and the spec it was created with. */
 export interface Created<S> {
   name: string;
   spec: S;
@@ -348,7 +383,7 @@ export class Resources {
     namespace: string,
     name: string,
     reason: string,
-    timeout = 20_000,
+    timeout = PATIENCE_MS,
   ): Promise<PolicyGrant> {
     return vi.waitFor(
       async () => {

@@ -4,6 +4,7 @@ import { afterEach } from 'vitest';
 import { listen } from '../../../../src/http/server.js';
 import { createLogger } from '../../../../src/observability/logger.js';
 import type { Logger } from '../../../../src/observability/logger.js';
+import { until } from '../../../support/until.js';
 
 const running: Array<() => Promise<void>> = [];
 
@@ -22,6 +23,8 @@ export interface CapturedLogs {
   logger: Logger;
   lines(): Array<Record<string, unknown>>;
   text(): string;
+  /** The first line with message `msg`, once written: a response can reach the client before its log line. */
+  line(msg: string): Promise<Record<string, unknown>>;
 }
 
 /** A debug-level logger whose JSON lines the test can read. */
@@ -35,13 +38,19 @@ export function capturedLogger(): CapturedLogs {
   });
   const logger = createLogger({ level: 'debug', destination });
   const text = () => chunks.join('');
+  const lines = () =>
+    text()
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const find = (msg: string) => lines().find((line) => line.msg === msg);
   return {
     logger,
     text,
-    lines: () =>
-      text()
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    lines,
+    async line(msg) {
+      await until(() => find(msg) !== undefined, `a log line "${msg}"`);
+      return find(msg) as Record<string, unknown>;
+    },
   };
 }
