@@ -27,28 +27,39 @@ import { createAuthenticators } from '../../../src/config/auth-config.js';
 import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
 import { individual, Resources } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../support/cluster.js';
-import { PROMPT_MS, START_MS, promptly, runSteps, type FlowOutcome, type Step } from './rbac-proof-flow.js';
-import type { ServiceAccountSession } from './service-account-kubeconfig.js';
+import { PATIENCE_MS } from '../../support/patience.js';
+import type { KubeTraffic } from './kube-traffic.js';
+import {
+  INFORMER_RESOURCES,
+  informerList,
+  promptly,
+  runSteps,
+  watchStep,
+  watchStepName,
+  type FlowOutcome,
+  type Step,
+} from './rbac-proof-flow.js';
 
 // The ACL API's main flow over HTTP, for the RBAC proof: the API runs in this process with the KubeConfig it is
-// given (a chart ServiceAccount's), writing into the proof's namespace (the release namespace); the cluster is
-// arranged and inspected with the admin's KubeConfig.
+// given (a chart ServiceAccount's, through the relay), writing into the proof's namespace (the release
+// namespace); the cluster is arranged and inspected with the admin's KubeConfig.
 
-const CATALOG_STEPS = [1, 2, 3].map((n) => `judges requests on a new CatalogItem at once (${n} of 3)`);
+const CATALOG_STEPS = [1, 2, 3].map((n) => `judges requests on a new CatalogItem (${n} of 3)`);
 const NAMESPACE_STEPS = [
-  'binding the namespace to the organisation makes the grant count at once',
-  'unbinding the namespace withdraws it at once',
-  'binding it again restores it at once',
+  'binding the namespace to the organisation makes the grant count',
+  'unbinding the namespace withdraws it',
+  'binding it again restores it',
 ];
 
 /** The steps of the ACL API's flow, by what they show. */
 export const ACL_STEP = {
   ready: 'becomes ready (every cache listed)',
+  watches: INFORMER_RESOURCES.map(watchStepName),
   catalog: CATALOG_STEPS,
-  create: 'create: 201, listed for the consumer and the provider at once',
+  create: 'create: 201, listed for the consumer and the provider (read-your-write)',
   verify: 'verify: the consumer has the active policy',
-  revoke: 'revoke: 200, its claims released, listed as DELETED at once',
-  recreate: 're-create: 201, listed at once',
+  revoke: 'revoke: 200, its claims released, listed as DELETED (read-your-write)',
+  recreate: 're-create: 201, listed (read-your-write)',
   takeover: 'create takes over the claim of a grant revoked outside the API',
   idempotent: 'an Idempotency-Key retry answers the first answer',
   conflict: 'a 409 releases the claims the request took',
@@ -56,9 +67,6 @@ export const ACL_STEP = {
   unbound: 'a grant applied in a namespace bound to no organisation does not count',
   namespaces: NAMESPACE_STEPS,
 };
-
-/** The grant steps that each wait for the API's cache to see its own write (read-your-write). */
-export const ACL_GRANT_WATCH_STEPS = [ACL_STEP.create, ACL_STEP.revoke, ACL_STEP.recreate];
 
 interface Caller {
   id: string;
@@ -104,11 +112,18 @@ export class AclProof {
     return new AclProof(namespace, tempDir, key, authenticators, resources, refusedUserId, refusal);
   }
 
-  /** Starts the ACL API as `session`'s ServiceAccount, runs its flow, and stops it. */
-  async run(session: ServiceAccountSession): Promise<FlowOutcome> {
-    const api = await startAclApi(this.config(session.kubeConfig), { validateResponses: true });
+  /** Starts the ACL API as the ServiceAccount that `traffic` relays, runs its flow, and stops it. */
+  async run(traffic: KubeTraffic): Promise<FlowOutcome> {
+    const api = await startAclApi(this.config(traffic.kubeConfig), { validateResponses: true });
     try {
-      const flow = new AclFlow(api, this.resources, this.namespace, this.refusedUserId, await this.callers());
+      const flow = new AclFlow(
+        api,
+        traffic,
+        this.resources,
+        this.namespace,
+        this.refusedUserId,
+        await this.callers(),
+      );
       return await runSteps(flow.steps());
     } finally {
       await api.stop();
@@ -133,9 +148,9 @@ export class AclProof {
       kubeConfig,
       authenticators: this.authenticators,
       spicedb: { ...testSpiceDB(), transport: 'plaintext' },
-      readYourWriteTimeoutMs: PROMPT_MS,
+      readYourWriteTimeoutMs: PATIENCE_MS,
       startupSyncTimeoutMs: 1_000,
-      kubeTimeoutMs: 5_000,
+      kubeTimeoutMs: PATIENCE_MS,
       closeGraceMs: 500,
     };
   }
@@ -179,6 +194,7 @@ class AclFlow {
 
   constructor(
     private readonly api: RunningAclApi,
+    private readonly traffic: KubeTraffic,
     private readonly resources: Resources,
     private readonly namespace: string,
     private readonly refusedUserId: string,
@@ -188,6 +204,7 @@ class AclFlow {
   steps(): Step[] {
     return [
       { name: ACL_STEP.ready, run: () => this.becomesReady() },
+      ...INFORMER_RESOURCES.map((resource) => watchStep(this.traffic, resource)),
       ...ACL_STEP.catalog.map((name) => ({ name, run: () => this.judgesOnNewItem() })),
       { name: ACL_STEP.create, run: () => this.create() },
       { name: ACL_STEP.verify, run: () => this.verify() },
@@ -210,9 +227,12 @@ class AclFlow {
   }
 
   private async becomesReady(): Promise<void> {
-    await promptly(async () => {
-      expect((await fetch(`${this.api.rootUrl}/healthz/ready`)).status).toBe(200);
-    }, START_MS);
+    await promptly(
+      async () => {
+        expect((await fetch(`${this.api.rootUrl}/healthz/ready`)).status).toBe(200);
+      },
+      { unlessRefused: { traffic: this.traffic, calls: informerList } },
+    );
   }
 
   /** A request by someone who does not own the item is refused (403) once the item is known, not 404. */
@@ -448,7 +468,7 @@ async function refuseGrantsTo(userId: string, namespace: string): Promise<Kubern
   };
   const objects = testKubeConfig().makeApiClient(KubernetesObjectApi);
   const created = [await objects.create(policy), await objects.create(binding)];
-  await promptly(async () => expect(await dryRunGrantStatus(userId, namespace)).toBe(422), 15_000);
+  await promptly(async () => expect(await dryRunGrantStatus(userId, namespace)).toBe(422));
   return created;
 }
 

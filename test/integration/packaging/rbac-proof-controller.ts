@@ -8,6 +8,7 @@ import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js
 import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
 import {
+  enforcedCondition,
   individual,
   makeStateDir,
   relationshipsOn,
@@ -18,19 +19,21 @@ import {
   type OwnSpiceDB,
 } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
+import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import {
-  PROMPT_MS,
-  START_MS,
+  INFORMER_RESOURCES,
+  informerList,
   promptly,
   runSteps,
+  watchStep,
+  watchStepName,
   type FlowOutcome,
   type RenderedComponent,
   type Step,
 } from './rbac-proof-flow.js';
-import type { ServiceAccountSession } from './service-account-kubeconfig.js';
 
 // The grant controller's main flow, for the RBAC proof: the controller runs in this process with a kubeconfig
-// file of a chart ServiceAccount, leader election on (its Lease in the release namespace, named as the chart
+// file of a chart ServiceAccount (through the relay), leader election on (its Lease in the release namespace, named as the chart
 // names it), scoped by label to the run's objects, against a SpiceDB of the proof's own (its resync deletes
 // every grant tuple no CR it sees explains). The admin arranges and inspects the cluster.
 
@@ -38,30 +41,33 @@ import type { ServiceAccountSession } from './service-account-kubeconfig.js';
 export const CONTROLLER_STEP = {
   leads: 'acquires its Lease and leads',
   synced: 'its caches sync',
+  watches: INFORMER_RESOURCES.map(watchStepName),
   renews: 'renews its Lease',
   catalog: [
-    "projects a new CatalogItem's owners at once",
-    "follows a change of the item's owner at once",
-    "projects a second CatalogItem's owners at once",
+    "projects a new CatalogItem's owners",
+    "follows a change of the item's owner",
+    "projects a second CatalogItem's owners",
   ],
-  enforce: 'enforces a grant in the release namespace at once: finalizer, tuple, Enforced=True',
+  enforce: 'enforces a grant in the release namespace: finalizer, tuple, Enforced=True',
   event: 'records an Event about it',
-  revoke: 'withdraws the revoked grant at once: Enforced=False Revoked',
-  delete: 'deleting the grant removes its tuples, then its finalizer, at once',
+  revoke: 'withdraws the revoked grant: Enforced=False Revoked',
+  delete: 'deleting the grant removes its tuples, then its finalizer',
   unbound: 'refuses a grant in a namespace bound to no organisation: NotAuthorized',
   namespaces: [
-    'binding the namespace to the organisation enforces the grant at once',
-    'unbinding the namespace withdraws it at once',
-    'binding it again enforces it at once',
+    'binding the namespace to the organisation enforces the grant',
+    'unbinding the namespace withdraws it',
+    'binding it again enforces it',
   ],
 };
 
-/** The steps that each wait for the controller to see a change of a PolicyGrant. */
-export const CONTROLLER_GRANT_WATCH_STEPS = [
-  CONTROLLER_STEP.enforce,
-  CONTROLLER_STEP.revoke,
-  CONTROLLER_STEP.delete,
-];
+/** Reading or creating the Lease: what leading needs. */
+const leaseAcquisition = (call: KubeCall) =>
+  call.resource === 'leases' && ['GET', 'POST'].includes(call.method);
+/** Updating the Lease: what renewing needs. */
+const leaseRenewal = (call: KubeCall) => call.resource === 'leases' && call.method === 'PUT';
+/** Updating a grant or its status: the finalizer and the Enforced condition. */
+const grantUpdate = (call: KubeCall) => call.resource === 'policygrants' && call.method === 'PUT';
+const eventCreation = (call: KubeCall) => call.resource === 'events' && call.method === 'POST';
 
 /** The proof's release namespace and SpiceDB, shared by every run of the controller's flow. */
 export class ControllerProof {
@@ -77,13 +83,13 @@ export class ControllerProof {
     return new ControllerProof(namespace, stateDir, await startOwnSpiceDB(stateDir, 'spicedb-rbac-proof'));
   }
 
-  /** Starts the controller as `session`'s ServiceAccount, with the chart's Lease name, runs its flow, stops it. */
-  async run(session: ServiceAccountSession, { env }: RenderedComponent): Promise<FlowOutcome> {
+  /** Starts the controller as the ServiceAccount `traffic` relays, with the chart's Lease name; runs its flow. */
+  async run(traffic: KubeTraffic, { env }: RenderedComponent): Promise<FlowOutcome> {
     const leaseName = env.LEADER_ELECTION_ID;
     if (!leaseName) throw new Error('the chart sets no LEADER_ELECTION_ID for the controller');
     const scope = uniqueId('proof');
     const kubeconfigPath = join(this.stateDir, `${scope}.kubeconfig`);
-    await session.writeKubeconfig(kubeconfigPath);
+    await traffic.writeKubeconfig(kubeconfigPath);
     const resources = new Resources(testKubeConfig(), scope);
     const controller = await startTestController({
       kubeconfigPath,
@@ -94,7 +100,14 @@ export class ControllerProof {
       env: { LEADER_ELECTION_ID: leaseName, LOG_LEVEL: 'info' },
     });
     try {
-      const flow = new ControllerFlow(controller, resources, this.spicedb, this.namespace, leaseName);
+      const flow = new ControllerFlow(
+        controller,
+        traffic,
+        resources,
+        this.spicedb,
+        this.namespace,
+        leaseName,
+      );
       return await runSteps(flow.steps());
     } finally {
       await controller.stop();
@@ -123,6 +136,7 @@ class ControllerFlow {
 
   constructor(
     private readonly controller: RunningController,
+    private readonly traffic: KubeTraffic,
     private readonly resources: Resources,
     private readonly spicedb: OwnSpiceDB,
     private readonly namespace: string,
@@ -134,6 +148,7 @@ class ControllerFlow {
     return [
       { name: CONTROLLER_STEP.leads, run: () => this.leads() },
       { name: CONTROLLER_STEP.synced, run: () => this.syncs() },
+      ...INFORMER_RESOURCES.map((resource) => watchStep(this.traffic, resource)),
       { name: CONTROLLER_STEP.renews, run: () => this.renews() },
       { name: newItem, run: () => this.projectsNewItem() },
       { name: ownerChange, run: () => this.followsOwnerChange() },
@@ -154,17 +169,24 @@ class ControllerFlow {
     await promptly(async () => {
       expect(this.controller.isLeader(), 'leading').toBe(true);
       expect((await this.lease()).spec?.holderIdentity).toBe(this.controller.identity);
-    }, START_MS);
+    }, this.unlessRefused(leaseAcquisition));
   }
 
   private async syncs(): Promise<void> {
-    await promptly(() => expect(this.controller.hasSynced(), 'synced').toBe(true), START_MS);
+    await promptly(
+      () => expect(this.controller.hasSynced(), 'synced').toBe(true),
+      this.unlessRefused(informerList),
+    );
   }
 
   private async renews(): Promise<void> {
     const renewedAt = async () => String((await this.lease()).spec?.renewTime);
     const first = await renewedAt();
-    await promptly(async () => expect(await renewedAt()).not.toBe(first));
+    await promptly(async () => expect(await renewedAt()).not.toBe(first), this.unlessRefused(leaseRenewal));
+  }
+
+  private unlessRefused(calls: (call: KubeCall) => boolean) {
+    return { unlessRefused: { traffic: this.traffic, calls } };
   }
 
   private async projectsNewItem(): Promise<void> {
@@ -195,7 +217,11 @@ class ControllerFlow {
     const itemId = (this.items[0] as Item).itemId;
     const spec = individual(itemId);
     this.grantName = (await this.resources.createGrant(this.namespace, spec)).name;
-    const grant = await this.waitForReason(this.namespace, this.grantName, EnforcedReason.Projected);
+    const grant = await promptly(async () => {
+      const current = await this.resources.getGrant(this.namespace, this.grantName);
+      expect(enforcedCondition(current)?.reason).toBe(EnforcedReason.Projected);
+      return current;
+    }, this.unlessRefused(grantUpdate));
     expect(grant.metadata.finalizers).toContain(RELATIONSHIPS_FINALIZER);
     expect(await userCan(this.spicedb.client, itemId, 'api_consumer', spec.userId, grant)).toBe(true);
   }
@@ -205,13 +231,13 @@ class ControllerFlow {
       const events = await this.resources.listEvents(this.namespace);
       const about = events.filter((event) => event.regarding?.name === this.grantName);
       expect(about.map((event) => event.reason)).toContain(EnforcedReason.Projected);
-    });
+    }, this.unlessRefused(eventCreation));
   }
 
   private async withdrawsRevoked(): Promise<void> {
     const itemId = (this.items[0] as Item).itemId;
     await this.resources.revoke(this.namespace, this.grantName);
-    const grant = await this.waitForReason(this.namespace, this.grantName, EnforcedReason.Revoked);
+    const grant = await this.resources.waitForReason(this.namespace, this.grantName, EnforcedReason.Revoked);
     const userId = grant.spec.userId as string;
     expect(await userCan(this.spicedb.client, itemId, 'api_consumer', userId, grant)).toBe(false);
   }
@@ -227,7 +253,7 @@ class ControllerFlow {
     const item = this.items[1] as Item;
     this.gitOpsNamespace = await this.resources.namespace('rbac-proof-gitops');
     this.gitOpsGrant = (await this.resources.createGrant(this.gitOpsNamespace, individual(item.itemId))).name;
-    await this.waitForReason(this.gitOpsNamespace, this.gitOpsGrant, EnforcedReason.NotAuthorized);
+    await this.resources.waitForReason(this.gitOpsNamespace, this.gitOpsGrant, EnforcedReason.NotAuthorized);
   }
 
   private async followsBinding(bound: boolean): Promise<void> {
@@ -236,11 +262,7 @@ class ControllerFlow {
       [ORGANISATION_LABEL]: bound ? item.organisationId : null,
     });
     const reason = bound ? EnforcedReason.Projected : EnforcedReason.NotAuthorized;
-    await this.waitForReason(this.gitOpsNamespace, this.gitOpsGrant, reason);
-  }
-
-  private waitForReason(namespace: string, name: string, reason: string) {
-    return this.resources.waitForReason(namespace, name, reason, PROMPT_MS);
+    await this.resources.waitForReason(this.gitOpsNamespace, this.gitOpsGrant, reason);
   }
 
   private lease(): Promise<V1Lease> {

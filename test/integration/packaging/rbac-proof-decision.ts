@@ -3,8 +3,8 @@ import { expect } from 'vitest';
 import { tokenReviewApi } from '../../../src/auth/token-review-verifier.js';
 import { ISSUER, startServiceUnderTest, untilReady } from '../decision/support/decision-service.js';
 import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../support/cluster.js';
-import { START_MS, runSteps, type FlowOutcome } from './rbac-proof-flow.js';
-import type { ServiceAccountSession } from './service-account-kubeconfig.js';
+import type { KubeTraffic } from './kube-traffic.js';
+import { runSteps, type FlowOutcome } from './rbac-proof-flow.js';
 
 // The decision service's one use of the Kubernetes API, for the RBAC proof: a caller authenticating with a
 // ServiceAccount token, which the service reviews (TokenReview) as its own chart ServiceAccount.
@@ -44,15 +44,15 @@ export class DecisionProof {
     return new DecisionProof(namespace, request.status?.token ?? '');
   }
 
-  /** Starts the decision service reviewing tokens as `session`'s ServiceAccount, runs its flow, stops it. */
-  async run(session: ServiceAccountSession): Promise<FlowOutcome> {
+  /** Starts the decision service reviewing tokens as the ServiceAccount `traffic` relays; runs its flow. */
+  async run(traffic: KubeTraffic): Promise<FlowOutcome> {
     const service = await startServiceUnderTest({
       spicedb: testSpiceDB(),
-      tokenReview: { api: tokenReviewApi(session.kubeConfig), jwtIssuers: [ISSUER], audiences: [AUDIENCE] },
+      tokenReview: { api: tokenReviewApi(traffic.kubeConfig), jwtIssuers: [ISSUER], audiences: [AUDIENCE] },
     });
     try {
       return await runSteps([
-        { name: DECISION_STEP.ready, run: () => untilReady(service, START_MS) },
+        { name: DECISION_STEP.ready, run: () => untilReady(service) },
         {
           name: DECISION_STEP.serviceAccountCaller,
           run: async () => {

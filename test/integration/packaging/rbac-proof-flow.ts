@@ -1,27 +1,26 @@
-import { vi } from 'vitest';
+import { expect } from 'vitest';
 import { renderChart, type KubeObject } from './packaging-support.js';
+import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import { rbacOf, type Permission } from './service-account-kubeconfig.js';
 import { uniqueId } from '../support/cluster.js';
+import { PATIENCE_MS } from '../../support/patience.js';
+import { until } from '../../support/until.js';
 
 // The RBAC proof runs a component's main flow as its chart ServiceAccount, once with the chart's RBAC (every
 // step passes) and once per permission taken away (some step must break). A flow is a list of named steps; the
 // first one that fails is where the flow broke.
 //
-// Why a missing `watch` breaks a flow at all: without it the project's informers still list, and relist after
-// each refused watch with client-go's backoff (gaps of 0.8–1.6 s, then 1.6–3.2 s, then 3.2–6.4 s, ...), so a
-// change does arrive, late. A step that waits for the service to notice a change gets PROMPT_MS, and each
-// informer's changes are exercised by three such steps in a row. Without the watch a step passes only when a
-// relist falls into its window, and it ends right after that relist; three passing steps would need three
-// relists, each at most PROMPT_MS (plus the little time between steps) after the one before, while the backoff
-// puts the second of those gaps at 3.2 s or more. So with PROMPT_MS at 2 s one of the three breaks, whenever
-// the flow starts. With the watch, a change arrives in milliseconds.
+// Nothing in it is timed: the service's calls to the API server go through a relay (KubeTraffic) that records
+// each answer. A missing `watch` would only make changes late (the informers relist after each refused watch),
+// so the flow shows the watches themselves: a step per informer passes when its first watch is answered 200.
+// Steps wait with the suite's patience for what must happen, and give up at once when the relay shows the
+// service was refused (403) what the step needs, so that a run without a permission does not wait it out.
 
-/** How long a step may wait for the service to notice a change (a watch event, seen in milliseconds). */
-export const PROMPT_MS = 2_000;
-/** How long a service may take to become ready, lead and sync after it started. */
-export const START_MS = 5_000;
-/** Any step that takes longer than this (a call that hangs) counts as broken. */
-const STEP_LIMIT_MS = 10_000;
+/** Any step that takes longer than this counts as broken: a call that hangs. */
+const STEP_LIMIT_MS = 2 * PATIENCE_MS;
+
+/** What the project's informers list and watch, in both the ACL API and the controller. */
+export const INFORMER_RESOURCES = ['policygrants', 'catalogitems', 'namespaces'];
 
 export interface Step {
   name: string;
@@ -66,9 +65,48 @@ function firstLine(error: unknown): string {
   return message.split('\n')[0] ?? message;
 }
 
-/** Retries `check` until it passes (returns without throwing), for at most `timeout` ms. */
-export function promptly<T>(check: () => T | Promise<T>, timeout = PROMPT_MS): Promise<T> {
-  return vi.waitFor(check, { timeout, interval: 50 });
+export interface PromptlyOptions {
+  timeout?: number;
+  /** Calls whose refusal dooms the wait: it fails at once, naming the call, instead of at the timeout. */
+  unlessRefused?: { traffic: KubeTraffic; calls: (call: KubeCall) => boolean };
+}
+
+/** Retries `check` until it passes (returns without throwing), for at most `timeout` ms (the patience). */
+export async function promptly<T>(check: () => T | Promise<T>, options: PromptlyOptions = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeout ?? PATIENCE_MS);
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      const [refused] = options.unlessRefused?.traffic.refusals(options.unlessRefused.calls) ?? [];
+      if (refused) throw new Error(`refused: ${describeCall(refused)}`);
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+function describeCall(call: KubeCall): string {
+  return `${call.method} ${call.resource}${call.watch ? ' (watch)' : ''}: ${call.status}`;
+}
+
+/** A list by one of the informers (a GET that is no watch). */
+export const informerList = (call: KubeCall) =>
+  call.method === 'GET' && !call.watch && INFORMER_RESOURCES.includes(call.resource);
+
+export const watchStepName = (resource: string) => `watches ${resource}`;
+
+/** The step that shows the service follows `resource` by watch: its first watch of it is answered 200. */
+export function watchStep(traffic: KubeTraffic, resource: string): Step {
+  const isWatch = (call: KubeCall) => call.watch && call.resource === resource;
+  return {
+    name: watchStepName(resource),
+    run: async () => {
+      await until(() => traffic.calls.some(isWatch), `a watch of ${resource}`);
+      const watch = traffic.calls.find(isWatch) as KubeCall;
+      expect(watch.status, describeCall(watch)).toBe(200);
+    },
+  };
 }
 
 /** A permission as the proof's tables name it, e.g. `ClusterRole watch acl.policygrant.dev/policygrants`. */

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testKubeConfig } from '../support/cluster.js';
-import { ACL_GRANT_WATCH_STEPS, ACL_STEP, AclProof } from './rbac-proof-acl.js';
-import { CONTROLLER_GRANT_WATCH_STEPS, CONTROLLER_STEP, ControllerProof } from './rbac-proof-controller.js';
+import { KubeTraffic } from './kube-traffic.js';
+import { ACL_STEP, AclProof } from './rbac-proof-acl.js';
+import { CONTROLLER_STEP, ControllerProof } from './rbac-proof-controller.js';
 import { DECISION_STEP, DecisionProof } from './rbac-proof-decision.js';
 import {
   permissionLabel,
   renderComponent,
+  watchStepName,
   type FlowOutcome,
   type RenderedComponent,
 } from './rbac-proof-flow.js';
@@ -16,20 +18,20 @@ import {
   serviceAccountKubeConfig,
   withoutPermission,
   type Permission,
-  type ServiceAccountSession,
 } from './service-account-kubeconfig.js';
 
 // The RBAC proof (issue 6): each component runs in this process against the shared kube-apiserver as its chart
 // ServiceAccount (a TokenRequest token, the chart's Roles and bindings applied) and passes its main flow; then,
 // for every permission the chart grants it, the flow runs again without that one permission and must break
 // at the step the table names. A permission the code never uses would leave the flow intact and fail here; so
-// would a rule the chart adds without a line in the table.
+// would a rule the chart adds without a line in the table. The service talks to the API server through a relay
+// that records every answer (KubeTraffic): that is how a step sees a refused watch, and gives up at once.
 
 /** What a component's flow needs around one run. */
 interface ComponentProof {
   /** The release namespace. */
   namespace: string;
-  run(session: ServiceAccountSession, rendered: RenderedComponent): Promise<FlowOutcome>;
+  run(traffic: KubeTraffic, rendered: RenderedComponent): Promise<FlowOutcome>;
   dispose?(): Promise<void>;
 }
 
@@ -42,9 +44,6 @@ interface RbacProofOptions {
   /** Per permission (permissionLabel), the steps at which the flow may break without it. */
   breaks: Record<string, string[]>;
 }
-
-/** Each run of a flow brings up a service and waits for it; a run without a permission also waits it out. */
-const RUN_TIMEOUT_MS = 45_000;
 
 function proveRbac({ component, values = {}, prepare, steps, breaks }: RbacProofOptions): void {
   let proof: ComponentProof;
@@ -60,22 +59,22 @@ function proveRbac({ component, values = {}, prepare, steps, breaks }: RbacProof
   /** Runs the flow as a ServiceAccount with `rbac`, first checking that `denied` is indeed not granted. */
   async function runAs(rendered: RenderedComponent, rbac: KubeObject[], denied?: Permission) {
     const session = await serviceAccountKubeConfig(testKubeConfig(), rbac);
+    const traffic = await KubeTraffic.start(session.kubeConfig);
     try {
       if (denied) expect(await isAllowed(session.kubeConfig, denied), 'still granted').toBe(false);
-      return await proof.run(session, rendered);
+      const outcome = await proof.run(traffic, rendered);
+      if (!denied) expect(traffic.refusals(), 'calls refused with the chart RBAC').toEqual([]);
+      return outcome;
     } finally {
+      await traffic.stop();
       await session.dispose();
     }
   }
 
-  it(
-    'passes every step of its flow with the chart RBAC',
-    async () => {
-      const rendered = await renderComponent(proof.namespace, component, values);
-      expect(await runAs(rendered, rendered.rbac)).toEqual({ passed: steps });
-    },
-    RUN_TIMEOUT_MS,
-  );
+  it('passes every step of its flow with the chart RBAC', async () => {
+    const rendered = await renderComponent(proof.namespace, component, values);
+    expect(await runAs(rendered, rendered.rbac)).toEqual({ passed: steps });
+  });
 
   it('is granted by the chart exactly the permissions proven below', async () => {
     const { rbac } = await renderComponent(proof.namespace, component, values);
@@ -93,7 +92,6 @@ function proveRbac({ component, values = {}, prepare, steps, breaks }: RbacProof
         outcome.broken?.step,
       );
     },
-    RUN_TIMEOUT_MS,
   );
 }
 
@@ -103,6 +101,7 @@ describe('the ACL API as its chart ServiceAccount', () => {
     prepare: () => AclProof.prepare(),
     steps: [
       ACL_STEP.ready,
+      ...ACL_STEP.watches,
       ...ACL_STEP.catalog,
       ACL_STEP.create,
       ACL_STEP.verify,
@@ -117,13 +116,13 @@ describe('the ACL API as its chart ServiceAccount', () => {
     ],
     breaks: {
       // Its informers: without list a cache never fills (not ready, every request 503); without watch
-      // changes arrive only with relists, too late for three steps in a row.
+      // the informer's watch is refused, and changes would arrive only with relists, late.
       'ClusterRole list acl.policygrant.dev/policygrants': [ACL_STEP.ready],
-      'ClusterRole watch acl.policygrant.dev/policygrants': ACL_GRANT_WATCH_STEPS,
+      'ClusterRole watch acl.policygrant.dev/policygrants': [watchStepName('policygrants')],
       'ClusterRole list acl.policygrant.dev/catalogitems': [ACL_STEP.ready],
-      'ClusterRole watch acl.policygrant.dev/catalogitems': ACL_STEP.catalog,
+      'ClusterRole watch acl.policygrant.dev/catalogitems': [watchStepName('catalogitems')],
       'ClusterRole list core/namespaces': [ACL_STEP.ready],
-      'ClusterRole watch core/namespaces': ACL_STEP.namespaces,
+      'ClusterRole watch core/namespaces': [watchStepName('namespaces')],
       // Its writes in the release namespace.
       'Role create acl.policygrant.dev/policygrants': [ACL_STEP.create],
       'Role create core/configmaps': [ACL_STEP.create],
@@ -144,6 +143,7 @@ describe('the grant controller as its chart ServiceAccount', () => {
     steps: [
       CONTROLLER_STEP.leads,
       CONTROLLER_STEP.synced,
+      ...CONTROLLER_STEP.watches,
       CONTROLLER_STEP.renews,
       ...CONTROLLER_STEP.catalog,
       CONTROLLER_STEP.enforce,
@@ -155,11 +155,11 @@ describe('the grant controller as its chart ServiceAccount', () => {
     ],
     breaks: {
       'ClusterRole list acl.policygrant.dev/policygrants': [CONTROLLER_STEP.synced],
-      'ClusterRole watch acl.policygrant.dev/policygrants': CONTROLLER_GRANT_WATCH_STEPS,
+      'ClusterRole watch acl.policygrant.dev/policygrants': [watchStepName('policygrants')],
       'ClusterRole list acl.policygrant.dev/catalogitems': [CONTROLLER_STEP.synced],
-      'ClusterRole watch acl.policygrant.dev/catalogitems': CONTROLLER_STEP.catalog,
+      'ClusterRole watch acl.policygrant.dev/catalogitems': [watchStepName('catalogitems')],
       'ClusterRole list core/namespaces': [CONTROLLER_STEP.synced],
-      'ClusterRole watch core/namespaces': CONTROLLER_STEP.namespaces,
+      'ClusterRole watch core/namespaces': [watchStepName('namespaces')],
       // The finalizer is written before anything else; the status after the SpiceDB write.
       'ClusterRole update acl.policygrant.dev/policygrants': [CONTROLLER_STEP.enforce],
       'ClusterRole update acl.policygrant.dev/policygrants/status': [CONTROLLER_STEP.enforce],

@@ -5,7 +5,6 @@ import {
   KubernetesObjectApi,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { writeFile } from 'node:fs/promises';
 import type { KubeObject } from '../../../hack/sync-packaging.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import { until } from '../../support/until.js';
@@ -98,8 +97,6 @@ export interface ServiceAccountSession {
   name: string;
   /** Authenticates as the ServiceAccount (bearer token), against the admin's server with the admin's CA. */
   kubeConfig: KubeConfig;
-  /** Writes a kubeconfig file for a process started with KUBECONFIG (e.g. a service under test). */
-  writeKubeconfig(path: string): Promise<void>;
   /** Deletes every object the session created, cluster-scoped ones included. */
   dispose(): Promise<void>;
 }
@@ -107,7 +104,7 @@ export interface ServiceAccountSession {
 export interface ServiceAccountOptions {
   /** Lifetime of the minted token (default one hour; the API server's minimum is 10 minutes). */
   expirationSeconds?: number;
-  /** How long to wait until the API server's authorizer sees every granted permission (default 10 s). */
+  /** How long to wait until the API server's authorizer sees every granted permission (default: the suite's patience). */
   propagationTimeoutMs?: number;
 }
 
@@ -138,7 +135,6 @@ export async function serviceAccountKubeConfig(
       namespace,
       name,
       kubeConfig,
-      writeKubeconfig: (path) => writeFile(path, kubeConfig.exportConfig(), { mode: 0o600 }),
       dispose,
     };
   } catch (error) {
@@ -184,7 +180,6 @@ function tokenKubeConfig(admin: KubeConfig, namespace: string, name: string, tok
   return kubeConfig;
 }
 
-/** RBAC changes reach the authorizer through its informers: wait until the account is allowed all it was granted. */
 /** Whether the API server lets `kubeConfig`'s user exercise `permission` (SelfSubjectAccessReview). */
 export async function isAllowed(kubeConfig: KubeConfig, permission: Permission): Promise<boolean> {
   const [resource, subresource] = permission.resource.split('/');
@@ -205,6 +200,7 @@ export async function isAllowed(kubeConfig: KubeConfig, permission: Permission):
   return review.status?.allowed === true;
 }
 
+/** RBAC changes reach the authorizer through its informers: wait until the account is allowed all it was granted. */
 async function waitUntilAuthorized(kubeConfig: KubeConfig, permissions: Permission[], timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (const permission of permissions) {
