@@ -5,6 +5,7 @@ import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js
 import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
 import { testSpiceDB, uniqueId } from '../support/cluster.js';
+import { SHORT_LIFETIME_MS } from '../../support/patience.js';
 
 // The shared SpiceDB of the run: every test names its own objects.
 const registry = loadRegistry();
@@ -41,7 +42,7 @@ async function membership(organisationId: string, member: SubjectRef): Promise<s
 describe('SpiceDBClient against the real SpiceDB', () => {
   it('honours a grant with an expiration until it expires', async () => {
     const [resource, consumer] = [item(), user()];
-    const expiresAt = new Date(Date.now() + 2_000);
+    const expiresAt = new Date(Date.now() + SHORT_LIFETIME_MS);
     const grant: Relationship = { resource, relation: 'api_consumer', subject: consumer, expiresAt };
     const written = await client.writeRelationships([{ operation: 'touch', relationship: grant }]);
     const check = (zedToken: string) =>
