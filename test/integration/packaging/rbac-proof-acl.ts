@@ -30,12 +30,11 @@ import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../s
 import { PATIENCE_MS } from '../../support/patience.js';
 import type { KubeTraffic } from './kube-traffic.js';
 import {
-  INFORMER_RESOURCES,
   informerList,
   promptly,
   runSteps,
-  watchStep,
-  watchStepName,
+  WATCH_STEPS,
+  watchSteps,
   type FlowOutcome,
   type Step,
 } from './rbac-proof-flow.js';
@@ -54,7 +53,7 @@ const NAMESPACE_STEPS = [
 /** The steps of the ACL API's flow, by what they show. */
 export const ACL_STEP = {
   ready: 'becomes ready (every cache listed)',
-  watches: INFORMER_RESOURCES.map(watchStepName),
+  watches: WATCH_STEPS,
   catalog: CATALOG_STEPS,
   create: 'create: 201, listed for the consumer and the provider (read-your-write)',
   verify: 'verify: the consumer has the active policy',
@@ -204,7 +203,7 @@ class AclFlow {
   steps(): Step[] {
     return [
       { name: ACL_STEP.ready, run: () => this.becomesReady() },
-      ...INFORMER_RESOURCES.map((resource) => watchStep(this.traffic, resource)),
+      ...watchSteps(this.traffic),
       ...ACL_STEP.catalog.map((name) => ({ name, run: () => this.judgesOnNewItem() })),
       { name: ACL_STEP.create, run: () => this.create() },
       { name: ACL_STEP.verify, run: () => this.verify() },

@@ -21,12 +21,11 @@ import {
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import {
-  INFORMER_RESOURCES,
   informerList,
   promptly,
   runSteps,
-  watchStep,
-  watchStepName,
+  WATCH_STEPS,
+  watchSteps,
   type FlowOutcome,
   type RenderedComponent,
   type Step,
@@ -41,7 +40,7 @@ import {
 export const CONTROLLER_STEP = {
   leads: 'acquires its Lease and leads',
   synced: 'its caches sync',
-  watches: INFORMER_RESOURCES.map(watchStepName),
+  watches: WATCH_STEPS,
   renews: 'renews its Lease',
   catalog: [
     "projects a new CatalogItem's owners",
@@ -148,7 +147,7 @@ class ControllerFlow {
     return [
       { name: CONTROLLER_STEP.leads, run: () => this.leads() },
       { name: CONTROLLER_STEP.synced, run: () => this.syncs() },
-      ...INFORMER_RESOURCES.map((resource) => watchStep(this.traffic, resource)),
+      ...watchSteps(this.traffic),
       { name: CONTROLLER_STEP.renews, run: () => this.renews() },
       { name: newItem, run: () => this.projectsNewItem() },
       { name: ownerChange, run: () => this.followsOwnerChange() },

@@ -20,7 +20,7 @@ import { until } from '../../support/until.js';
 const STEP_LIMIT_MS = 2 * PATIENCE_MS;
 
 /** What the project's informers list and watch, in both the ACL API and the controller. */
-export const INFORMER_RESOURCES = ['policygrants', 'catalogitems', 'namespaces'];
+const INFORMER_RESOURCES = ['policygrants', 'catalogitems', 'namespaces'];
 
 export interface Step {
   name: string;
@@ -96,8 +96,16 @@ export const informerList = (call: KubeCall) =>
 
 export const watchStepName = (resource: string) => `watches ${resource}`;
 
+/** The names of the watch steps, one per informer. */
+export const WATCH_STEPS = INFORMER_RESOURCES.map(watchStepName);
+
+/** A step per informer showing that the service follows its resource by watch. */
+export function watchSteps(traffic: KubeTraffic): Step[] {
+  return INFORMER_RESOURCES.map((resource) => watchStep(traffic, resource));
+}
+
 /** The step that shows the service follows `resource` by watch: its first watch of it is answered 200. */
-export function watchStep(traffic: KubeTraffic, resource: string): Step {
+function watchStep(traffic: KubeTraffic, resource: string): Step {
   const isWatch = (call: KubeCall) => call.watch && call.resource === resource;
   return {
     name: watchStepName(resource),
