@@ -81,24 +81,30 @@ export function delay(ms: number): Promise<void> {
 }
 
 /**
- * Polls `probe` until it resolves true. Fails as soon as the process exits (a probe still waiting on a
- * dead server does not hold it up), or when time runs out, with the last lines of the process's log.
+ * Polls `probe` until it resolves true. Fails as soon as the process exits, or when time runs out (a probe
+ * still waiting on a server that never answers holds up neither), with the last lines of the process's log.
  */
 export async function waitUntilHealthy(
   process: ManagedProcess,
   probe: () => Promise<boolean>,
   timeoutMs: number,
 ): Promise<void> {
-  const exit = process.exited.then((status) => ({ status }));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const outcome = await Promise.race([probe().catch(() => false), exit]);
-    if (typeof outcome === 'object') throw await startFailure(process, `exited with ${outcome.status}`);
-    if (outcome) return;
-    const exitedMeanwhile = await Promise.race([exit, delay(200)]);
-    if (exitedMeanwhile) throw await startFailure(process, `exited with ${exitedMeanwhile.status}`);
+  const exit = process.exited.then((status) => ({ exit: status }));
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<{ timedOut: true }>((resolve) => {
+    timer = setTimeout(() => resolve({ timedOut: true }), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const outcome = await Promise.race([probe().catch(() => false), exit, timedOut]);
+      if (outcome === true) return;
+      if (outcome !== false) throw await startFailure(process, outcome, timeoutMs);
+      const pause = await Promise.race([exit, timedOut, delay(200)]);
+      if (pause) throw await startFailure(process, pause, timeoutMs);
+    }
+  } finally {
+    clearTimeout(timer);
   }
-  throw await startFailure(process, `was not healthy within ${timeoutMs} ms`);
 }
 
 /** Starts a process and waits until `probe` says it serves; if it never does, the process is stopped. */
@@ -117,7 +123,12 @@ export async function startHealthyProcess(
   }
 }
 
-async function startFailure(process: ManagedProcess, what: string): Promise<Error> {
+async function startFailure(
+  process: ManagedProcess,
+  outcome: { exit: number | string } | { timedOut: true },
+  timeoutMs: number,
+): Promise<Error> {
+  const what = 'exit' in outcome ? `exited with ${outcome.exit}` : `was not healthy within ${timeoutMs} ms`;
   const tail = await readLogTail(process.logFile);
   return new Error(`${process.name} ${what}; last lines of ${process.logFile}:\n${tail}`);
 }

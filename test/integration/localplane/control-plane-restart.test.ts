@@ -1,7 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { startSpiceDB } from '../../../src/localplane/spicedb-server.js';
 import { resolveToolPaths, type ToolPaths } from '../../../src/localplane/tool-paths.js';
 import { uniqueId } from '../support/cluster.js';
 import { childProcesses, childrenStartedSince } from './child-processes.js';
+import { occupyPort } from './occupied-port.js';
 
 let tools: ToolPaths;
 const folders: string[] = [];
@@ -75,7 +75,7 @@ describe('a start that fails', () => {
   it('names SpiceDB and its log when its port is taken, and leaves no process', async () => {
     const stateDir = await stateFolder();
     const port = await freePort();
-    const blocker = await occupy(port);
+    const blocker = await occupyPort(port);
     const before = await childProcesses();
     try {
       await expect(startSpiceDB({ binary: tools.spicedb, stateDir, port })).rejects.toThrow(
@@ -83,15 +83,7 @@ describe('a start that fails', () => {
       );
       expect(await childrenStartedSince(before)).toEqual([]);
     } finally {
-      await new Promise((resolve) => blocker.close(resolve));
+      await blocker.release();
     }
   });
 });
-
-function occupy(port: number): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve(server));
-  });
-}
