@@ -59,7 +59,7 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   const signalAndWait = async (signal: NodeJS.Signals, waitMs: number) => {
     if (!isRunning()) return true;
     child.kill(signal);
-    return Promise.race([exited.then(() => true), delay(waitMs).then(() => false)]);
+    return (await withinTime(exited, waitMs)) !== undefined;
   };
   return {
     name: spec.name,
@@ -78,6 +78,19 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
 
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** What `promise` resolves to, or undefined after `ms`; the timer does not outlive the answer. */
+export async function withinTime<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { freePort } from '../../src/localplane/free-port.js';
 import { readLogTail } from '../../src/localplane/log-tail.js';
 import {
   assertNoProcessLeft,
+  processesOfStack,
   spawnDevStack,
   waitUntilReady,
   type DevStackPorts,
@@ -109,6 +110,9 @@ describe('npm start, stopped and started again in the same state folder', () => 
     { timeout: 300_000 },
     async () => {
       await start();
+      const group = await processesOfStack(running());
+      expect(group).toContain(running().process.pid);
+      expect(group.length).toBeGreaterThanOrEqual(4); // the stack, etcd, kube-apiserver, SpiceDB
       const item = await sampleItem();
       owner = await client.token(item.ownerId);
       consumer = randomUUID();
@@ -143,22 +147,14 @@ describe('npm start, stopped and started again in the same state folder', () => 
     },
   );
 
-  it('leaves state behind when killed, and the next start comes up', { timeout: 300_000 }, async () => {
-    expect(await running().signal('SIGKILL')).toBe('SIGKILL');
-    await assertNoProcessLeft(running());
-    expect(existsSync(running().envFile)).toBe(true); // stale: it still says "ready"
-
-    await start();
-    expect((await grantByPolicyId(policyId))?.spec.userId).toBe(consumer);
-    await becomesAllowed(consumer);
-  });
-
   it(
-    'stops what it started when a start fails, and leaves no env saying "ready"',
+    'when killed, leaves state behind; a start that fails then stops what it started and leaves no env',
     { timeout: 300_000 },
     async () => {
       expect(await running().signal('SIGKILL')).toBe('SIGKILL');
       await assertNoProcessLeft(running());
+      expect(existsSync(running().envFile)).toBe(true); // stale: it still says "ready"
+
       const blocker = await occupyPort(ports.acl);
       try {
         await expect(start()).rejects.toThrow(/exited with 1/);
@@ -168,8 +164,15 @@ describe('npm start, stopped and started again in the same state folder', () => 
       } finally {
         await blocker.release();
       }
+    },
+  );
 
+  it(
+    'comes up after the crash and the failed start, and still enforces the grant',
+    { timeout: 300_000 },
+    async () => {
       await start();
+      expect((await grantByPolicyId(policyId))?.spec.userId).toBe(consumer);
       await becomesAllowed(consumer);
     },
   );

@@ -3,7 +3,12 @@ import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../../src/localplane/repo-root.js';
-import { delay, startProcess, type ManagedProcess } from '../../../src/localplane/managed-process.js';
+import {
+  delay,
+  startProcess,
+  withinTime,
+  type ManagedProcess,
+} from '../../../src/localplane/managed-process.js';
 import { readLogTail } from '../../../src/localplane/log-tail.js';
 import { parseStateFile, type DevStackEnv } from '../../../src/devstack/state-file.js';
 
@@ -52,7 +57,7 @@ export function spawnDevStack(stateDir: string, ports: DevStackPorts | 0 = 0): D
     process,
     signal: async (signal, timeoutMs = 60_000) => {
       if (process.isRunning()) globalThis.process.kill(process.pid, signal);
-      const exit = await Promise.race([process.exited, delay(timeoutMs).then(() => undefined)]);
+      const exit = await withinTime(process.exited, timeoutMs);
       if (exit !== undefined) return exit;
       await process.kill();
       throw new Error(`the development stack did not end within ${timeoutMs} ms of ${signal}`);
