@@ -1,13 +1,16 @@
 import { resolve } from 'node:path';
 import { startDevStack } from '../devstack/dev-stack.js';
 import { tourText } from '../devstack/tour.js';
-import { stopOnSignals } from './process-lifecycle.js';
+import { runIfEntrypoint, stopOnSignals } from './process-lifecycle.js';
 
 // `npm start`: the whole system on this machine until Ctrl-C. DEV_STATE_DIR moves `.dev/` (the tests do).
-const stateDir = resolve(process.env.DEV_STATE_DIR ?? '.dev');
-const log = (message: string) => process.stderr.write(`[dev-stack] ${message}\n`);
+async function main(): Promise<void> {
+  const stateDir = resolve(process.env.DEV_STATE_DIR ?? '.dev');
+  const log = (message: string) => process.stderr.write(`[dev-stack] ${message}\n`);
+  const stack = await startDevStack({ stateDir, env: process.env, log });
+  stopOnSignals('dev-stack', () => stack.stop());
+  const { env, aclDocsUrl, sampleItem: item } = stack;
+  process.stdout.write(`\n${tourText({ env, stateDir, aclDocsUrl, item })}\n`);
+}
 
-const stack = await startDevStack({ stateDir, env: process.env, log });
-stopOnSignals('dev-stack', () => stack.stop());
-const { env, aclDocsUrl, sampleItem: item } = stack;
-process.stdout.write(`\n${tourText({ env, stateDir, aclDocsUrl, item })}\n`);
+runIfEntrypoint(import.meta.url, 'dev-stack', main);

@@ -1,5 +1,5 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { aclConfigFromEnvironment, startAclApi } from '../cmd/acl-api.js';
 import { parseControllerConfig, startController } from '../cmd/controller.js';
@@ -13,6 +13,7 @@ import {
   type LocalControlPlane,
 } from '../localplane/control-plane.js';
 import { repoRoot } from '../localplane/repo-root.js';
+import { waitForFirstResync } from './first-resync.js';
 import { applySampleCatalogItems } from './samples.js';
 import { writeStateFile, type DevStackEnv } from './state-file.js';
 
@@ -34,19 +35,25 @@ interface Stoppable {
   stop(): Promise<void>;
 }
 
+const FIRST_RESYNC_TIMEOUT_MS = 120_000;
+
 /**
  * The whole system on one machine (DESIGN.md, "Development stack"): the local control plane and SpiceDB
  * unless KUBECONFIG names a cluster, the CRDs, the sample CatalogItems, and the three services in this
- * process. The `env` file is written last, so its presence means the stack is ready.
+ * process. The `env` file is written last and removed first (at start, whatever an earlier run left, and at
+ * stop), so its presence means the stack is ready.
  */
 export async function startDevStack({ stateDir, env, log }: DevStackOptions): Promise<RunningDevStack> {
+  const envFile = join(stateDir, 'env');
   const running: Stoppable[] = [];
   const stop = async () => {
+    await rm(envFile, { force: true });
     for (const part of running.reverse())
       await part.stop().catch((error: unknown) => log(`stop failed: ${String(error)}`));
   };
   try {
     await mkdir(stateDir, { recursive: true });
+    await rm(envFile, { force: true });
     const cluster = await clusterFor(stateDir, env, log);
     if (cluster.plane) running.push(cluster.plane);
     const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
@@ -82,6 +89,11 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
     log('starting the ACL API');
     const acl = await startAclApi(await aclConfigFromEnvironment(serviceEnv));
     running.push(acl);
+    // Only on our own control plane: on another cluster, a replica deployed there may lead for good.
+    if (cluster.plane) {
+      log("waiting for the controller's first resync");
+      await waitForFirstResync(controller, FIRST_RESYNC_TIMEOUT_MS);
+    }
     const samples = await applySampleCatalogItems(cluster.kubeConfig, join(repoRoot(), 'config/samples'));
     const stackEnv: DevStackEnv = {
       KUBECONFIG: cluster.kubeconfigPath,
@@ -92,7 +104,7 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       SPICEDB_TOKEN: cluster.spicedb.token,
       NAMESPACE: namespace,
     };
-    await writeStateFile(join(stateDir, 'env'), stackEnv);
+    await writeStateFile(envFile, stackEnv);
     return { env: stackEnv, aclDocsUrl: `${acl.rootUrl}/docs`, sampleItem: samples[0], stop };
   } catch (error) {
     await stop();

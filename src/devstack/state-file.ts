@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 
 /** The stack's `NAME=value` file (`.dev/env`) that scripts and tests read to find the running stack. */
 export interface DevStackEnv {
@@ -11,9 +11,12 @@ export interface DevStackEnv {
   NAMESPACE: string;
 }
 
+/** Appears whole (written aside, then renamed): a reader that finds the file finds all of it. */
 export async function writeStateFile(path: string, env: DevStackEnv): Promise<void> {
   const lines = Object.entries(env).map(([name, value]) => `${name}=${value}`);
-  await writeFile(path, `${lines.join('\n')}\n`, { mode: 0o600 });
+  const partial = `${path}.partial`;
+  await writeFile(partial, `${lines.join('\n')}\n`, { mode: 0o600 });
+  await rename(partial, path);
 }
 
 export function parseStateFile(text: string): Partial<DevStackEnv> {

@@ -1,10 +1,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCertificateAuthority, type CertificateAuthority, type PemPair } from './certificates.js';
 import { installCrds } from './crds.js';
 import { startEtcd, type Etcd } from './etcd.js';
-import { startKubeApiserver, type KubeApiserver } from './kube-apiserver.js';
+import { startKubeApiserver, writeApiserverCredentials, type KubeApiserver } from './kube-apiserver.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { repoRoot } from './repo-root.js';
 import { startSpiceDB, type SpiceDBServer } from './spicedb-server.js';
@@ -36,11 +36,18 @@ export interface LocalControlPlane {
   stop(): Promise<void>;
 }
 
-/** etcd, kube-apiserver and (optionally) SpiceDB as local processes, as controller-runtime's envtest does. */
+/**
+ * etcd, kube-apiserver and (optionally) SpiceDB as local processes, as controller-runtime's envtest does.
+ * Started again on the same `stateDir`, it keeps etcd's data and makes everything else anew: certificates,
+ * keys, ports, kubeconfig, and an empty SpiceDB (memory datastore). A start that fails stops what it started
+ * and leaves no kubeconfig behind.
+ */
 export async function startLocalControlPlane(options: LocalControlPlaneOptions): Promise<LocalControlPlane> {
   const log = options.log ?? (() => undefined);
   const stateDir = options.stateDir;
+  const kubeconfigPath = join(stateDir, 'kubeconfig');
   await mkdir(stateDir, { recursive: true });
+  await rm(kubeconfigPath, { force: true });
   const tools = options.tools ?? (await resolveToolPaths());
   const started: { etcd?: Etcd; apiserver?: KubeApiserver; spicedb?: SpiceDBServer } = {};
   const stop = async () => {
@@ -50,6 +57,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
   try {
     const ca = await createCertificateAuthority('policy-grant-local-ca');
     const admin = await ca.issue({ commonName: 'admin', organisations: ['system:masters'], usage: 'client' });
+    const credentials = await writeApiserverCredentials(stateDir, ca);
     log('starting etcd');
     started.etcd = await startEtcd(tools.etcd, stateDir);
     const apiserverOptions = {
@@ -57,22 +65,27 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
       stateDir,
       etcdUrl: started.etcd.clientUrl,
       ca,
+      credentials,
       admin,
     };
     log('starting kube-apiserver');
-    const spicedbStarting =
-      options.withSpiceDB === false ? undefined : startSpiceDB({ binary: tools.spicedb, stateDir });
-    started.apiserver = await startKubeApiserver(apiserverOptions);
-    started.spicedb = await spicedbStarting;
-    const kubeconfigPath = join(stateDir, 'kubeconfig');
-    await writeKubeconfig(kubeconfigPath, started.apiserver.url, ca.certificate, admin);
+    // Both run to the end, so that a failure of one never leaves the other starting unseen.
+    const [apiserverStart, spicedbStart] = await Promise.allSettled([
+      startKubeApiserver(apiserverOptions),
+      options.withSpiceDB === false ? undefined : startSpiceDB({ binary: tools.spicedb, stateDir }),
+    ]);
+    started.apiserver = fulfilled(apiserverStart);
+    started.spicedb = fulfilled(spicedbStart);
+    const apiserver = valueOrThrow(apiserverStart);
+    valueOrThrow(spicedbStart);
+    await writeKubeconfig(kubeconfigPath, apiserver.url, ca.certificate, admin);
     const kubeConfig = () => loadKubeConfig(kubeconfigPath);
     log('installing CRDs');
     await installCrds(kubeConfig(), options.crdDir ?? join(repoRoot(), 'crds'));
     return {
       stateDir,
       kubeconfigPath,
-      apiServerUrl: started.apiserver.url,
+      apiServerUrl: apiserver.url,
       tools,
       spicedb: started.spicedb,
       logFiles: [started.etcd, started.apiserver, started.spicedb].flatMap((p) =>
@@ -90,8 +103,18 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
     };
   } catch (error) {
     await stop();
+    await rm(kubeconfigPath, { force: true });
     throw error;
   }
+}
+
+function fulfilled<T>(result: PromiseSettledResult<T>): T | undefined {
+  return result.status === 'fulfilled' ? result.value : undefined;
+}
+
+function valueOrThrow<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }
 
 export function loadKubeConfig(path: string): KubeConfig {

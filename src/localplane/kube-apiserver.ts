@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import type { CertificateAuthority, PemPair } from './certificates.js';
 import { createSigningKeyPair } from './certificates.js';
 import { freePort } from './free-port.js';
-import { startProcess, waitUntilHealthy, type ManagedProcess } from './managed-process.js';
+import { startHealthyProcess, type ManagedProcess } from './managed-process.js';
 
 export interface KubeApiserver {
   process: ManagedProcess;
@@ -13,11 +12,21 @@ export interface KubeApiserver {
   port: number;
 }
 
+/** Paths of the files kube-apiserver serves and signs with. */
+export interface ApiserverCredentials {
+  caCert: string;
+  servingCert: string;
+  servingKey: string;
+  saPublicKey: string;
+  saPrivateKey: string;
+}
+
 export interface KubeApiserverOptions {
   binary: string;
   stateDir: string;
   etcdUrl: string;
   ca: CertificateAuthority;
+  credentials: ApiserverCredentials;
   /** The admin identity used to probe readiness. */
   admin: PemPair;
   /** Reuse a port, e.g. to restart the API server where its clients expect it. */
@@ -30,38 +39,48 @@ export interface KubeApiserverOptions {
  * admission plugin off (no controller-manager creates default ServiceAccounts here).
  */
 export async function startKubeApiserver(options: KubeApiserverOptions): Promise<KubeApiserver> {
-  const { stateDir, ca } = options;
+  const { stateDir, ca, credentials: files } = options;
   const port = options.port ?? (await freePort());
-  const files = await writeApiserverFiles(stateDir, ca);
-  const process = startProcess({
-    name: 'kube-apiserver',
-    command: options.binary,
-    args: [
-      `--etcd-servers=${options.etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${port}`,
-      `--cert-dir=${join(stateDir, 'apiserver-certs')}`,
-      `--tls-cert-file=${files.servingCert}`,
-      `--tls-private-key-file=${files.servingKey}`,
-      `--client-ca-file=${files.caCert}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${files.saPublicKey}`,
-      `--service-account-signing-key-file=${files.saPrivateKey}`,
-      '--authorization-mode=RBAC',
-      '--disable-admission-plugins=ServiceAccount',
-      '--allow-privileged=true',
-      '--v=1',
-    ],
-    logFile: join(stateDir, 'kube-apiserver.log'),
-  });
   const url = `https://127.0.0.1:${port}`;
-  await waitUntilHealthy(process, () => apiserverReady(url, ca.certificate, options.admin), 120_000);
+  const process = await startHealthyProcess(
+    {
+      name: 'kube-apiserver',
+      command: options.binary,
+      args: [
+        `--etcd-servers=${options.etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--cert-dir=${join(stateDir, 'apiserver-certs')}`,
+        `--tls-cert-file=${files.servingCert}`,
+        `--tls-private-key-file=${files.servingKey}`,
+        `--client-ca-file=${files.caCert}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${files.saPublicKey}`,
+        `--service-account-signing-key-file=${files.saPrivateKey}`,
+        '--authorization-mode=RBAC',
+        '--disable-admission-plugins=ServiceAccount',
+        '--allow-privileged=true',
+        '--v=1',
+      ],
+      logFile: join(stateDir, 'kube-apiserver.log'),
+    },
+    () => apiserverReady(url, ca.certificate, options.admin),
+    120_000,
+  );
   return { process, url, port };
 }
 
-async function writeApiserverFiles(stateDir: string, ca: CertificateAuthority) {
+/**
+ * Writes the CA certificate, a serving certificate signed by `ca` and a fresh ServiceAccount signing key pair.
+ * Called once per start of the control plane: every file matches this start's CA, whatever an earlier run
+ * left in `stateDir` (reusing a serving certificate signed by an earlier CA is what made restarts hang).
+ */
+export async function writeApiserverCredentials(
+  stateDir: string,
+  ca: CertificateAuthority,
+): Promise<ApiserverCredentials> {
   const files = {
     caCert: join(stateDir, 'ca.crt'),
     servingCert: join(stateDir, 'apiserver.crt'),
@@ -69,8 +88,6 @@ async function writeApiserverFiles(stateDir: string, ca: CertificateAuthority) {
     saPublicKey: join(stateDir, 'sa.pub'),
     saPrivateKey: join(stateDir, 'sa.key'),
   };
-  // A restart keeps its certificates and signing keys, so clients and issued tokens stay valid.
-  if (existsSync(files.saPrivateKey)) return files;
   const serving = await ca.issue({
     commonName: 'kube-apiserver',
     usage: 'server',

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, closeSync } from 'node:fs';
+import { readLogTail } from './log-tail.js';
 
 export interface ProcessSpec {
   name: string;
@@ -7,6 +8,8 @@ export interface ProcessSpec {
   args: string[];
   logFile: string;
   env?: NodeJS.ProcessEnv;
+  /** Start it as the leader of a new process group (its children join the group unless they leave it). */
+  processGroup?: boolean;
 }
 
 export interface ManagedProcess {
@@ -36,8 +39,14 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   const [command, args] = existsSync(SETPRIV)
     ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args]]
     : [spec.command, spec.args];
-  const child = spawn(command, args, { env: spec.env ?? process.env, stdio: ['ignore', logFd, logFd] });
+  const child = spawn(command, args, {
+    env: spec.env ?? process.env,
+    stdio: ['ignore', logFd, logFd],
+    detached: spec.processGroup ?? false,
+  });
   closeSync(logFd);
+  // Without this listener a failed spawn (no such binary) would be an uncaught error; the pid check reports it.
+  child.once('error', () => undefined);
   if (child.pid === undefined) throw new Error(`${spec.name}: could not start ${spec.command}`);
   running.add(child);
   const exited = new Promise<number | string>((resolve) => {
@@ -50,7 +59,7 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   const signalAndWait = async (signal: NodeJS.Signals, waitMs: number) => {
     if (!isRunning()) return true;
     child.kill(signal);
-    return Promise.race([exited.then(() => true), delay(waitMs).then(() => false)]);
+    return (await withinTime(exited, waitMs)) !== undefined;
   };
   return {
     name: spec.name,
@@ -71,19 +80,68 @@ export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls `probe` until it resolves true; fails naming the process and its log when it exits or time runs out. */
+/** What `promise` resolves to, or undefined after `ms`; the timer does not outlive the answer. */
+export async function withinTime<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Polls `probe` until it resolves true. Fails as soon as the process exits, or when time runs out (a probe
+ * still waiting on a server that never answers holds up neither), with the last lines of the process's log.
+ */
 export async function waitUntilHealthy(
   process: ManagedProcess,
   probe: () => Promise<boolean>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!process.isRunning()) {
-      throw new Error(`${process.name} exited with ${await process.exited}; see ${process.logFile}`);
+  const exit = process.exited.then((status) => ({ exit: status }));
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<{ timedOut: true }>((resolve) => {
+    timer = setTimeout(() => resolve({ timedOut: true }), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const outcome = await Promise.race([probe().catch(() => false), exit, timedOut]);
+      if (outcome === true) return;
+      if (outcome !== false) throw await startFailure(process, outcome, timeoutMs);
+      const pause = await Promise.race([exit, timedOut, delay(200)]);
+      if (pause) throw await startFailure(process, pause, timeoutMs);
     }
-    if (await probe().catch(() => false)) return;
-    await delay(200);
+  } finally {
+    clearTimeout(timer);
   }
-  throw new Error(`${process.name} was not healthy within ${timeoutMs} ms; see ${process.logFile}`);
+}
+
+/** Starts a process and waits until `probe` says it serves; if it never does, the process is stopped. */
+export async function startHealthyProcess(
+  spec: ProcessSpec,
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<ManagedProcess> {
+  const process = startProcess(spec);
+  try {
+    await waitUntilHealthy(process, probe, timeoutMs);
+    return process;
+  } catch (error) {
+    await process.stop();
+    throw error;
+  }
+}
+
+async function startFailure(
+  process: ManagedProcess,
+  outcome: { exit: number | string } | { timedOut: true },
+  timeoutMs: number,
+): Promise<Error> {
+  const what = 'exit' in outcome ? `exited with ${outcome.exit}` : `was not healthy within ${timeoutMs} ms`;
+  const tail = await readLogTail(process.logFile);
+  return new Error(`${process.name} ${what}; last lines of ${process.logFile}:\n${tail}`);
 }

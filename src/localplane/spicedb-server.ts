@@ -2,7 +2,7 @@ import { v1 } from '@authzed/authzed-node';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
-import { startProcess, waitUntilHealthy, type ManagedProcess } from './managed-process.js';
+import { startHealthyProcess, type ManagedProcess } from './managed-process.js';
 
 export interface SpiceDBServer {
   process: ManagedProcess;
@@ -31,24 +31,27 @@ export async function startSpiceDB(options: SpiceDBServerOptions): Promise<Spice
   const token = options.token ?? randomBytes(24).toString('hex');
   const endpoint = `127.0.0.1:${port}`;
   const name = options.name ?? 'spicedb';
-  const process = startProcess({
-    name,
-    command: options.binary,
-    args: [
-      'serve',
-      '--datastore-engine=memory',
-      `--grpc-preshared-key=${token}`,
-      `--grpc-addr=${endpoint}`,
-      '--http-enabled=false',
-      '--metrics-enabled=false',
-      '--dispatch-cluster-enabled=false',
-      '--telemetry-endpoint=',
-      '--skip-release-check',
-      '--log-level=warn',
-    ],
-    logFile: join(options.stateDir, `${name}.log`),
-  });
-  await waitUntilHealthy(process, () => spicedbAnswers(endpoint, token), 60_000);
+  const process = await startHealthyProcess(
+    {
+      name,
+      command: options.binary,
+      args: [
+        'serve',
+        '--datastore-engine=memory',
+        `--grpc-preshared-key=${token}`,
+        `--grpc-addr=${endpoint}`,
+        '--http-enabled=false',
+        '--metrics-enabled=false',
+        '--dispatch-cluster-enabled=false',
+        '--telemetry-endpoint=',
+        '--skip-release-check',
+        '--log-level=warn',
+      ],
+      logFile: join(options.stateDir, `${name}.log`),
+    },
+    () => spicedbAnswers(endpoint, token),
+    60_000,
+  );
   return { process, endpoint, token };
 }
 

@@ -6,6 +6,7 @@ import { ensureDevSigningKey } from '../../../src/auth/dev-signing-key.js';
 import { mintToken } from '../../../src/auth/dev-token.js';
 import { repoRoot } from '../../../src/localplane/repo-root.js';
 import { PATIENCE_MS } from '../../support/patience.js';
+import type { E2eEnvironment } from './e2e-environment.js';
 
 const run = promisify(execFile);
 
@@ -20,30 +21,6 @@ export interface Reply<T = Record<string, unknown>> {
   body: T;
 }
 
-async function call<T>(
-  path: string,
-  init: { method?: string; token: string; body?: unknown; headers?: Record<string, string> },
-) {
-  const response = await fetch(`${e2e().gatewayUrl}${path}`, {
-    method: init.method ?? 'GET',
-    headers: {
-      authorization: `Bearer ${init.token}`,
-      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...init.headers,
-    },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: (await response.json()) as T,
-  } satisfies Reply<T>;
-}
-
-/** The ACL API under the gateway's public prefix `/acl`. */
-export const acl = <T = Record<string, unknown>>(path: string, init: Parameters<typeof call>[1]) =>
-  call<T>(`/acl${path}`, init);
-
 export interface CheckResult {
   allowed: boolean;
   subject: unknown;
@@ -51,31 +28,60 @@ export interface CheckResult {
   relation: string;
 }
 
-export async function check(
-  token: string,
-  request: Record<string, string>,
-): Promise<Reply<{ result: CheckResult }>> {
-  return call('/v1/check', { method: 'POST', token, body: request });
+interface CallOptions {
+  method?: string;
+  token: string;
+  body?: unknown;
+  headers?: Record<string, string>;
 }
 
-/** A token from the development stack's identity provider (its signing key). */
-export async function token(sub: string, options: { roles?: string[]; org?: string } = {}): Promise<string> {
-  const key = await ensureDevSigningKey(e2e().stateDir || join(repoRoot(), '.dev'));
-  return mintToken(key, {
-    sub,
-    ...(options.roles ? { roles: options.roles } : {}),
-    ...(options.org ? { org: options.org } : {}),
-  });
+/** A client of the stack that `environment` describes (read at each call, so it may be injected lazily). */
+export function stackClient(environment: () => E2eEnvironment) {
+  async function call<T>(path: string, init: CallOptions): Promise<Reply<T>> {
+    const response = await fetch(`${environment().gatewayUrl}${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        authorization: `Bearer ${init.token}`,
+        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...init.headers,
+      },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    return { status: response.status, headers: response.headers, body: (await response.json()) as T };
+  }
+
+  async function kubectl(...args: string[]): Promise<string> {
+    const { kubectl: binary, kubeconfig } = environment();
+    const { stdout } = await run(binary, ['--kubeconfig', kubeconfig, ...args]);
+    return stdout;
+  }
+
+  return {
+    /** The ACL API under the gateway's public prefix `/acl`. */
+    acl: <T = Record<string, unknown>>(path: string, init: CallOptions) => call<T>(`/acl${path}`, init),
+
+    check: (token: string, request: Record<string, string>) =>
+      call<{ result: CheckResult }>('/v1/check', { method: 'POST', token, body: request }),
+
+    /** A token from the development stack's identity provider (its signing key). */
+    async token(sub: string, options: { roles?: string[]; org?: string } = {}): Promise<string> {
+      const key = await ensureDevSigningKey(environment().stateDir || join(repoRoot(), '.dev'));
+      return mintToken(key, {
+        sub,
+        ...(options.roles ? { roles: options.roles } : {}),
+        ...(options.org ? { org: options.org } : {}),
+      });
+    },
+
+    kubectl,
+
+    kubectlJson: async <T>(...args: string[]): Promise<T> =>
+      JSON.parse(await kubectl(...args, '-o', 'json')) as T,
+  };
 }
 
-export async function kubectl(...args: string[]): Promise<string> {
-  const { stdout } = await run(e2e().kubectl, ['--kubeconfig', e2e().kubeconfig, ...args]);
-  return stdout;
-}
-
-export async function kubectlJson<T>(...args: string[]): Promise<T> {
-  return JSON.parse(await kubectl(...args, '-o', 'json')) as T;
-}
+/** The stack the global setup started (or found). */
+export const { acl, check, token, kubectl, kubectlJson } = stackClient(e2e);
 
 /** Polls until `probe` returns a value that is not undefined, or fails after `timeoutMs`. */
 export async function eventually<T>(

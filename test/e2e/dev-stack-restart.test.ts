@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
+import { freePort } from '../../src/localplane/free-port.js';
+import { readLogTail } from '../../src/localplane/log-tail.js';
+import {
+  assertNoProcessLeft,
+  processesOfStack,
+  spawnDevStack,
+  waitUntilReady,
+  type DevStackPorts,
+  type DevStackProcess,
+} from './support/dev-stack-process.js';
+import type { E2eEnvironment } from './support/e2e-environment.js';
+import { startGateway, type Gateway } from './support/gateway.js';
+import { e2e, eventually, stackClient } from './support/stack-client.js';
+import { occupyPort } from '../integration/localplane/occupied-port.js';
+
+// A stack of its own, restarted in one state folder on the same ports (so one gateway serves every start),
+// as a developer's `npm start`, Ctrl-C, `npm start` in one checkout does. The steps build on each other.
+let stateDir: string;
+let ports: DevStackPorts;
+let stack: DevStackProcess | undefined;
+let gateway: Gateway | undefined;
+let environment: E2eEnvironment;
+const client = stackClient(() => environment);
+
+let owner: string;
+let consumer: string;
+let policyId: string;
+
+beforeAll(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), 'policy-grant-e2e-restart-'));
+  ports = { acl: await freePort(), decision: await freePort(), controller: await freePort() };
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  if (stack?.process.isRunning()) {
+    await stack.signal('SIGINT');
+    await assertNoProcessLeft(stack);
+  }
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+async function start(): Promise<void> {
+  const startedAt = Date.now();
+  stack = spawnDevStack(stateDir, ports);
+  const env = await waitUntilReady(stack, startedAt);
+  gateway ??= await startGateway([
+    { prefix: '/acl', upstream: env.ACL_URL },
+    { prefix: '/v1', upstream: `${env.DECISION_URL}/v1` },
+  ]);
+  environment = {
+    gatewayUrl: gateway.url,
+    kubeconfig: env.KUBECONFIG,
+    kubectl: e2e().kubectl,
+    namespace: env.NAMESPACE,
+    stateDir,
+  };
+}
+
+function running(): DevStackProcess {
+  if (!stack) throw new Error('no development stack started');
+  return stack;
+}
+
+async function sampleItem(): Promise<CatalogItem['spec']> {
+  const items = await client.kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
+  return (items.items[0] as CatalogItem).spec;
+}
+
+async function checkAllowed(userId: string): Promise<boolean> {
+  const item = await sampleItem();
+  const reply = await client.check(owner, {
+    subject_type: 'user',
+    subject_id: userId,
+    organisation_id: '',
+    resource_type: 'resource',
+    resource_id: item.itemId,
+    relation: 'api',
+  });
+  return reply.body.result.allowed;
+}
+
+const becomesAllowed = (userId: string) =>
+  eventually(
+    `check for ${userId} to allow`,
+    async () => ((await checkAllowed(userId)) ? true : undefined),
+    60_000,
+  );
+
+async function grantByPolicyId(id: string): Promise<PolicyGrant | undefined> {
+  const list = await client.kubectlJson<{ items: PolicyGrant[] }>(
+    'get',
+    'policygrants',
+    '-n',
+    environment.namespace,
+  );
+  return list.items.find((grant) => grant.metadata?.uid === id);
+}
+
+describe('npm start, stopped and started again in the same state folder', () => {
+  it(
+    'keeps a grant made before Ctrl-C, and enforces it after the restart',
+    { timeout: 300_000 },
+    async () => {
+      await start();
+      const group = await processesOfStack(running());
+      expect(group).toContain(running().process.pid);
+      expect(group.length).toBeGreaterThanOrEqual(4); // the stack, etcd, kube-apiserver, SpiceDB
+      const item = await sampleItem();
+      owner = await client.token(item.ownerId);
+      consumer = randomUUID();
+      const created = await client.acl<{ results: { policyId: string }[] }>('/policy', {
+        method: 'POST',
+        token: owner,
+        body: {
+          request: [
+            {
+              policyType: 'INDIVIDUAL',
+              userId: consumer,
+              itemId: item.itemId,
+              itemType: item.itemType,
+              expiryTime: new Date(Date.now() + 365 * 86_400_000).toISOString(),
+              constraints: { access: [{ accessType: 'api' }] },
+            },
+          ],
+        },
+      });
+      expect(created.status).toBe(201);
+      policyId = (created.body.results[0] as { policyId: string }).policyId;
+      await becomesAllowed(consumer);
+
+      expect(await running().signal('SIGINT')).toBe(0);
+      await assertNoProcessLeft(running());
+      expect(existsSync(running().envFile)).toBe(false);
+
+      await start();
+      expect((await grantByPolicyId(policyId))?.spec.userId).toBe(consumer);
+      await becomesAllowed(consumer);
+      expect(await checkAllowed(randomUUID())).toBe(false);
+    },
+  );
+
+  it(
+    'when killed, leaves state behind; a start that fails then stops what it started and leaves no env',
+    { timeout: 300_000 },
+    async () => {
+      expect(await running().signal('SIGKILL')).toBe('SIGKILL');
+      await assertNoProcessLeft(running());
+      expect(existsSync(running().envFile)).toBe(true); // stale: it still says "ready"
+
+      const blocker = await occupyPort(ports.acl);
+      try {
+        await expect(start()).rejects.toThrow(/exited with 1/);
+        await assertNoProcessLeft(running());
+        expect(await readLogTail(running().process.logFile)).toContain('EADDRINUSE');
+        expect(existsSync(running().envFile)).toBe(false);
+      } finally {
+        await blocker.release();
+      }
+    },
+  );
+
+  it(
+    'comes up after the crash and the failed start, and still enforces the grant',
+    { timeout: 300_000 },
+    async () => {
+      await start();
+      expect((await grantByPolicyId(policyId))?.spec.userId).toBe(consumer);
+      await becomesAllowed(consumer);
+    },
+  );
+});
