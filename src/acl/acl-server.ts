@@ -11,6 +11,7 @@ import { createMetricsRegistry } from '../observability/metrics.js';
 import { SpiceDBClient } from '../spicedb/client.js';
 import { AclCache } from './acl-cache.js';
 import type { AclApiConfig } from './acl-config.js';
+import { aclDocument } from './acl-document.js';
 import { aclRoutes } from './acl-routes.js';
 import { DEFAULT_CLAIM_WAIT_MS, PolicyCreator } from './create-policies.js';
 import { registerGrantMetrics } from './grant-metrics.js';
@@ -76,14 +77,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
     },
   );
-  const document = routes.document({
-    info: {
-      title: 'policy-grant-operator ACL API',
-      version: '2.0.0',
-      description: 'Administration of policy grants: create, revoke, list, verify.',
-    },
-    servers: [{ url: config.basePath }],
-  });
+  const document = aclDocument(routes, config.basePath);
   const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   registerGrantMetrics(metricsRegistry, cache, now);
   const app = createHttpApp({

@@ -4,6 +4,7 @@ import { apiAuthentication } from '../auth/middleware.js';
 import type { Authenticators } from '../auth/middleware.js';
 import { createHttpApp } from '../http/app.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
+import type { RouteRegistry } from '../http/openapi/route-registry.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { Logger } from '../observability/logger.js';
@@ -36,6 +37,11 @@ const DOCUMENT_INFO = {
     'public prefix onto it by strip-prefix.',
 };
 
+/** The decision service's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
+export function decisionDocument(routes: RouteRegistry): OpenApiDocument {
+  return routes.document({ info: DOCUMENT_INFO, servers: [{ url: '/' }] });
+}
+
 /** The decision service's HTTP app: POST /v1/check plus the operational endpoints. */
 export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
   const evaluate = createCheckEvaluator({
@@ -48,7 +54,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     authentication: apiAuthentication(options.authenticators),
     evaluate,
   });
-  const document = routes.document({ info: DOCUMENT_INFO, servers: [{ url: '/' }] });
+  const document = decisionDocument(routes);
   const app = createHttpApp({
     urn: options.urn,
     logger: options.logger,
