@@ -1,7 +1,7 @@
 import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
 import { hasRole, type Principal } from '../auth/principal.js';
 
-// Who may do what (SPEC.md "Authentication", role table), as pure predicates over the caller and the
+// Who may do what (docs/acl-api.md, "Who may do what"), as pure predicates over the caller and the
 // CatalogItem the action is about.
 
 export const ORG_ADMIN = 'org_admin';

@@ -27,7 +27,7 @@ export class PolicyListings {
     );
   }
 
-  /** Grants the caller issued; only these rows name the consumer (SPEC.md "Policy row"). */
+  /** Grants the caller issued; only these rows name the consumer (docs/acl-api.md, "Listings"). */
   provider(principal: Principal, query: ListingQuery): Listing {
     return this.listing(distinctSorted(this.cache.grantsIssuedBy(principal.id)), query, true);
   }

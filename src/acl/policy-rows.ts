@@ -6,7 +6,7 @@ import {
 } from '../api/v1alpha1/index.js';
 import type { PaginationInfo } from '../http/envelope.js';
 
-/** A row of the listings (SPEC.md "Policy row"). */
+/** A row of the listings (docs/acl-api.md, "Listings"). */
 export interface PolicyRow {
   policyId: string;
   itemId: string;

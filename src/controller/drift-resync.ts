@@ -37,10 +37,11 @@ export class ResyncCancelledError extends Error {
 }
 
 /**
- * The periodic full comparison of SpiceDB with the custom resources (DESIGN.md's invariant: the grant tuples
- * in SpiceDB are exactly the projection of the active, unexpired, authorised grants; owner tuples, of the
- * CatalogItems). It reads the managed relations page by page and writes in batches, so neither a request nor
- * memory holds more than one page or batch of relationships; the wanted set is kept as keys and expirations.
+ * The periodic full comparison of SpiceDB with the custom resources (the invariant of docs/architecture.md:
+ * the grant tuples in SpiceDB are exactly the projection of the active, unexpired, authorised grants; owner
+ * tuples, of the CatalogItems). It reads the managed relations page by page and writes in batches, so neither
+ * a request nor memory holds more than one page or batch of relationships; the wanted set is kept as keys and
+ * expirations.
  *
  * Every repair is decided again, under the lock of the objects it touches, from the caches as they are at
  * that moment: a tuple a grant wrote (or withdrew) while the resync was reading is left alone.

@@ -1,12 +1,13 @@
-/** The label that binds a namespace to an organisation (DESIGN.md, "Custom resources"). */
+/** The label that binds a namespace to an organisation (docs/architecture.md, "Custom resources"). */
 export const ORGANISATION_LABEL = 'acl.policygrant.dev/organisation';
 
 export type NamespaceAuthorisation = { authorised: true } | { authorised: false; message: string };
 
 /**
- * The GitOps guard (DESIGN.md, "Security"): a grant counts only in the ACL API's own namespace, whose writes
- * went through the API's ownership checks, or in a namespace bound to the item's organisation, whose writers
- * the cluster admin has chosen for that organisation. Anywhere else kubectl could grant anything.
+ * The GitOps guard (docs/architecture.md, "Security"): a grant counts only in the ACL API's own namespace,
+ * whose writes went through the API's ownership checks, or in a namespace bound to the item's organisation,
+ * whose writers the cluster admin has chosen for that organisation. Anywhere else kubectl could grant
+ * anything.
  */
 export function authoriseNamespace(input: {
   grantNamespace: string;

@@ -4,7 +4,8 @@ import { encodeObjectId, InvalidObjectIdError } from '../spicedb/object-id.js';
 import type { Registry } from '../spicedb/registry.js';
 import { tupleKey, type TupleKey } from './tuple-key.js';
 
-// The pure projection of the custom resources onto SpiceDB relationships (DESIGN.md, "Relationship model").
+// The pure projection of the custom resources onto SpiceDB relationships (docs/architecture.md, "The
+// relationship model").
 
 /** The relation of an item's owners; `owner: user | organization` in schema.zed. */
 export const OWNER_RELATION = 'owner';

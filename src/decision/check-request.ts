@@ -16,9 +16,10 @@ const name = (description: string, example: string) =>
 const id = (description: string) => z.string().min(1).max(MAX_ID_LENGTH).meta({ description });
 
 /**
- * The body of POST /v1/check: SPEC.md's check request plus the optional consistency token. Unknown fields
- * are rejected: a misspelt field (`organization_id`) must not be silently ignored by a decision point.
- * The vocabulary (types, relations) is the registry's; canonicalise() checks it and names the field.
+ * The body of POST /v1/check: the check request of docs/decision-service.md, with the optional consistency
+ * token. Unknown fields are rejected: a misspelt field (`organization_id`) must not be silently ignored by a
+ * decision point. The vocabulary (types, relations) is the registry's; canonicalise() checks it and names the
+ * field.
  */
 export const checkRequestSchema = z
   .strictObject({

@@ -38,10 +38,10 @@ interface Stoppable {
 const FIRST_RESYNC_TIMEOUT_MS = 120_000;
 
 /**
- * The whole system on one machine (DESIGN.md, "Development stack"): the local control plane and SpiceDB
- * unless KUBECONFIG names a cluster, the CRDs, the sample CatalogItems, and the three services in this
- * process. The `env` file is written last and removed first (at start, whatever an earlier run left, and at
- * stop), so its presence means the stack is ready.
+ * The whole system on one machine (docs/architecture.md, "The development stack"): the local control plane
+ * and SpiceDB unless KUBECONFIG names a cluster, the CRDs, the sample CatalogItems, and the three services in
+ * this process. The `env` file is written last and removed first (at start, whatever an earlier run left, and
+ * at stop), so its presence means the stack is ready.
  */
 export async function startDevStack({ stateDir, env, log }: DevStackOptions): Promise<RunningDevStack> {
   const envFile = join(stateDir, 'env');

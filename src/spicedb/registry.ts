@@ -45,7 +45,7 @@ export class RegistryError extends Error {
   override readonly name = 'RegistryError';
 }
 
-/** The body of POST /v1/check (SPEC.md "Check request"). */
+/** The body of POST /v1/check (docs/decision-service.md, "Request"). */
 export interface CheckRequest {
   subject_type: string;
   subject_id: string;

@@ -175,8 +175,9 @@ describe('read-your-grant (Prefer: wait)', () => {
   });
 });
 
-// Memberships have no resource of their own yet (DESIGN.md): an external producer writes them into the
-// relationship store. The suite plays that producer, with the SpiceDB endpoint and key the stack publishes.
+// Memberships have no resource of their own yet (docs/architecture.md, "Not yet built"): an external producer
+// writes them into the relationship store. The suite plays that producer, with the SpiceDB endpoint and key
+// the stack publishes.
 async function addOrganisationMember(organisation: string, user: string): Promise<void> {
   const { SpiceDBClient } = await import('../../src/spicedb/client.js');
   const { encodeObjectId } = await import('../../src/spicedb/object-id.js');
