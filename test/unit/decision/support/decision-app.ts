@@ -1,6 +1,6 @@
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
 import { createDecisionApp } from '../../../../src/decision/decision-app.js';
-import type { DecisionApp } from '../../../../src/decision/decision-app.js';
+import type { DecisionApp, DecisionAppOptions } from '../../../../src/decision/decision-app.js';
 import type { PermissionChecker } from '../../../../src/decision/check-evaluator.js';
 import { createUrnScheme } from '../../../../src/http/urn.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
@@ -29,6 +29,15 @@ export class FakeSpiceDB implements PermissionChecker {
     return { schemaWritten: this.schemaWritten };
   }
 }
+
+/** A barrier whose Watch is current and saw no recent change: the caller's token, or minimize_latency. */
+const currentBarrier: DecisionAppOptions['barrier'] = {
+  consistencyFor: async (_query, callerToken) =>
+    callerToken === undefined
+      ? { consistency: { minimizeLatency: true }, source: 'minimize_latency' }
+      : { consistency: { atLeastAsFresh: callerToken }, source: 'caller_token' },
+  readiness: () => ({ name: 'spicedb-watch', check: async () => undefined }),
+};
 
 export interface DecisionUnderTest extends DecisionApp {
   url: string;
@@ -64,6 +73,7 @@ export async function decisionUnderTest(): Promise<DecisionUnderTest> {
     metricsRegistry: metrics,
     registry: loadRegistry(),
     spicedb,
+    barrier: currentBarrier,
     authenticators: { bearer },
   });
   const url = await serve(decision.app);
