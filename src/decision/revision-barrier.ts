@@ -33,8 +33,6 @@ export interface RevisionBarrierOptions {
   settings?: RevisionBarrierSettings;
   logger: Logger;
   metricsRegistry: MetricsRegistry;
-  /** For tests: the Watch's reconnection delays and settle time. */
-  watch?: { retry?: { initialMs: number; maxMs: number }; settleMs?: number };
 }
 
 export interface ChosenConsistency {
@@ -73,7 +71,6 @@ export class RevisionBarrier {
       headRevision: this.headRevision,
       logger: options.logger,
       events: this.metrics,
-      ...options.watch,
     });
   }
 

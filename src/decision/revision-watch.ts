@@ -23,15 +23,9 @@ export interface RevisionWatchOptions {
   events: RevisionWatchEvents;
   /** Delay before reconnecting, doubling up to maxMs while SpiceDB delivers nothing. */
   retry?: { initialMs: number; maxMs: number };
-  /**
-   * A Watch that has neither failed nor delivered anything within this time counts as connected: SpiceDB sends
-   * nothing on a quiet datastore, and rejects a bad start at once.
-   */
-  settleMs?: number;
 }
 
 const DEFAULT_RETRY = { initialMs: 100, maxMs: 5_000 };
-const DEFAULT_SETTLE_MS = 1_000;
 
 /**
  * SpiceDB's Watch, from start-up until stop(), feeding the tracker. Reconnects with backoff from the last
@@ -42,16 +36,16 @@ const DEFAULT_SETTLE_MS = 1_000;
 export class RevisionWatch {
   private readonly abort = new AbortController();
   private readonly retry: { initialMs: number; maxMs: number };
-  private readonly settleMs: number;
   private cursor: string | undefined;
   private running: Promise<void> | undefined;
   private isCurrent = false;
   private lastMessage: number | undefined;
   private lastError = 'not started';
+  /** Counts Watch streams (and their ends), so that a late confirmation of an old stream is ignored. */
+  private attempts = 0;
 
   constructor(private readonly options: RevisionWatchOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY;
-    this.settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
   }
 
   /** Connected: every change not delivered yet happened after this moment's head, or just before (the lag). */
@@ -93,23 +87,39 @@ export class RevisionWatch {
   /** One Watch stream, until it ends or fails; true when it delivered something. */
   private async follow(): Promise<boolean> {
     let delivered = false;
-    let settle: NodeJS.Timeout | undefined;
+    const attempt = ++this.attempts;
     try {
       if (this.cursor === undefined) await this.startFromHead();
-      settle = setTimeout(() => this.setCurrent(true), this.settleMs);
-      const stream = this.options.spicedb.watch({ startCursor: this.cursor, signal: this.abort.signal });
-      for await (const event of stream) {
+      const events = this.options.spicedb.watch({ startCursor: this.cursor, signal: this.abort.signal });
+      const first = events.next(); // sends the Watch request
+      this.confirmLater(attempt);
+      for (let result = await first; !result.done; result = await events.next()) {
         delivered = true;
         this.setCurrent(true);
-        this.apply(event);
+        this.apply(result.value);
       }
       if (!this.abort.signal.aborted) this.restarted('ended', 'SpiceDB ended the Watch');
     } catch (error) {
       this.failed(error);
     } finally {
-      clearTimeout(settle);
+      this.attempts += 1; // a confirmation still in flight no longer counts
     }
     return delivered;
+  }
+
+  /**
+   * SpiceDB sends nothing on a Watch until something changes, so a quiet Watch cannot show that it reached
+   * SpiceDB. A head revision read answered after the Watch request was sent can: both travel on the same
+   * connection, in order, so SpiceDB had the Watch when it answered the read; any change after the Watch's
+   * start revision is then on its way. Until then (or a first message), the Watch is not current.
+   */
+  private confirmLater(attempt: number): void {
+    this.options.headRevision().then(
+      () => {
+        if (this.attempts === attempt) this.setCurrent(true);
+      },
+      () => undefined,
+    );
   }
 
   private async startFromHead(): Promise<void> {

@@ -57,18 +57,28 @@ afterEach(async () => {
   await watch?.stop();
 });
 
-function startWatch(spicedb: ScriptedWatch, heads: string[]) {
+/** Head revisions as SpiceDB would read them: head-1, head-2, …; `readable` false makes reads fail. */
+function heads() {
+  const state = { reads: 0, readable: true };
+  const read = async () => {
+    if (!state.readable) throw new SpiceDBError('CheckPermission', GrpcCode.UNAVAILABLE, 'down');
+    state.reads += 1;
+    return `head-${state.reads}`;
+  };
+  return { state, read };
+}
+
+function startWatch(spicedb: ScriptedWatch, head = heads()) {
   const tracker = new RevisionTracker({ retentionMs: 60_000, maxEntries: 1_000 });
   const restarts: WatchRestartReason[] = [];
   const states: boolean[] = [];
   watch = new RevisionWatch({
     spicedb,
     tracker,
-    headRevision: async () => heads.shift() ?? 'head-n',
+    headRevision: head.read,
     logger: capturedLogger().logger,
     events: { current: (up) => states.push(up), restarted: (reason) => restarts.push(reason) },
     retry: { initialMs: 5, maxMs: 20 },
-    settleMs: 10_000,
   });
   watch.start();
   return { tracker, restarts, states, watch };
@@ -77,7 +87,7 @@ function startWatch(spicedb: ScriptedWatch, heads: string[]) {
 describe('RevisionWatch', () => {
   it('starts from the head revision, counting everything as touched, and records what the Watch delivers', async () => {
     const spicedb = new ScriptedWatch([deliver([change('t1', 'r1')], 'wait')]);
-    const { tracker, states } = startWatch(spicedb, ['head-1']);
+    const { tracker, states } = startWatch(spicedb);
     await until(() => tracker.newest?.token === 't1', 'the first change', 30_000);
     expect(spicedb.starts).toEqual(['head-1']);
     expect(states).toEqual([true]);
@@ -90,7 +100,7 @@ describe('RevisionWatch', () => {
       deliver([change('t1', 'r1'), change('t2', 'r2')], unavailable),
       deliver([change('t3', 'r3')], 'wait'),
     ]);
-    const { tracker, restarts, states } = startWatch(spicedb, ['head-1']);
+    const { tracker, restarts, states } = startWatch(spicedb);
     await until(() => tracker.newest?.token === 't3', 'the change after the reconnection', 30_000);
     expect(spicedb.starts).toEqual(['head-1', 't2']);
     expect(restarts).toEqual(['error']);
@@ -104,20 +114,41 @@ describe('RevisionWatch', () => {
       deliver([], otherDatastore),
       deliver([change('n1', 'r9')], 'wait'),
     ]);
-    const { tracker, restarts } = startWatch(spicedb, ['head-1', 'head-2']);
+    const { tracker, restarts } = startWatch(spicedb);
     await until(() => tracker.newest?.token === 'n1', 'the new datastore’s change', 30_000);
-    expect(spicedb.starts).toEqual(['head-1', 't1', 'head-2']);
+    expect(spicedb.starts).toEqual(['head-1', 't1', expect.stringMatching(/^head-/)]);
+    expect(spicedb.starts[2]).not.toBe('head-1');
     expect(restarts).toEqual(['error', 'unknown_revision']);
     expect(tracker.positionOf('t1')).toBeUndefined();
     expect(tracker.newestTouching(['resource:elsewhere'])?.token).toBe('n1');
   });
 
-  it('is not current until the Watch delivers or settles, and stops on stop()', async () => {
+  it('is current once a head revision read answers after the Watch was sent, not before', async () => {
+    const head = heads();
     const spicedb = new ScriptedWatch([]);
-    const { watch: running } = startWatch(spicedb, ['head-1']);
-    await until(() => spicedb.starts.length === 1, 'the Watch to start', 30_000);
-    expect(running.current).toBe(false);
+    const { watch: running } = startWatch(spicedb, head);
+    await until(() => running.current, 'the quiet Watch to be confirmed', 30_000);
+    expect(head.state.reads).toBe(2); // the start revision, then the confirmation
     await running.stop();
+    expect(running.current).toBe(false);
+  });
+
+  it('stays not current while a quiet Watch cannot be confirmed', async () => {
+    const head = heads();
+    let fail: () => void = () => undefined;
+    const failing = async function* (): AsyncGenerator<WatchEvent> {
+      yield change('t1', 'r1');
+      await new Promise<void>((resolve) => (fail = resolve));
+      throw unavailable;
+    };
+    const spicedb = new ScriptedWatch([failing]);
+    const { watch: running } = startWatch(spicedb, head);
+    await until(() => running.current, 'the first change', 30_000);
+    head.state.readable = false;
+    fail();
+    await until(() => spicedb.starts.length >= 2, 'the Watch to resume', 30_000);
+    expect(spicedb.starts[1]).toBe('t1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(running.current).toBe(false);
   });
 });
