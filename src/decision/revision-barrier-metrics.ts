@@ -18,7 +18,8 @@ const RESTART_REASONS: readonly WatchRestartReason[] = ['error', 'ended', 'unkno
 
 /**
  * `decision_revision_watch_up`, `decision_revision_watch_last_message_age_seconds`,
- * `decision_revision_watch_restarts_total{reason}`, `decision_revision_tracked_entries` and
+ * `decision_revision_watch_restarts_total{reason}`, `decision_revision_watch_messages_total`,
+ * `decision_revision_tracked_entries` and
  * `decision_check_consistency_total{consistency}`.
  */
 export function revisionBarrierMetrics(
@@ -49,6 +50,10 @@ export function revisionBarrierMetrics(
     help: 'SpiceDB Watch reconnections, by reason: error, ended, unknown_revision (started again from the head).',
     labelNames: ['reason'],
   });
+  const messages = counter(registry, {
+    name: 'decision_revision_watch_messages_total',
+    help: 'Messages the SpiceDB Watch delivered: changes, schema changes and checkpoints.',
+  });
   const chosen = counter(registry, {
     name: 'decision_check_consistency_total',
     help: 'Checks by the consistency they were evaluated at: minimize_latency, touched, caller_token, head.',
@@ -60,6 +65,7 @@ export function revisionBarrierMetrics(
   return {
     current: (isUp) => up.set(isUp ? 1 : 0),
     restarted: (reason) => restarts.inc({ reason }),
+    delivered: () => messages.inc(),
     chosen: (consistency) => chosen.inc({ consistency }),
   };
 }

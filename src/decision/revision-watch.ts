@@ -12,6 +12,8 @@ export interface RevisionWatchEvents {
   /** The Watch became current, or stopped being current. */
   current(up: boolean): void;
   restarted(reason: WatchRestartReason): void;
+  /** A change, schema change or checkpoint arrived. */
+  delivered(): void;
 }
 
 export interface RevisionWatchOptions {
@@ -132,8 +134,9 @@ export class RevisionWatch {
   }
 
   private apply(event: WatchEvent): void {
-    const { tracker } = this.options;
+    const { tracker, events } = this.options;
     this.lastMessage = performance.now();
+    events.delivered();
     tracker.record(
       event.changesThrough,
       event.updates.flatMap(({ relationship }) => relationshipKeys(relationship)),

@@ -1,26 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpiceDBClient } from '../../../src/spicedb/client.js';
+import { rm } from 'node:fs/promises';
 import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';
 import { until } from '../../support/until.js';
-import { testSpiceDB, uniqueId } from '../support/cluster.js';
+import { makeStateDir, startOwnSpiceDB } from '../controller/support/harness.js';
+import type { OwnSpiceDB } from '../controller/support/harness.js';
+import { uniqueId } from '../support/cluster.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
 
-// The shared SpiceDB quantizes minimize_latency reads to 5 s (its default): without the barrier, a check right
-// after a change answers from before it for up to that long. No check here carries a token.
-let client: SpiceDBClient;
+// SpiceDB quantizes minimize_latency reads to 5 s (its default): without the barrier, a check right after a
+// change answers from before it for up to that long. No check here carries a token. A SpiceDB of this file's
+// own, so that every message of the service's Watch is one of this file's changes: a check follows the Watch's
+// delivery of the change (afterWatchDelivers), which is what the barrier promises.
+let stateDir: string;
+let spicedb: OwnSpiceDB;
 let service: DecisionServiceUnderTest;
 
 beforeAll(async () => {
-  client = new SpiceDBClient({ ...testSpiceDB(), transport: 'plaintext' });
-  service = await startServiceUnderTest({ spicedb: testSpiceDB() });
-  await untilReady(service);
+  stateDir = await makeStateDir('decision-revision-barrier');
+  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-revision-barrier');
+  service = await startServiceUnderTest({ spicedb: spicedb.server });
+  await untilReady(service, 60_000);
 });
 
 afterAll(async () => {
   await service?.stop();
-  client?.close();
+  await spicedb?.stop();
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
 });
 
 const inAnHour = () => new Date(Date.now() + 3_600_000);
@@ -44,7 +51,7 @@ async function allowed(body: Record<string, unknown>): Promise<boolean> {
 }
 
 const write = (operation: RelationshipUpdate['operation'], relationship: Relationship) =>
-  client.writeRelationships([{ operation, relationship }]);
+  service.afterWatchDelivers(() => spicedb.client.writeRelationships([{ operation, relationship }]));
 
 async function consistencyCount(source: string): Promise<number> {
   const text = await service.metrics.metrics();

@@ -91,6 +91,8 @@ function newGrant(): { grant: Relationship; check: Record<string, string> } {
 
 const write = (operation: 'touch' | 'delete', relationship: Relationship) =>
   direct((client) => client.writeRelationships([{ operation, relationship }]));
+const writeSeen = (operation: 'touch' | 'delete', relationship: Relationship) =>
+  service.afterWatchDelivers(() => write(operation, relationship));
 
 async function readiness(): Promise<{ status: number; detail?: string }> {
   const response = await fetch(`${service.url}/healthz/ready`);
@@ -176,11 +178,11 @@ describe('the revision barrier when its Watch goes down', () => {
 
       for (let iteration = 0; iteration < 5; iteration++) {
         const { grant: next, check: nextCheck } = iteration === 0 ? { grant, check } : newGrant();
-        await write('touch', next);
+        await writeSeen('touch', next);
         expect((await service.check(nextCheck)).body.result.allowed, `iteration ${iteration}, granted`).toBe(
           true,
         );
-        await write('delete', next);
+        await writeSeen('delete', next);
         expect((await service.check(nextCheck)).body.result.allowed, `iteration ${iteration}, revoked`).toBe(
           false,
         );

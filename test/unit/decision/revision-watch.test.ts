@@ -77,7 +77,11 @@ function startWatch(spicedb: ScriptedWatch, head = heads()) {
     tracker,
     headRevision: head.read,
     logger: capturedLogger().logger,
-    events: { current: (up) => states.push(up), restarted: (reason) => restarts.push(reason) },
+    events: {
+      current: (up) => states.push(up),
+      restarted: (reason) => restarts.push(reason),
+      delivered: () => undefined,
+    },
     retry: { initialMs: 5, maxMs: 20 },
   });
   watch.start();
