@@ -175,7 +175,7 @@ export class RevisionWatch {
  * with INVALID_ARGUMENT or FAILED_PRECONDITION. Starting over from the head is always safe, so any of those does.
  */
 function isUnknownStart(error: unknown): boolean {
-  if (!(error instanceof SpiceDBError)) return false;
+  if (!(error instanceof SpiceDBError) || error.operation !== 'Watch') return false;
   const code = grpcStatusName(error.code);
   return code === 'INVALID_ARGUMENT' || code === 'FAILED_PRECONDITION';
 }
