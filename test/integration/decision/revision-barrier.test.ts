@@ -21,7 +21,7 @@ beforeAll(async () => {
   stateDir = await makeStateDir('decision-revision-barrier');
   spicedb = await startOwnSpiceDB(stateDir, 'spicedb-revision-barrier');
   service = await startServiceUnderTest({ spicedb: spicedb.server });
-  await untilReady(service, 60_000);
+  await untilReady(service);
 });
 
 afterAll(async () => {
@@ -86,18 +86,14 @@ describe('the revision barrier, without any token', () => {
 
   it('stays at minimize_latency for checks whose resource and subject did not change recently', async () => {
     // For one window after the Watch (re)starts, everything counts as touched; after that, quiet checks are cheap.
-    await until(
-      async () => {
-        const before = await consistencyCount('minimize_latency');
-        expect(await allowed(apiCheck(uniqueId('user'), `urn:dx:item:${uniqueId('quiet')}`))).toBe(false);
-        return (await consistencyCount('minimize_latency')) === before + 1;
-      },
-      'a quiet check at minimize_latency',
-      30_000,
-    );
+    await until(async () => {
+      const before = await consistencyCount('minimize_latency');
+      expect(await allowed(apiCheck(uniqueId('user'), `urn:dx:item:${uniqueId('quiet')}`))).toBe(false);
+      return (await consistencyCount('minimize_latency')) === before + 1;
+    }, 'a quiet check at minimize_latency');
   });
 
-  it('sees membership changes at once: organisation and group members', { timeout: 60_000 }, async () => {
+  it('sees membership changes at once: organisation and group members', async () => {
     const itemId = `urn:dx:item:${uniqueId('members')}`;
     const resource = { type: 'resource', id: encodeObjectId(itemId) };
     const [org, groupId, member] = [uniqueId('org'), uniqueId('group'), uniqueId('user')];

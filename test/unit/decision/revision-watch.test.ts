@@ -92,7 +92,7 @@ describe('RevisionWatch', () => {
   it('starts from the head revision, counting everything as touched, and records what the Watch delivers', async () => {
     const spicedb = new ScriptedWatch([deliver([change('t1', 'r1')], 'wait')]);
     const { tracker, states } = startWatch(spicedb);
-    await until(() => tracker.newest?.token === 't1', 'the first change', 30_000);
+    await until(() => tracker.newest?.token === 't1', 'the first change');
     expect(spicedb.starts).toEqual(['head-1']);
     expect(states).toEqual([true]);
     expect(tracker.newestTouching(['resource:elsewhere'])?.token).toBe('t1'); // everything, for now
@@ -105,7 +105,7 @@ describe('RevisionWatch', () => {
       deliver([change('t3', 'r3')], 'wait'),
     ]);
     const { tracker, restarts, states } = startWatch(spicedb);
-    await until(() => tracker.newest?.token === 't3', 'the change after the reconnection', 30_000);
+    await until(() => tracker.newest?.token === 't3', 'the change after the reconnection');
     expect(spicedb.starts).toEqual(['head-1', 't2']);
     expect(restarts).toEqual(['error']);
     expect(states).toEqual([true, false, true]);
@@ -119,7 +119,7 @@ describe('RevisionWatch', () => {
       deliver([change('n1', 'r9')], 'wait'),
     ]);
     const { tracker, restarts } = startWatch(spicedb);
-    await until(() => tracker.newest?.token === 'n1', 'the new datastore’s change', 30_000);
+    await until(() => tracker.newest?.token === 'n1', 'the new datastore’s change');
     expect(spicedb.starts).toEqual(['head-1', 't1', expect.stringMatching(/^head-/)]);
     expect(spicedb.starts[2]).not.toBe('head-1');
     expect(restarts).toEqual(['error', 'unknown_revision']);
@@ -131,7 +131,7 @@ describe('RevisionWatch', () => {
     const head = heads();
     const spicedb = new ScriptedWatch([]);
     const { watch: running } = startWatch(spicedb, head);
-    await until(() => running.current, 'the quiet Watch to be confirmed', 30_000);
+    await until(() => running.current, 'the quiet Watch to be confirmed');
     expect(head.state.reads).toBe(2); // the start revision, then the confirmation
     await running.stop();
     expect(running.current).toBe(false);
@@ -147,10 +147,10 @@ describe('RevisionWatch', () => {
     };
     const spicedb = new ScriptedWatch([failing]);
     const { watch: running } = startWatch(spicedb, head);
-    await until(() => running.current, 'the first change', 30_000);
+    await until(() => running.current, 'the first change');
     head.state.readable = false;
     fail();
-    await until(() => spicedb.starts.length >= 2, 'the Watch to resume', 30_000);
+    await until(() => spicedb.starts.length >= 2, 'the Watch to resume');
     expect(spicedb.starts[1]).toBe('t1');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(running.current).toBe(false);

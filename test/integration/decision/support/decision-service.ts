@@ -8,7 +8,6 @@ import type {
 } from '../../../../src/decision/decision-service.js';
 import { createLogger } from '../../../../src/observability/logger.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
-import { until } from '../../../support/until.js';
 import { AUDIENCE, ISSUER, jwksOf, signToken, testKey } from '../../../unit/auth/support/tokens.js';
 import type { TestKey } from '../../../unit/auth/support/tokens.js';
 import { PATIENCE_MS } from '../../../support/patience.js';
@@ -94,7 +93,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     async afterWatchDelivers(change) {
       const before = await watchMessages();
       const result = await change();
-      await until(async () => (await watchMessages()) > before, 'the Watch to deliver the change', 30_000);
+      await until(async () => (await watchMessages()) > before, 'the Watch to deliver the change');
       return result;
     },
   };
