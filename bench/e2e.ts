@@ -7,14 +7,16 @@ import { mintToken } from '../src/auth/dev-token.js';
 import { startDevStack } from '../src/devstack/dev-stack.js';
 import { percentile } from './support/statistics.js';
 
-// npm run bench:e2e — how long a grant takes to reach the hot path, from outside: from POST /policy
-// answering 201 to /v1/check allowing, and from DELETE /policy answering to /v1/check denying, over
-// BENCH_GRANTS grants (default 500), BENCH_CONCURRENCY at a time. Checks use SpiceDB's minimize_latency, as
-// a client without a token does; the same is measured with `Prefer: wait` and the returned ZedToken, which
-// is how a client that must not race its own write asks. Loopback only; it starts and stops its own stack.
+// npm run bench:e2e — how long a grant takes to reach the hot path, from outside, over BENCH_GRANTS grants
+// (default 200) for each way of asking, BENCH_CONCURRENCY lifecycles at a time (default 4: a steady pace, not a
+// burst). Without `Prefer: wait`: from POST /policy answering 201 to /v1/check allowing, and from DELETE
+// /policy answering to /v1/check denying, polling. With `Prefer: wait`: the whole call plus the first check,
+// which carries no token (the revision barrier must make it right) — and a second check with the returned
+// ZedToken. Counts first checks that answered wrong (an allow after a revocation answered with Prefer: wait
+// must never happen). Loopback only; it starts and stops its own stack.
 
-const GRANTS = Number(process.env.BENCH_GRANTS ?? 500);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const GRANTS = Number(process.env.BENCH_GRANTS ?? 200);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const POLL_MS = 25;
 const GIVE_UP_MS = 30_000;
 
@@ -28,6 +30,16 @@ interface Stack {
 interface Timings {
   toAllow: number[];
   toDeny: number[];
+  /** First checks that answered wrong: denied after a grant, allowed after a revocation. */
+  wrongAfterGrant: number;
+  wrongAfterRevocation: number;
+}
+
+interface Lifecycle {
+  toAllow: number;
+  toDeny: number;
+  wrongAfterGrant: boolean;
+  wrongAfterRevocation: boolean;
 }
 
 async function main(): Promise<void> {
@@ -47,7 +59,7 @@ async function main(): Promise<void> {
       itemId: item.itemId,
     };
     const polled = await measure(context, GRANTS, (ctx) => lifecycleByPolling(ctx));
-    const waited = await measure(context, Math.min(GRANTS, 200), (ctx) => lifecycleWithWait(ctx));
+    const waited = await measure(context, GRANTS, (ctx) => lifecycleWithWait(ctx));
     report(polled, waited);
   } finally {
     await stack.stop();
@@ -55,15 +67,17 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(ctx: Stack, count: number, one: (ctx: Stack) => Promise<[number, number]>) {
-  const timings: Timings = { toAllow: [], toDeny: [] };
+async function measure(ctx: Stack, count: number, one: (ctx: Stack) => Promise<Lifecycle>) {
+  const timings: Timings = { toAllow: [], toDeny: [], wrongAfterGrant: 0, wrongAfterRevocation: 0 };
   let next = 0;
   const worker = async () => {
     while (next < count) {
       next += 1;
-      const [toAllow, toDeny] = await one(ctx);
-      timings.toAllow.push(toAllow);
-      timings.toDeny.push(toDeny);
+      const lifecycle = await one(ctx);
+      timings.toAllow.push(lifecycle.toAllow);
+      timings.toDeny.push(lifecycle.toDeny);
+      if (lifecycle.wrongAfterGrant) timings.wrongAfterGrant += 1;
+      if (lifecycle.wrongAfterRevocation) timings.wrongAfterRevocation += 1;
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -71,7 +85,7 @@ async function measure(ctx: Stack, count: number, one: (ctx: Stack) => Promise<[
 }
 
 /** A client without a token: create, then check until allowed; revoke, then check until denied. */
-async function lifecycleByPolling(ctx: Stack): Promise<[number, number]> {
+async function lifecycleByPolling(ctx: Stack): Promise<Lifecycle> {
   const consumer = randomUUID();
   const { policyId } = await createGrant(ctx, consumer, {});
   const created = performance.now();
@@ -80,21 +94,34 @@ async function lifecycleByPolling(ctx: Stack): Promise<[number, number]> {
   await revokeGrant(ctx, policyId, {});
   const revoked = performance.now();
   await checkUntil(ctx, consumer, false);
-  return [toAllow, performance.now() - revoked];
+  return {
+    toAllow,
+    toDeny: performance.now() - revoked,
+    wrongAfterGrant: false,
+    wrongAfterRevocation: false,
+  };
 }
 
-/** A client that asks to read its grant: the answer comes once enforced, and one check with its token. */
-async function lifecycleWithWait(ctx: Stack): Promise<[number, number]> {
+/**
+ * A client that asks to read its grant: the answer comes once enforced; then one check without a token, which
+ * must already be right (else it polls, and counts it), and one with the returned token, which must be right.
+ */
+async function lifecycleWithWait(ctx: Stack): Promise<Lifecycle> {
   const consumer = randomUUID();
   const started = performance.now();
   const created = await createGrant(ctx, consumer, { prefer: 'wait=30' });
-  if ((await check(ctx, consumer, created.zedToken)) !== true) throw new Error('not allowed with the token');
+  const wrongAfterGrant = (await check(ctx, consumer)) !== true;
+  if (wrongAfterGrant) await checkUntil(ctx, consumer, true);
   const toAllow = performance.now() - started;
+  if ((await check(ctx, consumer, created.zedToken)) !== true) throw new Error('not allowed with the token');
   const revoking = performance.now();
   const revoked = await revokeGrant(ctx, created.policyId, { prefer: 'wait=30' });
+  const wrongAfterRevocation = (await check(ctx, consumer)) !== false;
+  if (wrongAfterRevocation) await checkUntil(ctx, consumer, false);
+  const toDeny = performance.now() - revoking;
   if ((await check(ctx, consumer, revoked.zedToken)) !== false)
     throw new Error('still allowed with the token');
-  return [toAllow, performance.now() - revoking];
+  return { toAllow, toDeny, wrongAfterGrant, wrongAfterRevocation };
 }
 
 interface Report {
@@ -165,16 +192,21 @@ async function call(
 }
 
 function report(polled: Timings, waited: Timings): void {
-  const row = (name: string, values: number[]) => {
+  const row = (name: string, values: number[], wrong: number | string) => {
     const sorted = [...values].sort((a, b) => a - b);
     const ms = (p: number) => `${percentile(sorted, p).toFixed(0)} ms`.padStart(9);
-    return `${name.padEnd(58)} ${String(values.length).padStart(5)} ${ms(50)} ${ms(99)}`;
+    return `${name.padEnd(62)} ${String(values.length).padStart(5)} ${ms(50)} ${ms(99)} ${String(wrong).padStart(11)}`;
   };
-  console.log(`${'measure'.padEnd(58)} ${'n'.padStart(5)} ${'p50'.padStart(9)} ${'p99'.padStart(9)}`);
-  console.log(row('201 → check allows (polling, minimize_latency)', polled.toAllow));
-  console.log(row('DELETE answered → check denies (polling, minimize_latency)', polled.toDeny));
-  console.log(row('POST with Prefer: wait + one check with its token', waited.toAllow));
-  console.log(row('DELETE with Prefer: wait + one check with its token', waited.toDeny));
+  console.log(`concurrency ${CONCURRENCY}; no check carries a token unless it says so`);
+  console.log(
+    `${'measure'.padEnd(62)} ${'n'.padStart(5)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'wrong first'.padStart(11)}`,
+  );
+  console.log(row('201 → check allows (polling)', polled.toAllow, '-'));
+  console.log(row('DELETE answered 200 → check denies (polling)', polled.toDeny, '-'));
+  console.log(row('POST with Prefer: wait → first check allows', waited.toAllow, waited.wrongAfterGrant));
+  console.log(
+    row('DELETE with Prefer: wait → first check denies', waited.toDeny, waited.wrongAfterRevocation),
+  );
 }
 
 await main();

@@ -4,8 +4,10 @@ import { SpiceDBError } from '../spicedb/errors.js';
 import { CheckRequestError } from '../spicedb/registry.js';
 import type { CanonicalCheck, Registry } from '../spicedb/registry.js';
 import type { CheckRequestBody } from './check-request.js';
+import type { ConsistencySource } from './consistency-choice.js';
 import type { DecisionMetrics } from './decision-metrics.js';
 import { grpcStatusName } from './grpc-status.js';
+import type { RevisionBarrier } from './revision-barrier.js';
 
 /** What the decision service needs of SpiceDB; SpiceDBClient is one. */
 export type PermissionChecker = Pick<SpiceDBClient, 'checkPermission' | 'health'>;
@@ -24,6 +26,8 @@ export type CheckEvaluator = (body: CheckRequestBody) => Promise<CheckResult>;
 export interface CheckEvaluatorOptions {
   registry: Registry;
   spicedb: PermissionChecker;
+  /** Picks each check's consistency (docs/decision-service.md, "Freshness"). */
+  barrier: Pick<RevisionBarrier, 'consistencyFor'>;
   metrics: DecisionMetrics;
 }
 
@@ -31,20 +35,25 @@ export interface CheckEvaluatorOptions {
 const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
 
 /**
- * Canonicalises the request with the registry and asks SpiceDB, within the client's check deadline. Only
- * SpiceDB's HAS_PERMISSION allows; any failure of SpiceDB is a 503 naming it (the route adds
- * `allowed: false` to every error answer).
+ * Canonicalises the request with the registry, lets the barrier pick the consistency and asks SpiceDB, within
+ * the client's check deadline. Only SpiceDB's HAS_PERMISSION allows; any failure of SpiceDB is a 503 naming it
+ * (the route adds `allowed: false` to every error answer).
  */
-export function createCheckEvaluator({ registry, spicedb, metrics }: CheckEvaluatorOptions): CheckEvaluator {
+export function createCheckEvaluator(options: CheckEvaluatorOptions): CheckEvaluator {
+  const { registry, spicedb, barrier, metrics } = options;
   return async (body) => {
     const check = canonicalOrBadRequest(registry, body);
     const started = performance.now();
     const elapsedSeconds = () => (performance.now() - started) / 1000;
+    const query = spicedbQuery(check);
     let answer: Awaited<ReturnType<PermissionChecker['checkPermission']>>;
+    let source: ConsistencySource | undefined;
     try {
-      answer = await spicedb.checkPermission(spicedbQuery(check, body.consistency_token));
+      const chosen = await barrier.consistencyFor(query, body.consistency_token);
+      source = chosen.source;
+      answer = await spicedb.checkPermission({ ...query, consistency: chosen.consistency });
     } catch (error) {
-      if (isUnknownRevision(error, body.consistency_token)) {
+      if (source === 'caller_token' && isUnknownRevision(error)) {
         throw new HttpError('BadRequest', 'consistency_token: not a revision this SpiceDB knows', {
           cause: error,
         });
@@ -79,8 +88,8 @@ function canonicalOrBadRequest(registry: Registry, body: CheckRequestBody): Cano
   }
 }
 
-/** The SpiceDB CheckPermission of a canonical check: at minimize_latency, or at least as fresh as a token. */
-export function spicedbQuery({ spicedb }: CanonicalCheck, consistencyToken?: string): CheckPermissionInput {
+/** The SpiceDB CheckPermission of a canonical check, at minimize_latency. */
+export function spicedbQuery({ spicedb }: CanonicalCheck): CheckPermissionInput {
   return {
     resource: { type: spicedb.resourceType, id: spicedb.resourceId },
     permission: spicedb.permission,
@@ -89,18 +98,18 @@ export function spicedbQuery({ spicedb }: CanonicalCheck, consistencyToken?: str
       id: spicedb.subjectId,
       ...(spicedb.subjectRelation === undefined ? {} : { relation: spicedb.subjectRelation }),
     },
-    consistency: consistencyToken === undefined ? MINIMIZE_LATENCY : { atLeastAsFresh: consistencyToken },
+    consistency: MINIMIZE_LATENCY,
   };
 }
 
 /**
  * SpiceDB answers INVALID_ARGUMENT "invalid revision requested" to a token it cannot read or that is ahead of
- * it (another SpiceDB's, or from before a memory datastore restarted): the caller's input, so a 400. Any
- * other INVALID_ARGUMENT stays a 503: the request was canonicalised, so it would be our fault.
+ * it (another SpiceDB's, or from before a memory datastore restarted): when the check ran at the caller's
+ * token, the caller's input, so a 400. Any other INVALID_ARGUMENT stays a 503: the request was canonicalised
+ * and the barrier's own tokens are SpiceDB's, so it would be our fault (or SpiceDB's restart).
  */
-function isUnknownRevision(error: unknown, consistencyToken: string | undefined): boolean {
+function isUnknownRevision(error: unknown): boolean {
   return (
-    consistencyToken !== undefined &&
     error instanceof SpiceDBError &&
     grpcStatusName(error.code) === 'INVALID_ARGUMENT' &&
     /revision/i.test(error.message)

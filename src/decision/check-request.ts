@@ -43,8 +43,9 @@ export const checkRequestSchema = z
       .meta({
         description:
           'A ZedToken from the ACL API (wait option) or a grant status (`status.zedToken`): the check then ' +
-          'sees at least every change up to it. Without it the check may answer from a snapshot a few ' +
-          'seconds old.',
+          'sees at least every change up to it. Without it the check still sees every change to its ' +
+          'resource or subject that the service has learnt of (its revision barrier, milliseconds after ' +
+          'the write); the token also covers a check racing the write itself.',
       }),
   })
   .meta({ id: 'CheckRequest' });

@@ -8,12 +8,14 @@ import type { RouteRegistry } from '../http/openapi/route-registry.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { Logger } from '../observability/logger.js';
+import type { CheckPermissionInput } from '../spicedb/client.js';
 import type { Registry } from '../spicedb/registry.js';
 import { createCheckEvaluator, spicedbQuery } from './check-evaluator.js';
 import type { PermissionChecker } from './check-evaluator.js';
 import { checkRoutes } from './check-route.js';
 import { decisionMetrics } from './decision-metrics.js';
 import { failClosed } from './fail-closed.js';
+import type { RevisionBarrier } from './revision-barrier.js';
 
 export interface DecisionAppOptions {
   urn: UrnScheme;
@@ -21,6 +23,7 @@ export interface DecisionAppOptions {
   metricsRegistry: MetricsRegistry;
   registry: Registry;
   spicedb: PermissionChecker;
+  barrier: Pick<RevisionBarrier, 'consistencyFor' | 'readiness'>;
   authenticators: Authenticators;
 }
 
@@ -47,6 +50,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
   const evaluate = createCheckEvaluator({
     registry: options.registry,
     spicedb: options.spicedb,
+    barrier: options.barrier,
     metrics: decisionMetrics(options.metricsRegistry),
   });
   const routes = checkRoutes({
@@ -59,7 +63,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     urn: options.urn,
     logger: options.logger,
     metricsRegistry: options.metricsRegistry,
-    readinessChecks: [spicedbReadiness(options.spicedb, options.registry)],
+    readinessChecks: [spicedbReadiness(options.spicedb, options.registry), options.barrier.readiness()],
     // The hot path: decisions are counted by the metrics; an info line per check would cost more than it tells.
     hotPaths: ['/v1/check'],
     openApiDocument: document,
@@ -79,13 +83,18 @@ const PROBE_CHECK = {
   relation: 'viewer',
 };
 
+/** The probe as SpiceDB sees it: the readiness check and the barrier's head revision read use it. */
+export function probeQuery(registry: Registry): CheckPermissionInput {
+  return spicedbQuery(registry.canonicalise(PROBE_CHECK));
+}
+
 /**
  * Ready when SpiceDB answers, has a schema, and evaluates a check at minimize_latency. The last part matters
  * right after the schema was first written: until SpiceDB's minimize_latency snapshot includes the schema,
  * checks fail (FAILED_PRECONDITION) although ReadSchema already returns it.
  */
 function spicedbReadiness(spicedb: PermissionChecker, registry: Registry): ReadinessCheck {
-  const probe = spicedbQuery(registry.canonicalise(PROBE_CHECK));
+  const probe = probeQuery(registry);
   return {
     name: 'spicedb',
     check: async () => {

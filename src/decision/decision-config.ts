@@ -9,6 +9,7 @@ import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
 import { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_DECISION_PORT } from './decision-service.js';
 import type { DecisionServiceConfig } from './decision-service.js';
+import { DEFAULT_REVISION_BARRIER } from './revision-barrier.js';
 
 /** Variables of the decision service beyond the common, SpiceDB and authentication ones. */
 export const decisionEnvironment = z.object({
@@ -20,6 +21,12 @@ export const decisionEnvironment = z.object({
   TOKEN_REVIEW: booleanFlag.default(false),
   /** Audiences ServiceAccount tokens must be issued for (comma-separated); default: the API server's. */
   TOKEN_REVIEW_AUDIENCES: commaList.optional(),
+  /** SpiceDB's --datastore-revision-quantization-interval: set both to the same value. */
+  SPICEDB_QUANTIZATION_INTERVAL: duration.default(DEFAULT_REVISION_BARRIER.quantizationMs),
+  /** Added to the quantization interval: how long a change counts as recent for the revision barrier. */
+  REVISION_BARRIER_MARGIN: duration.default(DEFAULT_REVISION_BARRIER.marginMs),
+  /** Bound on the objects and revisions the barrier remembers; past it every check counts as touched. */
+  REVISION_BARRIER_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_REVISION_BARRIER.maxEntries),
 });
 
 /** The configuration `startDecisionService` takes, read from environment variables (see the docs). */
@@ -45,6 +52,11 @@ export async function decisionConfigFromEnvironment(
           },
         }
       : {}),
+    revisionBarrier: {
+      quantizationMs: decision.SPICEDB_QUANTIZATION_INTERVAL,
+      marginMs: decision.REVISION_BARRIER_MARGIN,
+      maxEntries: decision.REVISION_BARRIER_MAX_ENTRIES,
+    },
     errorNamespace: common.ERROR_NAMESPACE,
     logger: createLogger({ level: common.LOG_LEVEL, name: 'decision-service' }),
   };

@@ -11,7 +11,9 @@ import { SpiceDBClient } from '../spicedb/client.js';
 import type { SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { decisionAuthenticators } from './caller-authentication.js';
-import { createDecisionApp } from './decision-app.js';
+import { createDecisionApp, probeQuery } from './decision-app.js';
+import { DEFAULT_REVISION_BARRIER, RevisionBarrier } from './revision-barrier.js';
+import type { RevisionBarrierSettings } from './revision-barrier.js';
 
 export const DEFAULT_DECISION_PORT = 8081;
 export const DEFAULT_CHECK_TIMEOUT_MS = 2_000;
@@ -38,13 +40,15 @@ export interface DecisionServiceConfig {
   logger?: Logger;
   /** The service's own registry (never the global one); a new one with process metrics when absent. */
   metricsRegistry?: MetricsRegistry;
+  /** The revision barrier's window (SpiceDB's quantization interval), margin and memory bound. */
+  revisionBarrier?: RevisionBarrierSettings;
 }
 
 export interface RunningDecisionService {
   /** Base URL, e.g. `http://127.0.0.1:8081`; the check is at `${url}/v1/check`. */
   readonly url: string;
   readonly port: number;
-  /** Stops accepting, lets in-flight checks finish, then closes the SpiceDB connection. */
+  /** Stops accepting, lets in-flight checks finish, then stops the Watch and closes the SpiceDB connection. */
   stop(): Promise<void>;
 }
 
@@ -59,13 +63,27 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
     ...config.spicedb,
     deadlines: { ...config.spicedb.deadlines, checkMs: checkTimeoutMs },
   });
+  const metricsRegistry = config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
+  const barrier = new RevisionBarrier({
+    spicedb,
+    headProbe: probeQuery(registry),
+    settings: config.revisionBarrier ?? DEFAULT_REVISION_BARRIER,
+    logger,
+    metricsRegistry,
+  });
+  barrier.start();
+  const release = async () => {
+    await barrier.stop();
+    spicedb.close();
+  };
   try {
     const { app } = createDecisionApp({
       urn: createUrnScheme('authz', config.errorNamespace ?? DEFAULT_URN_NAMESPACE),
       logger,
-      metricsRegistry: config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true }),
+      metricsRegistry,
       registry,
       spicedb,
+      barrier,
       authenticators: callers(config, checkTimeoutMs),
     });
     const host = config.host ?? '0.0.0.0';
@@ -79,12 +97,12 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
         try {
           await server.close();
         } finally {
-          spicedb.close();
+          await release();
         }
       },
     };
   } catch (error) {
-    spicedb.close();
+    await release();
     throw error;
   }
 }

@@ -97,6 +97,25 @@ export interface SpiceDBClientOptions {
 
 type GrpcCallback<T> = (error: unknown, value?: T) => void;
 
+/** One message of a Watch: everything up to `changesThrough` has been delivered. */
+export interface WatchEvent {
+  /** The ZedToken of the revision this message brings the watcher to. */
+  changesThrough: string;
+  /** The relationships that changed in that revision (none for a checkpoint or a schema change). */
+  updates: RelationshipUpdate[];
+  /** The schema changed in that revision. */
+  schemaUpdated: boolean;
+  /** No changes: SpiceDB says the watcher has seen everything up to `changesThrough`. */
+  checkpoint: boolean;
+}
+
+export interface WatchOptions {
+  /** Deliver the changes after this ZedToken; absent: from SpiceDB's current revision. */
+  startCursor?: string;
+  /** Ends the watch (the iteration then simply stops). */
+  signal?: AbortSignal;
+}
+
 const PERMISSIONSHIP_HAS_PERMISSION = v1.CheckPermissionResponse_Permissionship.HAS_PERMISSION;
 
 function deadlineIn(milliseconds: number): { deadline: Date } {
@@ -158,6 +177,22 @@ function fromApiRelationship(relationship: v1.Relationship | undefined): Relatio
     ...(expiresAt
       ? { expiresAt: new Date(Number(expiresAt.seconds) * 1000 + Math.floor(expiresAt.nanos / 1e6)) }
       : {}),
+  };
+}
+
+function fromApiUpdate(update: v1.RelationshipUpdate): RelationshipUpdate {
+  return {
+    operation: update.operation === v1.RelationshipUpdate_Operation.DELETE ? 'delete' : 'touch',
+    relationship: fromApiRelationship(update.relationship),
+  };
+}
+
+function fromWatchResponse(response: v1.WatchResponse): WatchEvent {
+  return {
+    changesThrough: response.changesThrough?.token ?? '',
+    updates: response.updates.map(fromApiUpdate),
+    schemaUpdated: response.schemaUpdated,
+    checkpoint: response.isCheckpoint,
   };
 }
 
@@ -320,6 +355,34 @@ export class SpiceDBClient {
         };
       }
       if (responses.length < pageSize || cursor === undefined) return;
+    }
+  }
+
+  /**
+   * SpiceDB's Watch: relationship changes, schema changes and checkpoints in commit order, from `startCursor`
+   * on, until the signal aborts (the iteration then ends) or the stream fails (SpiceDBError). No deadline: the
+   * stream lives as long as the caller wants it.
+   */
+  async *watch(options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
+    const { INCLUDE_RELATIONSHIP_UPDATES, INCLUDE_SCHEMA_UPDATES, INCLUDE_CHECKPOINTS } = v1.WatchKind;
+    const request = v1.WatchRequest.create({
+      optionalUpdateKinds: [INCLUDE_RELATIONSHIP_UPDATES, INCLUDE_SCHEMA_UPDATES, INCLUDE_CHECKPOINTS],
+      ...(options.startCursor
+        ? { optionalStartCursor: v1.ZedToken.create({ token: options.startCursor }) }
+        : {}),
+    });
+    const { signal } = options;
+    if (signal?.aborted) return;
+    const stream = this.grpc.watch(request, { deadline: Infinity });
+    const cancel = () => stream.cancel();
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      for await (const response of stream) yield fromWatchResponse(response as v1.WatchResponse);
+    } catch (error) {
+      if (!signal?.aborted) throw toSpiceDBError('Watch', error);
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+      stream.cancel();
     }
   }
 

@@ -132,6 +132,25 @@ describe('a grant, from the outside', () => {
   });
 });
 
+describe('a grant’s status and the check agree, without a token', () => {
+  it('allows as soon as kubectl shows Enforced=True and denies as soon as it shows the revocation', async () => {
+    for (let round = 0; round < 3; round++) {
+      const consumer = randomUUID();
+      const policyId = await create(grantItem({ userId: consumer }));
+      await eventually('Enforced=True', async () =>
+        (await enforcedStatus(policyId)) === 'True' ? true : undefined,
+      );
+      expect(await allowedNow(consumer), `round ${round}: Enforced=True`).toBe(true);
+      const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: owner });
+      expect(revoked.status).toBe(200);
+      await eventually('Enforced=False', async () =>
+        (await enforcedStatus(policyId)) === 'False' ? true : undefined,
+      );
+      expect(await allowedNow(consumer), `round ${round}: Enforced=False`).toBe(false);
+    }
+  });
+});
+
 describe('read-your-grant (Prefer: wait)', () => {
   interface Report {
     policyId: string;

@@ -240,7 +240,12 @@ describe('operational endpoints', () => {
     expect((await service.check(userCheck('u', itemId, 'api', consistency))).body.result.allowed).toBe(false);
     const ready = await fetch(`${service.url}/healthz/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ results: [{ name: 'spicedb', status: 'ok' }] });
+    expect(await ready.json()).toMatchObject({
+      results: [
+        { name: 'spicedb', status: 'ok' },
+        { name: 'spicedb-watch', status: 'ok' },
+      ],
+    });
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     expect(metrics).toMatch(/authz_decisions_total\{result="allowed"\} [1-9]/);
     expect(metrics).toMatch(/authz_decisions_total\{result="denied"\} [1-9]/);

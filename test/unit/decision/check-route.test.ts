@@ -186,6 +186,32 @@ describe('POST /v1/check fails closed', () => {
     // Without a token, the same error can only be ours: SpiceDB's failure, not the caller's input.
     expect((await decision.post(aliceChecksApi())).status).toBe(503);
   });
+
+  it('evaluates at the consistency the barrier picks, and a revision of the barrier’s SpiceDB rejects is a 503', async () => {
+    const decision = await decisionUnderTest();
+    decision.barrier.choose = async () => ({ consistency: { atLeastAsFresh: 'recent' }, source: 'touched' });
+    decision.spicedb.answer = async () => {
+      throw new SpiceDBError('CheckPermission', 3, 'gRPC code 3: invalid revision requested');
+    };
+    const answer = await decision.post(aliceChecksApi({ consistency_token: 'Z2FyYmFnZQ==' }));
+    expect(decision.spicedb.queries[0]?.consistency).toEqual({ atLeastAsFresh: 'recent' });
+    expect(answer.status).toBe(503);
+    expect(answer.body.detail).toContain('spicedb');
+  });
+
+  it('denies with 503 naming spicedb when the barrier cannot read the head revision', async () => {
+    const decision = await decisionUnderTest();
+    decision.barrier.choose = async () => {
+      throw new SpiceDBUnavailableError('CheckPermission', 14, 'connection refused');
+    };
+    const answer = await decision.post(aliceChecksApi());
+    expect(answer.status).toBe(503);
+    expect(answer.body).toMatchObject({
+      detail: expect.stringContaining('spicedb'),
+      result: { allowed: false },
+    });
+    expect(decision.spicedb.queries).toEqual([]);
+  });
 });
 
 describe('authentication and operational endpoints', () => {

@@ -38,6 +38,18 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.authenticators.bearer).toBeDefined();
     expect(config.authenticators.basic).toBeUndefined();
     expect(config.tokenReview).toBeUndefined();
+    // SpiceDB's default quantization interval, plus the margin.
+    expect(config.revisionBarrier).toEqual({ quantizationMs: 5_000, marginMs: 2_000, maxEntries: 100_000 });
+  });
+
+  it('reads the revision barrier’s window, margin and bound', async () => {
+    const config = await decisionConfigFromEnvironment({
+      ...minimal,
+      SPICEDB_QUANTIZATION_INTERVAL: '1s',
+      REVISION_BARRIER_MARGIN: '500ms',
+      REVISION_BARRIER_MAX_ENTRIES: '2000',
+    });
+    expect(config.revisionBarrier).toEqual({ quantizationMs: 1_000, marginMs: 500, maxEntries: 2_000 });
   });
 
   it('reads port, deadline, namespace and the TokenReview switch', async () => {
@@ -65,6 +77,8 @@ describe('decisionConfigFromEnvironment', () => {
       ['CHECK_TIMEOUT', '2 seconds'],
       ['TOKEN_REVIEW', 'yes'],
       ['DECISION_PORT', '70000'],
+      ['SPICEDB_QUANTIZATION_INTERVAL', '5'],
+      ['REVISION_BARRIER_MAX_ENTRIES', '0'],
     ];
     for (const [name, value] of wrong) {
       const failure = decisionConfigFromEnvironment({ ...minimal, [name]: value });

@@ -23,6 +23,11 @@ export interface DecisionServiceUnderTest extends RunningDecisionService {
   /** Everything the service logged. */
   logs(): string;
   check(body: unknown, headers?: Record<string, string>): Promise<CheckResponse>;
+  /**
+   * Runs `change` (a write to SpiceDB), then waits until the revision barrier's Watch has delivered a message
+   * after it: its change, when the SpiceDB is the test's own and nothing else writes to it.
+   */
+  afterWatchDelivers<T>(change: () => Promise<T>): Promise<T>;
 }
 
 export interface CheckResponse {
@@ -69,6 +74,8 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     metricsRegistry: metrics,
   });
   const authorization = `Bearer ${await signToken(key, {}, { expiresIn: 3_600 })}`;
+  const watchMessages = async () =>
+    Number((await metrics.metrics()).match(/^decision_revision_watch_messages_total (\d+)/m)?.[1]);
   return {
     ...service,
     key,
@@ -82,6 +89,12 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
       return { status: response.status, body: (await response.json()) as CheckResponse['body'] };
+    },
+    async afterWatchDelivers(change) {
+      const before = await watchMessages();
+      const result = await change();
+      await until(async () => (await watchMessages()) > before, 'the Watch to deliver the change');
+      return result;
     },
   };
 }

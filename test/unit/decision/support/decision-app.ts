@@ -1,6 +1,6 @@
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
 import { createDecisionApp } from '../../../../src/decision/decision-app.js';
-import type { DecisionApp } from '../../../../src/decision/decision-app.js';
+import type { DecisionApp, DecisionAppOptions } from '../../../../src/decision/decision-app.js';
 import type { PermissionChecker } from '../../../../src/decision/check-evaluator.js';
 import { createUrnScheme } from '../../../../src/http/urn.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
@@ -30,9 +30,26 @@ export class FakeSpiceDB implements PermissionChecker {
   }
 }
 
+type Barrier = DecisionAppOptions['barrier'];
+
+/** Stands in for the revision barrier; by default its Watch is current and saw no recent change. */
+export class FakeBarrier implements Barrier {
+  choose: Barrier['consistencyFor'] = async (_query, callerToken) =>
+    callerToken === undefined
+      ? { consistency: { minimizeLatency: true }, source: 'minimize_latency' }
+      : { consistency: { atLeastAsFresh: callerToken }, source: 'caller_token' };
+
+  consistencyFor: Barrier['consistencyFor'] = (query, callerToken) => this.choose(query, callerToken);
+
+  readiness(): ReturnType<Barrier['readiness']> {
+    return { name: 'spicedb-watch', check: async () => undefined };
+  }
+}
+
 export interface DecisionUnderTest extends DecisionApp {
   url: string;
   spicedb: FakeSpiceDB;
+  barrier: FakeBarrier;
   metrics: ReturnType<typeof createMetricsRegistry>;
   logs: ReturnType<typeof capturedLogger>;
   /** `Authorization` header value of a valid caller. */
@@ -56,6 +73,7 @@ export async function decisionUnderTest(): Promise<DecisionUnderTest> {
     audience: AUDIENCE,
   });
   const spicedb = new FakeSpiceDB();
+  const barrier = new FakeBarrier();
   const metrics = createMetricsRegistry();
   const logs = capturedLogger();
   const decision = createDecisionApp({
@@ -64,6 +82,7 @@ export async function decisionUnderTest(): Promise<DecisionUnderTest> {
     metricsRegistry: metrics,
     registry: loadRegistry(),
     spicedb,
+    barrier,
     authenticators: { bearer },
   });
   const url = await serve(decision.app);
@@ -72,6 +91,7 @@ export async function decisionUnderTest(): Promise<DecisionUnderTest> {
     ...decision,
     url,
     spicedb,
+    barrier,
     metrics,
     logs,
     authorization,

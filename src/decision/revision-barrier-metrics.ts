@@ -1,0 +1,71 @@
+import type { Registry } from 'prom-client';
+import { counter, gauge } from '../observability/metrics.js';
+import { CONSISTENCY_SOURCES } from './consistency-choice.js';
+import type { ConsistencySource } from './consistency-choice.js';
+import type { RevisionWatchEvents, WatchRestartReason } from './revision-watch.js';
+
+export interface RevisionBarrierMetrics extends RevisionWatchEvents {
+  chosen(source: ConsistencySource): void;
+}
+
+export interface RevisionBarrierGauges {
+  /** performance.now() of the Watch's last message. */
+  lastMessageAt(): number | undefined;
+  trackedEntries(): number;
+}
+
+const RESTART_REASONS: readonly WatchRestartReason[] = ['error', 'ended', 'unknown_revision'];
+
+/**
+ * `decision_revision_watch_up`, `decision_revision_watch_last_message_age_seconds`,
+ * `decision_revision_watch_restarts_total{reason}`, `decision_revision_watch_messages_total`,
+ * `decision_revision_tracked_entries` and
+ * `decision_check_consistency_total{consistency}`.
+ */
+export function revisionBarrierMetrics(
+  registry: Registry,
+  gauges: RevisionBarrierGauges,
+): RevisionBarrierMetrics {
+  const up = gauge(registry, {
+    name: 'decision_revision_watch_up',
+    help: '1 while the SpiceDB Watch of the revision barrier is current; 0: checks go to the head revision.',
+  });
+  gauge(registry, {
+    name: 'decision_revision_watch_last_message_age_seconds',
+    help: 'Seconds since the SpiceDB Watch last delivered a change or checkpoint (-1: none yet).',
+    collect() {
+      const at = gauges.lastMessageAt();
+      this.set(at === undefined ? -1 : (performance.now() - at) / 1000);
+    },
+  });
+  gauge(registry, {
+    name: 'decision_revision_tracked_entries',
+    help: 'Objects and revisions the revision barrier remembers (bounded by REVISION_BARRIER_MAX_ENTRIES).',
+    collect() {
+      this.set(gauges.trackedEntries());
+    },
+  });
+  const restarts = counter(registry, {
+    name: 'decision_revision_watch_restarts_total',
+    help: 'SpiceDB Watch reconnections, by reason: error, ended, unknown_revision (started again from the head).',
+    labelNames: ['reason'],
+  });
+  const messages = counter(registry, {
+    name: 'decision_revision_watch_messages_total',
+    help: 'Messages the SpiceDB Watch delivered: changes, schema changes and checkpoints.',
+  });
+  const chosen = counter(registry, {
+    name: 'decision_check_consistency_total',
+    help: 'Checks by the consistency they were evaluated at: minimize_latency, touched, caller_token, head.',
+    labelNames: ['consistency'],
+  });
+  up.set(0);
+  for (const reason of RESTART_REASONS) restarts.inc({ reason }, 0);
+  for (const consistency of CONSISTENCY_SOURCES) chosen.inc({ consistency }, 0);
+  return {
+    current: (isUp) => up.set(isUp ? 1 : 0),
+    restarted: (reason) => restarts.inc({ reason }),
+    delivered: () => messages.inc(),
+    chosen: (consistency) => chosen.inc({ consistency }),
+  };
+}

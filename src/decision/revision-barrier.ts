@@ -1,0 +1,130 @@
+import type { Registry as MetricsRegistry } from 'prom-client';
+import type { ReadinessCheck } from '../http/readiness.js';
+import type { Logger } from '../observability/logger.js';
+import type { CheckPermissionInput, Consistency, SpiceDBClient } from '../spicedb/client.js';
+import { SpiceDBError } from '../spicedb/errors.js';
+import { chooseConsistency } from './consistency-choice.js';
+import type { ConsistencySource } from './consistency-choice.js';
+import { coalescedHeadRevision } from './head-revision.js';
+import { checkKeys } from './revision-keys.js';
+import { revisionBarrierMetrics } from './revision-barrier-metrics.js';
+import { RevisionTracker } from './revision-tracker.js';
+import { RevisionWatch } from './revision-watch.js';
+
+export interface RevisionBarrierSettings {
+  /** SpiceDB's --datastore-revision-quantization-interval: how old a minimize_latency snapshot may be. */
+  quantizationMs: number;
+  /** Added to the window: SpiceDB's max staleness (10% of the interval by default) and delivery delays. */
+  marginMs: number;
+  /** Bound on remembered objects and revisions. */
+  maxEntries: number;
+}
+
+export const DEFAULT_REVISION_BARRIER: RevisionBarrierSettings = {
+  quantizationMs: 5_000,
+  marginMs: 2_000,
+  maxEntries: 100_000,
+};
+
+export interface RevisionBarrierOptions {
+  spicedb: Pick<SpiceDBClient, 'watch' | 'checkPermission'>;
+  /** A check whose answer does not matter: evaluated fully consistent, its checked_at is the head revision. */
+  headProbe: CheckPermissionInput;
+  settings?: RevisionBarrierSettings;
+  logger: Logger;
+  metricsRegistry: MetricsRegistry;
+}
+
+export interface ChosenConsistency {
+  consistency: Consistency;
+  source: ConsistencySource;
+}
+
+const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
+
+/**
+ * The decision service's freshness barrier (docs/decision-service.md, "Freshness"): a check whose resource
+ * or subject changed within SpiceDB's quantization window is evaluated at least as fresh as that change, other
+ * checks at minimize_latency; while the Watch is not current, every check is evaluated at least as fresh as the
+ * head revision read after it arrived (or fails closed when SpiceDB cannot tell it).
+ */
+export class RevisionBarrier {
+  private readonly tracker: RevisionTracker;
+  private readonly watch: RevisionWatch;
+  private readonly headRevision: () => Promise<string>;
+  private readonly metrics: ReturnType<typeof revisionBarrierMetrics>;
+
+  constructor(options: RevisionBarrierOptions) {
+    const settings = options.settings ?? DEFAULT_REVISION_BARRIER;
+    this.tracker = new RevisionTracker({
+      retentionMs: settings.quantizationMs + settings.marginMs,
+      maxEntries: settings.maxEntries,
+    });
+    this.headRevision = coalescedHeadRevision(() => readHeadRevision(options.spicedb, options.headProbe));
+    this.metrics = revisionBarrierMetrics(options.metricsRegistry, {
+      lastMessageAt: () => this.watch.lastMessageAt,
+      trackedEntries: () => this.tracker.size,
+    });
+    this.watch = new RevisionWatch({
+      spicedb: options.spicedb,
+      tracker: this.tracker,
+      headRevision: this.headRevision,
+      logger: options.logger,
+      events: this.metrics,
+    });
+  }
+
+  start(): void {
+    this.watch.start();
+  }
+
+  stop(): Promise<void> {
+    return this.watch.stop();
+  }
+
+  /** How to evaluate a check of these SpiceDB objects; reads the head revision when it has to (SpiceDBError). */
+  async consistencyFor(
+    query: Pick<CheckPermissionInput, 'resource' | 'subject'>,
+    callerToken: string | undefined,
+  ): Promise<ChosenConsistency> {
+    const choice = chooseConsistency({
+      watchCurrent: this.watch.current,
+      touched: this.tracker.newestTouching(checkKeys(query)),
+      callerToken,
+      callerPosition: callerToken === undefined ? undefined : this.tracker.positionOf(callerToken),
+    });
+    this.metrics.chosen(choice.source);
+    switch (choice.source) {
+      case 'minimize_latency':
+        return { consistency: MINIMIZE_LATENCY, source: choice.source };
+      case 'head':
+        return { consistency: { atLeastAsFresh: await this.headRevision() }, source: choice.source };
+      default:
+        return { consistency: { atLeastAsFresh: choice.token }, source: choice.source };
+    }
+  }
+
+  /** Ready only while the Watch is current: `spicedb-watch` names it in the 503. */
+  readiness(): ReadinessCheck {
+    return {
+      name: 'spicedb-watch',
+      check: () =>
+        this.watch.current
+          ? Promise.resolve()
+          : Promise.reject(new Error(`SpiceDB Watch not current: ${this.watch.problem}`)),
+    };
+  }
+}
+
+/**
+ * The head revision as the checked_at of a fully consistent check. Only its revision is used: the checks
+ * themselves run at_least_as_fresh it, never fully consistent (see check-evaluator.ts).
+ */
+async function readHeadRevision(
+  spicedb: Pick<SpiceDBClient, 'checkPermission'>,
+  probe: CheckPermissionInput,
+): Promise<string> {
+  const { checkedAt } = await spicedb.checkPermission({ ...probe, consistency: { fullyConsistent: true } });
+  if (!checkedAt) throw new SpiceDBError('CheckPermission', undefined, 'answered without checked_at');
+  return checkedAt;
+}

@@ -1,0 +1,181 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../observability/logger.js';
+import type { SpiceDBClient, WatchEvent } from '../spicedb/client.js';
+import { SpiceDBError } from '../spicedb/errors.js';
+import { grpcStatusName } from './grpc-status.js';
+import { relationshipKeys } from './revision-keys.js';
+import type { RevisionTracker } from './revision-tracker.js';
+
+export type WatchRestartReason = 'error' | 'ended' | 'unknown_revision';
+
+export interface RevisionWatchEvents {
+  /** The Watch became current, or stopped being current. */
+  current(up: boolean): void;
+  restarted(reason: WatchRestartReason): void;
+  /** A change, schema change or checkpoint arrived. */
+  delivered(): void;
+}
+
+export interface RevisionWatchOptions {
+  spicedb: Pick<SpiceDBClient, 'watch'>;
+  tracker: RevisionTracker;
+  /** SpiceDB's head revision, read now: where a Watch starts when it has no revision to resume from. */
+  headRevision: () => Promise<string>;
+  logger: Logger;
+  events: RevisionWatchEvents;
+  /** Delay before reconnecting, doubling up to maxMs while SpiceDB delivers nothing. */
+  retry?: { initialMs: number; maxMs: number };
+}
+
+const DEFAULT_RETRY = { initialMs: 100, maxMs: 5_000 };
+
+/**
+ * SpiceDB's Watch, from start-up until stop(), feeding the tracker. Reconnects with backoff from the last
+ * revision it delivered; when SpiceDB does not know that revision (a memory datastore that restarted, a
+ * revision garbage-collected), starts from the head revision and counts everything as touched for one
+ * retention, because what changed in between is unknown.
+ */
+export class RevisionWatch {
+  private readonly abort = new AbortController();
+  private readonly retry: { initialMs: number; maxMs: number };
+  private cursor: string | undefined;
+  private running: Promise<void> | undefined;
+  private isCurrent = false;
+  private lastMessage: number | undefined;
+  private lastError = 'not started';
+  /** Counts Watch streams (and their ends), so that a late confirmation of an old stream is ignored. */
+  private attempts = 0;
+
+  constructor(private readonly options: RevisionWatchOptions) {
+    this.retry = options.retry ?? DEFAULT_RETRY;
+  }
+
+  /** Connected: every change not delivered yet happened after this moment's head, or just before (the lag). */
+  get current(): boolean {
+    return this.isCurrent;
+  }
+
+  /** Why the Watch is not current (for readiness and logs). */
+  get problem(): string {
+    return this.lastError;
+  }
+
+  /** performance.now() of the last message, if any. */
+  get lastMessageAt(): number | undefined {
+    return this.lastMessage;
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    const { signal } = this.abort;
+    let delayMs = this.retry.initialMs;
+    while (!signal.aborted) {
+      const delivered = await this.follow();
+      this.setCurrent(false);
+      if (signal.aborted) return;
+      delayMs = delivered ? this.retry.initialMs : Math.min(delayMs * 2, this.retry.maxMs);
+      await sleep(delayMs, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /** One Watch stream, until it ends or fails; true when it delivered something. */
+  private async follow(): Promise<boolean> {
+    let delivered = false;
+    const attempt = ++this.attempts;
+    try {
+      if (this.cursor === undefined) await this.startFromHead();
+      const events = this.options.spicedb.watch({ startCursor: this.cursor, signal: this.abort.signal });
+      const first = events.next(); // sends the Watch request
+      this.confirmLater(attempt);
+      for (let result = await first; !result.done; result = await events.next()) {
+        delivered = true;
+        this.setCurrent(true);
+        this.apply(result.value);
+      }
+      if (!this.abort.signal.aborted) this.restarted('ended', 'SpiceDB ended the Watch');
+    } catch (error) {
+      this.failed(error);
+    } finally {
+      this.attempts += 1; // a confirmation still in flight no longer counts
+    }
+    return delivered;
+  }
+
+  /**
+   * SpiceDB sends nothing on a Watch until something changes, so a quiet Watch cannot show that it reached
+   * SpiceDB. A head revision read answered after the Watch request was sent can: both travel on the same
+   * connection, in order, so SpiceDB had the Watch when it answered the read; any change after the Watch's
+   * start revision is then on its way. Until then (or a first message), the Watch is not current.
+   */
+  private confirmLater(attempt: number): void {
+    this.options.headRevision().then(
+      () => {
+        if (this.attempts === attempt) this.setCurrent(true);
+      },
+      () => undefined,
+    );
+  }
+
+  private async startFromHead(): Promise<void> {
+    const head = await this.options.headRevision();
+    const { tracker } = this.options;
+    tracker.reset();
+    tracker.record(head, []);
+    tracker.touchEverything();
+    this.cursor = head;
+  }
+
+  private apply(event: WatchEvent): void {
+    const { tracker, events } = this.options;
+    this.lastMessage = performance.now();
+    events.delivered();
+    tracker.record(
+      event.changesThrough,
+      event.updates.flatMap(({ relationship }) => relationshipKeys(relationship)),
+    );
+    // A schema change can change any answer.
+    if (event.schemaUpdated) tracker.touchEverything();
+    this.cursor = event.changesThrough;
+  }
+
+  private failed(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    if (isUnknownStart(error)) {
+      this.cursor = undefined;
+      this.restarted('unknown_revision', message);
+    } else {
+      this.restarted('error', message);
+    }
+  }
+
+  private restarted(reason: WatchRestartReason, message: string): void {
+    this.lastError = message;
+    this.options.events.restarted(reason);
+    this.options.logger.warn({ reason, error: message }, 'SpiceDB Watch stopped; reconnecting');
+  }
+
+  private setCurrent(up: boolean): void {
+    if (this.isCurrent === up) return;
+    this.isCurrent = up;
+    this.options.events.current(up);
+    if (up) this.options.logger.info('SpiceDB Watch is current');
+  }
+}
+
+/**
+ * SpiceDB refuses a start revision it cannot serve (another datastore instance, garbage-collected, malformed)
+ * with INVALID_ARGUMENT or FAILED_PRECONDITION. Starting over from the head is always safe, so any of those does.
+ */
+function isUnknownStart(error: unknown): boolean {
+  if (!(error instanceof SpiceDBError) || error.operation !== 'Watch') return false;
+  const code = grpcStatusName(error.code);
+  return code === 'INVALID_ARGUMENT' || code === 'FAILED_PRECONDITION';
+}

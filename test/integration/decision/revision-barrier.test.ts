@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rm } from 'node:fs/promises';
+import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
+import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';
+import { until } from '../../support/until.js';
+import { makeStateDir, startOwnSpiceDB } from '../controller/support/harness.js';
+import type { OwnSpiceDB } from '../controller/support/harness.js';
+import { uniqueId } from '../support/cluster.js';
+import { startServiceUnderTest, untilReady } from './support/decision-service.js';
+import type { DecisionServiceUnderTest } from './support/decision-service.js';
+
+// SpiceDB quantizes minimize_latency reads to 5 s (its default): without the barrier, a check right after a
+// change answers from before it for up to that long. No check here carries a token. A SpiceDB of this file's
+// own, so that every message of the service's Watch is one of this file's changes: a check follows the Watch's
+// delivery of the change (afterWatchDelivers), which is what the barrier promises.
+let stateDir: string;
+let spicedb: OwnSpiceDB;
+let service: DecisionServiceUnderTest;
+
+beforeAll(async () => {
+  stateDir = await makeStateDir('decision-revision-barrier');
+  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-revision-barrier');
+  service = await startServiceUnderTest({ spicedb: spicedb.server });
+  await untilReady(service);
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await spicedb?.stop();
+  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+});
+
+const inAnHour = () => new Date(Date.now() + 3_600_000);
+/** The barrier forgets a change after SpiceDB's window (5 s) plus its margin (2 s). */
+const RETENTION_MS = 7_000;
+
+function apiCheck(userId: string, itemId: string) {
+  return {
+    subject_type: 'user',
+    subject_id: userId,
+    resource_type: 'resource',
+    resource_id: itemId,
+    relation: 'api',
+  };
+}
+
+async function allowed(body: Record<string, unknown>): Promise<boolean> {
+  const answer = await service.check(body);
+  expect(answer.status).toBe(200);
+  return answer.body.result.allowed;
+}
+
+const write = (operation: RelationshipUpdate['operation'], relationship: Relationship) =>
+  service.afterWatchDelivers(() => spicedb.client.writeRelationships([{ operation, relationship }]));
+
+async function consistencyCount(source: string): Promise<number> {
+  const text = await service.metrics.metrics();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`decision_check_consistency_total{consistency="${source}"}`));
+  return Number(line?.split(' ')[1] ?? 0);
+}
+
+describe('the revision barrier, without any token', () => {
+  it('allows right after a grant is written and denies right after it is deleted, every time', async () => {
+    const touchedBefore = await consistencyCount('touched');
+    for (let iteration = 0; iteration < 20; iteration++) {
+      const itemId = `urn:dx:item:${uniqueId('barrier')}`;
+      const consumer = uniqueId('user');
+      const grant: Relationship = {
+        resource: { type: 'resource', id: encodeObjectId(itemId) },
+        relation: 'api_consumer',
+        subject: { type: 'user', id: consumer },
+        expiresAt: inAnHour(),
+      };
+      expect(await allowed(apiCheck(consumer, itemId)), `iteration ${iteration}, before`).toBe(false);
+      await write('touch', grant);
+      expect(await allowed(apiCheck(consumer, itemId)), `iteration ${iteration}, after the write`).toBe(true);
+      await write('delete', grant);
+      expect(await allowed(apiCheck(consumer, itemId)), `iteration ${iteration}, after the delete`).toBe(
+        false,
+      );
+    }
+    expect((await consistencyCount('touched')) - touchedBefore).toBeGreaterThanOrEqual(40);
+  });
+
+  it('stays at minimize_latency for checks whose resource and subject did not change recently', async () => {
+    // For one window after the Watch (re)starts, everything counts as touched; after that, quiet checks are cheap.
+    await until(async () => {
+      const before = await consistencyCount('minimize_latency');
+      expect(await allowed(apiCheck(uniqueId('user'), `urn:dx:item:${uniqueId('quiet')}`))).toBe(false);
+      return (await consistencyCount('minimize_latency')) === before + 1;
+    }, 'a quiet check at minimize_latency');
+  });
+
+  it('sees membership changes at once: organisation and group members', async () => {
+    const itemId = `urn:dx:item:${uniqueId('members')}`;
+    const resource = { type: 'resource', id: encodeObjectId(itemId) };
+    const [org, groupId, member] = [uniqueId('org'), uniqueId('group'), uniqueId('user')];
+    const orgObject = { type: 'organization', id: encodeObjectId(org) };
+    const groupObject = { type: 'group', id: groupObjectId(org, groupId) };
+    await write('touch', {
+      resource,
+      relation: 'api_consumer',
+      subject: { ...orgObject, relation: 'member' },
+      expiresAt: inAnHour(),
+    });
+    await write('touch', { resource, relation: 'editor', subject: { ...groupObject, relation: 'member' } });
+    // Let the barrier forget the grants: from here on only the memberships are recent.
+    await new Promise((resolve) => setTimeout(resolve, RETENTION_MS + 500));
+    const viewerCheck = { ...apiCheck(member, itemId), relation: 'viewer' };
+
+    const orgMembership: Relationship = {
+      resource: orgObject,
+      relation: 'member',
+      subject: { type: 'user', id: member },
+    };
+    const groupMembership: Relationship = { ...orgMembership, resource: groupObject };
+    expect(await allowed(apiCheck(member, itemId))).toBe(false);
+    await write('touch', orgMembership);
+    expect(await allowed(apiCheck(member, itemId)), 'organisation member').toBe(true);
+    await write('delete', orgMembership);
+    expect(await allowed(apiCheck(member, itemId)), 'no longer an organisation member').toBe(false);
+
+    await write('touch', groupMembership);
+    expect(await allowed(viewerCheck), 'group member').toBe(true);
+    await write('delete', groupMembership);
+    expect(await allowed(viewerCheck), 'no longer a group member').toBe(false);
+  });
+
+  it('reports a current Watch in readiness and metrics', async () => {
+    const ready = await fetch(`${service.url}/healthz/ready`);
+    expect(ready.status).toBe(200);
+    const text = await service.metrics.metrics();
+    expect(text).toMatch(/^decision_revision_watch_up 1$/m);
+    expect(text).toMatch(/^decision_revision_watch_last_message_age_seconds \d/m);
+    expect(text).toMatch(/^decision_revision_tracked_entries \d+$/m);
+  });
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { checkKeys, relationshipKeys } from '../../../src/decision/revision-keys.js';
+
+describe('revision keys', () => {
+  it('marks both ends of a changed relationship: a membership marks the organisation and the user', () => {
+    expect(
+      relationshipKeys({
+        resource: { type: 'organization', id: 'o' },
+        relation: 'member',
+        subject: { type: 'user', id: 'u' },
+      }),
+    ).toEqual(['organization:o', 'user:u']);
+  });
+
+  it('marks a grant to an organisation’s members by the resource and the organisation', () => {
+    expect(
+      relationshipKeys({
+        resource: { type: 'resource', id: 'r' },
+        relation: 'api_consumer',
+        subject: { type: 'organization', id: 'o', relation: 'member' },
+      }),
+    ).toEqual(['resource:r', 'organization:o']);
+  });
+
+  it('looks a check up by its resource and its subject, so a membership change reaches the member’s checks', () => {
+    const keys = checkKeys({ resource: { type: 'resource', id: 'r' }, subject: { type: 'user', id: 'u' } });
+    expect(keys).toEqual(['resource:r', 'user:u']);
+    const membership = relationshipKeys({
+      resource: { type: 'group', id: 'o|g' },
+      relation: 'member',
+      subject: { type: 'user', id: 'u' },
+    });
+    expect(keys.some((key) => membership.includes(key))).toBe(true);
+  });
+});
