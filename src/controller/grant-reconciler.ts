@@ -14,7 +14,10 @@ import type { GrantProjector } from './grant-projector.js';
 import { nextGrantStatus, type EnforcedTransition, type GrantOutcome } from './grant-status.js';
 import { grantKey, GrantReason, type GrantVerdict } from './grant-verdict.js';
 import { hasFinalizer, type GrantWriter } from './grant-writer.js';
+import { projectedKeys, recordProjected } from './projected-tuples.js';
+import { candidateTupleKeys } from './projection.js';
 import type { ProjectionMemory } from './projection-memory.js';
+import { objectOfTupleKey } from './tuple-key.js';
 import { WriteExpectations } from './write-expectations.js';
 
 export interface GrantReconcilerOptions {
@@ -71,7 +74,7 @@ export class GrantReconciler {
       grant = updated;
     }
     const now = this.now();
-    const { outcome, failure } = await this.project(key, grant, now);
+    const { outcome, failure } = await this.project(key, grant, now, signal);
     const written = await this.writeStatus(grant, outcome, now, signal);
     if (failure) throw failure;
     if (!written) return { requeue: true };
@@ -82,22 +85,47 @@ export class GrantReconciler {
     key: string,
     grant: PolicyGrant,
     now: Date,
+    signal: AbortSignal,
   ): Promise<{ outcome: GrantOutcome; failure?: SpiceDBError }> {
     const { world, projector } = this.options;
     const verdict = world.evaluator(now).evaluate(grant);
-    if (!this.options.memory.get(key) && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
+    const write = { signal, repair: this.recall(key, grant, verdict) };
     try {
       if (verdict.enforce) {
-        const zedToken = await projector.enforce(key, verdict.relationships);
-        return { outcome: { kind: 'enforced', relationships: verdict.relationships.length, zedToken } };
+        const zedToken = await projector.enforce(key, verdict.relationships, write);
+        const { length } = verdict.relationships;
+        const projected = recordProjected(verdict.relationships);
+        return {
+          outcome: { kind: 'enforced', relationships: length, zedToken, ...(projected && { projected }) },
+        };
       }
-      const { zedToken } = await projector.withdraw(key, grant);
+      const { zedToken } = await projector.withdraw(key, grant, write);
       return { outcome: { kind: 'withheld', reason: verdict.reason, message: verdict.message, zedToken } };
     } catch (error) {
       if (!(error instanceof SpiceDBError)) throw error;
       this.options.onSpiceDBError(error);
       return { outcome: { kind: 'failed', message: error.message }, failure: error };
     }
+  }
+
+  /**
+   * When this process has no record of what it wrote for the grant (a start, a new term of leadership, a
+   * SpiceDB recovery): believes a status that says what was written for the current generation; else recalls
+   * what the status says was last written, so an edit's old tuples go at once. Returns the objects to repair
+   * when nothing says what was written although something may have been (the finalizer is there): they are
+   * the current projection's resource.
+   */
+  private recall(key: string, grant: PolicyGrant, verdict?: GrantVerdict): string[] {
+    if (this.options.memory.get(key)) return [];
+    if (verdict && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
+    if (this.options.memory.get(key)) return [];
+    const projected = grant.status?.projected;
+    if (projected) {
+      this.options.projector.recall(key, projectedKeys(projected), grant.status?.zedToken);
+      return [];
+    }
+    const candidates = candidateTupleKeys(grant.spec, this.options.world.registry);
+    return hasFinalizer(grant) ? [...new Set(candidates.map(objectOfTupleKey))] : [];
   }
 
   private adoptStatus(key: string, grant: PolicyGrant, verdict: GrantVerdict): void {
@@ -130,7 +158,7 @@ export class GrantReconciler {
   ): Promise<ReconcileResult | undefined> {
     if (!hasFinalizer(grant)) return this.forgetGone(key);
     try {
-      await this.options.projector.withdraw(key, grant);
+      await this.options.projector.withdraw(key, grant, { signal, repair: this.recall(key, grant) });
     } catch (error) {
       if (!(error instanceof SpiceDBError)) throw error;
       this.options.onSpiceDBError(error);

@@ -5,6 +5,7 @@ import type { RecordedEvent } from '../../../src/controller/event-recorder.js';
 import { GrantProjector } from '../../../src/controller/grant-projector.js';
 import { GrantReconciler } from '../../../src/controller/grant-reconciler.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
+import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
 import { tupleKey } from '../../../src/controller/tuple-key.js';
@@ -18,6 +19,7 @@ import {
   FakeRelationshipStore,
   NOW,
   policyGrant,
+  registry,
   testWorld,
 } from './support/fakes.js';
 
@@ -73,6 +75,7 @@ function setUp(grant: PolicyGrant, now = NOW) {
     world: test.world,
     memory,
     mutex: new KeyedMutex(),
+    relations: managedRelations(registry),
     onTuplesDeleted: () => undefined,
     now: () => now,
   });
