@@ -44,6 +44,17 @@ const EXPIRY_MARGIN_MS = 100;
 /** Reasons that are the normal end of a grant's life rather than a problem to look at. */
 const NORMAL_WITHDRAWALS = new Set<string>([GrantReason.Revoked, GrantReason.Expired]);
 
+/**
+ * Whether SpiceDB may hold tuples of the grant that its status does not record (`projected` absent): its last
+ * outcome was a success or a failure (a status from before the record, or none at all: a leader died between
+ * the SpiceDB write and the status). A withdrawal leaves nothing behind.
+ */
+function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
+  if (grant.status?.projected) return false;
+  const condition = findStatusCondition(grant.status?.conditions ?? [], ENFORCED_CONDITION);
+  return !condition || condition.status === 'True' || condition.reason === GrantReason.ProjectionFailed;
+}
+
 /** Kubernetes answered that the object changed (409) or is gone (404): retry on what the cache sees next. */
 function isStale(error: unknown): boolean {
   return isConflict(error) || isNotFound(error);
@@ -74,7 +85,7 @@ export class GrantReconciler {
       grant = updated;
     }
     const now = this.now();
-    const { outcome, failure } = await this.project(key, grant, now, signal);
+    const { outcome, failure } = await this.project(key, grant, now, signal, hasFinalizer(cached));
     const written = await this.writeStatus(grant, outcome, now, signal);
     if (failure) throw failure;
     if (!written) return { requeue: true };
@@ -86,10 +97,11 @@ export class GrantReconciler {
     grant: PolicyGrant,
     now: Date,
     signal: AbortSignal,
+    hadFinalizer: boolean,
   ): Promise<{ outcome: GrantOutcome; failure?: SpiceDBError }> {
     const { world, projector } = this.options;
     const verdict = world.evaluator(now).evaluate(grant);
-    const write = { signal, repair: this.recall(key, grant, verdict) };
+    const write = { signal, repair: this.recall(key, grant, hadFinalizer, verdict) };
     try {
       if (verdict.enforce) {
         const zedToken = await projector.enforce(key, verdict.relationships, write);
@@ -112,10 +124,9 @@ export class GrantReconciler {
    * When this process has no record of what it wrote for the grant (a start, a new term of leadership, a
    * SpiceDB recovery): believes a status that says what was written for the current generation; else recalls
    * what the status says was last written, so an edit's old tuples go at once. Returns the objects to repair
-   * when nothing says what was written although something may have been (the finalizer is there): they are
-   * the current projection's resource.
+   * when nothing says what was written although something may have been: the current projection's resource.
    */
-  private recall(key: string, grant: PolicyGrant, verdict?: GrantVerdict): string[] {
+  private recall(key: string, grant: PolicyGrant, hadFinalizer: boolean, verdict?: GrantVerdict): string[] {
     if (this.options.memory.get(key)) return [];
     if (verdict && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
     if (this.options.memory.get(key)) return [];
@@ -124,8 +135,9 @@ export class GrantReconciler {
       this.options.projector.recall(key, projectedKeys(projected), grant.status?.zedToken);
       return [];
     }
+    if (!hadFinalizer || !mayHaveUnrecordedTuples(grant)) return [];
     const candidates = candidateTupleKeys(grant.spec, this.options.world.registry);
-    return hasFinalizer(grant) ? [...new Set(candidates.map(objectOfTupleKey))] : [];
+    return [...new Set(candidates.map(objectOfTupleKey))];
   }
 
   private adoptStatus(key: string, grant: PolicyGrant, verdict: GrantVerdict): void {
@@ -158,7 +170,7 @@ export class GrantReconciler {
   ): Promise<ReconcileResult | undefined> {
     if (!hasFinalizer(grant)) return this.forgetGone(key);
     try {
-      await this.options.projector.withdraw(key, grant, { signal, repair: this.recall(key, grant) });
+      await this.options.projector.withdraw(key, grant, { signal, repair: this.recall(key, grant, true) });
     } catch (error) {
       if (!(error instanceof SpiceDBError)) throw error;
       this.options.onSpiceDBError(error);

@@ -62,6 +62,13 @@ function conditionOf(outcome: GrantOutcome): Pick<Condition, 'status' | 'reason'
   }
 }
 
+/** Field by field: the API server returns an object's keys in its own order. */
+function sameProjected(a: ProjectedTuples | undefined, b: ProjectedTuples | undefined): boolean {
+  const canonical = (record: ProjectedTuples | undefined) =>
+    record && JSON.stringify([record.resource, record.relations, record.subjects]);
+  return canonical(a) === canonical(b);
+}
+
 function sameStatus(a: PolicyGrantStatus | undefined, b: PolicyGrantStatus): boolean {
   return (
     a !== undefined &&
@@ -69,7 +76,7 @@ function sameStatus(a: PolicyGrantStatus | undefined, b: PolicyGrantStatus): boo
     a.state === b.state &&
     a.relationships === b.relationships &&
     a.zedToken === b.zedToken &&
-    JSON.stringify(a.projected) === JSON.stringify(b.projected) &&
+    sameProjected(a.projected, b.projected) &&
     JSON.stringify(a.conditions ?? []) === JSON.stringify(b.conditions ?? [])
   );
 }

@@ -3,18 +3,15 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import { FENCE_OBJECT_TYPE, FENCE_RELATION } from '../../../src/controller/fenced-spicedb.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
-import { freePort } from '../../../src/localplane/free-port.js';
-import { startProcess, type ManagedProcess } from '../../../src/localplane/managed-process.js';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
 import {
   individual,
   makeStateDir,
   Resources,
+  startLeadingControllerProcess,
   startOwnSpiceDB,
   startTestController,
-  testControllerEnv,
   userCan,
   waitUntilLeading,
   type OwnSpiceDB,
@@ -47,27 +44,6 @@ async function replica(name: string): Promise<RunningController> {
   const controller = await startTestController(options(name));
   running.push(controller);
   return controller;
-}
-
-/** The replica as a process of its own (the real entrypoint, default settings: it exits on lost leadership). */
-async function replicaProcess(name: string): Promise<{ process: ManagedProcess; url: string }> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = startProcess({
-    name,
-    command: process.execPath,
-    args: ['--import', 'tsx', join(repoRoot(), 'src/cmd/controller.ts')],
-    logFile: join(stateDir, `${name}.log`),
-    env: { ...process.env, ...testControllerEnv(options(name)), CONTROLLER_PORT: String(port) },
-  });
-  await vi.waitFor(
-    async () => {
-      const body = (await (await fetch(`${url}/healthz/ready`)).json()) as { leader?: boolean };
-      if (!body.leader) throw new Error(`${name} does not lead yet`);
-    },
-    { timeout: 60_000, interval: 200 },
-  );
-  return { process: child, url };
 }
 
 async function fenceHolders(): Promise<string[]> {
@@ -132,7 +108,8 @@ describe('leadership changes', () => {
   }, 180_000);
 
   it('a leader frozen past its lease writes nothing more when it wakes, and exits', async () => {
-    const frozen = await replicaProcess('frozen-leader');
+    // A process of its own (default settings: it exits on lost leadership).
+    const frozen = await startLeadingControllerProcess('frozen-leader', options('frozen-leader'));
     const successor = await replica('successor');
     await vi.waitFor(() => expect(successor.hasSynced()).toBe(true), { timeout: 30_000 });
     const item = await resources.createItem();

@@ -2,19 +2,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
-import { freePort } from '../../../src/localplane/free-port.js';
-import { startProcess, type ManagedProcess } from '../../../src/localplane/managed-process.js';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
 import {
   individual,
   makeStateDir,
   Resources,
+  startLeadingControllerProcess,
   startOwnSpiceDB,
   startTestController,
-  testControllerEnv,
   userCan,
   waitUntilLeading,
+  type ControllerProcess,
   type OwnSpiceDB,
   type TestControllerOptions,
 } from './support/harness.js';
@@ -28,7 +26,7 @@ let spicedb: OwnSpiceDB;
 let resources: Resources;
 let aclNamespace: string;
 let options: TestControllerOptions;
-let first: { process: ManagedProcess; url: string };
+let first: ControllerProcess;
 let second: RunningController;
 
 async function readiness(url: string): Promise<{ status: number; leader?: boolean }> {
@@ -43,24 +41,10 @@ beforeAll(async () => {
   resources = new Resources(testKubeConfig(), scope);
   aclNamespace = await resources.namespace('acl');
   options = { spicedb: spicedb.server, aclNamespace, scope, logFile: join(stateDir, 'second.log') };
-  const port = await freePort();
-  first = {
-    url: `http://127.0.0.1:${port}`,
-    process: startProcess({
-      name: 'controller-first',
-      command: process.execPath,
-      args: ['--import', 'tsx', join(repoRoot(), 'src/cmd/controller.ts')],
-      logFile: join(stateDir, 'first.log'),
-      env: { ...process.env, ...testControllerEnv(options), CONTROLLER_PORT: String(port) },
-    }),
-  };
-  await vi.waitFor(
-    async () => {
-      const { status, leader } = await readiness(first.url);
-      if (status !== 200 || !leader) throw new Error(`first replica: ${status}, leader ${leader}`);
-    },
-    { timeout: 60_000, interval: 200 },
-  );
+  first = await startLeadingControllerProcess('controller-first', {
+    ...options,
+    logFile: join(stateDir, 'first.log'),
+  });
   second = await startTestController(options);
   await vi.waitFor(() => expect(second.hasSynced()).toBe(true), { timeout: 30_000 });
 }, 120_000);
