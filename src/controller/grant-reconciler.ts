@@ -45,14 +45,15 @@ const EXPIRY_MARGIN_MS = 100;
 const NORMAL_WITHDRAWALS = new Set<string>([GrantReason.Revoked, GrantReason.Expired]);
 
 /**
- * Whether SpiceDB may hold tuples of the grant that its status does not record (`projected` absent): its last
- * outcome was a success or a failure (a status from before the record, or none at all: a leader died between
- * the SpiceDB write and the status). A withdrawal leaves nothing behind.
+ * Whether SpiceDB may hold tuples of the grant that its status does not record (`projected` absent): it counts
+ * relationships written (a status from before the record; a failure keeps the count of the last success), or
+ * there is no outcome at all (a leader died between the SpiceDB write and the status).
  */
 function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
-  if (grant.status?.projected) return false;
-  const condition = findStatusCondition(grant.status?.conditions ?? [], ENFORCED_CONDITION);
-  return !condition || condition.status === 'True' || condition.reason === GrantReason.ProjectionFailed;
+  const { status } = grant;
+  if (status?.projected) return false;
+  const condition = findStatusCondition(status?.conditions ?? [], ENFORCED_CONDITION);
+  return !condition || (status?.relationships ?? 0) > 0;
 }
 
 /** Kubernetes answered that the object changed (409) or is gone (404): retry on what the cache sees next. */
