@@ -124,7 +124,11 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   const client = new SpiceDBClient({ ...input.spicedb, transport: 'plaintext' });
   const resync = new DriftResync({
-    store: client,
+    // Unfenced: this process measures the resync alone, with no leader election.
+    store: {
+      readRelationships: (filter, options) => client.readRelationships(filter, options),
+      writeRelationshipsInBatches: (updates) => client.writeRelationshipsInBatches(updates),
+    },
     world,
     relations: managedRelations(registry),
     mutex: new KeyedMutex(),

@@ -9,8 +9,20 @@ export type { ControllerConfig } from '../controller/config.js';
 export type { RunningController, StartControllerOptions } from '../controller/start-controller.js';
 
 export async function main(): Promise<void> {
-  const controller = await startController(parseControllerConfig(process.env));
+  const config = parseControllerConfig(process.env);
+  const controller = await startController(
+    config,
+    config.leaderElection.exitOnLoss ? { onLeadershipLost: exitOnLostLeadership } : {},
+  );
   stopOnSignals('controller', () => controller.stop());
+}
+
+/** As controller-runtime: a replica that lost leadership exits, and starts afresh (Kubernetes restarts it). */
+function exitOnLostLeadership(): never {
+  process.stderr.write(
+    'controller: leadership lost; exiting (EXIT_ON_LOST_LEADERSHIP=false campaigns again)\n',
+  );
+  process.exit(1);
 }
 
 runIfEntrypoint(import.meta.url, 'controller', main);

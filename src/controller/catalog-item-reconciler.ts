@@ -29,11 +29,11 @@ export class CatalogItemReconciler {
 
   constructor(private readonly options: CatalogItemReconcilerOptions) {}
 
-  readonly reconcile = async (name: string): Promise<undefined> => {
+  readonly reconcile = async (name: string, signal?: AbortSignal): Promise<undefined> => {
     const item = this.options.world.item(name);
     const itemIds = new Set([item?.spec.itemId, this.lastItemIds.get(name)].filter((id) => id !== undefined));
     try {
-      for (const itemId of itemIds) await this.reconcileOwners(itemId);
+      for (const itemId of itemIds) await this.reconcileOwners(itemId, signal);
     } catch (error) {
       if (error instanceof SpiceDBError) this.options.onSpiceDBError(error);
       throw error;
@@ -43,7 +43,7 @@ export class CatalogItemReconciler {
     return undefined;
   };
 
-  private async reconcileOwners(itemId: string): Promise<void> {
+  private async reconcileOwners(itemId: string, signal: AbortSignal | undefined): Promise<void> {
     const { world, store, mutex, itemObjectTypes } = this.options;
     let resourceId: string;
     try {
@@ -62,7 +62,7 @@ export class CatalogItemReconciler {
           ...[...desired].filter(([key]) => !actual.has(key)).map(([, relationship]) => touch(relationship)),
           ...[...actual].filter(([key]) => !desired.has(key)).map(([, relationship]) => remove(relationship)),
         ];
-        if (updates.length > 0) await store.writeRelationshipsInBatches(updates);
+        if (updates.length > 0) await store.writeRelationshipsInBatches(updates, signal);
       },
     );
   }

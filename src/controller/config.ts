@@ -29,6 +29,8 @@ export interface ControllerConfig {
     leaseDurationMs: number;
     renewDeadlineMs: number;
     retryPeriodMs: number;
+    /** The entrypoint exits (status 1) when leadership is lost, as controller-runtime; false: campaign again. */
+    exitOnLoss: boolean;
   };
   /**
    * Only PolicyGrants and CatalogItems with these labels are watched. The resync still treats every managed
@@ -73,6 +75,7 @@ const environmentSchema = z.object({
   LEASE_DURATION: atLeast('15s', 1_000),
   RENEW_DEADLINE: atLeast('10s', 1),
   RETRY_PERIOD: atLeast('2s', 1),
+  EXIT_ON_LOST_LEADERSHIP: flag(true),
   WATCH_LABEL_SELECTOR: nonEmpty.optional(),
   MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(4),
 });
@@ -109,6 +112,7 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
       leaseDurationMs: e.LEASE_DURATION,
       renewDeadlineMs: e.RENEW_DEADLINE,
       retryPeriodMs: e.RETRY_PERIOD,
+      exitOnLoss: e.EXIT_ON_LOST_LEADERSHIP,
     },
     ...(e.WATCH_LABEL_SELECTOR ? { labelSelector: e.WATCH_LABEL_SELECTOR } : {}),
     maxConcurrentReconciles: e.MAX_CONCURRENT_RECONCILES,

@@ -79,11 +79,12 @@ export class DriftResync {
           if (wanted.get(key) !== relationship.expiresAt?.getTime()) misdated.push(key);
           wanted.delete(key);
         }
-        if (orphans.length >= this.batchSize) orphan += await this.deleteOrphans(orphans.splice(0));
+        if (orphans.length >= this.batchSize)
+          orphan += await this.deleteOrphans(orphans.splice(0), isCancelled);
       }
     }
-    orphan += await this.deleteOrphans(orphans.splice(0));
-    const missing = await this.writeMissing([...wanted.keys(), ...misdated]);
+    orphan += await this.deleteOrphans(orphans.splice(0), isCancelled);
+    const missing = await this.writeMissing([...wanted.keys(), ...misdated], isCancelled);
     const report = {
       examined,
       desired,
@@ -114,10 +115,10 @@ export class DriftResync {
     return wanted;
   }
 
-  private async deleteOrphans(keys: TupleKey[]): Promise<number> {
+  private async deleteOrphans(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let deleted = 0;
     for (const batch of chunks(keys, this.batchSize)) {
-      const removed = await this.repair(batch, (key, explained) =>
+      const removed = await this.repair(batch, isCancelled, (key, explained) =>
         explained ? undefined : { operation: 'delete', relationship: parseTupleKey(key) },
       );
       this.options.metrics.driftRepaired('orphan', removed.length);
@@ -127,10 +128,10 @@ export class DriftResync {
     return deleted;
   }
 
-  private async writeMissing(keys: TupleKey[]): Promise<number> {
+  private async writeMissing(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let written = 0;
     for (const batch of chunks(keys, this.batchSize)) {
-      const repaired = await this.repair(batch, (_key, explained) =>
+      const repaired = await this.repair(batch, isCancelled, (_key, explained) =>
         explained ? { operation: 'touch', relationship: explained } : undefined,
       );
       this.options.metrics.driftRepaired('missing', repaired.length);
@@ -139,13 +140,18 @@ export class DriftResync {
     return written;
   }
 
-  /** Under the batch's locks, decides each tuple again from the caches and writes the updates in one call. */
+  /**
+   * Under the batch's locks, decides each tuple again from the caches and writes the updates in one call.
+   * A cancelled run (leadership lost, stopping) writes no further batch: that is checked right before each.
+   */
   private async repair(
     batch: TupleKey[],
+    isCancelled: () => boolean,
     decide: (key: TupleKey, explained: Relationship | undefined) => RelationshipUpdate | undefined,
   ): Promise<TupleKey[]> {
     const { mutex, store, world } = this.options;
     return mutex.withLock(batch.map(objectOfTupleKey), async () => {
+      if (isCancelled()) throw new ResyncCancelledError('resync cancelled');
       const evaluator = world.evaluator(this.now());
       const updates = batch.flatMap((key) => decide(key, world.explain(key, evaluator)) ?? []);
       if (updates.length > 0) await store.writeRelationshipsInBatches(updates);

@@ -2,7 +2,8 @@ import type { PolicyGrant } from '../api/v1alpha1/index.js';
 import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
 import type { ClusterWorld } from './cluster-world.js';
 import type { KeyedMutex } from './keyed-mutex.js';
-import { candidateTupleKeys } from './projection.js';
+import type { ManagedRelation } from './managed-relations.js';
+import { candidateTupleKeys, OWNER_RELATION } from './projection.js';
 import { enforcedFingerprint, withdrawnFingerprint, type ProjectionMemory } from './projection-memory.js';
 import type { RelationshipStore } from './relationship-store.js';
 import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
@@ -12,12 +13,25 @@ export interface GrantProjectorOptions {
   world: ClusterWorld;
   memory: ProjectionMemory;
   mutex: KeyedMutex;
+  /** The relations the controller manages: a repair reads the grant relations among them. */
+  relations: ManagedRelation[];
   /**
    * Told about tuples it deleted. Another grant may have been written under one of them between the
    * decision and the delete (it was not enforceable yet when the decision was taken): it must check again.
    */
   onTuplesDeleted(keys: TupleKey[], byGrantKey: string): void;
   now?: () => Date;
+}
+
+/** How one write for a grant is made. */
+export interface ProjectionWrite {
+  /** The reconcile's signal: once aborted, nothing more is written. */
+  signal?: AbortSignal;
+  /**
+   * Objects (`<type>:<id>`) on which the grant may have written tuples nobody remembers (no record in memory
+   * or in its status): their grant relations are read, and what no grant explains is deleted with the write.
+   */
+  repair?: string[];
 }
 
 const touch = (relationship: Relationship): RelationshipUpdate => ({ operation: 'touch', relationship });
@@ -39,7 +53,11 @@ export class GrantProjector {
   }
 
   /** Writes exactly `relationships` for the grant (and deletes what it projected before and no longer does). */
-  async enforce(grantKey: string, relationships: Relationship[]): Promise<string | undefined> {
+  async enforce(
+    grantKey: string,
+    relationships: Relationship[],
+    { signal, repair = [] }: ProjectionWrite = {},
+  ): Promise<string | undefined> {
     const { memory, mutex, store } = this.options;
     const fingerprint = enforcedFingerprint(relationships);
     const record = memory.get(grantKey);
@@ -48,13 +66,14 @@ export class GrantProjector {
     const wanted = new Set(keys);
     const stale = (record?.keys ?? []).filter((key) => !wanted.has(key));
     const { deleted, zedToken } = await mutex.withLock(
-      [...keys, ...stale].map(objectOfTupleKey),
+      [...keys, ...stale].map(objectOfTupleKey).concat(repair),
       async () => {
-        const deletable = this.unexplained(stale, grantKey);
-        const token = await store.writeRelationshipsInBatches([
-          ...relationships.map(touch),
-          ...deletable.map(remove),
-        ]);
+        const found = (await this.grantTuplesOn(repair)).filter((key) => !wanted.has(key));
+        const deletable = this.unexplained([...new Set([...stale, ...found])], grantKey);
+        const token = await store.writeRelationshipsInBatches(
+          [...relationships.map(touch), ...deletable.map(remove)],
+          signal,
+        );
         memory.set(grantKey, { fingerprint, keys, zedToken: token });
         return { deleted: deletable, zedToken: token };
       },
@@ -70,6 +89,7 @@ export class GrantProjector {
   async withdraw(
     grantKey: string,
     grant: PolicyGrant | undefined,
+    { signal, repair = [] }: ProjectionWrite = {},
   ): Promise<{ zedToken: string | undefined; deleted: number }> {
     const { memory, mutex, store, world } = this.options;
     const candidates = grant ? candidateTupleKeys(grant.spec, world.registry) : [];
@@ -77,10 +97,14 @@ export class GrantProjector {
     const record = memory.get(grantKey);
     if (record?.fingerprint === fingerprint) return { zedToken: record.zedToken, deleted: 0 };
     const keys = [...new Set([...(record?.keys ?? []), ...candidates])];
-    const { deleted, zedToken } = await mutex.withLock(keys.map(objectOfTupleKey), async () => {
-      const deletable = this.unexplained(keys, grantKey);
+    const objects = keys.map(objectOfTupleKey).concat(repair);
+    const { deleted, zedToken } = await mutex.withLock(objects, async () => {
+      const found = await this.grantTuplesOn(repair);
+      const deletable = this.unexplained([...new Set([...keys, ...found])], grantKey);
       const token =
-        deletable.length > 0 ? await store.writeRelationshipsInBatches(deletable.map(remove)) : undefined;
+        deletable.length > 0
+          ? await store.writeRelationshipsInBatches(deletable.map(remove), signal)
+          : undefined;
       const last = token ?? record?.zedToken;
       memory.set(grantKey, { fingerprint, keys: [], zedToken: last });
       return { deleted: deletable, zedToken: last };
@@ -103,6 +127,33 @@ export class GrantProjector {
   adoptWithdrawal(grantKey: string, grant: PolicyGrant, zedToken: string | undefined): void {
     const fingerprint = withdrawnFingerprint(candidateTupleKeys(grant.spec, this.options.world.registry));
     this.options.memory.set(grantKey, { fingerprint, keys: [], zedToken });
+  }
+
+  /**
+   * Records, without writing, the tuples the grant's status says were last written for it (an earlier
+   * generation, perhaps): the next write deletes those it no longer projects.
+   */
+  recall(grantKey: string, keys: TupleKey[], zedToken: string | undefined): void {
+    this.options.memory.set(grantKey, { fingerprint: '', keys, zedToken });
+  }
+
+  /** The keys of the grant relations' tuples on `objects` (`<type>:<id>`), read fully consistent. */
+  private async grantTuplesOn(objects: string[]): Promise<TupleKey[]> {
+    const keys: TupleKey[] = [];
+    for (const object of objects) {
+      const [resourceType = '', resourceId = ''] = object.split(':');
+      const relations = this.options.relations.filter(
+        (managed) => managed.objectType === resourceType && managed.relation !== OWNER_RELATION,
+      );
+      for (const { relation } of relations) {
+        const pages = this.options.store.readRelationships(
+          { resourceType, resourceId, relation },
+          { consistency: { fullyConsistent: true } },
+        );
+        for await (const page of pages) keys.push(...page.relationships.map(tupleKey));
+      }
+    }
+    return keys;
   }
 
   private unexplained(keys: TupleKey[], grantKey: string): TupleKey[] {

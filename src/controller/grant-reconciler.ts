@@ -14,7 +14,10 @@ import type { GrantProjector } from './grant-projector.js';
 import { nextGrantStatus, type EnforcedTransition, type GrantOutcome } from './grant-status.js';
 import { grantKey, GrantReason, type GrantVerdict } from './grant-verdict.js';
 import { hasFinalizer, type GrantWriter } from './grant-writer.js';
+import { projectedKeys, recordProjected } from './projected-tuples.js';
+import { candidateTupleKeys } from './projection.js';
 import type { ProjectionMemory } from './projection-memory.js';
+import { objectOfTupleKey } from './tuple-key.js';
 import { WriteExpectations } from './write-expectations.js';
 
 export interface GrantReconcilerOptions {
@@ -40,6 +43,18 @@ const EXPIRY_MARGIN_MS = 100;
 
 /** Reasons that are the normal end of a grant's life rather than a problem to look at. */
 const NORMAL_WITHDRAWALS = new Set<string>([GrantReason.Revoked, GrantReason.Expired]);
+
+/**
+ * Whether SpiceDB may hold tuples of the grant that its status does not record (`projected` absent): it counts
+ * relationships written (a status from before the record; a failure keeps the count of the last success), or
+ * there is no outcome at all (a leader died between the SpiceDB write and the status).
+ */
+function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
+  const { status } = grant;
+  if (status?.projected) return false;
+  const condition = findStatusCondition(status?.conditions ?? [], ENFORCED_CONDITION);
+  return !condition || (status?.relationships ?? 0) > 0;
+}
 
 /** Kubernetes answered that the object changed (409) or is gone (404): retry on what the cache sees next. */
 function isStale(error: unknown): boolean {
@@ -71,7 +86,7 @@ export class GrantReconciler {
       grant = updated;
     }
     const now = this.now();
-    const { outcome, failure } = await this.project(key, grant, now);
+    const { outcome, failure } = await this.project(key, grant, now, signal, hasFinalizer(cached));
     const written = await this.writeStatus(grant, outcome, now, signal);
     if (failure) throw failure;
     if (!written) return { requeue: true };
@@ -82,22 +97,48 @@ export class GrantReconciler {
     key: string,
     grant: PolicyGrant,
     now: Date,
+    signal: AbortSignal,
+    hadFinalizer: boolean,
   ): Promise<{ outcome: GrantOutcome; failure?: SpiceDBError }> {
     const { world, projector } = this.options;
     const verdict = world.evaluator(now).evaluate(grant);
-    if (!this.options.memory.get(key) && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
+    const write = { signal, repair: this.recall(key, grant, hadFinalizer, verdict) };
     try {
       if (verdict.enforce) {
-        const zedToken = await projector.enforce(key, verdict.relationships);
-        return { outcome: { kind: 'enforced', relationships: verdict.relationships.length, zedToken } };
+        const zedToken = await projector.enforce(key, verdict.relationships, write);
+        const { length } = verdict.relationships;
+        const projected = recordProjected(verdict.relationships);
+        return {
+          outcome: { kind: 'enforced', relationships: length, zedToken, ...(projected && { projected }) },
+        };
       }
-      const { zedToken } = await projector.withdraw(key, grant);
+      const { zedToken } = await projector.withdraw(key, grant, write);
       return { outcome: { kind: 'withheld', reason: verdict.reason, message: verdict.message, zedToken } };
     } catch (error) {
       if (!(error instanceof SpiceDBError)) throw error;
       this.options.onSpiceDBError(error);
       return { outcome: { kind: 'failed', message: error.message }, failure: error };
     }
+  }
+
+  /**
+   * When this process has no record of what it wrote for the grant (a start, a new term of leadership, a
+   * SpiceDB recovery): believes a status that says what was written for the current generation; else recalls
+   * what the status says was last written, so an edit's old tuples go at once. Returns the objects to repair
+   * when nothing says what was written although something may have been: the current projection's resource.
+   */
+  private recall(key: string, grant: PolicyGrant, hadFinalizer: boolean, verdict?: GrantVerdict): string[] {
+    if (this.options.memory.get(key)) return [];
+    if (verdict && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
+    if (this.options.memory.get(key)) return [];
+    const projected = grant.status?.projected;
+    if (projected) {
+      this.options.projector.recall(key, projectedKeys(projected), grant.status?.zedToken);
+      return [];
+    }
+    if (!hadFinalizer || !mayHaveUnrecordedTuples(grant)) return [];
+    const candidates = candidateTupleKeys(grant.spec, this.options.world.registry);
+    return [...new Set(candidates.map(objectOfTupleKey))];
   }
 
   private adoptStatus(key: string, grant: PolicyGrant, verdict: GrantVerdict): void {
@@ -130,7 +171,7 @@ export class GrantReconciler {
   ): Promise<ReconcileResult | undefined> {
     if (!hasFinalizer(grant)) return this.forgetGone(key);
     try {
-      await this.options.projector.withdraw(key, grant);
+      await this.options.projector.withdraw(key, grant, { signal, repair: this.recall(key, grant, true) });
     } catch (error) {
       if (!(error instanceof SpiceDBError)) throw error;
       this.options.onSpiceDBError(error);

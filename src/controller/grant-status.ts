@@ -6,12 +6,19 @@ import {
   type Condition,
   type PolicyGrant,
   type PolicyGrantStatus,
+  type ProjectedTuples,
 } from '../api/v1alpha1/index.js';
 import { GrantReason } from './grant-verdict.js';
 
 /** What a reconcile achieved for a grant. */
 export type GrantOutcome =
-  | { kind: 'enforced'; relationships: number; zedToken: string | undefined }
+  | {
+      kind: 'enforced';
+      relationships: number;
+      /** What was written, for a later leader to know what to remove after an edit. */
+      projected?: ProjectedTuples;
+      zedToken: string | undefined;
+    }
   | {
       kind: 'withheld';
       reason: Exclude<GrantReason, 'Projected'>;
@@ -55,6 +62,13 @@ function conditionOf(outcome: GrantOutcome): Pick<Condition, 'status' | 'reason'
   }
 }
 
+/** Field by field: the API server returns an object's keys in its own order. */
+function sameProjected(a: ProjectedTuples | undefined, b: ProjectedTuples | undefined): boolean {
+  const canonical = (record: ProjectedTuples | undefined) =>
+    record && JSON.stringify([record.resource, record.relations, record.subjects]);
+  return canonical(a) === canonical(b);
+}
+
 function sameStatus(a: PolicyGrantStatus | undefined, b: PolicyGrantStatus): boolean {
   return (
     a !== undefined &&
@@ -62,14 +76,15 @@ function sameStatus(a: PolicyGrantStatus | undefined, b: PolicyGrantStatus): boo
     a.state === b.state &&
     a.relationships === b.relationships &&
     a.zedToken === b.zedToken &&
+    sameProjected(a.projected, b.projected) &&
     JSON.stringify(a.conditions ?? []) === JSON.stringify(b.conditions ?? [])
   );
 }
 
 /**
  * The status a grant should have after `outcome`: its derived state, the Enforced condition (lastTransitionTime
- * kept unless the condition's status flips), the relationship count and the last write's ZedToken. A failure
- * keeps the count and token of the last success: the tuples written then may well still be there.
+ * kept unless the condition's status flips), the relationship count, the last write's ZedToken and what it
+ * wrote. A failure keeps the count, token and record of the last success: those tuples may well still be there.
  */
 export function nextGrantStatus(grant: PolicyGrant, outcome: GrantOutcome, now: Date): GrantStatusChange {
   const previous = grant.status;
@@ -98,6 +113,13 @@ export function nextGrantStatus(grant: PolicyGrant, outcome: GrantOutcome, now: 
     ...zedTokenField(
       outcome.kind === 'failed' ? previous?.zedToken : (outcome.zedToken ?? previous?.zedToken),
     ),
+    ...projectedField(
+      outcome.kind === 'enforced'
+        ? outcome.projected
+        : outcome.kind === 'failed'
+          ? previous?.projected
+          : undefined,
+    ),
   };
   const transitioned =
     existing === undefined || existing.status !== condition.status || existing.reason !== condition.reason;
@@ -111,6 +133,11 @@ export function nextGrantStatus(grant: PolicyGrant, outcome: GrantOutcome, now: 
         }
       : undefined,
   };
+}
+
+/** A failure keeps the record of the last write: those tuples may well still be there. */
+function projectedField(projected: ProjectedTuples | undefined): { projected?: ProjectedTuples } {
+  return projected === undefined ? {} : { projected };
 }
 
 function zedTokenField(zedToken: string | undefined): { zedToken?: string } {

@@ -1,7 +1,17 @@
-import type { SpiceDBClient } from '../spicedb/client.js';
+import type { RelationshipUpdate, SpiceDBClient } from '../spicedb/client.js';
 
-/** The part of SpiceDBClient that writes and reads relationships; a fake in unit tests. */
-export type RelationshipStore = Pick<SpiceDBClient, 'writeRelationshipsInBatches' | 'readRelationships'>;
+/** How the controller writes and reads relationships (FencedSpiceDB); a fake in unit tests. */
+export interface RelationshipStore {
+  /**
+   * Writes in calls of at most SpiceDB's limit (each atomic, the whole not); returns the last ZedToken.
+   * Refuses (FencedOffError) when this replica does not lead or `signal` has aborted.
+   */
+  writeRelationshipsInBatches(
+    updates: readonly RelationshipUpdate[],
+    signal?: AbortSignal,
+  ): Promise<string | undefined>;
+  readRelationships: SpiceDBClient['readRelationships'];
+}
 
-/** The part of SpiceDBClient that probes SpiceDB and keeps its schema. */
-export type SchemaStore = Pick<SpiceDBClient, 'health' | 'ensureSchema'>;
+/** The part of SpiceDBClient that probes SpiceDB. */
+export type HealthProbe = Pick<SpiceDBClient, 'health'>;

@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { GrantMetrics } from './controller-metrics.js';
 import { ResyncCancelledError, type DriftResync, type ResyncReport } from './drift-resync.js';
+import { FencedOffError } from './fenced-spicedb.js';
 
 export interface ResyncSchedulerOptions {
   resync: Pick<DriftResync, 'run'>;
@@ -81,8 +82,8 @@ export class ResyncScheduler {
     try {
       this.lastReport = await resync.run(() => signal.aborted || !this.options.isLeader());
     } catch (err) {
-      if (err instanceof ResyncCancelledError) {
-        logger.info('resync cancelled (stopping or no longer leading)');
+      if (err instanceof ResyncCancelledError || err instanceof FencedOffError) {
+        logger.info({ why: err.message }, 'resync cancelled (stopping or no longer leading)');
         return;
       }
       metrics.resyncFailed();

@@ -1,10 +1,14 @@
 import type { Logger } from '../observability/logger.js';
 import { SpiceDBUnavailableError, type SpiceDBError } from '../spicedb/errors.js';
-import type { SchemaStore } from './relationship-store.js';
+import { FencedOffError } from './fenced-spicedb.js';
+import type { HealthProbe } from './relationship-store.js';
 
 export interface SpiceDBGuardOptions {
-  store: SchemaStore;
-  schema: string;
+  store: HealthProbe;
+  /** Writes the schema when SpiceDB's differs (FencedSpiceDB.ensureSchema: refused unless leading). */
+  ensureSchema(): Promise<{ written: boolean }>;
+  /** Only the leader writes the schema; other replicas only probe. */
+  isLeader(): boolean;
   /** Between probes. */
   periodMs: number;
   /**
@@ -18,9 +22,10 @@ export interface SpiceDBGuardOptions {
 type Health = 'unknown' | 'available' | 'unavailable';
 
 /**
- * Keeps SpiceDB usable for the controller: writes the schema at start-up when SpiceDB's differs, probes
- * SpiceDB periodically (and at once when a call failed), writes the schema again when it is gone, and
- * reports recoveries so that the controller can rewrite what SpiceDB may have lost.
+ * Keeps SpiceDB usable for the controller: probes SpiceDB periodically (and at once when a call failed); on
+ * the leader, writes the schema when SpiceDB's differs or is gone (a replica that starts leading writes it
+ * before its first write, see FencedSpiceDB); and reports recoveries so that the controller can rewrite what
+ * SpiceDB may have lost.
  */
 export class SpiceDBGuard {
   private health: Health = 'unknown';
@@ -29,10 +34,12 @@ export class SpiceDBGuard {
   private stopped = false;
   /** Whether this process ever found SpiceDB without its schema, or saw it come back from an outage. */
   private disrupted = false;
+  /** A loss of the schema was reported and the schema has not been seen since: report it once. */
+  private lossReported = false;
 
   constructor(private readonly options: SpiceDBGuardOptions) {}
 
-  /** Ensures the schema and starts probing; never throws (an unreachable SpiceDB is probed again). */
+  /** Probes once (ensuring the schema if leading) and starts probing; never throws. */
   async start(): Promise<void> {
     await this.probe();
     this.schedule();
@@ -75,16 +82,14 @@ export class SpiceDBGuard {
   }
 
   private async check(): Promise<void> {
-    const { store, schema, logger } = this.options;
+    const { store, logger } = this.options;
     const before = this.health;
     try {
       const { schemaWritten } = await store.health();
-      if (!schemaWritten || before !== 'available') {
-        const { written } = await store.ensureSchema(schema);
-        if (written) logger.info({ schemaWasMissing: !schemaWritten }, 'wrote the SpiceDB schema');
-      }
+      if (!schemaWritten || before !== 'available') await this.ensureSchemaIfLeading(schemaWritten);
       this.health = 'available';
-      if (!schemaWritten && before !== 'unknown') this.recovered('schema-lost');
+      if (schemaWritten) this.lossReported = false;
+      if (!schemaWritten && before !== 'unknown' && !this.lossReported) this.recovered('schema-lost');
       else if (!schemaWritten) this.disrupted = true;
       else if (before === 'unavailable') this.recovered('outage');
     } catch (err) {
@@ -93,8 +98,19 @@ export class SpiceDBGuard {
     }
   }
 
+  private async ensureSchemaIfLeading(schemaWritten: boolean): Promise<void> {
+    if (!this.options.isLeader()) return;
+    try {
+      const { written } = await this.options.ensureSchema();
+      if (written) this.options.logger.info({ schemaWasMissing: !schemaWritten }, 'wrote the SpiceDB schema');
+    } catch (error) {
+      if (!(error instanceof FencedOffError)) throw error; // leadership ended meanwhile: the next leader writes it
+    }
+  }
+
   private recovered(why: 'outage' | 'schema-lost'): void {
     this.disrupted = true;
+    if (why === 'schema-lost') this.lossReported = true;
     this.options.logger.warn({ why }, 'SpiceDB recovered; rewriting relationships');
     this.options.onRecovered(why);
   }

@@ -22,6 +22,7 @@ import type { ControllerConfig } from './config.js';
 import { GrantMetrics } from './controller-metrics.js';
 import { DriftResync, type ResyncReport } from './drift-resync.js';
 import { EventRecorder } from './event-recorder.js';
+import { FencedSpiceDB } from './fenced-spicedb.js';
 import { GrantProjector } from './grant-projector.js';
 import { GrantReconciler } from './grant-reconciler.js';
 import { grantKey } from './grant-verdict.js';
@@ -42,6 +43,11 @@ export interface StartControllerOptions {
   logger?: Logger;
   /** Default: a registry of its own, with the process metrics. */
   metricsRegistry?: Registry;
+  /**
+   * Called once this replica lost leadership (the lease, or the fence in SpiceDB) and its reconcilers were
+   * stopped; the entrypoint exits here (EXIT_ON_LOST_LEADERSHIP). Absent: the replica campaigns again.
+   */
+  onLeadershipLost?: () => void;
 }
 
 /** A controller running in this process. */
@@ -98,6 +104,7 @@ export async function startController(
     registry: metricsRegistry,
     logger,
     gracefulShutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+    ...(options.onLeadershipLost ? { onLeadershipLost: options.onLeadershipLost } : {}),
     ...(election.enabled
       ? {
           leaderElection: {
@@ -125,6 +132,14 @@ export async function startController(
   const mutex = new KeyedMutex();
   const metrics = new GrantMetrics(metricsRegistry, () => world.allGrants());
   const relations = managedRelations(registry);
+  const spicedb = new FencedSpiceDB({
+    client,
+    leaseName: election.name,
+    term: () => manager.leadershipTerm(),
+    schema: readSchemaText(),
+    onFenceLost: () => manager.stepDown(),
+    logger,
+  });
   const controllers: { grants?: Controller<PolicyGrant>; items?: Controller<CatalogItem> } = {};
 
   /** Grants that project one of `keys` check again, without trusting what this process thinks it wrote. */
@@ -139,7 +154,7 @@ export async function startController(
     }
   };
   const resync = new DriftResync({
-    store: client,
+    store: spicedb,
     world,
     relations,
     mutex,
@@ -159,10 +174,12 @@ export async function startController(
   });
   const guard = new SpiceDBGuard({
     store: client,
-    schema: readSchemaText(),
+    ensureSchema: () => spicedb.ensureSchema(),
+    isLeader: () => manager.isLeader(),
     periodMs: config.spicedb.probePeriodMs,
     logger,
     onRecovered: () => {
+      spicedb.forgetFence();
       memory.clear();
       world.allGrants().forEach((grant) => controllers.grants?.enqueue(grantKey(grant)));
       world.allItems().forEach((item) => controllers.items?.enqueue(item.metadata.name ?? ''));
@@ -170,10 +187,11 @@ export async function startController(
     },
   });
   const projector = new GrantProjector({
-    store: client,
+    store: spicedb,
     world,
     memory,
     mutex,
+    relations,
     onTuplesDeleted: recheckGrantsOf,
   });
   const identity = manager.identity ?? 'policy-grant-controller';
@@ -190,7 +208,7 @@ export async function startController(
   });
   const itemReconciler = new CatalogItemReconciler({
     world,
-    store: client,
+    store: spicedb,
     mutex,
     itemObjectTypes: [...new Set(relations.map((relation) => relation.objectType))],
     logger,

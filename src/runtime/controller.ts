@@ -208,7 +208,9 @@ export class Controller<T extends KubernetesObject> {
     clearTimeout(run.resyncTimer);
     run.queue.shutDown();
     const workersDone = Promise.all(run.workers);
-    this.previousWorkers = workersDone;
+    // Chained: a run stopped while it still waited for an earlier run's workers has none of its own, and
+    // those earlier workers may still be reconciling (stop/start/stop/start around a hanging reconcile).
+    this.previousWorkers = Promise.all([this.previousWorkers, workersDone]);
     const finished = run.active === 0 || (await settlesWithin(workersDone, timeoutMs));
     if (!finished) {
       this.logger.warn(

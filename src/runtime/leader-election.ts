@@ -32,6 +32,13 @@ export interface LeaderElectionOptions {
   logger?: Logger;
 }
 
+interface Campaign {
+  abort: AbortController;
+  /** Set by stepDown: the campaign ends as if renewals had failed. */
+  steppedDown: boolean;
+  done: Promise<void>;
+}
+
 /** client-go's JitterFactor for the retry period. */
 const JITTER_FACTOR = 1.2;
 
@@ -73,7 +80,11 @@ export class LeaderElector {
   private readonly setStatusMetric: (leading: boolean) => void;
   private observed?: ObservedLease;
   private leading = false;
-  private campaign?: { abort: AbortController; done: Promise<void> };
+  /** Monotonic time until which the last successful acquire or renewal lets this replica act as leader. */
+  private leaseValidUntil = 0;
+  /** Identifies the current term of leadership: new each time this replica starts leading. */
+  private term?: string;
+  private campaign?: Campaign;
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.identity = options.identity ?? `${hostname()}_${randomUUID()}`;
@@ -94,8 +105,18 @@ export class LeaderElector {
     this.setStatusMetric(false);
   }
 
+  /**
+   * True while this replica leads and its last successful acquire or renewal started less than renewDeadline
+   * ago: judged at the moment of the call, so a replica whose renewals stalled (an event-loop pause, a hung
+   * request) stops counting as leader at the deadline even before its renew loop notices.
+   */
   isLeader(): boolean {
-    return this.leading;
+    return this.leading && monotonicNow() < this.leaseValidUntil;
+  }
+
+  /** The current term of leadership (a new id each time this replica starts leading); undefined when not leading. */
+  leadershipTerm(): string | undefined {
+    return this.isLeader() ? this.term : undefined;
   }
 
   /** Campaigns for the lease, then keeps renewing it. May be called again after leadership was lost or stopped. */
@@ -103,8 +124,23 @@ export class LeaderElector {
     if (this.campaign) {
       throw new Error('leader election is already running');
     }
-    const abort = new AbortController();
-    this.campaign = { abort, done: this.runCampaign(abort.signal) };
+    const campaign: Campaign = { abort: new AbortController(), steppedDown: false, done: Promise.resolve() };
+    campaign.done = this.runCampaign(campaign);
+    this.campaign = campaign;
+  }
+
+  /**
+   * Gives up leading at once, without releasing the lease (someone else is known to act as leader): the
+   * campaign ends as when renewals fail, `onStoppedLeading('lost')` is called. Does nothing when not leading.
+   */
+  stepDown(): void {
+    const campaign = this.campaign;
+    if (!campaign || !this.leading) {
+      return;
+    }
+    campaign.steppedDown = true;
+    this.leaseValidUntil = 0; // not leader from this moment, whatever the campaign still has in flight
+    campaign.abort.abort();
   }
 
   /** Stops campaigning or renewing and, if leading, releases the lease (unless releaseOnCancel is false). */
@@ -115,7 +151,9 @@ export class LeaderElector {
     }
     campaign.abort.abort();
     await campaign.done;
-    this.campaign = undefined;
+    if (this.campaign === campaign) {
+      this.campaign = undefined;
+    }
     if (!this.leading) {
       return;
     }
@@ -126,43 +164,53 @@ export class LeaderElector {
     this.options.onStoppedLeading?.('released');
   }
 
-  private async runCampaign(signal: AbortSignal): Promise<void> {
-    if (!(await this.acquire(signal))) {
+  private async runCampaign(campaign: Campaign): Promise<void> {
+    const { signal } = campaign.abort;
+    const acquiredAt = await this.acquire(signal);
+    if (acquiredAt === undefined) {
       return;
     }
+    this.term = randomUUID();
     this.setLeading(true);
-    this.logger.info('acquired lease; leading');
+    this.logger.info({ term: this.term }, 'acquired lease; leading');
     this.options.onStartedLeading?.();
-    await this.renewWhileLeading(signal);
-    if (signal.aborted) {
+    await this.renewWhileLeading(signal, acquiredAt);
+    if (signal.aborted && !campaign.steppedDown) {
       return;
     }
     this.logger.warn(
-      { renewDeadlineMs: this.renewDeadlineMs, holder: this.observed?.lease.spec?.holderIdentity },
-      'could not renew lease; leadership lost',
+      {
+        renewDeadlineMs: this.renewDeadlineMs,
+        holder: this.observed?.lease.spec?.holderIdentity,
+        steppedDown: campaign.steppedDown,
+      },
+      campaign.steppedDown ? 'stepped down; leadership lost' : 'could not renew lease; leadership lost',
     );
     this.campaign = undefined;
     this.setLeading(false);
     this.options.onStoppedLeading?.('lost');
   }
 
-  private async acquire(signal: AbortSignal): Promise<boolean> {
+  /** Resolves with the monotonic start of the successful attempt, or undefined when aborted. */
+  private async acquire(signal: AbortSignal): Promise<number | undefined> {
     while (!signal.aborted) {
+      const attemptStart = monotonicNow();
       if (await this.attempt(signal, this.renewDeadlineMs)) {
-        return true;
+        this.leaseValidUntil = attemptStart + this.renewDeadlineMs;
+        return attemptStart;
       }
       await sleep(jittered(this.retryPeriodMs, JITTER_FACTOR), signal);
     }
-    return false;
+    return undefined;
   }
 
   /**
    * Returns when renewals have failed for renewDeadline since the last success (measured from the start
-   * of that successful attempt, and on a monotonic clock, so an event-loop pause counts), when another
-   * holder shows up in the lease, or when aborted.
+   * of that successful attempt, the acquire's included, and on a monotonic clock, so an event-loop pause
+   * counts), when another holder shows up in the lease, or when aborted.
    */
-  private async renewWhileLeading(signal: AbortSignal): Promise<void> {
-    let lastRenewal = monotonicNow();
+  private async renewWhileLeading(signal: AbortSignal, acquiredAt: number): Promise<void> {
+    let lastRenewal = acquiredAt;
     while (!signal.aborted) {
       await sleep(this.retryPeriodMs, signal);
       const deadline = lastRenewal + this.renewDeadlineMs;
@@ -173,6 +221,7 @@ export class LeaderElector {
         }
         if (await this.attempt(signal, deadline - attemptStart)) {
           lastRenewal = attemptStart;
+          this.leaseValidUntil = attemptStart + this.renewDeadlineMs;
           break;
         }
         if (this.anotherHolderSeen()) {

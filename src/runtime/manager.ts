@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { Controller } from './controller.js';
@@ -63,6 +64,8 @@ export class Manager {
   private readonly logger: Logger;
   private started = false;
   private stopping?: Promise<void>;
+  /** Without election: the one term of this manager's life. */
+  private readonly soleTerm = randomUUID();
 
   constructor(private readonly options: ManagerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -148,9 +151,26 @@ export class Manager {
     await Promise.all([...this.informers.values()].map((informer) => informer.waitForSync(signal)));
   }
 
-  /** True while this replica holds the lease (always, once started, without election). For readiness. */
+  /** True while this replica holds the lease (always, once started, without election). */
   isLeader(): boolean {
     return this.elector ? this.elector.isLeader() : this.started && this.stopping === undefined;
+  }
+
+  /** Identifies the current term of leadership (new each time this replica starts leading); undefined when not leading. */
+  leadershipTerm(): string | undefined {
+    if (this.elector) {
+      return this.elector.leadershipTerm();
+    }
+    return this.isLeader() ? this.soleTerm : undefined;
+  }
+
+  /**
+   * Gives up leadership at once, as if the lease had been lost (controllers stop with no grace,
+   * `onLeadershipLost` is called): for when this replica learns that another one acts as leader. Without
+   * election there is nobody to hand over to, and nothing happens.
+   */
+  stepDown(): void {
+    this.elector?.stepDown();
   }
 
   /**

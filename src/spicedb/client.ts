@@ -34,6 +34,20 @@ export interface RelationshipFilter {
   subject?: { type: string; id?: string; relation?: string };
 }
 
+/**
+ * A condition SpiceDB checks atomically with a write: `mustMatch` fails the write unless some relationship
+ * matches the filter, `mustNotMatch` unless none does. A failed precondition is gRPC FAILED_PRECONDITION.
+ */
+export interface Precondition {
+  operation: 'mustMatch' | 'mustNotMatch';
+  filter: RelationshipFilter;
+}
+
+export interface WriteOptions {
+  /** Checked by SpiceDB in the same transaction as the write. */
+  preconditions?: readonly Precondition[];
+}
+
 /** minimizeLatency may answer from a slightly older snapshot; atLeastAsFresh takes a ZedToken. */
 export type Consistency = { minimizeLatency: true } | { atLeastAsFresh: string } | { fullyConsistent: true };
 
@@ -215,6 +229,16 @@ function toRelationshipFilter(filter: RelationshipFilter): v1.RelationshipFilter
   });
 }
 
+function toPrecondition({ operation, filter }: Precondition): v1.Precondition {
+  return v1.Precondition.create({
+    operation:
+      operation === 'mustMatch'
+        ? v1.Precondition_Operation.MUST_MATCH
+        : v1.Precondition_Operation.MUST_NOT_MATCH,
+    filter: toRelationshipFilter(filter),
+  });
+}
+
 function chunk<T>(items: readonly T[], size: number): T[][] {
   const chunks: T[][] = [];
   for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
@@ -271,7 +295,10 @@ export class SpiceDBClient {
   }
 
   /** One atomic WriteRelationships call; returns its ZedToken. At most maxUpdatesPerWrite updates. */
-  async writeRelationships(updates: readonly RelationshipUpdate[]): Promise<string> {
+  async writeRelationships(
+    updates: readonly RelationshipUpdate[],
+    options: WriteOptions = {},
+  ): Promise<string> {
     if (updates.length === 0 || updates.length > this.maxUpdatesPerWrite) {
       throw new RangeError(
         `writeRelationships takes 1 to ${this.maxUpdatesPerWrite} updates, not ${updates.length}`,
@@ -287,6 +314,7 @@ export class SpiceDBClient {
           relationship: toApiRelationship(relationship),
         }),
       ),
+      optionalPreconditions: (options.preconditions ?? []).map(toPrecondition),
     });
     const response = await this.unary<v1.WriteRelationshipsResponse>(
       'WriteRelationships',
@@ -300,10 +328,13 @@ export class SpiceDBClient {
    * Any number of updates in calls of at most maxUpdatesPerWrite, in order. Each call is atomic, the whole
    * is not. Returns the last call's ZedToken, or undefined when there was nothing to write.
    */
-  async writeRelationshipsInBatches(updates: readonly RelationshipUpdate[]): Promise<string | undefined> {
+  async writeRelationshipsInBatches(
+    updates: readonly RelationshipUpdate[],
+    options: WriteOptions = {},
+  ): Promise<string | undefined> {
     let zedToken: string | undefined;
     for (const batch of chunk(updates, this.maxUpdatesPerWrite)) {
-      zedToken = await this.writeRelationships(batch);
+      zedToken = await this.writeRelationships(batch, options);
     }
     return zedToken;
   }

@@ -125,6 +125,30 @@ export const PolicyGrantStateSchema = z
   .describe('Derived state: DELETED once revoked, EXPIRED once past expiryTime (not revoked), else ACTIVE.');
 export type PolicyGrantState = z.infer<typeof PolicyGrantStateSchema>;
 
+/** SpiceDB object ids and subjects allow `[a-zA-Z0-9/_|\-=+]` and at most 1024 bytes (src/spicedb/object-id.ts). */
+const spicedbReference = () => z.string().min(1).max(1100);
+
+const ProjectedSchema = z
+  .object({
+    resource: spicedbReference().describe(
+      'The SpiceDB object the tuples are on, `<object type>:<object id>`.',
+    ),
+    relations: z
+      .array(z.string().min(1).max(64))
+      .max(MAX_ACCESS_ENTRIES)
+      .meta({ 'x-kubernetes-list-type': 'atomic' })
+      .describe('The relations written, one per access type.'),
+    subjects: z
+      .array(spicedbReference())
+      .max(MAX_ALLOWED_ORGS)
+      .meta({ 'x-kubernetes-list-type': 'atomic' })
+      .describe('The subjects written, `user:<id>` or `organization:<id>#member`.'),
+  })
+  .describe(
+    'The SpiceDB relationships last written for the grant (every relation with every subject, on resource), so that a new controller leader removes what an edited grant no longer gives. Absent when nothing is written.',
+  );
+export type ProjectedTuples = z.infer<typeof ProjectedSchema>;
+
 export const PolicyGrantStatusSchema = z
   .object({
     observedGeneration: z
@@ -149,6 +173,7 @@ export const PolicyGrantStatusSchema = z
       .string()
       .optional()
       .describe('SpiceDB consistency token (ZedToken) of the last write for the grant.'),
+    projected: ProjectedSchema.optional(),
   })
   .describe('What the controller observed and did; written by the controller only.');
 export type PolicyGrantStatus = z.infer<typeof PolicyGrantStatusSchema>;

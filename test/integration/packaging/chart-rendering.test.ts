@@ -222,7 +222,7 @@ describe('configuration', () => {
         jwks: { url: 'https://id.example/jwks' },
       },
       aclApi: { basePath: '/v9' },
-      controller: { resyncPeriod: '5m' },
+      controller: { resyncPeriod: '5m', leaderElection: { enabled: true, exitOnLoss: false } },
       decisionService: { checkTimeout: '750ms', tokenReview: { enabled: true, audiences: ['a', 'b'] } },
     });
     expect(objects.find((object) => componentOf(object) === 'settings')?.data).toEqual({
@@ -240,6 +240,7 @@ describe('configuration', () => {
       CONTROLLER_PORT: '8082',
       RESYNC_PERIOD: '5m',
       LEADER_ELECTION: 'true',
+      EXIT_ON_LOST_LEADERSHIP: 'false',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
       TOKEN_REVIEW: 'true',

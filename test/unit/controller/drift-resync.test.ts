@@ -8,6 +8,7 @@ import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { tupleKey } from '../../../src/controller/tuple-key.js';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
+import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import {
   consumerTuple,
   FakeRelationshipStore,
@@ -16,6 +17,7 @@ import {
   OTHER_USER,
   OWNER,
   ORG_A,
+  ORG_B as OTHER_ORG,
   policyGrant,
   registry,
   testWorld,
@@ -146,6 +148,63 @@ describe('the resync', () => {
 
     expect(await resync.run()).toMatchObject({ missing: 1 }); // the organisation owner, not the revoked grant
     expect(store.keys()).not.toContain(tupleKey(consumerTuple()));
+  });
+
+  it('writes no further batch once leadership is lost in the middle of the repairs', async () => {
+    const grants = ['a', 'b', 'c', 'd'].map((name) => policyGrant(name, { userId: `user-${name}` }));
+    const { store, resync } = setUp(grants, 2);
+    store.seed(...owners);
+    let leading = true;
+    const write = store.writeRelationshipsInBatches.bind(store);
+    store.writeRelationshipsInBatches = async (updates) => {
+      const token = await write(updates);
+      leading = false; // the lease is lost while the first batch is in flight
+      return token;
+    };
+    await expect(resync.run(() => !leading)).rejects.toBeInstanceOf(ResyncCancelledError);
+    expect(store.writeCalls).toHaveLength(1);
+    expect(store.keys()).toHaveLength(owners.length + 2);
+  });
+
+  it('repairs GROUP tuples: organisation members, one per allowed organisation and access type', async () => {
+    const group = policyGrant('group', {
+      policyType: 'GROUP',
+      userId: undefined,
+      constraints: {
+        access: [{ accessType: 'api' }, { accessType: 'file' }],
+        subjects: { allowedOrgIds: [ORG_A] },
+      },
+    });
+    const { store, resync } = setUp([group]);
+    const member = (relation: string, organisation: string): Relationship => ({
+      resource: { type: 'resource', id: ITEM_OBJECT_ID },
+      relation,
+      subject: { type: 'organization', id: organisation, relation: 'member' },
+      expiresAt: consumerTuple().expiresAt,
+    });
+    const orphan = { ...member('api_consumer', OTHER_ORG) };
+    store.seed(...owners, member('api_consumer', ORG_A), orphan);
+
+    expect(await resync.run()).toMatchObject({ missing: 1, orphan: 1 });
+    expect(store.keys()).toEqual(
+      [...owners, member('api_consumer', ORG_A), member('file_consumer', ORG_A)].map(tupleKey).sort(),
+    );
+  });
+
+  it('fails when a write fails in the middle of the run, keeping what earlier batches repaired', async () => {
+    const { store, resync } = setUp([], 1);
+    store.seed(consumerTuple('a'), consumerTuple('b'));
+    const write = store.writeRelationshipsInBatches.bind(store);
+    let calls = 0;
+    store.writeRelationshipsInBatches = async (updates) => {
+      calls += 1;
+      if (calls === 2) throw new SpiceDBUnavailableError('WriteRelationships', 14, 'connection refused');
+      return write(updates);
+    };
+    await expect(resync.run()).rejects.toBeInstanceOf(SpiceDBUnavailableError);
+    expect(store.keys()).toEqual([tupleKey(consumerTuple('b'))]);
+    expect(await resync.run()).toMatchObject({ orphan: 1 });
+    expect(store.keys()).toEqual(owners.map(tupleKey).sort());
   });
 
   it('stops between pages when cancelled', async () => {

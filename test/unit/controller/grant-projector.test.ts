@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { GrantProjector } from '../../../src/controller/grant-projector.js';
+import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
 import { projectGrant } from '../../../src/controller/projection.js';
@@ -30,6 +31,7 @@ function setUp(grants: PolicyGrant[] = []) {
     world: test.world,
     memory,
     mutex: new KeyedMutex(),
+    relations: managedRelations(registry),
     onTuplesDeleted: (keys, by) => deleted.push({ keys, by }),
     now: () => NOW,
   });

@@ -5,19 +5,26 @@ import type { RecordedEvent } from '../../../src/controller/event-recorder.js';
 import { GrantProjector } from '../../../src/controller/grant-projector.js';
 import { GrantReconciler } from '../../../src/controller/grant-reconciler.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
+import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
 import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { KubeApiError } from '../../../src/runtime/api-error.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import {
   ACL_NAMESPACE,
+  catalogItem,
   consumerTuple,
+  ITEM_OBJECT_ID,
+  OTHER_USER,
+  USER,
   FakeRelationshipStore,
   NOW,
   policyGrant,
+  registry,
   testWorld,
 } from './support/fakes.js';
 
@@ -73,6 +80,7 @@ function setUp(grant: PolicyGrant, now = NOW) {
     world: test.world,
     memory,
     mutex: new KeyedMutex(),
+    relations: managedRelations(registry),
     onTuplesDeleted: () => undefined,
     now: () => now,
   });
@@ -130,6 +138,62 @@ describe('GrantReconciler', () => {
     await second.reconciler.reconcile(KEY, signal);
     expect(second.store.writeCalls).toEqual([]);
     expect(second.writer.calls).toEqual([]);
+  });
+
+  describe('after a leader change (nothing in memory), a narrowing edit', () => {
+    const edit = (grant: PolicyGrant, spec: Partial<PolicyGrant['spec']>): PolicyGrant => ({
+      ...grant,
+      metadata: { ...grant.metadata, generation: 2 },
+      spec: { ...grant.spec, ...spec },
+    });
+    const onlyApi = { constraints: { access: [{ accessType: 'api' }] } };
+    const apiAndFile = { constraints: { access: [{ accessType: 'api' }, { accessType: 'file' }] } };
+
+    it('removes the tuples the status says were written and the grant no longer gives', async () => {
+      const first = setUp(policyGrant('g', apiAndFile));
+      await first.reconciler.reconcile(KEY, signal);
+      expect(first.current().status?.projected).toEqual({
+        resource: `resource:${ITEM_OBJECT_ID}`,
+        relations: ['api_consumer', 'file_consumer'],
+        subjects: [`user:${USER}`],
+      });
+      const second = setUp(edit(first.current(), onlyApi));
+      second.store.seed(...first.store.tuples.values());
+      await second.reconciler.reconcile(KEY, signal);
+      expect(second.store.keys()).toEqual([tupleKey(consumerTuple())]);
+      expect(second.current().status?.projected?.relations).toEqual(['api_consumer']);
+    });
+
+    it('to another user and item removes the old tuples there too', async () => {
+      const first = setUp(policyGrant('g'));
+      await first.reconciler.reconcile(KEY, signal);
+      const otherItem = 'urn:dx:cat:item:rain-gauges';
+      const second = setUp(edit(first.current(), { userId: OTHER_USER, itemId: otherItem }));
+      second.items.put(catalogItem('rain', { itemId: otherItem }));
+      second.store.seed(...first.store.tuples.values());
+      await second.reconciler.reconcile(KEY, signal);
+      expect(second.store.keys()).toEqual([
+        `resource:${encodeObjectId(otherItem)}#api_consumer@user:${OTHER_USER}`,
+      ]);
+    });
+
+    it('with no record in the status repairs the resource: what no grant explains goes, the rest stays', async () => {
+      const first = setUp(policyGrant('g', apiAndFile));
+      await first.reconciler.reconcile(KEY, signal);
+      const { projected: _dropped, ...unrecorded } = first.current().status ?? {};
+      const second = setUp({ ...edit(first.current(), onlyApi), status: unrecorded });
+      second.grants.put(policyGrant('other', { userId: OTHER_USER, ...apiAndFile }));
+      const unmanaged = { ...consumerTuple(), relation: 'editor', expiresAt: undefined };
+      second.store.seed(
+        ...first.store.tuples.values(),
+        consumerTuple(OTHER_USER, 'file_consumer'),
+        unmanaged,
+      );
+      await second.reconciler.reconcile(KEY, signal);
+      expect(second.store.keys()).toEqual(
+        [consumerTuple(), consumerTuple(OTHER_USER, 'file_consumer'), unmanaged].map(tupleKey).sort(),
+      );
+    });
   });
 
   it('waits for its own writes to reach the cache instead of deciding on the version they replaced', async () => {

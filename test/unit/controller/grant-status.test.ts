@@ -42,6 +42,24 @@ describe('nextGrantStatus', () => {
     expect(again).toMatchObject({ changed: false, transition: undefined });
   });
 
+  it('records what was written, and sees no change when the API server returns its keys in another order', () => {
+    const projected = { resource: 'resource:item', relations: ['api_consumer'], subjects: ['user:u'] };
+    const outcome = { kind: 'enforced', relationships: 1, zedToken: 'zt', projected } as const;
+    const first = nextGrantStatus(policyGrant('g'), outcome, NOW);
+    expect(first.status.projected).toEqual(projected);
+    const served = { subjects: ['user:u'], relations: ['api_consumer'], resource: 'resource:item' };
+    const grant = policyGrant('g', {}, {}, { ...first.status, projected: served });
+    expect(nextGrantStatus(grant, outcome, LATER).changed).toBe(false);
+    const withdrawn = nextGrantStatus(
+      grant,
+      { kind: 'withheld', reason: 'Revoked', message: 'revoked', zedToken: 'zt-2' },
+      LATER,
+    );
+    expect(withdrawn.status.projected).toBeUndefined();
+    const failed = nextGrantStatus(grant, { kind: 'failed', message: 'SpiceDB down' }, LATER);
+    expect(failed.status.projected).toEqual(served);
+  });
+
   it('keeps lastTransitionTime while the condition status holds, and moves it when it flips', () => {
     const grant = policyGrant(
       'g',

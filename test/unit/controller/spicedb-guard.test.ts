@@ -8,8 +8,10 @@ class FakeSchemaStore {
   schema: string | undefined;
   down = false;
   writes = 0;
+  probes = 0;
 
   async health(): Promise<{ schemaWritten: boolean }> {
+    this.probes += 1;
     if (this.down) throw new SpiceDBUnavailableError('ReadSchema', 14, 'connection refused');
     return { schemaWritten: this.schema !== undefined };
   }
@@ -23,11 +25,12 @@ class FakeSchemaStore {
   }
 }
 
-function setUp(store = new FakeSchemaStore()) {
+function setUp(store = new FakeSchemaStore(), leadership = { leading: true }) {
   const recoveries: string[] = [];
   const guard = new SpiceDBGuard({
     store,
-    schema: 'definition user {}',
+    ensureSchema: () => store.ensureSchema('definition user {}'),
+    isLeader: () => leadership.leading,
     periodMs: 60_000,
     logger: silentLogger,
     onRecovered: (why) => recoveries.push(why),
@@ -98,11 +101,38 @@ describe('SpiceDBGuard', () => {
   it('does not take a refused call for an outage', async () => {
     const store = new FakeSchemaStore();
     store.schema = 'definition user {}';
-    const { guard } = setUp(store);
+    const { guard, recoveries } = setUp(store);
     await guard.start();
-    store.health = () => Promise.reject(new SpiceDBError('ReadSchema', 3, 'invalid argument'));
+    const answer = store.health.bind(store);
+    store.health = () => {
+      store.probes += 1;
+      return Promise.reject(new SpiceDBError('ReadSchema', 3, 'invalid argument'));
+    };
+    guard.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(store.probes).toBe(2); // the refused probe did happen
+    expect(guard.isAvailable()).toBe(true);
+    store.health = answer;
     guard.nudge();
     await guard.stop();
+    expect(store.probes).toBe(3);
+    // Had the refusal counted as an outage, this answer would be reported as a recovery from it.
+    expect(recoveries).toEqual([]);
+  });
+
+  it('lets only the leader write the schema; a replica that does not lead only probes', async () => {
+    const leadership = { leading: false };
+    const { store, guard, recoveries } = setUp(new FakeSchemaStore(), leadership);
+    await guard.start();
+    guard.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(store.probes).toBe(2);
+    expect(store.writes).toBe(0);
     expect(guard.isAvailable()).toBe(true);
+    leadership.leading = true;
+    guard.nudge();
+    await guard.stop();
+    expect(store.writes).toBe(1);
+    expect(recoveries).toEqual(['schema-lost']);
   });
 });

@@ -303,6 +303,35 @@ describe('Controller', () => {
     expect(calls).toHaveLength(2);
   });
 
+  it('never runs two reconciles of one key after stop/start/stop/start while a reconcile hangs', async () => {
+    source.put('a', { v: '1' });
+    informer.start();
+    const stuck = gate();
+    let inFlight = 0;
+    let mostAtOnce = 0;
+    await startController(async () => {
+      inFlight += 1;
+      mostAtOnce = Math.max(mostAtOnce, inFlight);
+      if (calls.length === 1) await stuck.promise;
+      inFlight -= 1;
+    });
+    await settle();
+    await controller?.stop(0);
+    void controller?.start();
+    await settle();
+    await controller?.stop(0); // the second run never got past waiting for the first one's workers
+    const thirdRun = controller?.start();
+    await settle();
+    source.put('a', { v: '2' });
+    await settle();
+    expect(calls).toHaveLength(1);
+    stuck.open();
+    await thirdRun;
+    await settle();
+    expect(calls).toHaveLength(2);
+    expect(mostAtOnce).toBe(1);
+  });
+
   it('records reconcile time in the controller-runtime histogram', async () => {
     informer.start();
     await startController(() => undefined);

@@ -157,6 +157,8 @@ describe('LeaderElector', () => {
     while (performance.now() < pausedUntil) {
       // blocks the event loop, as a long GC pause or a suspended VM would
     }
+    // Judged at the moment of asking: no write may rely on a lease the pause let lapse.
+    expect(a.elector.isLeader()).toBe(false);
     await vi.waitFor(() => expect(a.events).toEqual(['started', 'lost']));
     expect(store.writes.filter((spec) => spec.holderIdentity === 'a').length).toBeGreaterThan(0);
   });
@@ -186,7 +188,69 @@ describe('LeaderElector', () => {
     b.elector.start();
     c.elector.start();
     await vi.advanceTimersByTimeAsync(0);
-    expect(leaders()).toHaveLength(1);
+    expect(store.conflicts).toBe(1);
+    expect(leaders()).toEqual(['b']);
+    expect(c.events).toEqual([]);
+  });
+
+  it('measures the first renew deadline from the start of the acquire attempt, not its end', async () => {
+    const a = candidate('a');
+    a.client.latencyMs = 3_000; // the acquire (a get and a create) takes 6 s
+    const attemptStart = Date.now();
+    a.elector.start();
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(a.elector.isLeader()).toBe(true);
+    a.client.latencyMs = 0;
+    a.client.reachable = false;
+    await vi.advanceTimersByTimeAsync(attemptStart + TIMINGS.renewDeadlineMs - Date.now());
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toEqual(['started', 'lost']);
+  });
+
+  it('cuts off a hung renewal at the renew deadline and stops leading', async () => {
+    const a = candidate('a');
+    a.elector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    a.client.hanging = true;
+    await vi.advanceTimersByTimeAsync(TIMINGS.renewDeadlineMs);
+    expect(a.elector.isLeader()).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(a.events).toEqual(['started', 'lost']);
+  });
+
+  it('stops leading when the release fails; successors then wait for the lease to expire', async () => {
+    const a = candidate('a');
+    a.elector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    a.client.failUpdates = 1;
+    await a.elector.stop();
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events).toEqual(['started', 'released']);
+    expect(store.holder()).toBe('a');
+  });
+
+  it('refuses a second start while campaigning', () => {
+    const a = candidate('a');
+    a.elector.start();
+    expect(() => a.elector.start()).toThrow(/already running/);
+  });
+
+  it('steps down at once when asked, without releasing the lease, and can campaign again', async () => {
+    const a = candidate('a');
+    a.elector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const firstTerm = a.elector.leadershipTerm();
+    expect(firstTerm).toBeDefined();
+    a.elector.stepDown();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.elector.leadershipTerm()).toBeUndefined();
+    expect(a.events).toEqual(['started', 'lost']);
+    expect(store.holder()).toBe('a');
+    a.elector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(a.elector.leadershipTerm()).toBeDefined();
+    expect(a.elector.leadershipTerm()).not.toBe(firstTerm);
   });
 
   it('refuses timings that cannot work', () => {

@@ -104,26 +104,41 @@ describe('Manager', () => {
   });
 
   it('with two managers on one Lease, only the leader reconciles; a graceful stop hands over at once', async () => {
+    // A lease far longer than the test may wait: b can only lead if a's release hands the lease over.
+    const election = { ...ELECTION, leaseDurationMs: 600_000 };
     const first: string[] = [];
     const second: string[] = [];
-    const a = manager(first, { leaderElection: ELECTION });
+    const a = manager(first, { leaderElection: election });
     a.start();
     await until(() => a.isLeader());
-    const b = manager(second, { leaderElection: ELECTION });
+    const b = manager(second, { leaderElection: election });
     b.start();
     await b.waitForSync();
     await until(() => first.length === 2);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const renewedBefore = revision;
+    await until(() => revision >= renewedBefore + 3, 'a to renew its lease three times', 30_000);
     expect([a.isLeader(), b.isLeader()]).toEqual([true, false]);
     expect(second).toEqual([]);
 
-    const stoppedAt = Date.now();
     await a.stop();
-    expect(lease?.spec?.holderIdentity).toBe('');
-    await until(() => b.isLeader());
-    expect(Date.now() - stoppedAt).toBeLessThan(ELECTION.leaseDurationMs);
+    expect(lease?.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+    await until(() => b.isLeader(), 'b to lead', 30_000);
     await until(() => second.length === 2);
     expect(lease?.spec?.holderIdentity).toBe(b.identity);
+  });
+
+  it('steps down when asked: controllers stop, the caller is told, and a new term begins later', async () => {
+    let lost = 0;
+    const a = manager([], { leaderElection: ELECTION, onLeadershipLost: () => (lost += 1) });
+    a.start();
+    await until(() => a.isLeader());
+    const firstTerm = a.leadershipTerm();
+    a.stepDown();
+    expect(a.isLeader()).toBe(false);
+    expect(a.leadershipTerm()).toBeUndefined();
+    await until(() => lost === 1);
+    await until(() => a.isLeader(), 'a to lead again', 30_000);
+    expect(a.leadershipTerm()).not.toBe(firstTerm);
   });
 
   it('stops its controllers when leadership is lost, tells the caller, and campaigns again', async () => {

@@ -4,7 +4,15 @@ import { parseSchemaShape, readSchemaText } from '../../../src/spicedb/schema.js
 describe('parseSchemaShape', () => {
   it("reads the project schema's definitions, relations and permissions", () => {
     const shape = parseSchemaShape(readSchemaText());
-    expect([...shape.keys()].sort()).toEqual(['agent', 'group', 'organization', 'resource', 'user']);
+    expect([...shape.keys()].sort()).toEqual([
+      'agent',
+      'controller_lease',
+      'controller_term',
+      'group',
+      'organization',
+      'resource',
+      'user',
+    ]);
     const resource = shape.get('resource');
     expect([...(resource?.permissions ?? [])]).toEqual(['viewer']);
     expect(resource?.relations.get('editor')).toEqual(['user', 'group#member', 'organization#member']);

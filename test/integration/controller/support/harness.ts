@@ -24,6 +24,9 @@ import {
 import { parseControllerConfig, type ControllerEnvironment } from '../../../../src/controller/config.js';
 import { startController, type RunningController } from '../../../../src/controller/start-controller.js';
 import { createLogger } from '../../../../src/observability/logger.js';
+import { freePort } from '../../../../src/localplane/free-port.js';
+import { startProcess, type ManagedProcess } from '../../../../src/localplane/managed-process.js';
+import { repoRoot } from '../../../../src/localplane/repo-root.js';
 import { startSpiceDB, type SpiceDBServer } from '../../../../src/localplane/spicedb-server.js';
 import { resolveToolPaths } from '../../../../src/localplane/tool-paths.js';
 import { SpiceDBClient, type Relationship } from '../../../../src/spicedb/client.js';
@@ -127,6 +130,41 @@ export async function startTestController(options: TestControllerOptions): Promi
     destination: pino.destination({ dest: options.logFile, sync: true }),
   });
   return startController(config, { logger });
+}
+
+export interface ControllerProcess {
+  process: ManagedProcess;
+  /** Base URL of its operational endpoints. */
+  url: string;
+}
+
+/**
+ * The controller as a process of its own (the real entrypoint, src/cmd/controller.ts, through tsx), so that a
+ * test can kill or freeze it; resolves once its readiness says it leads.
+ */
+export async function startLeadingControllerProcess(
+  name: string,
+  options: TestControllerOptions,
+): Promise<ControllerProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = startProcess({
+    name,
+    command: process.execPath,
+    args: ['--import', 'tsx', join(repoRoot(), 'src/cmd/controller.ts')],
+    logFile: options.logFile,
+    env: { ...process.env, ...testControllerEnv(options), CONTROLLER_PORT: String(port) },
+  });
+  await vi.waitFor(
+    async () => {
+      const response = await fetch(`${url}/healthz/ready`);
+      const { leader } = (await response.json()) as { leader?: boolean };
+      if (response.status !== 200 || !leader)
+        throw new Error(`${name}: ${response.status}, leader ${leader}`);
+    },
+    { timeout: PATIENCE_MS, interval: 200 },
+  );
+  return { process: child, url };
 }
 
 export async function waitUntilLeading(controller: RunningController, timeout = PATIENCE_MS): Promise<void> {

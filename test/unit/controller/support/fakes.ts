@@ -8,7 +8,9 @@ import type {
 import { ClusterWorld, type ObjectStore } from '../../../../src/controller/cluster-world.js';
 import { ORGANISATION_LABEL } from '../../../../src/controller/namespace-authorisation.js';
 import { tupleKey } from '../../../../src/controller/tuple-key.js';
+import { GrpcCode, SpiceDBError } from '../../../../src/spicedb/errors.js';
 import type {
+  Precondition,
   ReadRelationshipsOptions,
   Relationship,
   RelationshipFilter,
@@ -146,10 +148,15 @@ export function testWorld(
 }
 
 function matches(relationship: Relationship, filter: RelationshipFilter): boolean {
+  const { subject } = filter;
   return (
     relationship.resource.type === filter.resourceType &&
     (filter.resourceId === undefined || relationship.resource.id === filter.resourceId) &&
-    (filter.relation === undefined || relationship.relation === filter.relation)
+    (filter.relation === undefined || relationship.relation === filter.relation) &&
+    (subject === undefined ||
+      (relationship.subject.type === subject.type &&
+        (subject.id === undefined || relationship.subject.id === subject.id) &&
+        (subject.relation === undefined || (relationship.subject.relation ?? '') === subject.relation)))
   );
 }
 
@@ -226,4 +233,33 @@ export function consumerTuple(
     subject: { type: 'user', id: userId },
     expiresAt,
   };
+}
+
+/**
+ * FakeRelationshipStore with the client's single-call write and its preconditions (checked atomically with the
+ * write, FAILED_PRECONDITION when one fails), and the schema write: what FencedSpiceDB needs of SpiceDB.
+ */
+export class FakeSpiceDB extends FakeRelationshipStore {
+  schemaWrites = 0;
+  readonly preconditions: (readonly Precondition[])[] = [];
+
+  async writeRelationships(
+    updates: readonly RelationshipUpdate[],
+    options: { preconditions?: readonly Precondition[] } = {},
+  ): Promise<string> {
+    const preconditions = options.preconditions ?? [];
+    this.preconditions.push(preconditions);
+    for (const { operation, filter } of preconditions) {
+      const found = [...this.tuples.values()].some((relationship) => matches(relationship, filter));
+      if (found !== (operation === 'mustMatch')) {
+        throw new SpiceDBError('WriteRelationships', GrpcCode.FAILED_PRECONDITION, 'precondition failed');
+      }
+    }
+    return (await this.writeRelationshipsInBatches(updates)) ?? '';
+  }
+
+  async ensureSchema(): Promise<{ written: boolean }> {
+    this.schemaWrites += 1;
+    return { written: this.schemaWrites === 1 };
+  }
 }
