@@ -134,12 +134,12 @@ const ProjectedSchema = z
       'The SpiceDB object the tuples are on, `<object type>:<object id>`.',
     ),
     relations: z
-      .array(z.string().min(1).max(64))
+      .array(z.string().min(1).max(64).describe('A SpiceDB relation on resource, e.g. `api_consumer`.'))
       .max(MAX_ACCESS_ENTRIES)
       .meta({ 'x-kubernetes-list-type': 'atomic' })
       .describe('The relations written, one per access type.'),
     subjects: z
-      .array(spicedbReference())
+      .array(spicedbReference().describe('A subject written, `user:<id>` or `organization:<id>#member`.'))
       .max(MAX_ALLOWED_ORGS)
       .meta({ 'x-kubernetes-list-type': 'atomic' })
       .describe('The subjects written, `user:<id>` or `organization:<id>#member`.'),
