@@ -4,6 +4,7 @@ import type { Relationship } from '../spicedb/client.js';
 import { decodeObjectId } from '../spicedb/object-id.js';
 import type { Registry } from '../spicedb/registry.js';
 import { GrantEvaluator, type GrantWorld } from './grant-verdict.js';
+import { hasFinalizer } from './grant-writer.js';
 import { ORGANISATION_LABEL } from './namespace-authorisation.js';
 import { candidateTupleKeys, OWNER_RELATION, projectOwners } from './projection.js';
 import { parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
@@ -121,6 +122,17 @@ export class ClusterWorld implements GrantWorld {
 
   evaluator(now: Date): GrantEvaluator {
     return new GrantEvaluator(this, now);
+  }
+
+  /**
+   * What the resync may write under `key`: as `explain`, but a grant's tuple only once the grant holds its
+   * finalizer. Before that, nothing guarantees that deleting the grant removes the tuple again (a grant
+   * deleted before its first reconcile goes without one), so its reconcile writes it, finalizer first.
+   */
+  explainWritable(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
+    if (parseTupleKey(key).relation === OWNER_RELATION) return this.explain(key, evaluator);
+    const enforced = evaluator.enforcedBy(key);
+    return enforced && hasFinalizer(enforced.grant) ? enforced.relationship : undefined;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
 import { DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
 import type { ClusterWorld } from './cluster-world.js';
 import type { GrantMetrics } from './controller-metrics.js';
+import type { GrantEvaluator } from './grant-verdict.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { ManagedRelation } from './managed-relations.js';
 import type { RelationshipStore } from './relationship-store.js';
@@ -118,8 +119,10 @@ export class DriftResync {
   private async deleteOrphans(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let deleted = 0;
     for (const batch of chunks(keys, this.batchSize)) {
-      const removed = await this.repair(batch, isCancelled, (key, explained) =>
-        explained ? undefined : { operation: 'delete', relationship: parseTupleKey(key) },
+      const removed = await this.repair(batch, isCancelled, (key, evaluator) =>
+        this.options.world.explain(key, evaluator)
+          ? undefined
+          : { operation: 'delete', relationship: parseTupleKey(key) },
       );
       this.options.metrics.driftRepaired('orphan', removed.length);
       this.options.onTuplesDeleted(removed);
@@ -131,9 +134,10 @@ export class DriftResync {
   private async writeMissing(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let written = 0;
     for (const batch of chunks(keys, this.batchSize)) {
-      const repaired = await this.repair(batch, isCancelled, (_key, explained) =>
-        explained ? { operation: 'touch', relationship: explained } : undefined,
-      );
+      const repaired = await this.repair(batch, isCancelled, (key, evaluator) => {
+        const writable = this.options.world.explainWritable(key, evaluator);
+        return writable ? { operation: 'touch', relationship: writable } : undefined;
+      });
       this.options.metrics.driftRepaired('missing', repaired.length);
       written += repaired.length;
     }
@@ -147,13 +151,13 @@ export class DriftResync {
   private async repair(
     batch: TupleKey[],
     isCancelled: () => boolean,
-    decide: (key: TupleKey, explained: Relationship | undefined) => RelationshipUpdate | undefined,
+    decide: (key: TupleKey, evaluator: GrantEvaluator) => RelationshipUpdate | undefined,
   ): Promise<TupleKey[]> {
     const { mutex, store, world } = this.options;
     return mutex.withLock(batch.map(objectOfTupleKey), async () => {
       if (isCancelled()) throw new ResyncCancelledError('resync cancelled');
       const evaluator = world.evaluator(this.now());
-      const updates = batch.flatMap((key) => decide(key, world.explain(key, evaluator)) ?? []);
+      const updates = batch.flatMap((key) => decide(key, evaluator) ?? []);
       if (updates.length > 0) await store.writeRelationshipsInBatches(updates);
       return updates.map((update) => tupleKey(update.relationship));
     });

@@ -3,6 +3,7 @@ import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { GrantMetrics } from '../../../src/controller/controller-metrics.js';
 import { DriftResync, ResyncCancelledError } from '../../../src/controller/drift-resync.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { tupleKey } from '../../../src/controller/tuple-key.js';
@@ -36,8 +37,13 @@ const ownerOrganisation: Relationship = {
 };
 const owners = [ownerUser, ownerOrganisation];
 
-function setUp(grants: PolicyGrant[], batchSize = 1_000) {
-  const test = testWorld({ grants });
+/** A grant its reconcile has seen: it holds the finalizer, so the resync may write its tuples. */
+function reconciled(grant: PolicyGrant): PolicyGrant {
+  return { ...grant, metadata: { ...grant.metadata, finalizers: [RELATIONSHIPS_FINALIZER] } };
+}
+
+function setUp(grants: PolicyGrant[], batchSize = 1_000, unreconciled: PolicyGrant[] = []) {
+  const test = testWorld({ grants: [...grants.map(reconciled), ...unreconciled] });
   const store = new FakeRelationshipStore(batchSize);
   const metricsRegistry = createMetricsRegistry();
   const removed: string[][] = [];
@@ -72,6 +78,18 @@ describe('the resync', () => {
     expect(await drift('missing')).toBe(2);
     expect(await drift('orphan')).toBe(1);
     expect(removed).toEqual([[tupleKey(orphan)]]);
+  });
+
+  it('writes no tuple of a grant without its finalizer, and keeps one it finds', async () => {
+    // Deleting such a grant would not remove the tuple: its reconcile writes it, finalizer first.
+    const { store, resync } = setUp([], 1_000, [policyGrant('g')]);
+    store.seed(...owners);
+    expect(await resync.run()).toMatchObject({ desired: 3, missing: 0, orphan: 0 });
+    expect(store.keys()).toEqual(owners.map(tupleKey).sort());
+
+    store.seed(consumerTuple());
+    expect(await resync.run()).toMatchObject({ missing: 0, orphan: 0 });
+    expect(store.keys()).toContain(tupleKey(consumerTuple()));
   });
 
   it('rewrites a tuple whose expiration differs from its grant', async () => {
