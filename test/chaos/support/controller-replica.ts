@@ -48,7 +48,8 @@ export class ControllerReplica {
   private url = '';
   /** The leader-election identity of the running process (a new one at every start). */
   identity: string | undefined;
-  starts = 0;
+  /** Every identity it had, one per start. */
+  readonly identities: string[] = [];
 
   private constructor(
     private readonly options: ReplicaOptions,
@@ -79,7 +80,6 @@ export class ControllerReplica {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
     this.identity = undefined;
-    this.starts += 1;
     this.process = startProcess({
       name: this.options.name,
       command: process.execPath,
@@ -129,7 +129,9 @@ export class ControllerReplica {
   private async readIdentity(): Promise<boolean> {
     const response = await fetch(`${this.url}/healthz/ready`);
     const body = (await response.json()) as { identity?: string };
+    if (body.identity === undefined) return false;
     this.identity = body.identity;
-    return this.identity !== undefined;
+    this.identities.push(body.identity);
+    return true;
   }
 }

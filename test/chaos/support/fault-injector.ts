@@ -55,6 +55,8 @@ export class LeaseWatcher {
   private running = true;
   private loop: Promise<void> | undefined;
   failovers = 0;
+  /** Every new holder, when it was first seen. */
+  readonly history: { at: Date; holder: string }[] = [];
 
   constructor(kubeConfig: KubeConfig, namespace: string, name: string) {
     this.client = kubeLeaseClient(kubeConfig, namespace, name);
@@ -75,8 +77,10 @@ export class LeaseWatcher {
 
   private async poll(): Promise<void> {
     const holder = (await this.client.get())?.spec?.holderIdentity || undefined;
-    if (this.holder !== undefined && holder !== undefined && holder !== this.holder) this.failovers += 1;
-    this.holder = holder ?? this.holder;
+    if (holder === undefined || holder === this.holder) return;
+    if (this.holder !== undefined) this.failovers += 1;
+    this.holder = holder;
+    this.history.push({ at: new Date(), holder });
   }
 
   async stop(): Promise<void> {

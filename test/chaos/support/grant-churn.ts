@@ -5,12 +5,20 @@ import { individual, type Resources } from '../../integration/controller/support
 
 export const ACCESS_TYPES = ['api', 'file', 'sub'] as const;
 
+/** One access a grant gave at some generation: its user, on its item, of one access type. */
+export interface GrantedAccess {
+  itemType: string;
+  itemId: string;
+  userId: string;
+  accessType: string;
+}
+
 /** A grant whose access is withdrawn: revoked (spec.revokedAt) or deleted while it was still active. */
 export interface WithdrawnGrant {
   name: string;
   how: 'revoked' | 'deleted';
-  /** The spec that was withdrawn: its user must lose every access type on its item. */
-  spec: PolicyGrantSpec;
+  /** Every access any of its generations gave: none may remain (users are never shared between grants). */
+  accesses: GrantedAccess[];
   /** The generation that set revokedAt (revoked grants only). */
   generation?: number;
 }
@@ -43,6 +51,11 @@ function pickOperation(): Operation {
   return 'edit';
 }
 
+export function describeSpec(spec: PolicyGrantSpec): string {
+  const access = spec.constraints.access.map(({ accessType }) => accessType).join(',');
+  return `user ${spec.userId} item ${spec.itemId} [${access}]`;
+}
+
 /** Narrows or widens the access types, or moves the grant to another user or item. Users are never reused. */
 function editedSpec(spec: PolicyGrantSpec, itemIds: readonly string[]): PolicyGrantSpec {
   const current = spec.constraints.access.map(({ accessType }) => accessType);
@@ -51,9 +64,10 @@ function editedSpec(spec: PolicyGrantSpec, itemIds: readonly string[]): PolicyGr
     ...spec,
     constraints: { ...spec.constraints, access: access.map((accessType) => ({ accessType })) },
   });
+  const dropped = pick(current);
   switch (randomInt(4)) {
     case 0:
-      if (current.length > 1) return withAccess(current.filter((accessType) => accessType !== pick(current)));
+      if (current.length > 1) return withAccess(current.filter((accessType) => accessType !== dropped));
       return withAccess([...current, pick(missing)]);
     case 1:
       if (missing.length > 0) return withAccess([...current, pick(missing)]);
@@ -71,8 +85,13 @@ function editedSpec(spec: PolicyGrantSpec, itemIds: readonly string[]): PolicyGr
  */
 export class GrantChurn {
   readonly counts: Record<Operation, number> = { create: 0, edit: 0, revoke: 0, delete: 0 };
-  /** Grant name → withdrawn spec, for the revocation checker. */
+  /** Grant name → what was withdrawn, for the revocation checker. */
   readonly withdrawn = new Map<string, WithdrawnGrant>();
+  /** User → the grant that has (or had) it: users are never shared, so a user names one grant. */
+  private readonly grantOfUser = new Map<string, string>();
+  /** Grant → what was done to it and when (generation after the write), for the account of a failure. */
+  private readonly histories = new Map<string, string[]>();
+  private readonly accessesEver = new Map<string, Map<string, GrantedAccess>>();
   private readonly active = new Map<string, PolicyGrantSpec>();
   private readonly revoked = new Set<string>();
   private readonly busy = new Set<string>();
@@ -83,6 +102,19 @@ export class GrantChurn {
     private readonly itemIds: readonly string[],
     private readonly limits: ChurnLimits,
   ) {}
+
+  grantWithUser(userId: string): string | undefined {
+    return this.grantOfUser.get(userId);
+  }
+
+  historyOf(name: string): string[] {
+    return this.histories.get(name) ?? [];
+  }
+
+  private record(name: string, what: string, generation?: number): void {
+    const entry = `${new Date().toISOString()} ${what}${generation ? ` (generation ${generation})` : ''}`;
+    this.histories.set(name, [...this.historyOf(name), entry]);
+  }
 
   get created(): number {
     return this.counts.create;
@@ -128,7 +160,8 @@ export class GrantChurn {
   private async create(): Promise<void> {
     const spec = individual(pick(this.itemIds), [pick(ACCESS_TYPES)]);
     const { name } = await this.resources.createGrant(this.namespace, spec);
-    this.active.set(name, spec);
+    this.remember(name, spec);
+    this.record(name, `created ${describeSpec(spec)}`, 1);
     this.counts.create += 1;
   }
 
@@ -136,25 +169,42 @@ export class GrantChurn {
     const grant = await this.resources.updateGrantSpec(this.namespace, name, (spec) =>
       editedSpec(spec, this.itemIds),
     );
-    this.active.set(name, grant.spec);
+    this.remember(name, grant.spec);
+    this.record(name, `edited to ${describeSpec(grant.spec)}`, grant.metadata.generation);
+  }
+
+  private remember(name: string, spec: PolicyGrantSpec): void {
+    this.active.set(name, spec);
+    this.grantOfUser.set(spec.userId as string, name);
+    const accesses = this.accessesEver.get(name) ?? new Map<string, GrantedAccess>();
+    for (const { accessType } of spec.constraints.access) {
+      const access = {
+        itemType: spec.itemType,
+        itemId: spec.itemId,
+        userId: spec.userId as string,
+        accessType,
+      };
+      accesses.set(JSON.stringify(access), access);
+    }
+    this.accessesEver.set(name, accesses);
+  }
+
+  private withdraw(name: string, how: WithdrawnGrant['how'], generation?: number): void {
+    const accesses = [...(this.accessesEver.get(name)?.values() ?? [])];
+    this.withdrawn.set(name, { name, how, accesses, ...(generation ? { generation } : {}) });
   }
 
   private async revoke(name: string): Promise<void> {
     const grant = await this.resources.revoke(this.namespace, name);
     this.active.delete(name);
     this.revoked.add(name);
-    this.withdrawn.set(name, {
-      name,
-      how: 'revoked',
-      spec: grant.spec,
-      generation: grant.metadata.generation,
-    });
+    this.withdraw(name, 'revoked', grant.metadata.generation);
   }
 
   private async delete(name: string): Promise<void> {
     await this.resources.deleteGrant(this.namespace, name);
-    const spec = this.active.get(name);
-    if (spec) this.withdrawn.set(name, { name, how: 'deleted', spec });
+    this.record(name, 'deleted');
+    if (this.active.has(name)) this.withdraw(name, 'deleted');
     this.active.delete(name);
     this.revoked.delete(name);
   }

@@ -6,13 +6,13 @@ import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import type { Registry } from '../../../src/spicedb/registry.js';
 import { enforcedCondition } from '../../integration/controller/support/harness.js';
 import { listGrants } from './cluster-objects.js';
-import type { WithdrawnGrant } from './grant-churn.js';
+import type { GrantedAccess, WithdrawnGrant } from './grant-churn.js';
 
 /** A withdrawn grant that SpiceDB still allowed after the controller had acknowledged the withdrawal. */
 export interface Violation {
   grant: string;
   how: WithdrawnGrant['how'];
-  accessType: string;
+  access: string;
   acknowledgedAt: string;
   checkedAt: string;
 }
@@ -35,8 +35,8 @@ function isAcknowledged(withdrawn: WithdrawnGrant, grant: PolicyGrant | undefine
 }
 
 /**
- * Asks SpiceDB directly, fully consistent, whether the user of every acknowledged withdrawn grant still has
- * any of its access types on its item. Users are never shared between grants, so any `true` is a violation.
+ * Asks SpiceDB directly, fully consistent, whether any access that an acknowledged withdrawn grant gave at any
+ * of its generations remains. Users are never shared between grants, so any `true` is a violation.
  */
 export class RevocationChecker {
   checks = 0;
@@ -77,25 +77,21 @@ export class RevocationChecker {
     }
     const checks = [...this.acknowledgedAt.keys()].flatMap((name) => {
       const withdrawn = this.withdrawn.get(name) as WithdrawnGrant;
-      return withdrawn.spec.constraints.access.map(
-        ({ accessType }) =>
-          () =>
-            this.check(withdrawn, accessType),
-      );
+      return withdrawn.accesses.map((access) => () => this.check(withdrawn, access));
     });
     for (let start = 0; start < checks.length; start += CHECKS_IN_FLIGHT) {
       await Promise.all(checks.slice(start, start + CHECKS_IN_FLIGHT).map((check) => check()));
     }
   }
 
-  private async check(withdrawn: WithdrawnGrant, accessType: string): Promise<void> {
+  private async check(withdrawn: WithdrawnGrant, access: GrantedAccess): Promise<void> {
     const { allowed } = await this.client.checkPermission({
       resource: {
-        type: this.registry.objectTypeOfItemType(withdrawn.spec.itemType) as string,
-        id: encodeObjectId(withdrawn.spec.itemId),
+        type: this.registry.objectTypeOfItemType(access.itemType) as string,
+        id: encodeObjectId(access.itemId),
       },
-      permission: this.registry.relationOfAccessType(accessType) as string,
-      subject: { type: 'user', id: encodeObjectId(withdrawn.spec.userId as string) },
+      permission: this.registry.relationOfAccessType(access.accessType) as string,
+      subject: { type: 'user', id: encodeObjectId(access.userId) },
       consistency: { fullyConsistent: true },
     });
     this.checks += 1;
@@ -103,7 +99,7 @@ export class RevocationChecker {
     this.violations.push({
       grant: withdrawn.name,
       how: withdrawn.how,
-      accessType,
+      access: `${access.accessType} on ${access.itemId} for user ${access.userId}`,
       acknowledgedAt: (this.acknowledgedAt.get(withdrawn.name) as Date).toISOString(),
       checkedAt: new Date().toISOString(),
     });
