@@ -14,7 +14,9 @@ export interface Violation {
   how: WithdrawnGrant['how'];
   access: string;
   acknowledgedAt: string;
-  checkedAt: string;
+  /** The first and the last check that answered true (one entry per grant and access). */
+  firstCheckedTrueAt: string;
+  lastCheckedTrueAt: string;
 }
 
 const CHECKS_IN_FLIGHT = 8;
@@ -96,12 +98,21 @@ export class RevocationChecker {
     });
     this.checks += 1;
     if (!allowed) return;
+    const described = `${access.accessType} on ${access.itemId} for user ${access.userId}`;
+    const known = this.violations.find(
+      (violation) => violation.grant === withdrawn.name && violation.access === described,
+    );
+    if (known) {
+      known.lastCheckedTrueAt = new Date().toISOString();
+      return;
+    }
     this.violations.push({
       grant: withdrawn.name,
       how: withdrawn.how,
-      access: `${access.accessType} on ${access.itemId} for user ${access.userId}`,
+      access: described,
       acknowledgedAt: (this.acknowledgedAt.get(withdrawn.name) as Date).toISOString(),
-      checkedAt: new Date().toISOString(),
+      firstCheckedTrueAt: new Date().toISOString(),
+      lastCheckedTrueAt: new Date().toISOString(),
     });
   }
 }
