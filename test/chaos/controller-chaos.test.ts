@@ -199,7 +199,10 @@ describe('two controller replicas under chaos', () => {
     expect(checker.acknowledged).toBe(churn.withdrawn.size);
     const account = (keys: string[]) => keys.map((key) => accountForTuple(key, grants, churn));
     expect({
-      violations: checker.violations,
+      violations: checker.violations.map((violation) => ({
+        ...violation,
+        history: churn.historyOf(violation.grant),
+      })),
       missing: account(drift.missing),
       orphan: account(drift.orphan),
       misdated: account(drift.misdated),
