@@ -84,9 +84,9 @@ describe('TcpProxy', () => {
     await start();
     const client = await connectedClient();
     client.socket.write('ping');
-    await until(() => target.received === 'ping', 'the target to receive ping', 5_000);
+    await until(() => target.received === 'ping', 'the target to receive ping');
     target.sockets[0]?.end('pong');
-    await until(() => client.ended === 'closed', 'the client to see the close', 5_000);
+    await until(() => client.ended === 'closed', 'the client to see the close');
     expect(client.received).toBe('pong');
   });
 
@@ -94,7 +94,7 @@ describe('TcpProxy', () => {
     await start();
     const client = await connectedClient();
     client.socket.write('before;');
-    await until(() => target.sockets.length === 1 && target.received === 'before;', 'first bytes', 5_000);
+    await until(() => target.sockets.length === 1 && target.received === 'before;', 'first bytes');
     proxy.pause('hold');
     client.socket.write('during;');
     target.sockets[0]?.write('answer');
@@ -104,8 +104,8 @@ describe('TcpProxy', () => {
     expect(client.ended).toBeUndefined();
 
     proxy.resume();
-    await until(() => target.received === 'before;during;', 'the held request', 5_000);
-    await until(() => client.received === 'answer', 'the held answer', 5_000);
+    await until(() => target.received === 'before;during;', 'the held request');
+    await until(() => client.received === 'answer', 'the held answer');
   });
 
   it('does not connect to the target while paused, and connects on resume', async () => {
@@ -117,22 +117,22 @@ describe('TcpProxy', () => {
     expect(target.sockets).toHaveLength(0);
 
     proxy.resume();
-    await until(() => target.received === 'late', 'the connection made during the pause', 5_000);
+    await until(() => target.received === 'late', 'the connection made during the pause');
   });
 
   it('in drop mode resets open connections at pause and those made meanwhile at resume, delivering nothing', async () => {
     await start();
     const open = await connectedClient();
-    await until(() => target.sockets.length === 1, 'the first connection', 5_000);
+    await until(() => target.sockets.length === 1, 'the first connection');
     proxy.pause('drop');
-    await until(() => open.ended === 'reset', 'the open connection to be reset', 5_000);
+    await until(() => open.ended === 'reset', 'the open connection to be reset');
     const meanwhile = await connectedClient();
     meanwhile.socket.write('lost');
     await settle();
     expect(meanwhile.ended).toBeUndefined();
 
     proxy.resume();
-    await until(() => meanwhile.ended === 'reset', 'the held connection to be reset', 5_000);
+    await until(() => meanwhile.ended === 'reset', 'the held connection to be reset');
     await settle();
     expect(target.received).toBe('');
     expect(target.sockets).toHaveLength(1);
@@ -141,14 +141,14 @@ describe('TcpProxy', () => {
   it('cutAll resets every connection and keeps forwarding new ones', async () => {
     await start();
     const first = await connectedClient();
-    await until(() => target.sockets.length === 1, 'the first connection', 5_000);
+    await until(() => target.sockets.length === 1, 'the first connection');
     proxy.cutAll();
-    await until(() => first.ended === 'reset', 'the reset', 5_000);
+    await until(() => first.ended === 'reset', 'the reset');
     expect(proxy.openConnections).toBe(0);
 
     const second = await connectedClient();
     second.socket.write('again');
-    await until(() => target.received === 'again', 'a new connection to be forwarded', 5_000);
+    await until(() => target.received === 'again', 'a new connection to be forwarded');
   });
 
   it('close stops listening', async () => {
