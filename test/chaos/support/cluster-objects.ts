@@ -9,24 +9,28 @@ import {
 } from '../../../src/api/v1alpha1/index.js';
 import { SCOPE_LABEL } from '../../integration/controller/support/harness.js';
 
-/** Every PolicyGrant in the namespace, read from the kube-apiserver (not from anyone's cache). */
-export async function listGrants(kubeConfig: KubeConfig, namespace: string): Promise<PolicyGrant[]> {
-  const list = (await kubeConfig.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    namespace,
-    plural: POLICY_GRANT_PLURAL,
-  })) as { items: PolicyGrant[] };
-  return list.items;
+// Read from the kube-apiserver itself, not from anyone's cache.
+
+async function listCustomObjects<T>(
+  kubeConfig: KubeConfig,
+  plural: string,
+  where: { namespace: string } | { labelSelector: string },
+): Promise<T[]> {
+  const api = kubeConfig.makeApiClient(CustomObjectsApi);
+  const request = { group: API_GROUP, version: API_VERSION, plural };
+  const list =
+    'namespace' in where
+      ? await api.listNamespacedCustomObject({ ...request, ...where })
+      : await api.listClusterCustomObject({ ...request, ...where });
+  return (list as { items: T[] }).items;
+}
+
+/** Every PolicyGrant in the namespace. */
+export function listGrants(kubeConfig: KubeConfig, namespace: string): Promise<PolicyGrant[]> {
+  return listCustomObjects(kubeConfig, POLICY_GRANT_PLURAL, { namespace });
 }
 
 /** The CatalogItems of the test's scope. */
-export async function listItems(kubeConfig: KubeConfig, scope: string): Promise<CatalogItem[]> {
-  const list = (await kubeConfig.makeApiClient(CustomObjectsApi).listClusterCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    plural: CATALOG_ITEM_PLURAL,
-    labelSelector: `${SCOPE_LABEL}=${scope}`,
-  })) as { items: CatalogItem[] };
-  return list.items;
+export function listItems(kubeConfig: KubeConfig, scope: string): Promise<CatalogItem[]> {
+  return listCustomObjects(kubeConfig, CATALOG_ITEM_PLURAL, { labelSelector: `${SCOPE_LABEL}=${scope}` });
 }
