@@ -157,12 +157,13 @@ export class GrantChurn {
     }
   }
 
+  /** Counted before the request, so that two workers never both take the last create of the budget. */
   private async create(): Promise<void> {
+    this.counts.create += 1;
     const spec = individual(pick(this.itemIds), [pick(ACCESS_TYPES)]);
     const { name } = await this.resources.createGrant(this.namespace, spec);
     this.remember(name, spec);
     this.record(name, `created ${describeSpec(spec)}`, 1);
-    this.counts.create += 1;
   }
 
   private async edit(name: string): Promise<void> {
