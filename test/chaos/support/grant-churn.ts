@@ -200,6 +200,7 @@ export class GrantChurn {
     this.active.delete(name);
     this.revoked.add(name);
     this.withdraw(name, 'revoked', grant.metadata.generation);
+    this.record(name, 'revoked', grant.metadata.generation);
   }
 
   private async delete(name: string): Promise<void> {
