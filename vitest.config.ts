@@ -12,9 +12,10 @@ const floor = (statements: number, branches: number, functions: number, lines: n
 // Polls of another process (expect.poll) wait as long as the shared until() does: see test/support/patience.ts.
 const patientPolls = { poll: { timeout: PATIENCE_MS, interval: 100 } };
 
-// Three projects: unit tests of pure logic, integration tests that share one real control plane (etcd,
-// kube-apiserver, SpiceDB) started once per run by the global setup, and the end-to-end suite that drives the
-// development stack from outside. Coverage (npm test) is measured over all three.
+// Four projects: unit tests of pure logic, integration tests that share one real control plane (etcd,
+// kube-apiserver, SpiceDB) started once per run by the global setup, the end-to-end suite that drives the
+// development stack from outside, and the controller chaos test, last and alone. Coverage (npm test) is
+// measured over all four.
 export default defineConfig({
   test: {
     coverage: {
@@ -80,6 +81,19 @@ export default defineConfig({
           expect: patientPolls,
           maxWorkers: 1,
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          name: 'chaos',
+          include: ['test/chaos/**/*.test.ts'],
+          environment: 'node',
+          // A control plane of its own, started like the integration tests'; it runs last and alone.
+          globalSetup: ['test/integration/support/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
         },
       },
     ],
