@@ -1,6 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
-import { DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
+import { chunk, DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
 import type { ClusterWorld } from './cluster-world.js';
 import type { GrantMetrics } from './controller-metrics.js';
 import type { GrantEvaluator } from './grant-verdict.js';
@@ -118,7 +118,7 @@ export class DriftResync {
 
   private async deleteOrphans(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let deleted = 0;
-    for (const batch of chunks(keys, this.batchSize)) {
+    for (const batch of chunk(keys, this.batchSize)) {
       const removed = await this.repair(batch, isCancelled, (key, evaluator) =>
         this.options.world.explain(key, evaluator)
           ? undefined
@@ -133,7 +133,7 @@ export class DriftResync {
 
   private async writeMissing(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let written = 0;
-    for (const batch of chunks(keys, this.batchSize)) {
+    for (const batch of chunk(keys, this.batchSize)) {
       const repaired = await this.repair(batch, isCancelled, (key, evaluator) => {
         const writable = this.options.world.explainWritable(key, evaluator);
         return writable ? { operation: 'touch', relationship: writable } : undefined;
@@ -162,10 +162,4 @@ export class DriftResync {
       return updates.map((update) => tupleKey(update.relationship));
     });
   }
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
-  return result;
 }

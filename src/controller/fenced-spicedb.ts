@@ -6,7 +6,7 @@ import type {
   RelationshipUpdate,
   SpiceDBClient,
 } from '../spicedb/client.js';
-import { DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
+import { chunk, DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
 import { GrpcCode, SpiceDBError } from '../spicedb/errors.js';
 import { encodeObjectId } from '../spicedb/object-id.js';
 import type { RelationshipStore } from './relationship-store.js';
@@ -42,12 +42,6 @@ export interface FencedSpiceDBOptions {
 const isFailedPrecondition = (error: unknown): boolean =>
   error instanceof SpiceDBError && error.code === GrpcCode.FAILED_PRECONDITION;
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
-  return result;
-}
-
 /**
  * The controller's only way to write SpiceDB. Right before every call it checks that this replica leads and
  * that the caller's signal has not aborted; and every WriteRelationships carries a precondition that the fence
@@ -73,7 +67,7 @@ export class FencedSpiceDB implements RelationshipStore {
     signal?: AbortSignal,
   ): Promise<string | undefined> {
     let zedToken: string | undefined;
-    for (const batch of chunks(updates, this.maxUpdatesPerWrite)) zedToken = await this.write(batch, signal);
+    for (const batch of chunk(updates, this.maxUpdatesPerWrite)) zedToken = await this.write(batch, signal);
     return zedToken;
   }
 

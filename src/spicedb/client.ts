@@ -239,7 +239,8 @@ function toPrecondition({ operation, filter }: Precondition): v1.Precondition {
   });
 }
 
-function chunk<T>(items: readonly T[], size: number): T[][] {
+/** `items` in consecutive slices of at most `size` (WriteRelationships' per-call limit). */
+export function chunk<T>(items: readonly T[], size: number): T[][] {
   const chunks: T[][] = [];
   for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
   return chunks;
