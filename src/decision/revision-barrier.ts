@@ -69,6 +69,8 @@ export class RevisionBarrier {
       spicedb: options.spicedb,
       tracker: this.tracker,
       headRevision: this.headRevision,
+      readAt: (token) =>
+        options.spicedb.checkPermission({ ...options.headProbe, consistency: { atExactSnapshot: token } }),
       logger: options.logger,
       events: this.metrics,
     });

@@ -21,6 +21,8 @@ export interface RevisionWatchOptions {
   tracker: RevisionTracker;
   /** SpiceDB's head revision, read now: where a Watch starts when it has no revision to resume from. */
   headRevision: () => Promise<string>;
+  /** A read at exactly this revision, sent now: fails when SpiceDB cannot serve it (another datastore's). */
+  readAt: (token: string) => Promise<unknown>;
   logger: Logger;
   events: RevisionWatchEvents;
   /** Delay before reconnecting, doubling up to maxMs while SpiceDB delivers nothing. */
@@ -91,10 +93,10 @@ export class RevisionWatch {
     let delivered = false;
     const attempt = ++this.attempts;
     try {
-      if (this.cursor === undefined) await this.startFromHead();
-      const events = this.options.spicedb.watch({ startCursor: this.cursor, signal: this.abort.signal });
+      const start = this.cursor ?? (await this.startFromHead());
+      const events = this.options.spicedb.watch({ startCursor: start, signal: this.abort.signal });
       const first = events.next(); // sends the Watch request
-      this.confirmLater(attempt);
+      this.confirmLater(attempt, start);
       for (let result = await first; !result.done; result = await events.next()) {
         delivered = true;
         this.setCurrent(true);
@@ -111,12 +113,15 @@ export class RevisionWatch {
 
   /**
    * SpiceDB sends nothing on a Watch until something changes, so a quiet Watch cannot show that it reached
-   * SpiceDB. A head revision read answered after the Watch request was sent can: both travel on the same
-   * connection, in order, so SpiceDB had the Watch when it answered the read; any change after the Watch's
-   * start revision is then on its way. Until then (or a first message), the Watch is not current.
+   * SpiceDB. A read at exactly the Watch's start revision, answered after the Watch request was sent, can: both
+   * travel on the same connection, in order, so SpiceDB had the Watch when it answered the read; and it answers
+   * only a revision of its own datastore, which it then accepts as the Watch's start too, so any change after
+   * it is on its way. A head revision read would not do: after SpiceDB restarted on an empty datastore, it may
+   * answer before SpiceDB refuses the old revision, and checks would meanwhile run at minimize_latency against a
+   * datastore whose changes this Watch never delivers. Until then (or a first message), the Watch is not current.
    */
-  private confirmLater(attempt: number): void {
-    this.options.headRevision().then(
+  private confirmLater(attempt: number, start: string): void {
+    this.options.readAt(start).then(
       () => {
         if (this.attempts === attempt) this.setCurrent(true);
       },
@@ -124,13 +129,14 @@ export class RevisionWatch {
     );
   }
 
-  private async startFromHead(): Promise<void> {
+  private async startFromHead(): Promise<string> {
     const head = await this.options.headRevision();
     const { tracker } = this.options;
     tracker.reset();
     tracker.record(head, []);
     tracker.touchEverything();
     this.cursor = head;
+    return head;
   }
 
   private apply(event: WatchEvent): void {

@@ -48,8 +48,15 @@ export interface WriteOptions {
   preconditions?: readonly Precondition[];
 }
 
-/** minimizeLatency may answer from a slightly older snapshot; atLeastAsFresh takes a ZedToken. */
-export type Consistency = { minimizeLatency: true } | { atLeastAsFresh: string } | { fullyConsistent: true };
+/**
+ * minimizeLatency may answer from a slightly older snapshot; atLeastAsFresh and atExactSnapshot take a ZedToken
+ * (SpiceDB refuses an exact snapshot it cannot serve: another datastore instance's, garbage-collected).
+ */
+export type Consistency =
+  | { minimizeLatency: true }
+  | { atLeastAsFresh: string }
+  | { atExactSnapshot: string }
+  | { fullyConsistent: true };
 
 export interface CheckPermissionInput {
   resource: ObjectRef;
@@ -142,6 +149,14 @@ function toConsistency(consistency: Consistency): v1.Consistency {
       requirement: {
         oneofKind: 'atLeastAsFresh',
         atLeastAsFresh: v1.ZedToken.create({ token: consistency.atLeastAsFresh }),
+      },
+    });
+  }
+  if ('atExactSnapshot' in consistency) {
+    return v1.Consistency.create({
+      requirement: {
+        oneofKind: 'atExactSnapshot',
+        atExactSnapshot: v1.ZedToken.create({ token: consistency.atExactSnapshot }),
       },
     });
   }

@@ -57,15 +57,24 @@ afterEach(async () => {
   await watch?.stop();
 });
 
-/** Head revisions as SpiceDB would read them: head-1, head-2, …; `readable` false makes reads fail. */
+/**
+ * Reads as SpiceDB would answer them: head revisions head-1, head-2, …, and reads at an exact revision, which
+ * fail for a revision of a datastore that is gone (`foreign`); `readable` false makes every read fail.
+ */
 function heads() {
-  const state = { reads: 0, readable: true };
+  const state = { reads: 0, readable: true, foreign: new Set<string>(), readsAt: [] as string[] };
+  const down = () => new SpiceDBError('CheckPermission', GrpcCode.UNAVAILABLE, 'down');
   const read = async () => {
-    if (!state.readable) throw new SpiceDBError('CheckPermission', GrpcCode.UNAVAILABLE, 'down');
+    if (!state.readable) throw down();
     state.reads += 1;
     return `head-${state.reads}`;
   };
-  return { state, read };
+  const readAt = async (token: string) => {
+    if (!state.readable) throw down();
+    state.readsAt.push(token);
+    if (state.foreign.has(token)) throw new SpiceDBError('CheckPermission', 2, 'a different datastore');
+  };
+  return { state, read, readAt };
 }
 
 function startWatch(spicedb: ScriptedWatch, head = heads()) {
@@ -76,6 +85,7 @@ function startWatch(spicedb: ScriptedWatch, head = heads()) {
     spicedb,
     tracker,
     headRevision: head.read,
+    readAt: head.readAt,
     logger: capturedLogger().logger,
     events: {
       current: (up) => states.push(up),
@@ -127,12 +137,13 @@ describe('RevisionWatch', () => {
     expect(tracker.newestTouching(['resource:elsewhere'])?.token).toBe('n1');
   });
 
-  it('is current once a head revision read answers after the Watch was sent, not before', async () => {
+  it('is current once a read at its start revision answers after the Watch was sent, not before', async () => {
     const head = heads();
     const spicedb = new ScriptedWatch([]);
     const { watch: running } = startWatch(spicedb, head);
     await until(() => running.current, 'the quiet Watch to be confirmed');
-    expect(head.state.reads).toBe(2); // the start revision, then the confirmation
+    expect(head.state.reads).toBe(1); // the start revision
+    expect(head.state.readsAt).toEqual(['head-1']); // the confirmation
     await running.stop();
     expect(running.current).toBe(false);
   });
@@ -154,5 +165,28 @@ describe('RevisionWatch', () => {
     expect(spicedb.starts[1]).toBe('t1');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(running.current).toBe(false);
+  });
+
+  it('is never current on a revision of a datastore that is gone, though SpiceDB refuses that Watch late', async () => {
+    const head = heads();
+    let refuse: () => void = () => undefined;
+    const refusedLate = async function* (signal: AbortSignal): AsyncGenerator<WatchEvent> {
+      await new Promise<void>((resolve) => (refuse = resolve));
+      yield* deliver([], otherDatastore)(signal);
+    };
+    const spicedb = new ScriptedWatch([
+      deliver([change('t1', 'r1')], unavailable),
+      refusedLate,
+      deliver([change('n1', 'r9')], 'wait'),
+    ]);
+    head.state.foreign.add('t1'); // SpiceDB came back on an empty datastore
+    const { tracker, states, restarts } = startWatch(spicedb, head);
+    await until(() => spicedb.starts.length >= 2, 'the Watch to resume from t1');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the confirmation's time to be answered
+    expect(states).toEqual([true, false]); // the first stream's message, then its failure: nothing since
+    refuse();
+    await until(() => tracker.newest?.token === 'n1', 'the new datastore’s change');
+    expect(restarts).toEqual(['error', 'unknown_revision']);
+    expect(states).toEqual([true, false, true]);
   });
 });

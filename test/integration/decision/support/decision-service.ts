@@ -74,6 +74,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     metricsRegistry: metrics,
   });
   const authorization = `Bearer ${await signToken(key, {}, { expiresIn: 3_600 })}`;
+  const watchLog = () => lines.filter((line) => line.includes('SpiceDB Watch')).join('');
   const watchMessages = async () =>
     Number((await metrics.metrics()).match(/^decision_revision_watch_messages_total (\d+)/m)?.[1]);
   return {
@@ -93,7 +94,13 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     async afterWatchDelivers(change) {
       const before = await watchMessages();
       const result = await change();
-      await until(async () => (await watchMessages()) > before, 'the Watch to deliver the change');
+      await until(async () => (await watchMessages()) > before, 'the Watch to deliver the change').catch(
+        (error: unknown) => {
+          throw new Error(`${String(error)}; what the service logged about it:\n${watchLog()}`, {
+            cause: error,
+          });
+        },
+      );
       return result;
     },
   };
