@@ -1,5 +1,11 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
+import {
+  membershipKeyString,
+  type CatalogItem,
+  type Membership,
+  type MembershipKey,
+  type PolicyGrant,
+} from '../api/v1alpha1/index.js';
 import { ORGANISATION_LABEL } from '../controller/namespace-authorisation.js';
 import type { Logger } from '../observability/logger.js';
 import { Informer, kubeListWatch, objectKey } from '../runtime/index.js';
@@ -13,6 +19,8 @@ const BY_ISSUER = 'issuer';
 const BY_ITEM = 'itemId';
 const BY_CLAIM = 'claim';
 const BY_ORGANISATION = 'organisation';
+const BY_MEMBERSHIP = 'membership';
+const BY_MEMBER_SET = 'memberSet';
 
 /** Index functions must not throw: a malformed object is indexed nowhere. */
 function safely<T>(indexFunc: (obj: T) => (string | undefined)[]): (obj: T) => string[] {
@@ -31,6 +39,10 @@ function consumerKeys(grant: PolicyGrant): string[] {
   return (grant.spec.constraints.subjects?.allowedOrgIds ?? []).map((org) => `organization:${org}`);
 }
 
+function memberSetKey(organisationId: string, groupId: string | undefined): string {
+  return `${organisationId}|${groupId ?? ''}`;
+}
+
 interface GrantWaiter {
   done: (seen: boolean) => void;
   predicate: (grant: PolicyGrant) => boolean;
@@ -45,11 +57,12 @@ export class AclCache {
   readonly grants: Informer<PolicyGrant>;
   readonly items: Informer<CatalogItem>;
   readonly namespaces: Informer<KubernetesObject>;
+  readonly memberships: Informer<Membership>;
   private readonly waiters = new Map<string, Set<GrantWaiter>>();
   /** The platform listing's order of all grants, kept until the next grant event. */
   private ordered?: PolicyGrant[];
 
-  constructor(kubeConfig: KubeConfig, logger?: Logger) {
+  constructor(kubeConfig: KubeConfig, aclNamespace: string, logger?: Logger) {
     const informer = <T extends KubernetesObject>(path: string, labelSelector?: string) =>
       new Informer<T>({
         source: kubeListWatch<T>(kubeConfig, path),
@@ -60,6 +73,7 @@ export class AclCache {
     this.grants = informer<PolicyGrant>(paths.allPolicyGrants);
     this.items = informer<CatalogItem>(paths.catalogItems);
     this.namespaces = informer<KubernetesObject>(paths.namespaces, ORGANISATION_LABEL);
+    this.memberships = informer<Membership>(paths.memberships(aclNamespace));
 
     this.grants.addIndex(
       BY_UID,
@@ -86,6 +100,14 @@ export class AclCache {
       BY_ORGANISATION,
       safely((item) => [item.spec.organisationId]),
     );
+    this.memberships.addIndex(
+      BY_MEMBERSHIP,
+      safely((membership) => [membershipKeyString(membership.spec)]),
+    );
+    this.memberships.addIndex(
+      BY_MEMBER_SET,
+      safely((membership) => [memberSetKey(membership.spec.organisationId, membership.spec.groupId)]),
+    );
     this.grants.addEventHandler({
       onAdd: (grant) => this.changed(grant),
       onUpdate: (_old, grant) => this.changed(grant),
@@ -94,7 +116,12 @@ export class AclCache {
   }
 
   private get informers(): Informer<KubernetesObject>[] {
-    return [this.grants, this.items, this.namespaces] as unknown as Informer<KubernetesObject>[];
+    return [
+      this.grants,
+      this.items,
+      this.namespaces,
+      this.memberships,
+    ] as unknown as Informer<KubernetesObject>[];
   }
 
   start(): void {
@@ -162,6 +189,16 @@ export class AclCache {
 
   itemsOfOrganisation(organisationId: string): CatalogItem[] {
     return this.items.byIndex(BY_ORGANISATION, organisationId);
+  }
+
+  /** The Membership object of `key` (removed or not), if one exists. */
+  membership(key: MembershipKey): Membership | undefined {
+    return this.memberships.byIndex(BY_MEMBERSHIP, membershipKeyString(key))[0];
+  }
+
+  /** The Memberships (removed or not) of an organisation itself (no groupId), or of one of its groups. */
+  membershipsOf(organisationId: string, groupId?: string): Membership[] {
+    return this.memberships.byIndex(BY_MEMBER_SET, memberSetKey(organisationId, groupId));
   }
 
   organisationOfNamespace(namespace: string): string | undefined {

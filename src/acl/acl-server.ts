@@ -54,7 +54,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const urn = createUrnScheme('acl', config.errorNamespace);
   const kube = new KubeClient(config.kubeConfig, config.kubeTimeoutMs);
   const store = new GrantStore(kube, config.namespace);
-  const cache = new AclCache(config.kubeConfig, logger);
+  const cache = new AclCache(config.kubeConfig, config.namespace, logger);
   const spicedb = new SpiceDBClient(config.spicedb);
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
 

@@ -1,5 +1,11 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION, CATALOG_ITEM_PLURAL, POLICY_GRANT_PLURAL } from '../api/v1alpha1/index.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_PLURAL,
+  MEMBERSHIP_PLURAL,
+  POLICY_GRANT_PLURAL,
+} from '../api/v1alpha1/index.js';
 
 // Collection and object paths of the resources the ACL API reads and writes.
 
@@ -14,6 +20,9 @@ export const paths = {
   policyGrants: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${POLICY_GRANT_PLURAL}`,
   policyGrant: (namespace: string, name: string) =>
     `${GROUP_PATH}/namespaces/${namespace}/${POLICY_GRANT_PLURAL}/${name}`,
+  memberships: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${MEMBERSHIP_PLURAL}`,
+  membership: (namespace: string, name: string) =>
+    `${GROUP_PATH}/namespaces/${namespace}/${MEMBERSHIP_PLURAL}/${name}`,
   configMaps: (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`,
   configMap: (namespace: string, name: string) => `/api/v1/namespaces/${namespace}/configmaps/${name}`,
 };

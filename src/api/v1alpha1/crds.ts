@@ -5,9 +5,12 @@ import {
   API_VERSION,
   CATALOG_ITEM_KIND,
   CATALOG_ITEM_PLURAL,
+  MEMBERSHIP_KIND,
+  MEMBERSHIP_PLURAL,
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
 } from './group-version.js';
+import { MembershipSpecSchema, MembershipStatusSchema } from './membership.js';
 import { PolicyGrantSpecSchema, PolicyGrantStatusSchema } from './policy-grant.js';
 import { toStructuralSchema, type StructuralSchema } from './structural-schema.js';
 
@@ -60,7 +63,7 @@ interface ResourceDefinition {
 }
 
 /**
- * `kubectl get acl` lists both kinds. Not also `policygrant`: kubectl expands categories before it
+ * `kubectl get acl` lists every kind. Not also `policygrant`: kubectl expands categories before it
  * resolves resource names, so that category would turn `kubectl get policygrant <name>` into a listing
  * of both kinds (and an error).
  */
@@ -126,8 +129,34 @@ export function catalogItemCrd(): CustomResourceDefinition {
   });
 }
 
+export function membershipCrd(): CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: MEMBERSHIP_KIND,
+    plural: MEMBERSHIP_PLURAL,
+    scope: 'Namespaced',
+    shortNames: ['mem', 'pgmember'],
+    description:
+      'A member of an organisation, or of a group within it: GROUP grants give access to the members of ' +
+      'their organisations, and a user is a member only while a Membership says so (default deny). Written ' +
+      'by the ACL API from membership events and snapshots, or applied by hand; removal keeps the object ' +
+      'with spec.removedAt set.',
+    spec: MembershipSpecSchema,
+    status: MembershipStatusSchema,
+    printerColumns: [
+      column('Organisation', '.spec.organisationId', 'The organisation.'),
+      column('Group', '.spec.groupId', 'The group within the organisation, if any.'),
+      column('User', '.spec.userId', 'The member user.'),
+      column('Removed', '.spec.removedAt', 'When the membership was removed, if it was.'),
+      column('Enforced', `${ENFORCED}.status`, 'Whether SpiceDB enforces the membership.'),
+      AGE_COLUMN,
+      { ...column('Reason', `${ENFORCED}.reason`, 'Reason of the Enforced condition.'), priority: 1 },
+      { ...column('Changed', '.spec.changedAt', 'Time of the event that set the state.'), priority: 1 },
+    ],
+  });
+}
+
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [policyGrantCrd(), catalogItemCrd()];
+  return [policyGrantCrd(), catalogItemCrd(), membershipCrd()];
 }
 
 function column(name: string, jsonPath: string, description: string): PrinterColumn {

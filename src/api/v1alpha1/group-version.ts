@@ -8,3 +8,6 @@ export const POLICY_GRANT_PLURAL = 'policygrants';
 
 export const CATALOG_ITEM_KIND = 'CatalogItem';
 export const CATALOG_ITEM_PLURAL = 'catalogitems';
+
+export const MEMBERSHIP_KIND = 'Membership';
+export const MEMBERSHIP_PLURAL = 'memberships';

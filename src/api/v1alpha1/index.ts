@@ -7,5 +7,6 @@ export * from './enforced-condition.js';
 export * from './policy-grant.js';
 export * from './policy-grant-state.js';
 export * from './catalog-item.js';
+export * from './membership.js';
 export * from './crds.js';
 export type { StructuralSchema } from './structural-schema.js';

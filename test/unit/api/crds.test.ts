@@ -53,6 +53,7 @@ describe('crds/', () => {
     expect(renderCrdFiles().map((file) => file.fileName)).toEqual([
       'acl.policygrant.dev_policygrants.yaml',
       'acl.policygrant.dev_catalogitems.yaml',
+      'acl.policygrant.dev_memberships.yaml',
     ]);
   });
 });
