@@ -21,6 +21,7 @@ import {
 const world = useControllerFixture('lifecycle');
 
 /** How many grants reached `transition` (enforced, revoked, expired) by the controller's own count. */
+// Observed once the controller has the status write's answer, which a reader of the grant may see first: poll.
 const transitions = (transition: string) =>
   metricValue(world.controller, 'policygrant_enforcement_latency_seconds_count', { transition });
 
@@ -55,7 +56,7 @@ describe('an INDIVIDUAL grant', () => {
       (r) => r.relation === 'api_consumer',
     );
     expect(tuple?.expiresAt?.toISOString()).toBe(new Date(spec.expiryTime).toISOString());
-    expect(await transitions('enforced')).toBeGreaterThan(enforcedBefore);
+    await expect.poll(() => transitions('enforced')).toBeGreaterThan(enforcedBefore);
     // Events are written after the status, without waiting.
     await expect
       .poll(() => world.resources.listEvents(world.aclNamespace))
@@ -76,7 +77,7 @@ describe('an INDIVIDUAL grant', () => {
 
     await world.resources.revoke(world.aclNamespace, name);
     const revoked = await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Revoked);
-    expect(await transitions('revoked')).toBeGreaterThan(revokedBefore);
+    await expect.poll(() => transitions('revoked')).toBeGreaterThan(revokedBefore);
 
     expect(revoked.status).toMatchObject({ state: 'DELETED', relationships: 0 });
     expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId, revoked)).toBe(
@@ -105,7 +106,7 @@ describe('an INDIVIDUAL grant', () => {
       SHORT_LIFETIME_MS + PATIENCE_MS,
     );
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt.getTime());
-    expect(await transitions('expired')).toBeGreaterThan(expiredBefore);
+    await expect.poll(() => transitions('expired')).toBeGreaterThan(expiredBefore);
     expect(expired.status).toMatchObject({ state: 'EXPIRED', relationships: 0 });
     expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId, expired)).toBe(
       false,
