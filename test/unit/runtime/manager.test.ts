@@ -104,8 +104,9 @@ describe('Manager', () => {
   });
 
   it('with two managers on one Lease, only the leader reconciles; a graceful stop hands over at once', async () => {
-    // A lease far longer than the test may wait: b can only lead if a's release hands the lease over.
-    const election = { ...ELECTION, leaseDurationMs: 600_000 };
+    // A lease far longer than the test may wait: b can only lead if a's release hands the lease over. And a
+    // renewal deadline no loaded machine misses: a must not lose its lease to a slow renewal meanwhile.
+    const election = { ...ELECTION, leaseDurationMs: 600_000, renewDeadlineMs: 300_000 };
     const first: string[] = [];
     const second: string[] = [];
     const a = manager(first, { leaderElection: election });
