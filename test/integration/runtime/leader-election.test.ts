@@ -8,6 +8,11 @@ import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { until } from '../../support/until.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
+/**
+ * A leader that keeps its lease however loaded the machine: a lease far longer than a test waits, and a renewal
+ * deadline no slow renewal misses. Only a release (or a takeover test's crash) moves such a lease.
+ */
+const STEADY = { leaseDurationMs: 600_000, renewDeadlineMs: 300_000 };
 
 describe('Manager leader election against the real kube-apiserver', () => {
   let kubeConfig: KubeConfig;
@@ -64,7 +69,7 @@ describe('Manager leader election against the real kube-apiserver', () => {
   }
 
   it('lets exactly one of two managers lead and reconcile', async () => {
-    const [first, second] = await twoManagersOneLeading();
+    const [first, second] = await twoManagersOneLeading(STEADY);
     // Across several renewals seen in the Lease itself, the second manager never leads.
     const renewals = new Set<string>();
     await until(
@@ -83,8 +88,8 @@ describe('Manager leader election against the real kube-apiserver', () => {
   });
 
   it('hands over at once when the leader stops gracefully', async () => {
-    // A lease far longer than the test waits: the second can only lead because the first released it.
-    const [first, second] = await twoManagersOneLeading({ leaseDurationMs: 600_000 });
+    // The second can only lead because the first released it.
+    const [first, second] = await twoManagersOneLeading(STEADY);
     await first.stop();
     // Released: an empty holder with a 1 s duration, so the second need not wait for the lease to expire.
     expect(await readLease()).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
