@@ -8,17 +8,11 @@ import {
 import { currentReason } from '../../src/controller/memberships/membership-status.js';
 import { tupleKey, type TupleKey } from '../../src/controller/tuple-key.js';
 import { delay } from '../../src/localplane/managed-process.js';
-import {
-  makeStateDir,
-  Resources,
-  startOwnSpiceDB,
-  testControllerEnv,
-  type OwnSpiceDB,
-} from '../integration/controller/support/harness.js';
-import { controlPlane, testKubeConfig, uniqueId } from '../integration/support/cluster.js';
+import type { OwnSpiceDB } from '../integration/controller/support/harness.js';
 import { until } from '../support/until.js';
-import { ControllerReplica } from './support/controller-replica.js';
-import { FaultInjector, kill, LeaseWatcher } from './support/fault-injector.js';
+import type { ControllerReplica } from './support/controller-replica.js';
+import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
+import { FaultInjector, kill, type LeaseWatcher } from './support/fault-injector.js';
 import { MembershipStream } from './support/membership-stream.js';
 import { kubeMembershipWriter, listMemberships } from './support/membership-writer.js';
 
@@ -41,48 +35,20 @@ const MIN_KILLS = 4;
 const TIMINGS = { partitionMs: 0, restartAfterMs: 1_000, betweenMs: 4_000 };
 const SETTLE_TIMEOUT_MS = 180_000;
 
+let pair: ReplicaPair;
 let spicedb: OwnSpiceDB;
 let kubeConfig: KubeConfig;
-let resources: Resources;
 let aclNamespace: string;
 let replicas: ControllerReplica[] = [];
 let lease: LeaseWatcher;
 
 beforeAll(async () => {
-  const stateDir = await makeStateDir('membership-kill');
-  console.log(`[membership-kill] logs in ${stateDir}`);
-  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-membership-kill');
-  const scope = uniqueId('membership-kill');
-  kubeConfig = testKubeConfig();
-  resources = new Resources(kubeConfig, scope);
-  aclNamespace = await resources.namespace('acl');
-  const env = testControllerEnv({
-    spicedb: spicedb.server,
-    aclNamespace,
-    scope,
-    logFile: '',
-    env: { RESYNC_PERIOD: '10m', LOG_LEVEL: 'info' },
-  });
-  replicas = await Promise.all(
-    ['replica-a', 'replica-b'].map((name) =>
-      ControllerReplica.create({
-        name,
-        stateDir,
-        kubeconfigPath: controlPlane().kubeconfigPath,
-        spicedbEndpoint: spicedb.server.endpoint,
-        env,
-      }),
-    ),
-  );
-  await Promise.all(replicas.map((replica) => replica.start()));
-  lease = new LeaseWatcher(kubeConfig, aclNamespace, env.LEADER_ELECTION_ID as string);
-  lease.start();
+  pair = await startReplicaPair('membership-kill');
+  ({ spicedb, kubeConfig, aclNamespace, replicas, lease } = pair);
 }, 300_000);
 
 afterAll(async () => {
-  await lease?.stop();
-  await Promise.all(replicas.map((replica) => replica.stop()));
-  await spicedb?.stop();
+  await pair?.stop();
 });
 
 /** Memberships whose status does not yet say what the controller made of their current spec. */

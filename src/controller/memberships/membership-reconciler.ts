@@ -1,6 +1,6 @@
 import { isMember, type Membership } from '../../api/v1alpha1/index.js';
 import type { Logger } from '../../observability/logger.js';
-import { isConflict, isNotFound, type ReconcileResult } from '../../runtime/index.js';
+import type { ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import { InvalidObjectIdError } from '../../spicedb/object-id.js';
 import { hasFinalizer } from '../grant-writer.js';
@@ -26,9 +26,6 @@ export interface MembershipReconcilerOptions {
   trustStatus(): boolean;
   now?: () => Date;
 }
-
-/** Kubernetes answered that the object changed (409) or is gone (404): retry on what the cache sees next. */
-const isStale = (error: unknown): boolean => isConflict(error) || isNotFound(error);
 
 /**
  * Brings one Membership's tuples and status in line with its spec: the finalizer first (for a member), then
@@ -139,18 +136,11 @@ export class MembershipReconciler {
   }
 
   /** The written object; undefined when Kubernetes says the membership changed or went meanwhile. */
-  private async unlessStale(
+  private unlessStale(
     key: string,
     before: Membership,
     write: Promise<Membership>,
   ): Promise<Membership | undefined> {
-    try {
-      const written = await write;
-      this.expectations.wrote(key, before.metadata.resourceVersion);
-      return written;
-    } catch (error) {
-      if (isStale(error)) return undefined;
-      throw error;
-    }
+    return this.expectations.unlessStale(key, before.metadata.resourceVersion, write);
   }
 }
