@@ -43,9 +43,9 @@ export class ResyncCancelledError extends Error {
 /**
  * The periodic full comparison of SpiceDB with the custom resources (the invariant of docs/architecture.md:
  * the grant tuples in SpiceDB are exactly the projection of the active, unexpired, authorised grants; owner
- * tuples, of the CatalogItems; membership tuples, of the Memberships). It reads the managed relations page by page and writes in batches, so neither
- * a request nor memory holds more than one page or batch of relationships; the wanted set is kept as keys and
- * expirations.
+ * tuples, of the CatalogItems; membership tuples, of the Memberships). It reads the managed relations page
+ * by page and writes in batches, so neither a request nor memory holds more than one page or batch of
+ * relationships; the wanted set is kept as keys and expirations.
  *
  * Every repair is decided again, under the lock of the objects it touches, from the caches as they are at
  * that moment: a tuple a grant wrote (or withdrew) while the resync was reading is left alone.

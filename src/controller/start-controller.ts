@@ -88,9 +88,10 @@ function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClien
 }
 
 /**
- * Starts the grant controller: informers on PolicyGrants, CatalogItems, bound Namespaces and the ACL namespace's
- * Memberships; the PolicyGrant, CatalogItem and Membership reconcilers (while leading); the periodic resync (while leading); the SpiceDB guard; and
- * the operational endpoints. Returns once the endpoints listen (caches sync and leadership come later).
+ * Starts the grant controller: informers on PolicyGrants, CatalogItems, bound Namespaces and the ACL
+ * namespace's Memberships; the PolicyGrant, CatalogItem and Membership reconcilers (while leading); the
+ * periodic resync (while leading); the SpiceDB guard; and the operational endpoints. Returns once the
+ * endpoints listen (caches sync and leadership come later).
  */
 export async function startController(
   config: ControllerConfig,

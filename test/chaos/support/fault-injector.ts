@@ -89,7 +89,7 @@ export class LeaseWatcher {
   }
 }
 
-/** Injects the faults of a plan (FAULT_PLAN by default), in turn, into whichever replica holds the lease at the time. */
+/** Injects the faults of a plan (FAULT_PLAN by default), in turn, into whichever replica leads at the time. */
 export class FaultInjector {
   readonly records: FaultRecord[] = [];
 
