@@ -28,6 +28,7 @@ import {
   GROUP_VERSION,
   POLICY_GRANT_KIND,
   type CatalogItem,
+  type Membership,
   type PolicyGrant,
 } from '../src/api/v1alpha1/index.js';
 import { ClusterWorld } from '../src/controller/cluster-world.js';
@@ -36,6 +37,7 @@ import { DriftResync } from '../src/controller/drift-resync.js';
 import { policyGrantsPath } from '../src/controller/grant-writer.js';
 import { KeyedMutex } from '../src/controller/keyed-mutex.js';
 import { managedRelations } from '../src/controller/managed-relations.js';
+import { MembershipWorld } from '../src/controller/memberships/membership-world.js';
 import { projectGrant, projectOwners } from '../src/controller/projection.js';
 import { startLocalControlPlane, type LocalControlPlane } from '../src/localplane/control-plane.js';
 import { freePort } from '../src/localplane/free-port.js';
@@ -130,6 +132,7 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
       writeRelationshipsInBatches: (updates) => client.writeRelationshipsInBatches(updates),
     },
     world,
+    memberships: new MembershipWorld(await staticInformer<Membership>([])),
     relations: managedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(createMetricsRegistry(), () => []),

@@ -4,9 +4,11 @@ import {
   ENFORCED_CONDITION,
   EnforcedReason,
   findStatusCondition,
+  type Membership,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
 import { counter, gauge, histogram } from '../observability/metrics.js';
+import { isDeadLetter } from './memberships/membership-status.js';
 
 export type EnforcementTransition = 'enforced' | 'revoked' | 'expired';
 export type DriftDirection = 'missing' | 'orphan';
@@ -105,4 +107,17 @@ export class GrantMetrics {
   resyncFailed(): void {
     this.resyncFailures.inc();
   }
+}
+
+/** The Membership controller's dead-letter depth, computed from the cache at each scrape. */
+export function registerMembershipMetrics(registry: Registry, memberships: () => Membership[]): void {
+  gauge(registry, {
+    name: 'policygrant_membership_dead_letter',
+    help:
+      'Memberships whose Enforced condition is ProjectionFailed: their projection keeps failing and is retried ' +
+      'with backoff (the dead-letter depth).',
+    collect() {
+      this.set(memberships().filter(isDeadLetter).length);
+    },
+  });
 }

@@ -6,12 +6,15 @@ import type { GrantMetrics } from './controller-metrics.js';
 import type { GrantEvaluator } from './grant-verdict.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { ManagedRelation } from './managed-relations.js';
+import { isMembershipTuple } from './memberships/membership-projection.js';
+import type { MembershipWorld } from './memberships/membership-world.js';
 import type { RelationshipStore } from './relationship-store.js';
 import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
 
 export interface DriftResyncOptions {
   store: RelationshipStore;
   world: ClusterWorld;
+  memberships: MembershipWorld;
   relations: ManagedRelation[];
   mutex: KeyedMutex;
   metrics: GrantMetrics;
@@ -40,9 +43,9 @@ export class ResyncCancelledError extends Error {
 /**
  * The periodic full comparison of SpiceDB with the custom resources (the invariant of docs/architecture.md:
  * the grant tuples in SpiceDB are exactly the projection of the active, unexpired, authorised grants; owner
- * tuples, of the CatalogItems). It reads the managed relations page by page and writes in batches, so neither
- * a request nor memory holds more than one page or batch of relationships; the wanted set is kept as keys and
- * expirations.
+ * tuples, of the CatalogItems; membership tuples, of the Memberships). It reads the managed relations page
+ * by page and writes in batches, so neither a request nor memory holds more than one page or batch of
+ * relationships; the wanted set is kept as keys and expirations.
  *
  * Every repair is decided again, under the lock of the objects it touches, from the caches as they are at
  * that moment: a tuple a grant wrote (or withdrew) while the resync was reading is left alone.
@@ -113,6 +116,7 @@ export class DriftResync {
     for (const itemId of new Set(world.allItems().map((item) => item.spec.itemId))) {
       world.ownersOf(itemId).forEach(want);
     }
+    this.options.memberships.wantedRelationships().forEach(want);
     return wanted;
   }
 
@@ -120,9 +124,7 @@ export class DriftResync {
     let deleted = 0;
     for (const batch of chunk(keys, this.batchSize)) {
       const removed = await this.repair(batch, isCancelled, (key, evaluator) =>
-        this.options.world.explain(key, evaluator)
-          ? undefined
-          : { operation: 'delete', relationship: parseTupleKey(key) },
+        this.explain(key, evaluator) ? undefined : { operation: 'delete', relationship: parseTupleKey(key) },
       );
       this.options.metrics.driftRepaired('orphan', removed.length);
       this.options.onTuplesDeleted(removed);
@@ -135,13 +137,21 @@ export class DriftResync {
     let written = 0;
     for (const batch of chunk(keys, this.batchSize)) {
       const repaired = await this.repair(batch, isCancelled, (key, evaluator) => {
-        const writable = this.options.world.explainWritable(key, evaluator);
+        const writable = isMembershipTuple(key)
+          ? this.options.memberships.explainWritable(key)
+          : this.options.world.explainWritable(key, evaluator);
         return writable ? { operation: 'touch', relationship: writable } : undefined;
       });
       this.options.metrics.driftRepaired('missing', repaired.length);
       written += repaired.length;
     }
     return written;
+  }
+
+  private explain(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
+    return isMembershipTuple(key)
+      ? this.options.memberships.explain(key)
+      : this.options.world.explain(key, evaluator);
   }
 
   /**

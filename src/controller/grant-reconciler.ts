@@ -56,11 +56,6 @@ function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
   return !condition || (status?.relationships ?? 0) > 0;
 }
 
-/** Kubernetes answered that the object changed (409) or is gone (404): retry on what the cache sees next. */
-function isStale(error: unknown): boolean {
-  return isConflict(error) || isNotFound(error);
-}
-
 /**
  * Brings one PolicyGrant's tuples and status in line with its spec, its CatalogItem and its namespace:
  * finalizer first, then SpiceDB (write or withdraw), then the status (only when it changes), an Event on
@@ -247,18 +242,11 @@ export class GrantReconciler {
   }
 
   /** The written object; undefined when Kubernetes says the grant changed or went meanwhile. */
-  private async unlessStale(
+  private unlessStale(
     key: string,
     before: PolicyGrant,
     write: Promise<PolicyGrant>,
   ): Promise<PolicyGrant | undefined> {
-    try {
-      const written = await write;
-      this.expectations.wrote(key, before.metadata.resourceVersion);
-      return written;
-    } catch (error) {
-      if (isStale(error)) return undefined;
-      throw error;
-    }
+    return this.expectations.unlessStale(key, before.metadata.resourceVersion, write);
   }
 }

@@ -22,8 +22,9 @@ function grantPath(grant: PolicyGrant): string {
   return `${policyGrantsPath(grant.metadata.namespace ?? '')}/${encodeURIComponent(grant.metadata.name ?? '')}`;
 }
 
-export function hasFinalizer(grant: PolicyGrant): boolean {
-  return (grant.metadata.finalizers ?? []).includes(RELATIONSHIPS_FINALIZER);
+/** Whether the object (a grant or a Membership) holds the controller's finalizer. */
+export function hasFinalizer(object: Pick<PolicyGrant, 'metadata'>): boolean {
+  return (object.metadata.finalizers ?? []).includes(RELATIONSHIPS_FINALIZER);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { REGISTRY_FILE, type Registry } from '../spicedb/registry.js';
+import { MEMBERSHIP_RELATIONS } from './memberships/membership-projection.js';
 import { OWNER_RELATION } from './projection.js';
 
 /** One relation on one object type: the unit the resync reads SpiceDB by. */
@@ -31,8 +32,8 @@ export function registryNames(registryYaml: string = readFileSync(REGISTRY_FILE,
 }
 
 /**
- * Every relation the controller is the only writer of: on each item object type, the owner relation and
- * one relation per access type. The resync reads exactly these and deletes what no resource explains.
+ * The grant and owner relations: on each item object type, the owner relation and
+ * one relation per access type.
  */
 export function managedRelations(
   registry: Registry,
@@ -48,4 +49,12 @@ export function managedRelations(
   return [...objectTypes].flatMap((objectType) =>
     [...relations].map((relation) => ({ objectType, relation })),
   );
+}
+
+/**
+ * Every relation the controller is the only writer of: those of grants and CatalogItems, and the members and
+ * owners of organisations and groups. The resync reads exactly these and deletes what no resource explains.
+ */
+export function resyncedRelations(registry: Registry): ManagedRelation[] {
+  return [...managedRelations(registry), ...MEMBERSHIP_RELATIONS];
 }

@@ -6,12 +6,13 @@ import {
   API_VERSION,
   CATALOG_ITEM_PLURAL,
   type CatalogItem,
+  type Membership,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
 import { listen } from '../http/server.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
-import { Manager, watchesMapped, type Controller, type Informer } from '../runtime/index.js';
+import { Manager, objectKey, watchesMapped, type Controller, type Informer } from '../runtime/index.js';
 import { requestJson } from '../runtime/kube-request.js';
 import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
@@ -19,7 +20,7 @@ import { readSchemaText } from '../spicedb/schema.js';
 import { CatalogItemReconciler } from './catalog-item-reconciler.js';
 import { ClusterWorld } from './cluster-world.js';
 import type { ControllerConfig } from './config.js';
-import { GrantMetrics } from './controller-metrics.js';
+import { GrantMetrics, registerMembershipMetrics } from './controller-metrics.js';
 import { DriftResync, type ResyncReport } from './drift-resync.js';
 import { EventRecorder } from './event-recorder.js';
 import { FencedSpiceDB } from './fenced-spicedb.js';
@@ -29,7 +30,11 @@ import { grantKey } from './grant-verdict.js';
 import { GrantWriter, policyGrantsPath } from './grant-writer.js';
 import { KeepAliveKubeConfig } from './keep-alive-kube-config.js';
 import { KeyedMutex } from './keyed-mutex.js';
-import { managedRelations } from './managed-relations.js';
+import { managedRelations, resyncedRelations } from './managed-relations.js';
+import { MembershipProjector } from './memberships/membership-projector.js';
+import { MembershipReconciler } from './memberships/membership-reconciler.js';
+import { MembershipWorld } from './memberships/membership-world.js';
+import { MembershipWriter, membershipsPath } from './memberships/membership-writer.js';
 import { ORGANISATION_LABEL } from './namespace-authorisation.js';
 import { operationalApp } from './operational-app.js';
 import { candidateTupleKeys } from './projection.js';
@@ -83,9 +88,10 @@ function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClien
 }
 
 /**
- * Starts the grant controller: informers on PolicyGrants, CatalogItems and bound Namespaces; the PolicyGrant
- * and CatalogItem reconcilers (while leading); the periodic resync (while leading); the SpiceDB guard; and
- * the operational endpoints. Returns once the endpoints listen (caches sync and leadership come later).
+ * Starts the grant controller: informers on PolicyGrants, CatalogItems, bound Namespaces and the ACL
+ * namespace's Memberships; the PolicyGrant, CatalogItem and Membership reconcilers (while leading); the
+ * periodic resync (while leading); the SpiceDB guard; and the operational endpoints. Returns once the
+ * endpoints listen (caches sync and leadership come later).
  */
 export async function startController(
   config: ControllerConfig,
@@ -127,10 +133,14 @@ export async function startController(
     path: '/api/v1/namespaces',
     labelSelector: ORGANISATION_LABEL,
   });
+  // Only the Memberships of the ACL namespace count; the label selector narrows grants and items only.
+  const membershipCache = manager.informer<Membership>({ path: membershipsPath(config.aclNamespace) });
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace });
+  const memberships = new MembershipWorld(membershipCache);
   const memory = new ProjectionMemory();
   const mutex = new KeyedMutex();
   const metrics = new GrantMetrics(metricsRegistry, () => world.allGrants());
+  registerMembershipMetrics(metricsRegistry, () => memberships.allMemberships());
   const relations = managedRelations(registry);
   const spicedb = new FencedSpiceDB({
     client,
@@ -140,7 +150,11 @@ export async function startController(
     onFenceLost: () => manager.stepDown(),
     logger,
   });
-  const controllers: { grants?: Controller<PolicyGrant>; items?: Controller<CatalogItem> } = {};
+  const controllers: {
+    grants?: Controller<PolicyGrant>;
+    items?: Controller<CatalogItem>;
+    memberships?: Controller<Membership>;
+  } = {};
 
   /** Grants that project one of `keys` check again, without trusting what this process thinks it wrote. */
   const recheckGrantsOf = (keys: TupleKey[], exceptGrantKey?: string): void => {
@@ -153,14 +167,33 @@ export async function startController(
       }
     }
   };
+  const membershipProjector = new MembershipProjector({
+    store: spicedb,
+    world: memberships,
+    mutex,
+    onTuplesDeleted: (keys, except) => recheckMembershipsOf(keys, except),
+  });
+  /** Members that project one of `keys` (a group's shared ownership) write again. */
+  const recheckMembershipsOf = (keys: TupleKey[], exceptKey?: string): void => {
+    for (const membership of keys.flatMap((key) => memberships.withTupleKey(key))) {
+      const key = objectKey(membership);
+      if (key === exceptKey) continue;
+      membershipProjector.forget(key);
+      controllers.memberships?.enqueue(key);
+    }
+  };
   const resync = new DriftResync({
     store: spicedb,
     world,
-    relations,
+    memberships,
+    relations: resyncedRelations(registry),
     mutex,
     metrics,
     logger,
-    onTuplesDeleted: (keys) => recheckGrantsOf(keys),
+    onTuplesDeleted: (keys) => {
+      recheckGrantsOf(keys);
+      recheckMembershipsOf(keys);
+    },
   });
   const scheduler = new ResyncScheduler({
     resync,
@@ -168,7 +201,10 @@ export async function startController(
     isLeader: () => manager.isLeader(),
     hasSynced: () => manager.hasSynced(),
     // Another leader may have written and deleted since this replica last led.
-    onStartedLeading: () => memory.clear(),
+    onStartedLeading: () => {
+      memory.clear();
+      membershipProjector.forgetAll();
+    },
     metrics,
     logger,
   });
@@ -181,7 +217,11 @@ export async function startController(
     onRecovered: () => {
       spicedb.forgetFence();
       memory.clear();
+      membershipProjector.forgetAll();
       world.allGrants().forEach((grant) => controllers.grants?.enqueue(grantKey(grant)));
+      memberships
+        .allMemberships()
+        .forEach((membership) => controllers.memberships?.enqueue(objectKey(membership)));
       world.allItems().forEach((item) => controllers.items?.enqueue(item.metadata.name ?? ''));
       scheduler.requestResync();
     },
@@ -226,6 +266,21 @@ export async function startController(
     name: 'catalogitem',
     for: items,
     reconcile: itemReconciler.reconcile,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  });
+  const membershipReconciler = new MembershipReconciler({
+    world: memberships,
+    projector: membershipProjector,
+    writer: new MembershipWriter(writeConfig),
+    logger,
+    onSpiceDBError: guard.nudge,
+    trustStatus: () => !guard.wasDisrupted(),
+  });
+  controllers.memberships = manager.addController<Membership>({
+    name: 'membership',
+    for: membershipCache,
+    reconcile: membershipReconciler.reconcile,
+    maxConcurrentReconciles: config.maxConcurrentReconciles,
     shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
   });
 

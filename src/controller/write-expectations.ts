@@ -1,3 +1,5 @@
+import { isConflict, isNotFound } from '../runtime/index.js';
+
 /**
  * The resourceVersions this controller's own writes replaced, per object (controller-runtime users call these
  * expectations). Our write to a grant triggers a watch event, which requeues the grant; but a reconcile can
@@ -26,5 +28,20 @@ export class WriteExpectations {
 
   forget(key: string): void {
     this.replaced.delete(key);
+  }
+
+  /**
+   * Awaits our write to the object whose cached version was `before`, and remembers it. Undefined when
+   * Kubernetes answered that the object changed (409) or is gone (404): retry on what the cache sees next.
+   */
+  async unlessStale<T>(key: string, before: string | undefined, write: Promise<T>): Promise<T | undefined> {
+    try {
+      const written = await write;
+      this.wrote(key, before);
+      return written;
+    } catch (error) {
+      if (isConflict(error) || isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 }

@@ -5,22 +5,19 @@ import { delay } from '../../src/localplane/managed-process.js';
 import { loadRegistry } from '../../src/spicedb/registry.js';
 import {
   enforcedCondition,
-  makeStateDir,
-  Resources,
-  startOwnSpiceDB,
-  testControllerEnv,
   type OwnSpiceDB,
+  type Resources,
 } from '../integration/controller/support/harness.js';
-import { controlPlane, testKubeConfig, uniqueId } from '../integration/support/cluster.js';
 import { until } from '../support/until.js';
-import { ControllerReplica } from './support/controller-replica.js';
+import type { ControllerReplica } from './support/controller-replica.js';
+import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
 import { accountForTuple } from './support/drift-account.js';
 import {
   describeFault,
   FAULT_PLAN,
   FaultInjector,
-  LeaseWatcher,
   type FaultRecord,
+  type LeaseWatcher,
 } from './support/fault-injector.js';
 import { GrantChurn } from './support/grant-churn.js';
 import { compareTuples, effectiveProjection, managedTuples } from './support/projection-drift.js';
@@ -45,7 +42,7 @@ const SETTLE_TIMEOUT_MS = 180_000;
 const TIMINGS = { partitionMs: LEASE_DURATION_MS + 4_000, restartAfterMs: 1_000, betweenMs: 3_000 };
 
 const registry = loadRegistry();
-let stateDir: string;
+let pair: ReplicaPair;
 let spicedb: OwnSpiceDB;
 let kubeConfig: KubeConfig;
 let resources: Resources;
@@ -55,44 +52,14 @@ let lease: LeaseWatcher;
 let itemIds: string[];
 
 beforeAll(async () => {
-  stateDir = await makeStateDir('controller-chaos');
-  console.log(`[chaos] logs in ${stateDir}`);
-  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-chaos');
-  const scope = uniqueId('chaos');
-  kubeConfig = testKubeConfig();
-  resources = new Resources(kubeConfig, scope);
-  aclNamespace = await resources.namespace('acl');
+  pair = await startReplicaPair('chaos');
+  ({ spicedb, kubeConfig, resources, aclNamespace, replicas, lease } = pair);
   itemIds = [];
   for (let i = 0; i < ITEMS; i += 1) itemIds.push((await resources.createItem()).spec.itemId);
-  const env = testControllerEnv({
-    kubeconfigPath: controlPlane().kubeconfigPath,
-    spicedb: spicedb.server,
-    aclNamespace,
-    scope,
-    logFile: '',
-    env: { RESYNC_PERIOD: '10m', LOG_LEVEL: 'info' },
-  });
-  replicas = await Promise.all(
-    ['replica-a', 'replica-b'].map((name) =>
-      ControllerReplica.create({
-        name,
-        stateDir,
-        kubeconfigPath: controlPlane().kubeconfigPath,
-        spicedbEndpoint: spicedb.server.endpoint,
-        env,
-      }),
-    ),
-  );
-  await Promise.all(replicas.map((replica) => replica.start()));
-  lease = new LeaseWatcher(kubeConfig, aclNamespace, env.LEADER_ELECTION_ID as string);
-  lease.start();
 }, 300_000);
 
 afterAll(async () => {
-  await lease?.stop();
-  await Promise.all(replicas.map((replica) => replica.stop()));
-  await spicedb?.stop();
-  await resources?.cleanUp();
+  await pair?.stop();
 });
 
 /** Grants whose status does not yet say what the controller made of their current spec, and why. */

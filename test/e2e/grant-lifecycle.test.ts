@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
+import {
+  GROUP_VERSION,
+  MEMBERSHIP_KIND,
+  membershipName,
+  type CatalogItem,
+  type PolicyGrant,
+} from '../../src/api/v1alpha1/index.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../support/patience.js';
 import { acl, check, e2e, eventually, kubectl, kubectlJson, token } from './support/stack-client.js';
 
@@ -194,32 +203,21 @@ describe('read-your-grant (Prefer: wait)', () => {
   });
 });
 
-// Memberships have no resource of their own yet (docs/architecture.md, "Not yet built"): an external producer
-// writes them into the relationship store. The suite plays that producer, with the SpiceDB endpoint and key
-// the stack publishes.
-async function addOrganisationMember(organisation: string, user: string): Promise<void> {
-  const { SpiceDBClient } = await import('../../src/spicedb/client.js');
-  const { encodeObjectId } = await import('../../src/spicedb/object-id.js');
-  const { readFile } = await import('node:fs/promises');
-  const { parseStateFile } = await import('../../src/devstack/state-file.js');
-  const env = parseStateFile(await readFile(process.env.E2E_ENV_FILE ?? `${e2e().stateDir}/env`, 'utf8'));
-  const client = new SpiceDBClient({
-    endpoint: env.SPICEDB_ENDPOINT as string,
-    token: env.SPICEDB_TOKEN as string,
-    transport: 'plaintext',
-  });
+// The suite plays a membership producer that writes Membership objects with kubectl, as GitOps would.
+async function addOrganisationMember(organisationId: string, userId: string): Promise<void> {
+  const spec = { organisationId, userId };
+  const membership = {
+    apiVersion: GROUP_VERSION,
+    kind: MEMBERSHIP_KIND,
+    metadata: { name: membershipName(spec), namespace: e2e().namespace },
+    spec,
+  };
+  const folder = await mkdtemp(join(tmpdir(), 'e2e-membership-'));
+  const file = join(folder, 'membership.json');
+  await writeFile(file, JSON.stringify(membership));
   try {
-    await client.writeRelationships([
-      {
-        operation: 'touch',
-        relationship: {
-          resource: { type: 'organization', id: encodeObjectId(organisation) },
-          relation: 'member',
-          subject: { type: 'user', id: user },
-        },
-      },
-    ]);
+    await kubectl('apply', '-f', file);
   } finally {
-    client.close();
+    await rm(folder, { recursive: true, force: true });
   }
 }

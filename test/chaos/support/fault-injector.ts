@@ -7,7 +7,7 @@ import type { ControllerReplica, PartitionTarget } from './controller-replica.js
 
 export type Fault = { kind: 'kill' } | { kind: 'partition'; target: PartitionTarget; mode: PauseMode };
 
-const kill: Fault = { kind: 'kill' };
+export const kill: Fault = { kind: 'kill' };
 const partition = (target: PartitionTarget, mode: PauseMode): Fault => ({ kind: 'partition', target, mode });
 
 /** Kills alternate with partitions of every kind: each proxy alone and both, healed late (hold) or lossy (drop). */
@@ -89,7 +89,7 @@ export class LeaseWatcher {
   }
 }
 
-/** Injects the faults of FAULT_PLAN, in turn, into whichever replica holds the lease at the time. */
+/** Injects the faults of a plan (FAULT_PLAN by default), in turn, into whichever replica leads at the time. */
 export class FaultInjector {
   readonly records: FaultRecord[] = [];
 
@@ -97,6 +97,7 @@ export class FaultInjector {
     private readonly replicas: readonly ControllerReplica[],
     private readonly lease: LeaseWatcher,
     private readonly timings: FaultTimings,
+    private readonly plan: readonly Fault[] = FAULT_PLAN,
   ) {}
 
   /** Injects faults while `shouldContinue(faultsSoFar)`; every replica is running when it returns. */
@@ -104,7 +105,7 @@ export class FaultInjector {
     while (shouldContinue(this.records.length)) {
       await delay(this.timings.betweenMs);
       const leader = await this.leader();
-      const fault = FAULT_PLAN[this.records.length % FAULT_PLAN.length] as Fault;
+      const fault = this.plan[this.records.length % this.plan.length] as Fault;
       this.records.push({ at: new Date(), replica: leader.name, fault });
       await this.inject(leader, fault);
     }

@@ -5,7 +5,6 @@ import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js
 import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../../support/patience.js';
 import {
-  addMember,
   enforcedCondition,
   freshResync,
   group,
@@ -136,8 +135,8 @@ describe('a GROUP grant', () => {
     const item = await world.resources.createItem();
     const [allowedOrg, otherOrg] = [randomUUID(), randomUUID()];
     const [member, outsider, otherMember] = [randomUUID(), randomUUID(), randomUUID()];
-    await addMember(world.spicedb.client, allowedOrg, member);
-    await addMember(world.spicedb.client, otherOrg, otherMember);
+    await world.resources.addMember(world.aclNamespace, allowedOrg, member);
+    await world.resources.addMember(world.aclNamespace, otherOrg, otherMember);
     const { name } = await world.resources.createGrant(
       world.aclNamespace,
       group(item.spec.itemId, [allowedOrg]),
@@ -323,7 +322,7 @@ describe('overlapping grants', () => {
   it('keeps a tuple that another grant still needs when one of them is revoked', async () => {
     const item = await world.resources.createItem();
     const [orgA, orgB, member] = [randomUUID(), randomUUID(), randomUUID()];
-    await addMember(world.spicedb.client, orgA, member);
+    await world.resources.addMember(world.aclNamespace, orgA, member);
     // Revoked first, then a new grant for the same access: the ACL API's "revoke and grant again".
     const first = await world.resources.createGrant(world.aclNamespace, group(item.spec.itemId, [orgA]));
     await world.resources.waitForReason(world.aclNamespace, first.name, EnforcedReason.Projected);

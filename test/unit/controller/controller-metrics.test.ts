@@ -3,10 +3,12 @@ import {
   awaitsEnforcement,
   failsProjection,
   GrantMetrics,
+  registerMembershipMetrics,
 } from '../../../src/controller/controller-metrics.js';
+import { nextMembershipStatus } from '../../../src/controller/memberships/membership-status.js';
 import { nextGrantStatus } from '../../../src/controller/grant-status.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
-import { NOW, policyGrant } from './support/fakes.js';
+import { membership, NOW, policyGrant } from './support/fakes.js';
 
 const enforcedStatus = nextGrantStatus(
   policyGrant('g'),
@@ -49,5 +51,16 @@ describe('the backlog and dead-letter gauges', () => {
     expect(text).toMatch(/^policygrant_unenforced_grants 1$/m);
     expect(text).toMatch(/^policygrant_projection_failed_grants 1$/m);
     expect(text).toMatch(/^policygrant_drift_repaired_total{direction="missing"} 0$/m);
+  });
+
+  it('count the Memberships whose projection keeps failing as dead letters', async () => {
+    const registry = createMetricsRegistry();
+    const failed = membership('failed');
+    const memberships = [
+      { ...failed, status: nextMembershipStatus(failed, { kind: 'failed', message: 'down' }, NOW).status },
+      membership('new'),
+    ];
+    registerMembershipMetrics(registry, () => memberships);
+    expect(await registry.metrics()).toMatch(/^policygrant_membership_dead_letter 1$/m);
   });
 });

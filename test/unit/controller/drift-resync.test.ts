@@ -5,14 +5,18 @@ import { GrantMetrics } from '../../../src/controller/controller-metrics.js';
 import { DriftResync, ResyncCancelledError } from '../../../src/controller/drift-resync.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
-import { managedRelations } from '../../../src/controller/managed-relations.js';
+import { resyncedRelations } from '../../../src/controller/managed-relations.js';
+import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';
+import { MembershipWorld } from '../../../src/controller/memberships/membership-world.js';
 import { tupleKey } from '../../../src/controller/tuple-key.js';
-import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
+import type { Membership, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
 import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import {
   consumerTuple,
   FakeRelationshipStore,
+  membership,
+  MemoryStore,
   ITEM_OBJECT_ID,
   NOW,
   OTHER_USER,
@@ -38,11 +42,16 @@ const ownerOrganisation: Relationship = {
 const owners = [ownerUser, ownerOrganisation];
 
 /** A grant its reconcile has seen: it holds the finalizer, so the resync may write its tuples. */
-function reconciled(grant: PolicyGrant): PolicyGrant {
-  return { ...grant, metadata: { ...grant.metadata, finalizers: [RELATIONSHIPS_FINALIZER] } };
+function reconciled<T extends PolicyGrant | Membership>(object: T): T {
+  return { ...object, metadata: { ...object.metadata, finalizers: [RELATIONSHIPS_FINALIZER] } };
 }
 
-function setUp(grants: PolicyGrant[], batchSize = 1_000, unreconciled: PolicyGrant[] = []) {
+function setUp(
+  grants: PolicyGrant[],
+  batchSize = 1_000,
+  unreconciled: PolicyGrant[] = [],
+  memberships: Membership[] = [],
+) {
   const test = testWorld({ grants: [...grants.map(reconciled), ...unreconciled] });
   const store = new FakeRelationshipStore(batchSize);
   const metricsRegistry = createMetricsRegistry();
@@ -50,7 +59,8 @@ function setUp(grants: PolicyGrant[], batchSize = 1_000, unreconciled: PolicyGra
   const resync = new DriftResync({
     store,
     world: test.world,
-    relations: managedRelations(registry),
+    memberships: new MembershipWorld(new MemoryStore(memberships)),
+    relations: resyncedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
     logger: silentLogger,
@@ -123,25 +133,29 @@ describe('the resync', () => {
   });
 
   it('reads only the managed relations, a page at a time, and writes in calls within the limit', async () => {
-    const { store, resync } = setUp([], 100);
+    const { store, resync } = setUp([], 100, [], [reconciled(membership('m'))]);
     const orphans = Array.from({ length: 250 }, (_, index) => consumerTuple(`user-${index}`));
     const unmanaged = {
       resource: { type: 'resource', id: ITEM_OBJECT_ID },
       relation: 'editor',
       subject: { type: 'user', id: USER },
     };
-    const membership = {
-      resource: { type: 'organization', id: ORG_A },
-      relation: 'member',
-      subject: { type: 'user', id: USER },
-    };
-    store.seed(...orphans, unmanaged, membership);
+    const [member] = projectMembership(membership('m').spec) as [Relationship];
+    store.seed(...orphans, unmanaged, member);
 
     expect(await resync.run()).toMatchObject({ orphan: 250 });
-    expect(store.keys()).toEqual([membership, unmanaged, ...owners].map(tupleKey).sort());
+    expect(store.keys()).toEqual([member, unmanaged, ...owners].map(tupleKey).sort());
     expect(
       store.readCalls.map((call) => `${call.filter.resourceType}#${call.filter.relation}`).sort(),
-    ).toEqual(['resource#api_consumer', 'resource#file_consumer', 'resource#owner', 'resource#sub_consumer']);
+    ).toEqual([
+      'group#member',
+      'group#owner',
+      'organization#member',
+      'resource#api_consumer',
+      'resource#file_consumer',
+      'resource#owner',
+      'resource#sub_consumer',
+    ]);
     expect(store.readCalls.every((call) => call.pageSize === 100)).toBe(true);
     // Deletes as pages fill up, then the two missing owners.
     expect(store.writeCalls.map((call) => call.length)).toEqual([100, 100, 50, 2]);
@@ -230,5 +244,66 @@ describe('the resync', () => {
     store.seed(consumerTuple('a'), consumerTuple('b'));
     await expect(resync.run(() => true)).rejects.toBeInstanceOf(ResyncCancelledError);
     expect(store.writeCalls).toEqual([]);
+  });
+});
+
+describe('the resync of memberships', () => {
+  const groupMember = membership('g', { groupId: 'analysts' });
+  const [orgTuple, groupTuple, groupOwnerTuple] = [
+    ...projectMembership(membership('o').spec),
+    ...projectMembership(groupMember.spec),
+  ] as [Relationship, Relationship, Relationship];
+
+  it('writes the missing tuples of members that hold the finalizer, and deletes orphan membership tuples', async () => {
+    const stranger = projectMembership(membership('x', { userId: OTHER_USER }).spec);
+    const { store, resync, removed } = setUp(
+      [],
+      1_000,
+      [],
+      [reconciled(membership('o')), reconciled(groupMember)],
+    );
+    store.seed(...owners, ...stranger);
+
+    expect(await resync.run()).toMatchObject({ missing: 3, orphan: 1 });
+    expect(store.keys()).toEqual([...owners, orgTuple, groupTuple, groupOwnerTuple].map(tupleKey).sort());
+    expect(removed).toEqual([stranger.map(tupleKey)]);
+  });
+
+  it('writes nothing for a membership without its finalizer, a removed one or one being deleted', async () => {
+    const { store, resync } = setUp(
+      [],
+      1_000,
+      [],
+      [
+        membership('o'),
+        reconciled(membership('g', { groupId: 'analysts', removedAt: '2026-05-01T00:00:00Z' })),
+        reconciled(membership('d', { userId: OTHER_USER }, { deletionTimestamp: new Date(NOW) })),
+      ],
+    );
+    store.seed(...owners, groupTuple, groupOwnerTuple);
+
+    expect(await resync.run()).toMatchObject({ missing: 0, orphan: 2 });
+    expect(store.keys()).toEqual(owners.map(tupleKey).sort());
+  });
+
+  it('keeps a group’s ownership while one member remains, and leaves grant tuples alone', async () => {
+    const removedMember = membership('r', {
+      groupId: 'analysts',
+      userId: OTHER_USER,
+      removedAt: '2026-05-01T00:00:00Z',
+    });
+    const { store, resync } = setUp(
+      [policyGrant('grant')],
+      1_000,
+      [],
+      [reconciled(groupMember), reconciled(removedMember)],
+    );
+    const [removedTuple] = projectMembership(removedMember.spec) as [Relationship];
+    store.seed(...owners, consumerTuple(), groupTuple, groupOwnerTuple, removedTuple);
+
+    expect(await resync.run()).toMatchObject({ missing: 0, orphan: 1 });
+    expect(store.keys()).toEqual(
+      [...owners, consumerTuple(), groupTuple, groupOwnerTuple].map(tupleKey).sort(),
+    );
   });
 });

@@ -13,11 +13,16 @@ import {
   ENFORCED_CONDITION,
   findStatusCondition,
   GROUP_VERSION,
+  MEMBERSHIP_KIND,
+  MEMBERSHIP_PLURAL,
+  membershipName,
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
   type CatalogItem,
   type CatalogItemSpec,
   type Condition,
+  type Membership,
+  type MembershipSpec,
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
@@ -423,19 +428,7 @@ export class Resources {
     reason: string,
     timeout = PATIENCE_MS,
   ): Promise<PolicyGrant> {
-    return vi.waitFor(
-      async () => {
-        const grant = await this.getGrant(namespace, name);
-        const condition = enforcedCondition(grant);
-        if (condition?.reason !== reason || condition.observedGeneration !== grant.metadata.generation) {
-          throw new Error(
-            `${namespace}/${name}: Enforced is ${JSON.stringify(condition)}, waiting for ${reason}`,
-          );
-        }
-        return grant;
-      },
-      { timeout, interval: 100 },
-    );
+    return untilReason(`${namespace}/${name}`, () => this.getGrant(namespace, name), reason, timeout);
   }
 
   async listEvents(
@@ -450,14 +443,101 @@ export class Resources {
     return list.items;
   }
 
+  /** Creates the Membership under its deterministic name; memberships are scoped by namespace, not label. */
+  async createMembership(namespace: string, spec: MembershipSpec): Promise<Created<MembershipSpec>> {
+    const name = membershipName(spec);
+    await this.api.createNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: MEMBERSHIP_PLURAL,
+      body: { apiVersion: GROUP_VERSION, kind: MEMBERSHIP_KIND, metadata: { name }, spec },
+    });
+    return { name, spec };
+  }
+
+  async getMembership(namespace: string, name: string): Promise<Membership> {
+    return (await this.api.getNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: MEMBERSHIP_PLURAL,
+      name,
+    })) as Membership;
+  }
+
+  /** Sets spec.removedAt, as a removal event or snapshot does. */
+  async removeMembership(namespace: string, name: string): Promise<Membership> {
+    const current = await this.getMembership(namespace, name);
+    return (await this.api.replaceNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: MEMBERSHIP_PLURAL,
+      name,
+      body: { ...current, spec: { ...current.spec, removedAt: new Date().toISOString() } },
+    })) as Membership;
+  }
+
+  async deleteMembership(namespace: string, name: string): Promise<void> {
+    await this.api.deleteNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: MEMBERSHIP_PLURAL,
+      name,
+    });
+  }
+
+  async membershipExists(namespace: string, name: string): Promise<boolean> {
+    return this.getMembership(namespace, name).then(
+      () => true,
+      (error: { code?: number }) => {
+        if (error.code === 404) return false;
+        throw error;
+      },
+    );
+  }
+
+  /** Polls the Membership until its Enforced condition has `reason` for its current generation. */
+  async waitForMembershipReason(namespace: string, name: string, reason: string): Promise<Membership> {
+    return untilReason(`${namespace}/${name}`, () => this.getMembership(namespace, name), reason);
+  }
+
+  /** Makes the user a member of the organisation through a Membership, once the controller has written it. */
+  async addMember(namespace: string, organisationId: string, userId: string): Promise<Membership> {
+    const { name } = await this.createMembership(namespace, { organisationId, userId });
+    return this.waitForMembershipReason(namespace, name, 'Projected');
+  }
+
   /** CatalogItems are cluster-scoped: no namespace takes them away. */
   async cleanUp(): Promise<void> {
     await Promise.allSettled(this.itemNames.map((name) => this.deleteItem(name)));
   }
 }
 
-export function enforcedCondition(grant: PolicyGrant): Condition | undefined {
-  return findStatusCondition(grant.status?.conditions ?? [], ENFORCED_CONDITION);
+export function enforcedCondition(object: Pick<PolicyGrant | Membership, 'status'>): Condition | undefined {
+  return findStatusCondition(object.status?.conditions ?? [], ENFORCED_CONDITION);
+}
+
+/** Polls `read` until the object's Enforced condition has `reason` for its current generation. */
+function untilReason<T extends PolicyGrant | Membership>(
+  what: string,
+  read: () => Promise<T>,
+  reason: string,
+  timeout = PATIENCE_MS,
+): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const object = await read();
+      const condition = enforcedCondition(object);
+      if (condition?.reason !== reason || condition.observedGeneration !== object.metadata.generation) {
+        throw new Error(`${what}: Enforced is ${JSON.stringify(condition)}, waiting for ${reason}`);
+      }
+      return object;
+    },
+    { timeout, interval: 100 },
+  );
 }
 
 export type IndividualSpec = PolicyGrantSpec & { userId: string };
@@ -501,7 +581,7 @@ export async function userCan(
   itemId: string,
   permission: string,
   userId: string,
-  at?: PolicyGrant,
+  at?: { status?: { zedToken?: string } },
 ): Promise<boolean> {
   const zedToken = at?.status?.zedToken;
   const { allowed } = await client.checkPermission({
@@ -523,21 +603,4 @@ export async function relationshipsOn(client: SpiceDBClient, itemId: string): Pr
     found.push(...page.relationships);
   }
   return found;
-}
-
-export async function addMember(
-  client: SpiceDBClient,
-  organisationId: string,
-  userId: string,
-): Promise<string> {
-  return client.writeRelationships([
-    {
-      operation: 'touch',
-      relationship: {
-        resource: { type: 'organization', id: encodeObjectId(organisationId) },
-        relation: 'member',
-        subject: { type: 'user', id: encodeObjectId(userId) },
-      },
-    },
-  ]);
 }

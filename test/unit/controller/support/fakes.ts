@@ -1,9 +1,13 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
-import type {
-  CatalogItem,
-  CatalogItemSpec,
-  PolicyGrant,
-  PolicyGrantSpec,
+import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
+import {
+  GROUP_VERSION,
+  MEMBERSHIP_KIND,
+  type CatalogItem,
+  type CatalogItemSpec,
+  type Membership,
+  type MembershipSpec,
+  type PolicyGrant,
+  type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
 import { ClusterWorld, type ObjectStore } from '../../../../src/controller/cluster-world.js';
 import { ORGANISATION_LABEL } from '../../../../src/controller/namespace-authorisation.js';
@@ -127,6 +131,20 @@ export function boundNamespace(name: string, organisationId: string): Kubernetes
     apiVersion: 'v1',
     kind: 'Namespace',
     metadata: { name, labels: { [ORGANISATION_LABEL]: organisationId } },
+  };
+}
+
+/** A Membership in the ACL namespace, by default an organisation membership of USER in ORG_A. */
+export function membership(
+  name: string,
+  spec: Partial<MembershipSpec> = {},
+  metadata: Partial<V1ObjectMeta> = {},
+): Membership {
+  return {
+    apiVersion: GROUP_VERSION,
+    kind: MEMBERSHIP_KIND,
+    metadata: { name, namespace: ACL_NAMESPACE, generation: 1, resourceVersion: '1', ...metadata },
+    spec: { organisationId: ORG_A, userId: USER, ...spec },
   };
 }
 
