@@ -48,6 +48,7 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
     ],
     Role: [
       rule('acl.policygrant.dev', ['policygrants'], ['get', 'create', 'patch', 'delete']),
+      rule('acl.policygrant.dev', ['memberships'], ['get', 'list', 'watch', 'create', 'update']),
       rule('', ['configmaps'], ['get', 'create', 'update', 'delete']),
     ],
   },
@@ -60,6 +61,8 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
       rule('events.k8s.io', ['events'], ['create']),
     ],
     Role: [
+      rule('acl.policygrant.dev', ['memberships'], ['list', 'watch', 'update']),
+      rule('acl.policygrant.dev', ['memberships/status'], ['update']),
       rule('coordination.k8s.io', ['leases'], ['create']),
       {
         ...rule('coordination.k8s.io', ['leases'], ['get', 'update']),
@@ -130,7 +133,7 @@ describe('RBAC', () => {
     const objects = await renderChart(NAMESPACE, {
       controller: { replicas: 1, leaderElection: { enabled: false } },
     });
-    expect(rulesOf(objects, 'controller', 'Role')).toEqual([]);
+    expect(rulesOf(objects, 'controller', 'Role')).toEqual(EXPECTED_RBAC.controller?.Role.slice(0, 2));
   });
 
   it('ServiceAccounts never mount a token by default; only the pods that call the API server opt in', async () => {

@@ -5,6 +5,7 @@ import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
+import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
 import {
@@ -48,6 +49,7 @@ export const CONTROLLER_STEP = {
     "projects a second CatalogItem's owners",
   ],
   enforce: 'enforces a grant in the release namespace: finalizer, tuple, Enforced=True',
+  member: 'projects a Membership: finalizer, member tuple, Enforced=True',
   event: 'records an Event about it',
   revoke: 'withdraws the revoked grant: Enforced=False Revoked',
   delete: 'deleting the grant removes its tuples, then its finalizer',
@@ -66,6 +68,8 @@ const leaseAcquisition = (call: KubeCall) =>
 const leaseRenewal = (call: KubeCall) => call.resource === 'leases' && call.method === 'PUT';
 /** Updating a grant or its status: the finalizer and the Enforced condition. */
 const grantUpdate = (call: KubeCall) => call.resource === 'policygrants' && call.method === 'PUT';
+/** Updating a Membership or its status: the finalizer and the Enforced condition. */
+const membershipUpdate = (call: KubeCall) => call.resource === 'memberships' && call.method === 'PUT';
 const eventCreation = (call: KubeCall) => call.resource === 'events' && call.method === 'POST';
 
 /** The proof's release namespace and SpiceDB, shared by every run of the controller's flow. */
@@ -153,6 +157,7 @@ class ControllerFlow {
       { name: ownerChange, run: () => this.followsOwnerChange() },
       { name: secondItem, run: () => this.projectsNewItem() },
       { name: CONTROLLER_STEP.enforce, run: () => this.enforces() },
+      { name: CONTROLLER_STEP.member, run: () => this.projectsMember() },
       { name: CONTROLLER_STEP.event, run: () => this.recordsEvent() },
       { name: CONTROLLER_STEP.revoke, run: () => this.withdrawsRevoked() },
       { name: CONTROLLER_STEP.delete, run: () => this.releasesDeleted() },
@@ -223,6 +228,25 @@ class ControllerFlow {
     }, this.unlessRefused(grantUpdate));
     expect(grant.metadata.finalizers).toContain(RELATIONSHIPS_FINALIZER);
     expect(await userCan(this.spicedb.client, itemId, 'api_consumer', spec.userId, grant)).toBe(true);
+  }
+
+  private async projectsMember(): Promise<void> {
+    const organisationId = (this.items[0] as Item).organisationId;
+    const userId = randomUUID();
+    const { name } = await this.resources.createMembership(this.namespace, { organisationId, userId });
+    const membership = await promptly(async () => {
+      const current = await this.resources.getMembership(this.namespace, name);
+      expect(enforcedCondition(current)?.reason).toBe(EnforcedReason.Projected);
+      return current;
+    }, this.unlessRefused(membershipUpdate));
+    expect(membership.metadata.finalizers).toContain(RELATIONSHIPS_FINALIZER);
+    const { allowed } = await this.spicedb.client.checkPermission({
+      resource: { type: 'organization', id: encodeObjectId(organisationId) },
+      permission: 'member',
+      subject: { type: 'user', id: encodeObjectId(userId) },
+      consistency: { fullyConsistent: true },
+    });
+    expect(allowed, 'the member tuple').toBe(true);
   }
 
   private async recordsEvent(): Promise<void> {

@@ -20,7 +20,7 @@ import { until } from '../../support/until.js';
 const STEP_LIMIT_MS = 2 * PATIENCE_MS;
 
 /** What the project's informers list and watch, in both the ACL API and the controller. */
-const INFORMER_RESOURCES = ['policygrants', 'catalogitems', 'namespaces'];
+const INFORMER_RESOURCES = ['policygrants', 'catalogitems', 'namespaces', 'memberships'];
 
 export interface Step {
   name: string;

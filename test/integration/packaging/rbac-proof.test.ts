@@ -123,6 +123,8 @@ describe('the ACL API as its chart ServiceAccount', () => {
       'ClusterRole watch acl.policygrant.dev/catalogitems': [watchStepName('catalogitems')],
       'ClusterRole list core/namespaces': [ACL_STEP.ready],
       'ClusterRole watch core/namespaces': [watchStepName('namespaces')],
+      'Role list acl.policygrant.dev/memberships': [ACL_STEP.ready],
+      'Role watch acl.policygrant.dev/memberships': [watchStepName('memberships')],
       // Its writes in the release namespace.
       'Role create acl.policygrant.dev/policygrants': [ACL_STEP.create],
       'Role create core/configmaps': [ACL_STEP.create],
@@ -147,6 +149,7 @@ describe('the grant controller as its chart ServiceAccount', () => {
       CONTROLLER_STEP.renews,
       ...CONTROLLER_STEP.catalog,
       CONTROLLER_STEP.enforce,
+      CONTROLLER_STEP.member,
       CONTROLLER_STEP.event,
       CONTROLLER_STEP.revoke,
       CONTROLLER_STEP.delete,
@@ -164,6 +167,11 @@ describe('the grant controller as its chart ServiceAccount', () => {
       'ClusterRole update acl.policygrant.dev/policygrants': [CONTROLLER_STEP.enforce],
       'ClusterRole update acl.policygrant.dev/policygrants/status': [CONTROLLER_STEP.enforce],
       'ClusterRole create events.k8s.io/events': [CONTROLLER_STEP.event],
+      // Memberships live in the release namespace only: the controller follows and projects those.
+      'Role list acl.policygrant.dev/memberships': [CONTROLLER_STEP.synced],
+      'Role watch acl.policygrant.dev/memberships': [watchStepName('memberships')],
+      'Role update acl.policygrant.dev/memberships': [CONTROLLER_STEP.member],
+      'Role update acl.policygrant.dev/memberships/status': [CONTROLLER_STEP.member],
       // Leader election: read the Lease, create it when absent, renew it.
       'Role get coordination.k8s.io/leases (own name)': [CONTROLLER_STEP.leads],
       'Role create coordination.k8s.io/leases': [CONTROLLER_STEP.leads],
