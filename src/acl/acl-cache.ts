@@ -6,7 +6,7 @@ import {
   type MembershipKey,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
-import { ORGANISATION_LABEL } from '../controller/namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import type { Logger } from '../observability/logger.js';
 import { Informer, kubeListWatch, objectKey } from '../runtime/index.js';
 import { claimKeys, claimName, type ClaimKey } from './claims.js';

@@ -1,6 +1,6 @@
 import { derivedState, type CatalogItem, type PolicyGrant } from '../api/v1alpha1/index.js';
 import type { Principal } from '../auth/principal.js';
-import { authoriseNamespace } from '../controller/namespace-authorisation.js';
+import { authoriseNamespace } from '../verdict/namespace-authorisation.js';
 import { HttpError, dependencyUnavailable } from '../http/errors.js';
 import type { SpiceDBClient } from '../spicedb/client.js';
 import { encodeObjectId } from '../spicedb/object-id.js';

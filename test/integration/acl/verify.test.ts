@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { createTestNamespace } from '../support/cluster.js';
 import { AclHarness, group, inDays, individual, until, type Caller } from './support/acl-harness.js';
 

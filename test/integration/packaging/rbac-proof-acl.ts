@@ -24,7 +24,7 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../src/au
 import type { Authenticators } from '../../../src/auth/middleware.js';
 import { startAclApi, type AclApiConfig, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { createAuthenticators } from '../../../src/config/auth-config.js';
-import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { individual, Resources } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../support/cluster.js';
 import { PATIENCE_MS } from '../../support/patience.js';

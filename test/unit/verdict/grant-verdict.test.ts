@@ -4,7 +4,7 @@ import {
   GrantReason,
   isOlder,
   type GrantVerdict,
-} from '../../../src/controller/grant-verdict.js';
+} from '../../../src/verdict/grant-verdict.js';
 import {
   boundNamespace,
   catalogItem,
@@ -16,7 +16,7 @@ import {
   policyGrant,
   testWorld,
   USER,
-} from './support/fakes.js';
+} from '../controller/support/fakes.js';
 
 function reasonOf(verdict: GrantVerdict): string {
   return verdict.enforce ? GrantReason.Projected : verdict.reason;
