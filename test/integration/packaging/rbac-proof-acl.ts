@@ -26,7 +26,7 @@ import { startAclApi, type AclApiConfig, type RunningAclApi } from '../../../src
 import { createAuthenticators } from '../../../src/config/auth-config.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { individual, Resources } from '../controller/support/harness.js';
-import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../support/cluster.js';
+import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import type { KubeTraffic } from './kube-traffic.js';
 import {
@@ -146,7 +146,6 @@ export class AclProof {
       logger: { level: process.env.ACL_TEST_LOG_LEVEL ?? 'silent' },
       kubeConfig,
       authenticators: this.authenticators,
-      spicedb: { ...testSpiceDB(), transport: 'plaintext' },
       readYourWriteTimeoutMs: PATIENCE_MS,
       startupSyncTimeoutMs: 1_000,
       kubeTimeoutMs: PATIENCE_MS,

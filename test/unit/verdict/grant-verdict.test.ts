@@ -3,6 +3,8 @@ import {
   evaluateGrant,
   GrantReason,
   isOlder,
+  livesWhereItCounts,
+  WITHHELD_REASONS,
   type GrantVerdict,
 } from '../../../src/verdict/grant-verdict.js';
 import {
@@ -104,6 +106,33 @@ describe('the verdict on one grant', () => {
     expect(evaluateGrant(grant, world, NOW)).toMatchObject({
       reason: 'AccessTypeNotAllowed',
       message: expect.stringContaining('registry'),
+    });
+  });
+
+  it('refuses an item type the registry cannot project as ItemNotFound', () => {
+    const world = testWorld({ items: [catalogItem('odd', { itemType: 'HOLOGRAM' })] }).world;
+    expect(evaluateGrant(policyGrant('g', { itemType: 'HOLOGRAM' }), world, NOW)).toMatchObject({
+      enforce: false,
+      reason: 'ItemNotFound',
+      message: 'item type "HOLOGRAM" has no SpiceDB object type in the registry',
+    });
+  });
+
+  it('refuses a grant without subjects, or with ids SpiceDB cannot hold, as ProjectionFailed', () => {
+    const { world } = testWorld();
+    const noOrganisations = policyGrant('g', {
+      policyType: 'GROUP',
+      userId: undefined,
+      constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: [] } },
+    });
+    expect(evaluateGrant(noOrganisations, world, NOW)).toMatchObject({
+      reason: 'ProjectionFailed',
+      message: 'a GROUP grant needs constraints.subjects.allowedOrgIds',
+    });
+    const hugeUser = policyGrant('h', { userId: 'u'.repeat(2_000) });
+    expect(evaluateGrant(hugeUser, world, NOW)).toMatchObject({
+      reason: 'ProjectionFailed',
+      message: expect.stringContaining('subject id'),
     });
   });
 
@@ -217,5 +246,40 @@ describe('the world', () => {
     expect(twins.explain(key, twins.evaluator(NOW))).toBeUndefined();
     const garbled = testWorld().world;
     expect(garbled.explain('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
+  });
+});
+
+describe('where a grant may count', () => {
+  it("the ACL namespace always; elsewhere only a namespace bound to the item's organisation", () => {
+    const world = testWorld({
+      namespaces: [boundNamespace('right', ORG_A), boundNamespace('wrong', ORG_B)],
+    }).world;
+    const inNamespace = (namespace: string) => policyGrant('g', {}, { namespace });
+    expect(livesWhereItCounts(policyGrant('g'), world)).toBe(true);
+    expect(livesWhereItCounts(inNamespace('right'), world)).toBe(true);
+    expect(livesWhereItCounts(inNamespace('wrong'), world)).toBe(false);
+    expect(livesWhereItCounts(inNamespace('unbound'), world)).toBe(false);
+  });
+
+  it('a grant on a missing or ambiguous item counts in the ACL namespace only', () => {
+    const bound = [boundNamespace('right', ORG_A)];
+    const missing = testWorld({ items: [], namespaces: bound }).world;
+    const twins = testWorld({ items: [catalogItem('a'), catalogItem('b')], namespaces: bound }).world;
+    for (const world of [missing, twins]) {
+      expect(livesWhereItCounts(policyGrant('g'), world)).toBe(true);
+      expect(livesWhereItCounts(policyGrant('g', {}, { namespace: 'right' }), world)).toBe(false);
+    }
+  });
+});
+
+describe('the reasons a grant is withheld', () => {
+  it('are every reason of the Enforced condition but Projected, with AccessTypeNotAllowed', () => {
+    expect(WITHHELD_REASONS).not.toContain('Projected');
+    expect([...WITHHELD_REASONS].sort()).toEqual(
+      Object.values(GrantReason)
+        .filter((reason) => reason !== 'Projected')
+        .sort(),
+    );
+    expect(WITHHELD_REASONS).toContain('AccessTypeNotAllowed');
   });
 });
