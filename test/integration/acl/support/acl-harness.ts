@@ -55,8 +55,9 @@ export class AclHarness {
   private tempDir!: string;
   private readonly itemNames: string[] = [];
 
+  /** Starts the API in a namespace of its own, or in `overrides.namespace` (a controller's ACL namespace). */
   async start(prefix: string, overrides: Partial<AclApiConfig> = {}): Promise<this> {
-    this.namespace = await createTestNamespace(prefix);
+    this.namespace = overrides.namespace ?? (await createTestNamespace(prefix));
     this.tempDir = await mkdtemp(join(tmpdir(), 'acl-test-'));
     this.key = await ensureDevSigningKey(join(this.tempDir, 'keys'));
     this.api = await startAclApi(await this.config(overrides), { validateResponses: true });
