@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { AccessVerifier, type VerifyCache } from '../../../src/acl/verify-access.js';
@@ -5,11 +6,10 @@ import type { Principal } from '../../../src/auth/principal.js';
 import { HttpError } from '../../../src/http/errors.js';
 import {
   catalogItem,
+  groupFields,
   ITEM_ID,
   NOW,
   ORG_A,
-  ORG_B,
-  OTHER_USER,
   policyGrant,
   testWorld,
   USER,
@@ -19,6 +19,7 @@ import {
 // test/unit/verdict), GROUP grants through memberships, and the body's choice of the grant expiring last.
 
 const user: Principal = { kind: 'user', id: USER, roles: new Set() };
+const [ANOTHER_ORG, ANOTHER_USER] = [randomUUID(), randomUUID()];
 
 function verifier(grants: PolicyGrant[], members: [string, string][] = []): AccessVerifier {
   const { world } = testWorld({ grants, items: [catalogItem('weather', { accessTypes: ['api', 'file'] })] });
@@ -34,13 +35,6 @@ function verifier(grants: PolicyGrant[], members: [string, string][] = []): Acce
   };
   return new AccessVerifier(cache, () => NOW);
 }
-
-const group = (name: string, orgs: string[]) =>
-  policyGrant(name, {
-    policyType: 'GROUP',
-    userId: undefined,
-    constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: orgs } },
-  });
 
 function refusal(run: () => unknown): HttpError {
   try {
@@ -76,15 +70,15 @@ describe('verify', () => {
   });
 
   it('counts a GROUP grant for a member of an allowed organisation only', () => {
-    const grant = group('team', [ORG_B, ORG_A]);
+    const grant = policyGrant('team', groupFields([ANOTHER_ORG, ORG_A]));
     expect(verifier([grant], [[ORG_A, USER]]).verify(user, USER, ITEM_ID).latest.id).toBe('uid-team');
-    expect(refusal(() => verifier([grant], [[ORG_A, OTHER_USER]]).verify(user, USER, ITEM_ID)).status).toBe(
+    expect(refusal(() => verifier([grant], [[ORG_A, ANOTHER_USER]]).verify(user, USER, ITEM_ID)).status).toBe(
       403,
     );
   });
 
   it('refuses a caller who may not ask before it looks at grants', () => {
-    const stranger: Principal = { kind: 'user', id: OTHER_USER, roles: new Set() };
+    const stranger: Principal = { kind: 'user', id: ANOTHER_USER, roles: new Set() };
     const error = refusal(() => verifier([policyGrant('g')]).verify(stranger, USER, ITEM_ID));
     expect(error).toMatchObject({ status: 403, title: 'Not allowed to verify' });
   });

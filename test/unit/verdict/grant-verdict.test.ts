@@ -10,6 +10,7 @@ import {
 import {
   boundNamespace,
   catalogItem,
+  groupFields,
   ITEM_ID,
   NOW,
   ORG_A,
@@ -174,13 +175,8 @@ describe('conflicts between grants that project the same tuple', () => {
   });
 
   it('counts overlap on any one tuple: a GROUP grant sharing one organisation conflicts', () => {
-    const groupSpec = (orgs: string[]) => ({
-      policyType: 'GROUP' as const,
-      userId: undefined,
-      constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: orgs } },
-    });
-    const older = policyGrant('older', groupSpec([ORG_A]), at(1));
-    const newer = policyGrant('newer', groupSpec([ORG_B, ORG_A]), at(2));
+    const older = policyGrant('older', groupFields([ORG_A]), at(1));
+    const newer = policyGrant('newer', groupFields([ORG_B, ORG_A]), at(2));
     expect(reasonOf(evaluateGrant(newer, testWorld({ grants: [older, newer] }).world, NOW))).toBe('Conflict');
   });
 
@@ -199,14 +195,9 @@ describe('conflicts between grants that project the same tuple', () => {
   });
 
   it('lets a grant blocked by an older one not block a newer one in turn', () => {
-    const groupSpec = (orgs: string[]) => ({
-      policyType: 'GROUP' as const,
-      userId: undefined,
-      constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: orgs } },
-    });
-    const first = policyGrant('first', groupSpec([ORG_A]), at(1));
-    const second = policyGrant('second', groupSpec([ORG_A, ORG_B]), at(2)); // blocked by first on ORG_A
-    const third = policyGrant('third', groupSpec([ORG_B]), at(3)); // overlaps only the blocked second
+    const first = policyGrant('first', groupFields([ORG_A]), at(1));
+    const second = policyGrant('second', groupFields([ORG_A, ORG_B]), at(2)); // blocked by first on ORG_A
+    const third = policyGrant('third', groupFields([ORG_B]), at(3)); // overlaps only the blocked second
     const { world } = testWorld({ grants: [first, second, third] });
     expect([first, second, third].map((grant) => reasonOf(evaluateGrant(grant, world, NOW)))).toEqual([
       'Projected',

@@ -84,6 +84,15 @@ export function grantSpec(overrides: Partial<PolicyGrantSpec> = {}): PolicyGrant
   };
 }
 
+/** The spec fields of a GROUP grant of access type api for `organisations`. */
+export function groupFields(organisations: string[]): Partial<PolicyGrantSpec> {
+  return {
+    policyType: 'GROUP',
+    userId: undefined,
+    constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: organisations } },
+  };
+}
+
 let created = 0;
 
 export function policyGrant(
