@@ -45,6 +45,7 @@ export default defineConfig({
         'src/observability/**': floor(98, 98, 98, 98),
         'src/runtime/**': floor(93, 84, 95, 93),
         'src/spicedb/**': floor(95, 86, 98, 95),
+        'src/verdict/**': floor(96, 87, 95, 97),
       },
     },
     projects: [

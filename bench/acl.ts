@@ -169,7 +169,6 @@ async function main(): Promise<void> {
           audience: DEV_TOKEN_AUDIENCE,
         }),
       },
-      spicedb: { endpoint: '127.0.0.1:1', token: 'unused', transport: 'plaintext' },
     });
     const bearer = async (sub: string, roles: string[] = []) =>
       `Bearer ${await mintToken(key, { sub, roles, org: organisationId })}`;

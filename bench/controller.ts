@@ -38,7 +38,7 @@ import { policyGrantsPath } from '../src/controller/grant-writer.js';
 import { KeyedMutex } from '../src/controller/keyed-mutex.js';
 import { managedRelations } from '../src/controller/managed-relations.js';
 import { MembershipWorld } from '../src/controller/memberships/membership-world.js';
-import { projectGrant, projectOwners } from '../src/controller/projection.js';
+import { projectGrant, projectOwners } from '../src/verdict/projection.js';
 import { startLocalControlPlane, type LocalControlPlane } from '../src/localplane/control-plane.js';
 import { freePort } from '../src/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../src/localplane/managed-process.js';

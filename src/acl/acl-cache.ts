@@ -1,14 +1,19 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import {
+  isMember,
   membershipKeyString,
   type CatalogItem,
   type Membership,
   type MembershipKey,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
-import { ORGANISATION_LABEL } from '../controller/namespace-authorisation.js';
 import type { Logger } from '../observability/logger.js';
 import { Informer, kubeListWatch, objectKey } from '../runtime/index.js';
+import type { Registry } from '../spicedb/registry.js';
+import type { GrantWorld } from '../verdict/grant-verdict.js';
+import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
+import { candidateTupleKeys } from '../verdict/projection.js';
+import type { TupleKey } from '../verdict/tuple-key.js';
 import { claimKeys, claimName, type ClaimKey } from './claims.js';
 import { distinctSorted } from './policy-rows.js';
 import { paths } from './resources.js';
@@ -18,6 +23,7 @@ const BY_CONSUMER = 'consumer';
 const BY_ISSUER = 'issuer';
 const BY_ITEM = 'itemId';
 const BY_CLAIM = 'claim';
+const BY_TUPLE = 'tupleKey';
 const BY_ORGANISATION = 'organisation';
 const BY_MEMBERSHIP = 'membership';
 const BY_MEMBER_SET = 'memberSet';
@@ -50,10 +56,11 @@ interface GrantWaiter {
 
 /**
  * The ACL API's view of the cluster, kept by informers of the project's runtime: every PolicyGrant (all
- * namespaces), every CatalogItem, and the namespaces bound to an organisation; with the indexes that make
- * each listing and check a lookup rather than a scan or an apiserver list.
+ * namespaces), every CatalogItem, the namespaces bound to an organisation and the Memberships of the ACL
+ * namespace; with the indexes that make each listing and check a lookup rather than a scan or an apiserver
+ * list. It is the world of the grant verdict, as the controller's caches are the controller's.
  */
-export class AclCache {
+export class AclCache implements GrantWorld {
   readonly grants: Informer<PolicyGrant>;
   readonly items: Informer<CatalogItem>;
   readonly namespaces: Informer<KubernetesObject>;
@@ -62,7 +69,12 @@ export class AclCache {
   /** The platform listing's order of all grants, kept until the next grant event. */
   private ordered?: PolicyGrant[];
 
-  constructor(kubeConfig: KubeConfig, aclNamespace: string, logger?: Logger) {
+  constructor(
+    kubeConfig: KubeConfig,
+    readonly aclNamespace: string,
+    readonly registry: Registry,
+    logger?: Logger,
+  ) {
     const informer = <T extends KubernetesObject>(path: string, labelSelector?: string) =>
       new Informer<T>({
         source: kubeListWatch<T>(kubeConfig, path),
@@ -91,6 +103,10 @@ export class AclCache {
     this.grants.addIndex(
       BY_CLAIM,
       safely((grant) => claimKeys(grant.spec).map(claimName)),
+    );
+    this.grants.addIndex(
+      BY_TUPLE,
+      safely((grant) => candidateTupleKeys(grant.spec, registry)),
     );
     this.items.addIndex(
       BY_ITEM,
@@ -173,6 +189,11 @@ export class AclCache {
     return this.grants.byIndex(BY_CLAIM, claimName(key));
   }
 
+  /** Grants that project `key` when enforced, whatever their state. */
+  grantsWithTupleKey(key: TupleKey): PolicyGrant[] {
+    return this.grants.byIndex(BY_TUPLE, key);
+  }
+
   allGrants(): PolicyGrant[] {
     return this.grants.list();
   }
@@ -199,6 +220,12 @@ export class AclCache {
   /** The Memberships (removed or not) of an organisation itself (no groupId), or of one of its groups. */
   membershipsOf(organisationId: string, groupId?: string): Membership[] {
     return this.memberships.byIndex(BY_MEMBER_SET, memberSetKey(organisationId, groupId));
+  }
+
+  /** Default deny: a member only while a Membership of the organisation itself (no group) says so. */
+  isOrganisationMember(organisationId: string, userId: string): boolean {
+    const membership = this.membership({ organisationId, userId });
+    return membership !== undefined && isMember(membership);
   }
 
   organisationOfNamespace(namespace: string): string | undefined {

@@ -5,11 +5,9 @@ import { authEnvironment, createAuthenticators } from '../config/auth-config.js'
 import { commonEnvironment } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
 import { loadKubeConfig } from '../config/kube-config.js';
-import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
 import type { Logger } from '../observability/logger.js';
-import type { SpiceDBClientOptions } from '../spicedb/client.js';
 
-/** Variables of the ACL API beyond the shared ones (common, auth, SpiceDB, KUBECONFIG). */
+/** Variables of the ACL API beyond the shared ones (common, auth, KUBECONFIG). It holds no SpiceDB credential. */
 export const aclEnvironment = z.object({
   ACL_PORT: port.default(8080),
   ACL_HOST: z.string().min(1).default('0.0.0.0'),
@@ -37,8 +35,6 @@ export interface AclApiConfig {
   logger: Logger | { level: string };
   kubeConfig: KubeConfig;
   authenticators: Authenticators;
-  /** For verify of GROUP grants (organisation membership). */
-  spicedb: SpiceDBClientOptions;
   readYourWriteTimeoutMs?: number;
   claimPendingTimeoutMs?: number;
   kubeTimeoutMs?: number;
@@ -53,7 +49,6 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
   const common = readEnvironment(commonEnvironment, env);
   const acl = readEnvironment(aclEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
-  const spicedb = readEnvironment(spicedbEnvironment, env);
   return {
     port: acl.ACL_PORT,
     host: acl.ACL_HOST,
@@ -63,7 +58,6 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     logger: { level: common.LOG_LEVEL },
     kubeConfig: loadKubeConfig(env),
     authenticators: await createAuthenticators(auth),
-    spicedb: spicedbClientOptions(spicedb),
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,
     claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
     kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,

@@ -40,9 +40,7 @@ export interface AclRouteOptions {
 
 const TAGS = ['policies'];
 
-const unavailable = problemResponse(
-  'Kubernetes (or, for GROUP grants, SpiceDB) is unavailable; detail names it',
-);
+const unavailable = problemResponse('Kubernetes is unavailable; detail names it');
 
 function count(n: number, what: string): string {
   return `${n} ${n === 1 ? 'policy' : 'policies'} ${what}`;
@@ -207,22 +205,25 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
       method: 'post',
       path: '/verify',
       operationId: 'verifyPolicy',
-      summary: "The user's active policies on the item",
+      summary: "The user's effective policies on the item",
       description:
         'Callable by the user themself, the item owner, an org_admin of its organisation, cos_admin, or an ' +
-        'application (Basic credentials). GROUP policies count when SpiceDB says the user is a member of ' +
-        'an allowed organisation.',
+        'application (Basic credentials). Only effective policies count (the verdict the controller ' +
+        'enforces); GROUP policies count when a Membership says the user is a member of an allowed ' +
+        'organisation. id, constraints and expiryAt are those of the policy that expires last; results ' +
+        'lists them all.',
       tags: TAGS,
       access: 'authenticated',
       request: { body: VerifyBodySchema },
       responses: {
-        200: { description: 'Active policies (id, constraints, expiryAt)', schema: schemas.verified },
+        200: { description: 'Effective policies (id, constraints, expiryAt)', schema: schemas.verified },
         403: problemResponse('No active policy (title "No active policy"), or the caller may not ask'),
         503: unavailable,
       },
       handler: guarded(async ({ principal, body }) => {
-        const results = await verifier.verify(principal, body.user.id, body.item.itemId);
-        return { status: 200, body: successEnvelope(urn, { title: 'Active policy found', results }) };
+        const { latest, all } = verifier.verify(principal, body.user.id, body.item.itemId);
+        const envelope = successEnvelope(urn, { title: 'Active policy found', results: all });
+        return { status: 200, body: { ...envelope, ...latest } };
       }),
     });
 }

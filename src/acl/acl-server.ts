@@ -8,7 +8,7 @@ import { listen } from '../http/server.js';
 import { createUrnScheme } from '../http/urn.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
-import { SpiceDBClient } from '../spicedb/client.js';
+import { loadRegistry } from '../spicedb/registry.js';
 import { AclCache } from './acl-cache.js';
 import type { AclApiConfig } from './acl-config.js';
 import { aclDocument } from './acl-document.js';
@@ -20,7 +20,7 @@ import { KubeClient } from './kube-client.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
 import { PolicyListings } from './list-policies.js';
 import { PolicyRevoker } from './revoke-policy.js';
-import { AccessVerifier, spicedbMembership } from './verify-access.js';
+import { AccessVerifier } from './verify-access.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
@@ -54,8 +54,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const urn = createUrnScheme('acl', config.errorNamespace);
   const kube = new KubeClient(config.kubeConfig, config.kubeTimeoutMs);
   const store = new GrantStore(kube, config.namespace);
-  const cache = new AclCache(config.kubeConfig, config.namespace, logger);
-  const spicedb = new SpiceDBClient(config.spicedb);
+  const cache = new AclCache(config.kubeConfig, config.namespace, loadRegistry(), logger);
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
 
   const routes = aclRoutes(
@@ -70,7 +69,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       }),
       revoker: new PolicyRevoker(store, cache, { readYourWriteTimeoutMs, now }),
       listings: new PolicyListings(cache, now),
-      verifier: new AccessVerifier(cache, spicedbMembership(spicedb), config.namespace, now),
+      verifier: new AccessVerifier(cache, now),
     },
     {
       authentication: apiAuthentication(config.authenticators),
@@ -95,7 +94,6 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const stopClients = async () => {
     await cache.stop();
     kube.close();
-    spicedb.close();
   };
   const server = await listen(app, {
     port: config.port,
@@ -124,11 +122,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   };
 }
 
-/**
- * Ready when the apiserver answers and every informer has listed. SpiceDB is not checked: only verify of
- * GROUP grants needs it, and that request answers 503 naming spicedb on its own; taking the whole API out
- * of traffic would also stop creates, deletes and listings, which do not use SpiceDB.
- */
+/** Ready when the apiserver answers and every informer has listed: the ACL API uses nothing else. */
 function readinessChecks(store: GrantStore, cache: AclCache): ReadinessCheck[] {
   return [
     { name: KUBERNETES_DEPENDENCY, check: () => store.ping(2_000) },

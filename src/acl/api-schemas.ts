@@ -8,6 +8,7 @@ import {
 import { itemIdField, uuidField } from '../api/v1alpha1/field-schemas.js';
 import { successEnvelopeSchema } from '../http/envelope.js';
 import type { UrnScheme } from '../http/urn.js';
+import { WITHHELD_REASONS } from '../verdict/grant-verdict.js';
 
 // The ACL API's request and response schemas: they validate requests and describe the OpenAPI document.
 
@@ -103,6 +104,16 @@ export const PolicyRowSchema = z
     itemType: z.string(),
     ownerId: z.string().optional().describe('The item owner; absent when no single CatalogItem has itemId.'),
     status: PolicyGrantStateSchema,
+    enforced: z
+      .boolean()
+      .describe(
+        'Whether the policy is effective: the verdict the controller enforces (state, namespace, item, ' +
+          'access types, conflicts). A policy the controller refuses is listed with its status, never as enforced.',
+      ),
+    enforcedReason: z
+      .enum(WITHHELD_REASONS)
+      .optional()
+      .describe('Present when enforced is false: why (the reason of the PolicyGrant Enforced condition).'),
     constraints: ConstraintsSchema,
     expiryAt: z.string().describe('ISO 8601 UTC.'),
     consumerId: z.string().optional().describe('Provider listing, INDIVIDUAL grants: the consumer.'),
@@ -128,6 +139,6 @@ export function responseSchemas(urn: UrnScheme) {
       results: z.array(EnforcementReportSchema).optional(),
     }),
     listing: successEnvelopeSchema(urn, { results: PolicyRowSchema, paginated: true }),
-    verified: successEnvelopeSchema(urn, { results: VerifyResultSchema }),
+    verified: successEnvelopeSchema(urn, { results: VerifyResultSchema }).extend(VerifyResultSchema.shape),
   };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { derivedState, type PolicyGrant, type PolicyGrantSpec } from '../api/v1alpha1/index.js';
+import type { PolicyGrantSpec } from '../api/v1alpha1/index.js';
 import type { ConfigMap } from './resources.js';
 
 // One claim object per (subject, item, access type): a ConfigMap whose name is derived from the triple, so
@@ -72,25 +72,25 @@ export function readClaimData(configMap: ConfigMap): Partial<ClaimData> {
  * - own: it names the grant this request creates (a retry or a twin with the same Idempotency-Key);
  * - in-flight: it is pending and recent: another request is creating its grant right now (whether or not
  *   that grant exists yet: the claim is only settled once bound), so its outcome is still open;
- * - active: its grant exists and is active, and the claim is settled (bound, or pending so long that its
- *   creator died after creating the grant): 409;
- * - vacant: its grant is revoked, expired or gone, or the claim is a pending leftover older than
- *   `pendingTimeoutMs` (its creator died): the claim may be taken over.
+ * - active: its grant exists and is effective (the grant verdict), and the claim is settled (bound, or
+ *   pending so long that its creator died after creating the grant): 409;
+ * - vacant: its grant is gone or not effective (revoked, expired, refused by the verdict), or the claim is a
+ *   pending leftover older than `pendingTimeoutMs` (its creator died): the claim may be taken over.
  */
 export type ClaimVerdict = 'own' | 'active' | 'in-flight' | 'vacant';
 
 export function judgeClaim(input: {
   claim: Partial<ClaimData>;
-  /** The grant the claim names, read from the apiserver; undefined when it does not exist. */
-  holder: PolicyGrant | undefined;
+  /** Whether the grant the claim names exists and is effective (read from the apiserver, then judged). */
+  holderEffective: boolean;
   ownGrantName: string;
   now: Date;
   pendingTimeoutMs: number;
 }): ClaimVerdict {
-  const { claim, holder, now } = input;
+  const { claim, now } = input;
   if (claim.grantName === input.ownGrantName) return 'own';
   if (isInFlight(claim, now, input.pendingTimeoutMs)) return 'in-flight';
-  return holder && derivedState(holder, now) === 'ACTIVE' ? 'active' : 'vacant';
+  return input.holderEffective ? 'active' : 'vacant';
 }
 
 /** Pending for less than `pendingTimeoutMs`: its creator is taken to be alive and still at work. */

@@ -1,5 +1,4 @@
 import {
-  derivedState,
   toKubernetesTime,
   type CatalogItem,
   type PolicyGrant,
@@ -8,6 +7,7 @@ import {
 import type { Principal } from '../auth/principal.js';
 import { HttpError } from '../http/errors.js';
 import type { Logger } from '../observability/logger.js';
+import { GrantEvaluator, type GrantWorld } from '../verdict/grant-verdict.js';
 import type { AclCache } from './acl-cache.js';
 import type { CreateItem } from './api-schemas.js';
 import { lookupItem, mayCreateOn } from './authorisation.js';
@@ -53,8 +53,8 @@ export type CreateStore = Pick<
   'createClaim' | 'getClaim' | 'replaceClaim' | 'deleteClaim' | 'createGrant' | 'getGrant' | 'deleteGrant'
 >;
 
-/** What a create reads from the informer cache. */
-export type CreateCache = Pick<AclCache, 'itemsWithId' | 'grantsWithClaimKey' | 'waitForGrant'>;
+/** What a create reads from the informer cache: the items, the grants in the way, the verdict's world. */
+export type CreateCache = GrantWorld & Pick<AclCache, 'grantsWithClaimKey' | 'waitForGrant'>;
 
 export interface CreateSettings {
   /** A pending claim without its grant is taken for abandoned after this long (its creator died). */
@@ -132,7 +132,7 @@ export class PolicyCreator {
       if (replay) return { policyIds: replay, replayed: true };
     }
     this.rejectKubectlConflicts(plan);
-    const transaction = new CreateTransaction(this.store, this.settings, input.log);
+    const transaction = new CreateTransaction(this.store, this.cache, this.settings, input.log);
     try {
       const grants = await transaction.run(plan, {
         labels: { [CREATED_BY_LABEL]: CREATED_BY_ACL_API },
@@ -237,9 +237,11 @@ export class PolicyCreator {
   /**
    * Grants applied with kubectl have no claims. The cache tells about those (best effort: a kubectl apply
    * racing this request is not seen; the controller then refuses the younger grant with reason Conflict).
+   * Only effective ones count: a grant the controller refuses (in a namespace not bound to the item's
+   * organisation, say) gives nothing, so it blocks nothing.
    */
   private rejectKubectlConflicts(plan: PlannedGrant[]): void {
-    const now = this.settings.now();
+    const evaluator = new GrantEvaluator(this.cache, this.settings.now());
     const blocked = plan.flatMap((grant) =>
       grant.claims.filter((claim) =>
         this.cache
@@ -247,7 +249,7 @@ export class PolicyCreator {
           .some(
             (other) =>
               other.metadata.labels?.[CREATED_BY_LABEL] !== CREATED_BY_ACL_API &&
-              derivedState(other, now) === 'ACTIVE',
+              evaluator.evaluate(other).enforce,
           ),
       ),
     );
@@ -279,6 +281,7 @@ class CreateTransaction {
 
   constructor(
     private readonly store: CreateStore,
+    private readonly world: GrantWorld,
     private readonly settings: CreateSettings,
     private readonly log: Logger,
   ) {}
@@ -406,7 +409,7 @@ class CreateTransaction {
       const holder = claim.grantName ? await this.store.getGrant(claim.grantName) : undefined;
       const verdict = judgeClaim({
         claim,
-        holder,
+        holderEffective: holder !== undefined && new GrantEvaluator(this.world, now).evaluate(holder).enforce,
         ownGrantName: planned.grantName,
         now,
         pendingTimeoutMs: this.settings.claimPendingTimeoutMs,

@@ -2,6 +2,7 @@ import type { PolicyGrant } from '../api/v1alpha1/index.js';
 import type { Principal } from '../auth/principal.js';
 import type { PaginationInfo } from '../http/envelope.js';
 import { HttpError } from '../http/errors.js';
+import { GrantEvaluator, livesWhereItCounts } from '../verdict/grant-verdict.js';
 import type { AclCache } from './acl-cache.js';
 import { lookupItem } from './authorisation.js';
 import { distinctSorted, selectPage, toRow, type ListingQuery, type PolicyRow } from './policy-rows.js';
@@ -11,7 +12,10 @@ export interface Listing {
   paginationInfo: PaginationInfo;
 }
 
-/** The four viewpoints of GET /policy/*, each an index lookup in the informer cache. */
+/**
+ * The four viewpoints of GET /policy/*, each an index lookup in the informer cache. Every row carries the
+ * verdict on its grant (`enforced`, `enforcedReason`), evaluated as the controller does.
+ */
 export class PolicyListings {
   constructor(
     private readonly cache: AclCache,
@@ -27,9 +31,16 @@ export class PolicyListings {
     );
   }
 
-  /** Grants the caller issued; only these rows name the consumer (docs/acl-api.md, "Listings"). */
+  /**
+   * Grants the caller issued; only these rows name the consumer (docs/acl-api.md, "Listings"). Only grants
+   * that live where they may count: `issuerId` is a plain field that anyone who may apply a PolicyGrant in
+   * some namespace can set, so elsewhere it proves nothing.
+   */
   provider(principal: Principal, query: ListingQuery): Listing {
-    return this.listing(distinctSorted(this.cache.grantsIssuedBy(principal.id)), query, true);
+    const issued = this.cache
+      .grantsIssuedBy(principal.id)
+      .filter((grant) => livesWhereItCounts(grant, this.cache));
+    return this.listing(distinctSorted(issued), query, true);
   }
 
   /** Grants on the items of the caller's organisation (the route requires org_admin). */
@@ -50,8 +61,11 @@ export class PolicyListings {
 
   private listing(ordered: readonly PolicyGrant[], query: ListingQuery, withConsumer: boolean): Listing {
     const now = this.now();
+    const evaluator = new GrantEvaluator(this.cache, now);
     const { page, paginationInfo } = selectPage(ordered, query, now);
-    const rows = page.map((grant) => toRow(grant, { ownerId: this.ownerOf(grant), withConsumer, now }));
+    const rows = page.map((grant) =>
+      toRow(grant, { ownerId: this.ownerOf(grant), withConsumer, now, verdict: evaluator.evaluate(grant) }),
+    );
     return { rows, paginationInfo };
   }
 

@@ -5,6 +5,7 @@ import {
   type PolicyGrantState,
 } from '../api/v1alpha1/index.js';
 import type { PaginationInfo } from '../http/envelope.js';
+import type { GrantVerdict, WithheldReason } from '../verdict/grant-verdict.js';
 
 /** A row of the listings (docs/acl-api.md, "Listings"). */
 export interface PolicyRow {
@@ -14,6 +15,10 @@ export interface PolicyRow {
   /** The item's owner; absent when no single CatalogItem has the grant's itemId. */
   ownerId?: string;
   status: PolicyGrantState;
+  /** Whether the grant is effective: the verdict the controller enforces. */
+  enforced: boolean;
+  /** Why not, when it is not (e.g. Revoked, Expired, NotAuthorized, Conflict, ItemNotFound). */
+  enforcedReason?: WithheldReason;
   constraints: Constraints;
   expiryAt: string;
   /** Provider listing only: the consumer of an INDIVIDUAL grant (GROUP grants name theirs in constraints). */
@@ -37,7 +42,7 @@ export function utcTimestamp(text: string): string {
 
 export function toRow(
   grant: PolicyGrant,
-  context: { ownerId: string | undefined; withConsumer: boolean; now: Date },
+  context: { ownerId: string | undefined; withConsumer: boolean; now: Date; verdict: GrantVerdict },
 ): PolicyRow {
   const { spec } = grant;
   return {
@@ -46,6 +51,8 @@ export function toRow(
     itemType: spec.itemType,
     ...(context.ownerId === undefined ? {} : { ownerId: context.ownerId }),
     status: derivedState(grant, context.now),
+    enforced: context.verdict.enforce,
+    ...(context.verdict.enforce ? {} : { enforcedReason: context.verdict.reason }),
     constraints: spec.constraints,
     expiryAt: utcTimestamp(spec.expiryTime),
     ...(context.withConsumer && spec.userId !== undefined ? { consumerId: spec.userId } : {}),

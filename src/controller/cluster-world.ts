@@ -3,11 +3,11 @@ import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
 import type { Relationship } from '../spicedb/client.js';
 import { decodeObjectId } from '../spicedb/object-id.js';
 import type { Registry } from '../spicedb/registry.js';
-import { GrantEvaluator, type GrantWorld } from './grant-verdict.js';
+import { GrantEvaluator, type GrantWorld } from '../verdict/grant-verdict.js';
 import { hasFinalizer } from './grant-writer.js';
-import { ORGANISATION_LABEL } from './namespace-authorisation.js';
-import { candidateTupleKeys, OWNER_RELATION, projectOwners } from './projection.js';
-import { parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
+import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
+import { candidateTupleKeys, OWNER_RELATION, projectOwners } from '../verdict/projection.js';
+import { parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
 
 /** What the controller needs of a cache: the runtime's Informer has it; tests and the benchmark may fake it. */
 export interface ObjectStore<T> {

@@ -3,13 +3,13 @@ import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
 import { chunk, DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
 import type { ClusterWorld } from './cluster-world.js';
 import type { GrantMetrics } from './controller-metrics.js';
-import type { GrantEvaluator } from './grant-verdict.js';
+import type { GrantEvaluator } from '../verdict/grant-verdict.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { ManagedRelation } from './managed-relations.js';
 import { isMembershipTuple } from './memberships/membership-projection.js';
 import type { MembershipWorld } from './memberships/membership-world.js';
 import type { RelationshipStore } from './relationship-store.js';
-import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from './tuple-key.js';
+import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
 
 export interface DriftResyncOptions {
   store: RelationshipStore;

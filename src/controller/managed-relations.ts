@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { REGISTRY_FILE, type Registry } from '../spicedb/registry.js';
 import { MEMBERSHIP_RELATIONS } from './memberships/membership-projection.js';
-import { OWNER_RELATION } from './projection.js';
+import { OWNER_RELATION } from '../verdict/projection.js';
 
 /** One relation on one object type: the unit the resync reads SpiceDB by. */
 export interface ManagedRelation {

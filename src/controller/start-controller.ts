@@ -26,7 +26,7 @@ import { EventRecorder } from './event-recorder.js';
 import { FencedSpiceDB } from './fenced-spicedb.js';
 import { GrantProjector } from './grant-projector.js';
 import { GrantReconciler } from './grant-reconciler.js';
-import { grantKey } from './grant-verdict.js';
+import { grantKey } from '../verdict/grant-verdict.js';
 import { GrantWriter, policyGrantsPath } from './grant-writer.js';
 import { KeepAliveKubeConfig } from './keep-alive-kube-config.js';
 import { KeyedMutex } from './keyed-mutex.js';
@@ -35,13 +35,13 @@ import { MembershipProjector } from './memberships/membership-projector.js';
 import { MembershipReconciler } from './memberships/membership-reconciler.js';
 import { MembershipWorld } from './memberships/membership-world.js';
 import { MembershipWriter, membershipsPath } from './memberships/membership-writer.js';
-import { ORGANISATION_LABEL } from './namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { operationalApp } from './operational-app.js';
-import { candidateTupleKeys } from './projection.js';
+import { candidateTupleKeys } from '../verdict/projection.js';
 import { ProjectionMemory } from './projection-memory.js';
 import { ResyncScheduler } from './resync-scheduler.js';
 import { SpiceDBGuard } from './spicedb-guard.js';
-import type { TupleKey } from './tuple-key.js';
+import type { TupleKey } from '../verdict/tuple-key.js';
 
 export interface StartControllerOptions {
   /** Default: a pino logger at the configured level. */

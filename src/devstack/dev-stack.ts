@@ -63,9 +63,6 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       LOG_LEVEL: 'warn',
       ...env,
       KUBECONFIG: cluster.kubeconfigPath,
-      SPICEDB_ENDPOINT: cluster.spicedb.endpoint,
-      SPICEDB_TOKEN: cluster.spicedb.token,
-      SPICEDB_TLS: env.SPICEDB_TLS ?? (cluster.plane ? 'plaintext' : undefined),
       ACL_NAMESPACE: namespace,
       LEADER_ELECTION_NAMESPACE: env.LEADER_ELECTION_NAMESPACE ?? namespace,
       JWKS_FILE: key.jwksPath,
@@ -80,11 +77,18 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       DECISION_PORT: env.DECISION_PORT ?? '8081',
       CONTROLLER_PORT: env.CONTROLLER_PORT ?? '8082',
     };
+    // The controller and the decision service talk to SpiceDB; the ACL API does not, and gets no credential.
+    const spicedbClientEnv: NodeJS.ProcessEnv = {
+      ...serviceEnv,
+      SPICEDB_ENDPOINT: cluster.spicedb.endpoint,
+      SPICEDB_TOKEN: cluster.spicedb.token,
+      SPICEDB_TLS: env.SPICEDB_TLS ?? (cluster.plane ? 'plaintext' : undefined),
+    };
     log('starting the controller');
-    const controller = await startController(parseControllerConfig(serviceEnv));
+    const controller = await startController(parseControllerConfig(spicedbClientEnv));
     running.push(controller);
     log('starting the decision service');
-    const decision = await startDecisionService(await decisionConfigFromEnvironment(serviceEnv));
+    const decision = await startDecisionService(await decisionConfigFromEnvironment(spicedbClientEnv));
     running.push(decision);
     log('starting the ACL API');
     const acl = await startAclApi(await aclConfigFromEnvironment(serviceEnv));

@@ -43,6 +43,11 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 [acl-api, controller, decision-service]
 {{- end }}
 
+{{/* The services that talk to SpiceDB: the ACL API does not (its verdict reads only the Kubernetes API). */}}
+{{- define "pgo.spicedbClients" -}}
+[controller, decision-service]
+{{- end }}
+
 {{- define "pgo.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
@@ -125,7 +130,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 
 {{/*
 Environment of a service container beyond the settings ConfigMap: the namespace it runs in, SpiceDB's endpoint and
-key from the Secret, and the paths of mounted files. Takes the component dict of pgo.deployment.
+key from the Secret (SpiceDB clients only), and the paths of mounted files. Takes the component dict of
+pgo.deployment.
 */}}
 {{- define "pgo.env" -}}
 {{- $root := .root }}
@@ -142,6 +148,7 @@ key from the Secret, and the paths of mounted files. Takes the component dict of
 - name: LEADER_ELECTION_ID
   value: {{ include "pgo.leaderElectionId" $root }}
 {{- end }}
+{{- if .spicedbClient }}
 - name: SPICEDB_ENDPOINT
   valueFrom:
     secretKeyRef:
@@ -155,6 +162,7 @@ key from the Secret, and the paths of mounted files. Takes the component dict of
 {{- if include "pgo.spicedbCaMounted" $root }}
 - name: SPICEDB_CA_FILE
   value: /etc/policy-grant-operator/spicedb-ca/ca.crt
+{{- end }}
 {{- end }}
 {{- if .authenticates }}
 {{- if not (has (include "pgo.jwksSource" $root) (list "url" "none")) }}
@@ -180,7 +188,7 @@ key from the Secret, and the paths of mounted files. Takes the component dict of
 - name: spicedb-model
   configMap:
     name: {{ include "pgo.spicedbModelName" $root }}
-{{- if include "pgo.spicedbCaMounted" $root }}
+{{- if and .spicedbClient (include "pgo.spicedbCaMounted" $root) }}
 - name: spicedb-ca
   secret:
     secretName: {{ $root.Values.spicedb.tls.caSecret }}
@@ -226,7 +234,7 @@ key from the Secret, and the paths of mounted files. Takes the component dict of
   mountPath: {{ include "pgo.spicedbModelDir" $root }}/registry.yaml
   subPath: registry.yaml
   readOnly: true
-{{- if include "pgo.spicedbCaMounted" $root }}
+{{- if and .spicedbClient (include "pgo.spicedbCaMounted" $root) }}
 - name: spicedb-ca
   mountPath: /etc/policy-grant-operator/spicedb-ca
   readOnly: true
@@ -247,7 +255,8 @@ key from the Secret, and the paths of mounted files. Takes the component dict of
 
 {{/*
 A service's Deployment. Takes (dict "root" $ "component" "<component>" "values" <its values> "authenticates" <bool>
-"autoscaled" <bool: an autoscaler owns the replica count> "automountToken" <bool>).
+"autoscaled" <bool: an autoscaler owns the replica count> "automountToken" <bool> "spicedbClient" <bool: gets
+SpiceDB's endpoint, key and CA>).
 */}}
 {{- define "pgo.deployment" -}}
 {{- $root := .root }}

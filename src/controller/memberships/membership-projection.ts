@@ -1,7 +1,7 @@
 import type { MembershipSpec } from '../../api/v1alpha1/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../spicedb/object-id.js';
-import { parseTupleKey, type TupleKey } from '../tuple-key.js';
+import { parseTupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 
 // The pure projection of a Membership onto SpiceDB relationships (schema.zed: `organization#member`,
 // `group#member`, `group#owner`).

@@ -2,7 +2,7 @@ import { isMember, type Membership } from '../../api/v1alpha1/index.js';
 import type { RelationshipUpdate } from '../../spicedb/client.js';
 import type { KeyedMutex } from '../keyed-mutex.js';
 import type { RelationshipStore } from '../relationship-store.js';
-import { objectOfTupleKey, tupleKey, type TupleKey } from '../tuple-key.js';
+import { objectOfTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 import { projectMembership } from './membership-projection.js';
 import type { MembershipWorld } from './membership-world.js';
 

@@ -3,7 +3,7 @@ import { objectKey } from '../../runtime/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import type { ObjectStore } from '../cluster-world.js';
 import { hasFinalizer } from '../grant-writer.js';
-import { tupleKey, type TupleKey } from '../tuple-key.js';
+import { tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 import { projectMembership } from './membership-projection.js';
 
 const MEMBERSHIPS_BY_TUPLE = 'tupleKey';

@@ -1,6 +1,6 @@
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { OWNER_RELATION } from '../../../src/controller/projection.js';
-import { parseTupleKey, type TupleKey } from '../../../src/controller/tuple-key.js';
+import { OWNER_RELATION } from '../../../src/verdict/projection.js';
+import { parseTupleKey, type TupleKey } from '../../../src/verdict/tuple-key.js';
 import { decodeObjectId } from '../../../src/spicedb/object-id.js';
 import { enforcedCondition } from '../../integration/controller/support/harness.js';
 import { describeSpec, type GrantChurn } from './grant-churn.js';

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CatalogItem, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { ClusterWorld, type ObjectStore } from '../../../src/controller/cluster-world.js';
 import { managedRelations } from '../../../src/controller/managed-relations.js';
-import { tupleKey, type TupleKey } from '../../../src/controller/tuple-key.js';
+import { tupleKey, type TupleKey } from '../../../src/verdict/tuple-key.js';
 import { IndexedCache } from '../../../src/runtime/indexed-cache.js';
 import { objectKey } from '../../../src/runtime/object-key.js';
 import type { Relationship, SpiceDBClient } from '../../../src/spicedb/client.js';

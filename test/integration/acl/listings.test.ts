@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
+import { createTestNamespace } from '../support/cluster.js';
 import { AclHarness, group, inDays, individual, until, type Caller } from './support/acl-harness.js';
 
 // GET /policy/consumer, /provider, /organisation, /platform: viewpoints, roles, status filter, pagination
-// edges and a deterministic order.
+// edges, a deterministic order, and the verdict on each row (enforced, enforcedReason).
 
 interface Row {
   policyId: string;
@@ -11,6 +13,8 @@ interface Row {
   itemType: string;
   ownerId?: string;
   status: string;
+  enforced: boolean;
+  enforcedReason?: string;
   constraints: unknown;
   expiryAt: string;
   consumerId?: string;
@@ -94,11 +98,20 @@ describe('consumer listing', () => {
       itemType: 'DATABANK',
       ownerId: ownerA.id,
       status: 'ACTIVE',
+      enforced: true,
       constraints: { access: [{ accessType: 'api' }] },
       expiryAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
     });
-    expect(byId[ids.revokedA as string]?.status).toBe('DELETED');
-    expect(byId[ids.expiredA as string]?.status).toBe('EXPIRED');
+    expect(byId[ids.revokedA as string]).toMatchObject({
+      status: 'DELETED',
+      enforced: false,
+      enforcedReason: 'Revoked',
+    });
+    expect(byId[ids.expiredA as string]).toMatchObject({
+      status: 'EXPIRED',
+      enforced: false,
+      enforcedReason: 'Expired',
+    });
     expect(byId[ids.groupB as string]?.ownerId).toBe(ownerB.id);
     expect(answer.body.paginationInfo).toEqual({ offset: 0, limit: 50, totalHits: 4 });
   });
@@ -130,6 +143,34 @@ describe('provider listing', () => {
       [ids.individualA, ids.expiredA].sort(),
     );
     expect(answer.body.results.every((row) => row.consumerId === consumer.id)).toBe(true);
+  });
+
+  it('leaves out grants that name the caller as issuer where they cannot count: issuerId proves nothing there', async () => {
+    const org = randomUUID();
+    const provider = await harness.user({ org });
+    const item = (await harness.catalogItem({ ownerId: provider.id, organisationId: org })).spec.itemId;
+    const spec = {
+      ...individual(item, randomUUID()),
+      policyType: 'INDIVIDUAL' as const,
+      issuerId: provider.id,
+    };
+    const forged = await harness.rawGrant(spec, await createTestNamespace('acl-listings-forged'));
+    const bound = await createTestNamespace('acl-listings-bound', { [ORGANISATION_LABEL]: org });
+    const gitops = await harness.rawGrant(spec, bound);
+    await until(
+      () =>
+        [forged, gitops].every((grant) => harness.api.cache.grantByUid(grant.metadata.uid ?? '')) &&
+        harness.api.cache.organisationOfNamespace(bound) === org,
+      'grants and namespace cached',
+    );
+    const provided = await list(provider, '/policy/provider');
+    expect(provided.body.results.map((row) => row.policyId)).toEqual([gitops.metadata.uid]);
+    const platform = await list(await harness.user({ roles: ['cos_admin'] }), '/policy/platform?limit=1000');
+    expect(platform.body.results.find((row) => row.policyId === forged.metadata.uid)).toMatchObject({
+      status: 'ACTIVE',
+      enforced: false,
+      enforcedReason: 'NotAuthorized',
+    });
   });
 
   it('GROUP rows carry their organisations in constraints, not a consumerId', async () => {

@@ -1,17 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { createTestNamespace } from '../support/cluster.js';
 import { AclHarness, group, inDays, individual, until, type Caller } from './support/acl-harness.js';
 
-// POST /verify: active, revoked, expired and GROUP grants (membership asked of the real SpiceDB), who may
-// ask, validation, and grants applied with kubectl outside their organisation's namespaces.
+// POST /verify: active, revoked, expired and GROUP grants (membership from Membership objects), who may ask,
+// validation, and grants applied with kubectl outside their organisation's namespaces. Every case of the
+// verdict against the controller: test/integration/verdict.
 
-interface VerifyBody {
+interface VerifyResult {
+  id: string;
+  constraints: unknown;
+  expiryAt: string;
+}
+
+interface VerifyBody extends Partial<VerifyResult> {
   type: string;
   title: string;
   detail?: string;
-  results?: { id: string; constraints: unknown; expiryAt: string }[];
+  results?: VerifyResult[];
 }
 
 const harness = new AclHarness();
@@ -50,23 +57,32 @@ function expectNoAccess(answer: { status: number; body: VerifyBody }) {
 }
 
 describe('grants that count', () => {
-  it('an active INDIVIDUAL grant: 200 with id, constraints and expiryAt', async () => {
+  it('an active INDIVIDUAL grant: 200 with id, constraints and expiryAt on top and in results', async () => {
     const user = await harness.user();
     const expiryTime = inDays(10);
     const id = await grant(individual(itemId, user.id, ['api', 'file'], expiryTime));
     const answer = await verify(user, user.id);
     expect(answer.status).toBe(200);
+    const result = {
+      id,
+      constraints: { access: [{ accessType: 'api' }, { accessType: 'file' }] },
+      expiryAt: expiryTime,
+    };
     expect(answer.body).toEqual({
       type: 'urn:dx:acl:Success',
       title: 'Active policy found',
-      results: [
-        {
-          id,
-          constraints: { access: [{ accessType: 'api' }, { accessType: 'file' }] },
-          expiryAt: expiryTime,
-        },
-      ],
+      ...result,
+      results: [result],
     });
+  });
+
+  it('several grants: the one that expires last on top', async () => {
+    const user = await harness.user();
+    const later = await grant(individual(itemId, user.id, ['file'], inDays(20)));
+    await grant(individual(itemId, user.id, ['api'], inDays(5)));
+    const answer = await verify(user, user.id);
+    expect(answer.body).toMatchObject({ id: later, expiryAt: expect.any(String) });
+    expect(answer.body.results).toHaveLength(2);
   });
 
   it('several active grants: all of them, oldest first', async () => {
@@ -109,7 +125,7 @@ describe('grants that count', () => {
     expectNoAccess(await verify(user, user.id, other));
   });
 
-  it('a GROUP grant counts for members of an allowed organisation (SpiceDB), not for others', async () => {
+  it('a GROUP grant counts for members of an allowed organisation (a Membership), not for others', async () => {
     const [memberOrg, otherOrg] = [randomUUID(), randomUUID()];
     const id = await grant(group(itemId, [otherOrg, memberOrg], ['file']));
     const member = await harness.user();
@@ -118,7 +134,7 @@ describe('grants that count', () => {
     const answer = await verify(member, member.id);
     expect(answer.status).toBe(200);
     expect(answer.body.results?.map((result) => result.id)).toEqual([id]);
-    // The organisation claim of a token is not membership: only the relationship store says who is a member.
+    // The organisation claim of a token is not membership: only a Membership says who is a member.
     expectNoAccess(await verify(outsider, outsider.id));
   });
 

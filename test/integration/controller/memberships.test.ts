@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EnforcedReason, type MembershipSpec } from '../../../src/api/v1alpha1/index.js';
 import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';
-import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import type { Relationship, SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import {

@@ -267,6 +267,39 @@ describe('configuration', () => {
     });
   });
 
+  it('only the controller and the decision service get SpiceDB: the ACL API has no key, CA or admission', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      spicedb: { existingSecret: 'mine', tls: { caSecret: 'spicedb-ca' } },
+    });
+    const spicedbVariables = (name: string) =>
+      deployment(objects, name)
+        .container.env.map((variable) => variable.name)
+        .filter((variable) => variable.startsWith('SPICEDB_'));
+    const mountNames = (name: string) =>
+      deployment(objects, name).container.volumeMounts.map((mount) => mount.name);
+    expect(spicedbVariables('acl-api')).toEqual([]);
+    for (const name of ['controller', 'decision-service']) {
+      expect(spicedbVariables(name)).toEqual(['SPICEDB_ENDPOINT', 'SPICEDB_TOKEN', 'SPICEDB_CA_FILE']);
+      expect(mountNames(name)).toContain('spicedb-ca');
+    }
+    expect(mountNames('acl-api')).not.toContain('spicedb-ca');
+    // The registry still: the ACL API judges grants as the controller does.
+    expect(mountNames('acl-api')).toContain('spicedb-model');
+    const bundled = await renderChart(NAMESPACE, {
+      spicedb: { bundled: { enabled: true } },
+      networkPolicy: { enabled: true },
+    });
+    const policy = bundled.find(
+      (object) => object.kind === 'NetworkPolicy' && componentOf(object) === 'spicedb',
+    ) as unknown as {
+      spec: { ingress: { from: { podSelector: { matchExpressions: { values: string[] }[] } }[] }[] };
+    };
+    expect(policy.spec.ingress[0]?.from[0]?.podSelector.matchExpressions[0]?.values).toEqual([
+      'controller',
+      'decision-service',
+    ]);
+  });
+
   it('the bundled SpiceDB: a plaintext endpoint in the release namespace, a generated key, one replica', async () => {
     const objects = await renderChart(NAMESPACE, { spicedb: { bundled: { enabled: true } } });
     const secret = objects.find((object) => object.kind === 'Secret')?.data as Record<string, string>;

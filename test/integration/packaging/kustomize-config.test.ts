@@ -117,12 +117,13 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
     },
   );
 
-  it('config/dev wires the bundled SpiceDB: one generated Secret feeds it and the three services', async () => {
+  it('config/dev wires the bundled SpiceDB: one generated Secret feeds it, the controller and the decision service', async () => {
     const objects = await build('dev');
     const secret = objects.find((object) => object.kind === 'Secret');
     const references = secretKeyRefNames(objects);
     expect(new Set(references)).toEqual(new Set([secret?.metadata.name]));
-    expect(references).toHaveLength(2 * 3 + 1);
+    // Endpoint and key for each of the two SpiceDB clients (the ACL API is none), the key for SpiceDB itself.
+    expect(references).toHaveLength(2 * 2 + 1);
   });
 
   it('config/default expects the SpiceDB Secret from the user and creates none', async () => {

@@ -24,9 +24,9 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../src/au
 import type { Authenticators } from '../../../src/auth/middleware.js';
 import { startAclApi, type AclApiConfig, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { createAuthenticators } from '../../../src/config/auth-config.js';
-import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { individual, Resources } from '../controller/support/harness.js';
-import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../support/cluster.js';
+import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import type { KubeTraffic } from './kube-traffic.js';
 import {
@@ -146,7 +146,6 @@ export class AclProof {
       logger: { level: process.env.ACL_TEST_LOG_LEVEL ?? 'silent' },
       kubeConfig,
       authenticators: this.authenticators,
-      spicedb: { ...testSpiceDB(), transport: 'plaintext' },
       readYourWriteTimeoutMs: PATIENCE_MS,
       startupSyncTimeoutMs: 1_000,
       kubeTimeoutMs: PATIENCE_MS,

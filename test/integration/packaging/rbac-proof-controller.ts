@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
-import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
 import {
   enforcedCondition,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import {
   claimKeys,
   claimName,
@@ -11,23 +10,6 @@ import {
 const user = '0b5c3a9e-8f0e-4a59-9d0a-3f4b7c2e1d00';
 const [orgA, orgB] = ['11111111-2222-4333-8444-555555555555', '66666666-7777-4888-9999-000000000000'];
 const now = new Date('2026-06-01T12:00:00Z');
-
-function grant(spec: Partial<PolicyGrant['spec']>): PolicyGrant {
-  return {
-    apiVersion: 'acl.policygrant.dev/v1alpha1',
-    kind: 'PolicyGrant',
-    metadata: { name: 'pg-holder' },
-    spec: {
-      policyType: 'INDIVIDUAL',
-      userId: user,
-      itemId: 'urn:dx:item:1',
-      itemType: 'DATABANK',
-      expiryTime: '2027-01-01T00:00:00Z',
-      constraints: { access: [{ accessType: 'api' }] },
-      ...spec,
-    },
-  };
-}
 
 describe('claim keys and names', () => {
   it('INDIVIDUAL: one key per access type for the user', () => {
@@ -85,39 +67,40 @@ describe('judging an existing claim', () => {
     state: 'bound',
     ...data,
   });
-  const judge = (data: Partial<ClaimData>, holder: PolicyGrant | undefined) =>
-    judgeClaim({ claim: claim(data), holder, ownGrantName: 'pg-mine', now, pendingTimeoutMs: 60_000 });
+  const judge = (data: Partial<ClaimData>, holderEffective: boolean) =>
+    judgeClaim({
+      claim: claim(data),
+      holderEffective,
+      ownGrantName: 'pg-mine',
+      now,
+      pendingTimeoutMs: 60_000,
+    });
 
   it('a claim naming this request’s grant is its own (retry or twin)', () => {
-    expect(judge({ grantName: 'pg-mine' }, undefined)).toBe('own');
+    expect(judge({ grantName: 'pg-mine' }, false)).toBe('own');
   });
 
-  it('an active holder blocks, whatever the claim state', () => {
-    expect(judge({ state: 'bound' }, grant({}))).toBe('active');
-    expect(judge({ state: 'pending', pendingSince: '2020-01-01T00:00:00Z' }, grant({}))).toBe('active');
+  it('an effective holder blocks, whatever the claim state', () => {
+    expect(judge({ state: 'bound' }, true)).toBe('active');
+    expect(judge({ state: 'pending', pendingSince: '2020-01-01T00:00:00Z' }, true)).toBe('active');
   });
 
-  it('a revoked or expired holder leaves the claim vacant', () => {
-    expect(judge({}, grant({ revokedAt: '2026-05-01T00:00:00Z' }))).toBe('vacant');
-    expect(judge({}, grant({ expiryTime: '2026-06-01T12:00:00Z' }))).toBe('vacant');
+  it('a holder that is missing or not effective (revoked, expired, refused): vacant once settled', () => {
+    expect(judge({ state: 'bound' }, false)).toBe('vacant');
+    expect(judge({ state: 'pending', pendingSince: '2026-06-01T11:58:59Z' }, false)).toBe('vacant');
   });
 
-  it('a missing holder: vacant once bound; in flight while recently pending; vacant when pending too long', () => {
-    expect(judge({ state: 'bound' }, undefined)).toBe('vacant');
-    expect(judge({ state: 'pending', pendingSince: '2026-06-01T11:59:30Z' }, undefined)).toBe('in-flight');
-    expect(judge({ state: 'pending', pendingSince: '2026-06-01T11:58:59Z' }, undefined)).toBe('vacant');
-  });
-
-  it('a recent pending claim is in flight even once its grant exists: only the bind settles it', () => {
+  it('a recent pending claim is in flight, with or without an effective grant: only the bind settles it', () => {
     const recent = { state: 'pending' as const, pendingSince: '2026-06-01T11:59:30Z' };
-    expect(judge(recent, grant({}))).toBe('in-flight');
-    expect(judge({ ...recent, state: 'bound' }, grant({}))).toBe('active');
+    expect(judge(recent, false)).toBe('in-flight');
+    expect(judge(recent, true)).toBe('in-flight');
+    expect(judge({ ...recent, state: 'bound' }, true)).toBe('active');
   });
 
   it('a claim whose data was damaged is vacant', () => {
-    expect(judge({ state: 'pending', pendingSince: 'yesterday' }, undefined)).toBe('vacant');
+    expect(judge({ state: 'pending', pendingSince: 'yesterday' }, false)).toBe('vacant');
     expect(
-      judgeClaim({ claim: {}, holder: undefined, ownGrantName: 'pg-mine', now, pendingTimeoutMs: 1 }),
+      judgeClaim({ claim: {}, holderEffective: false, ownGrantName: 'pg-mine', now, pendingTimeoutMs: 1 }),
     ).toBe('vacant');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
+import type { CatalogItem, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { toKubernetesTime } from '../../../src/api/v1alpha1/index.js';
 import type { CreateItem } from '../../../src/acl/api-schemas.js';
 import { claimKeys, claimName, type ClaimData } from '../../../src/acl/claims.js';
@@ -14,8 +14,9 @@ import type { Principal } from '../../../src/auth/principal.js';
 import { HttpError } from '../../../src/http/errors.js';
 import { createLogger, type Logger } from '../../../src/observability/logger.js';
 import { KubeApiError } from '../../../src/runtime/index.js';
+import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { capturedLogger } from '../http/support/serve.js';
-import { FakeGrantStore, type StoreCall } from './support/fake-grant-store.js';
+import { FakeGrantStore, NAMESPACE, type StoreCall } from './support/fake-grant-store.js';
 
 const OWNER = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
 const USER = '3f1c2a9e-0b4d-4e8a-9c7f-2d5e6a7b8c9d';
@@ -36,11 +37,18 @@ const catalogItem: CatalogItem = {
   },
 };
 
-const cache: CreateCache = {
-  itemsWithId: (itemId) => (itemId === ITEM_ID ? [catalogItem] : []),
-  grantsWithClaimKey: () => [],
-  waitForGrant: async () => true,
-};
+/** The informer cache: the item, and grants applied with kubectl (found by claim key). */
+function cacheWith(kubectlGrants: PolicyGrant[] = []): CreateCache {
+  return {
+    registry: loadRegistry(),
+    aclNamespace: NAMESPACE,
+    itemsWithId: (itemId) => (itemId === ITEM_ID ? [catalogItem] : []),
+    organisationOfNamespace: () => undefined,
+    grantsWithTupleKey: () => [],
+    grantsWithClaimKey: () => kubectlGrants,
+    waitForGrant: async () => true,
+  };
+}
 
 function individual(accessTypes: string[], userId = USER): CreateItem {
   return {
@@ -73,7 +81,11 @@ interface Answer {
   detail: string;
 }
 
-function creator(store: FakeGrantStore, settings: Partial<CreateSettings> = {}): PolicyCreator {
+function creator(
+  store: FakeGrantStore,
+  settings: Partial<CreateSettings> = {},
+  cache = cacheWith(),
+): PolicyCreator {
   return new PolicyCreator(store, cache, {
     claimPendingTimeoutMs: 60_000,
     claimWaitMs: 5_000,
@@ -86,9 +98,9 @@ function creator(store: FakeGrantStore, settings: Partial<CreateSettings> = {}):
 async function create(
   store: FakeGrantStore,
   items: CreateItem[],
-  options: { key?: string; log?: Logger; settings?: Partial<CreateSettings> } = {},
+  options: { key?: string; log?: Logger; settings?: Partial<CreateSettings>; cache?: CreateCache } = {},
 ): Promise<Answer> {
-  return creator(store, options.settings)
+  return creator(store, options.settings, options.cache)
     .create({ principal: owner, items, idempotencyKey: options.key, log: options.log ?? silent })
     .then(
       () => ({ status: 201, detail: '' }),
@@ -292,5 +304,38 @@ describe('failure paths of a create', () => {
     expect(store.calls).toHaveLength(0);
     expect((await create(store, [group(orgs(MAX_CLAIMS_PER_REQUEST))])).status).toBe(201);
     expect(store.claims.size).toBe(MAX_CLAIMS_PER_REQUEST);
+  });
+});
+
+describe('the 409 rule counts effective grants only (the grant verdict)', () => {
+  const kubectlGrant = (namespace: string): PolicyGrant => ({
+    apiVersion: 'acl.policygrant.dev/v1alpha1',
+    kind: 'PolicyGrant',
+    metadata: { name: 'applied', namespace, uid: 'kubectl-uid', creationTimestamp: new Date(0) },
+    spec: { ...individual(['api']), issuerId: OWNER },
+  });
+
+  it('a grant applied in a namespace not bound to the item organisation blocks nothing', async () => {
+    const cache = cacheWith([kubectlGrant('somebody-elses')]);
+    expect((await create(new FakeGrantStore(), [individual(['api'])], { cache })).status).toBe(201);
+  });
+
+  it('a grant applied in the ACL namespace is effective: 409', async () => {
+    const cache = cacheWith([kubectlGrant(NAMESPACE)]);
+    const answer = await create(new FakeGrantStore(), [individual(['api'])], { cache });
+    expect(answer).toEqual({
+      status: 409,
+      detail: `an active policy already gives user ${USER} access type api on item ${ITEM_ID}`,
+    });
+  });
+
+  it("a claim whose grant the verdict refuses (its item's type changed) is taken over", async () => {
+    const store = new FakeGrantStore();
+    expect((await create(store, [individual(['api'])])).status).toBe(201);
+    const [holder] = store.grants.values();
+    if (holder) holder.spec.itemType = 'DATASET';
+    expect((await create(store, [individual(['api'])])).status).toBe(201);
+    expect(store.claimData(nameOf('api'))?.grantName).not.toBe(holder?.metadata.name);
+    expect((await create(store, [individual(['api'])])).status).toBe(409);
   });
 });

@@ -7,6 +7,7 @@ import {
   toRow,
   utcTimestamp,
 } from '../../../src/acl/policy-rows.js';
+import type { GrantVerdict } from '../../../src/verdict/grant-verdict.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
 
@@ -27,35 +28,57 @@ function grant(uid: string, created: string, spec: Partial<PolicyGrant['spec']> 
   };
 }
 
+const effective: GrantVerdict = { enforce: true, relationships: [] };
+
 describe('toRow', () => {
   it('maps a grant to the spec row; consumerId only when asked, ownerId only when known', () => {
-    const row = toRow(grant('u1', '2026-01-01T00:00:00Z'), { ownerId: 'owner', withConsumer: true, now });
+    const row = toRow(grant('u1', '2026-01-01T00:00:00Z'), {
+      ownerId: 'owner',
+      withConsumer: true,
+      now,
+      verdict: effective,
+    });
     expect(row).toEqual({
       policyId: 'u1',
       itemId: 'urn:i',
       itemType: 'DATABANK',
       ownerId: 'owner',
       status: 'ACTIVE',
+      enforced: true,
       constraints: { access: [{ accessType: 'api' }] },
       expiryAt: '2027-01-01T00:00:00Z',
       consumerId: 'consumer',
     });
-    const bare = toRow(grant('u1', '2026-01-01T00:00:00Z'), { ownerId: undefined, withConsumer: false, now });
+    const bare = toRow(grant('u1', '2026-01-01T00:00:00Z'), {
+      ownerId: undefined,
+      withConsumer: false,
+      now,
+      verdict: effective,
+    });
     expect(bare).not.toHaveProperty('ownerId');
     expect(bare).not.toHaveProperty('consumerId');
   });
 
   it('derives the status: DELETED once revoked, EXPIRED past expiry', () => {
-    const context = { ownerId: undefined, withConsumer: false, now };
+    const context = { ownerId: undefined, withConsumer: false, now, verdict: effective };
     expect(toRow(grant('u', 'x', { revokedAt: '2026-02-01T00:00:00Z' }), context).status).toBe('DELETED');
     expect(toRow(grant('u', 'x', { expiryTime: '2026-05-31T23:59:59Z' }), context).status).toBe('EXPIRED');
   });
 
   it('GROUP rows have no consumerId even in the provider listing', () => {
     const groupGrant = grant('u', 'x', { policyType: 'GROUP', userId: undefined });
-    expect(toRow(groupGrant, { ownerId: undefined, withConsumer: true, now })).not.toHaveProperty(
-      'consumerId',
-    );
+    expect(
+      toRow(groupGrant, { ownerId: undefined, withConsumer: true, now, verdict: effective }),
+    ).not.toHaveProperty('consumerId');
+  });
+
+  it('marks a grant the verdict refuses: enforced false with the reason, its record state kept', () => {
+    const verdict: GrantVerdict = { enforce: false, reason: 'NotAuthorized', message: 'elsewhere' };
+    const row = toRow(grant('u', 'x'), { ownerId: undefined, withConsumer: false, now, verdict });
+    expect(row).toMatchObject({ status: 'ACTIVE', enforced: false, enforcedReason: 'NotAuthorized' });
+    expect(
+      toRow(grant('u', 'x'), { ownerId: undefined, withConsumer: false, now, verdict: effective }),
+    ).not.toHaveProperty('enforcedReason');
   });
 });
 

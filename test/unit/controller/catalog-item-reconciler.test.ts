@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CatalogItemReconciler } from '../../../src/controller/catalog-item-reconciler.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
-import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import {

@@ -8,7 +8,7 @@ import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { resyncedRelations } from '../../../src/controller/managed-relations.js';
 import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';
 import { MembershipWorld } from '../../../src/controller/memberships/membership-world.js';
-import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import type { Membership, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
 import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';

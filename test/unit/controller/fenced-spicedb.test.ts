@@ -5,7 +5,7 @@ import {
   FencedSpiceDB,
   TERM_OBJECT_TYPE,
 } from '../../../src/controller/fenced-spicedb.js';
-import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { SpiceDBError } from '../../../src/spicedb/errors.js';
 import type { RelationshipUpdate } from '../../../src/spicedb/client.js';

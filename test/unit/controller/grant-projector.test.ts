@@ -4,8 +4,8 @@ import { GrantProjector } from '../../../src/controller/grant-projector.js';
 import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
-import { projectGrant } from '../../../src/controller/projection.js';
-import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { projectGrant } from '../../../src/verdict/projection.js';
+import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import {
   ACL_NAMESPACE,
   consumerTuple,

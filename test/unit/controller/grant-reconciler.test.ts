@@ -8,7 +8,7 @@ import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js
 import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
-import { tupleKey } from '../../../src/controller/tuple-key.js';
+import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { KubeApiError } from '../../../src/runtime/api-error.js';

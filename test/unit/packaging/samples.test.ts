@@ -4,7 +4,7 @@ import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DIR } from '../../../hack/sync-packaging.js';
 import { CatalogItemSpecSchema, PolicyGrantSpecSchema } from '../../../src/api/v1alpha1/index.js';
-import { ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 
 // config/samples: what the docs point GitOps teams at, and what the development stack creates its CatalogItems
 // from. The kube-apiserver accepts them too (test/integration/packaging/kustomize-config.test.ts).

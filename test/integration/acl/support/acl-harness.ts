@@ -9,6 +9,9 @@ import {
   CATALOG_ITEM_KIND,
   CATALOG_ITEM_PLURAL,
   GROUP_VERSION,
+  MEMBERSHIP_KIND,
+  MEMBERSHIP_PLURAL,
+  membershipName,
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
   type CatalogItemSpec,
@@ -21,9 +24,7 @@ import { hashSecret } from '../../../../src/auth/secret-hash.js';
 import { createAuthenticators } from '../../../../src/config/auth-config.js';
 import type { AclApiConfig } from '../../../../src/acl/acl-config.js';
 import { startAclApi, type RunningAclApi } from '../../../../src/cmd/acl-api.js';
-import { SpiceDBClient } from '../../../../src/spicedb/client.js';
-import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
-import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../../support/cluster.js';
+import { createTestNamespace, testKubeConfig, uniqueId } from '../../support/cluster.js';
 import { until } from '../../../support/until.js';
 
 // One ACL API per test file, in-process on an ephemeral port, writing into its own namespace, with a dev
@@ -53,10 +54,10 @@ export class AclHarness {
   key!: DevSigningKey;
   private tempDir!: string;
   private readonly itemNames: string[] = [];
-  private spicedb?: SpiceDBClient;
 
+  /** Starts the API in a namespace of its own, or in `overrides.namespace` (a controller's ACL namespace). */
   async start(prefix: string, overrides: Partial<AclApiConfig> = {}): Promise<this> {
-    this.namespace = await createTestNamespace(prefix);
+    this.namespace = overrides.namespace ?? (await createTestNamespace(prefix));
     this.tempDir = await mkdtemp(join(tmpdir(), 'acl-test-'));
     this.key = await ensureDevSigningKey(join(this.tempDir, 'keys'));
     this.api = await startAclApi(await this.config(overrides), { validateResponses: true });
@@ -68,7 +69,6 @@ export class AclHarness {
     await mkdir(credentialsDir, { recursive: true });
     const hash = await hashSecret(BASIC_SECRET, FAST_SCRYPT);
     await writeFile(join(credentialsDir, BASIC_CLIENT_ID), JSON.stringify({ hash, roles: [] }));
-    const spicedb = testSpiceDB();
     return {
       port: 0,
       host: '127.0.0.1',
@@ -86,7 +86,6 @@ export class AclHarness {
         ORG_CLAIM: 'org',
         BASIC_CREDENTIALS_DIR: credentialsDir,
       }),
-      spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
       closeGraceMs: 1_000,
       ...overrides,
     };
@@ -94,7 +93,6 @@ export class AclHarness {
 
   async stop(): Promise<void> {
     await this.api?.stop();
-    this.spicedb?.close();
     await Promise.allSettled(
       this.itemNames.map((name) =>
         this.customObjects.deleteClusterCustomObject({
@@ -178,20 +176,25 @@ export class AclHarness {
     return list.items;
   }
 
-  /** Makes `userId` a member of `organisationId` in SpiceDB (what the controller will do from memberships). */
+  /**
+   * Makes `userId` a member of `organisationId`: a Membership in the API's namespace, written straight to the
+   * apiserver; waits until the API's cache has it.
+   */
   async addMember(organisationId: string, userId: string): Promise<void> {
-    const { endpoint, token } = testSpiceDB();
-    this.spicedb ??= new SpiceDBClient({ endpoint, token, transport: 'plaintext' });
-    await this.spicedb.writeRelationships([
-      {
-        operation: 'touch',
-        relationship: {
-          resource: { type: 'organization', id: encodeObjectId(organisationId) },
-          relation: 'member',
-          subject: { type: 'user', id: encodeObjectId(userId) },
-        },
+    const spec = { organisationId, userId };
+    await this.customObjects.createNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: this.namespace,
+      plural: MEMBERSHIP_PLURAL,
+      body: {
+        apiVersion: GROUP_VERSION,
+        kind: MEMBERSHIP_KIND,
+        metadata: { name: membershipName(spec) },
+        spec,
       },
-    ]);
+    });
+    await until(() => this.api.cache.isOrganisationMember(organisationId, userId), `member ${userId} cached`);
   }
 
   async request<T = Record<string, unknown>>(

@@ -3,7 +3,7 @@ import {
   isMembershipTuple,
   projectMembership,
 } from '../../../../src/controller/memberships/membership-projection.js';
-import { tupleKey } from '../../../../src/controller/tuple-key.js';
+import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { InvalidObjectIdError } from '../../../../src/spicedb/object-id.js';
 import { ORG_A, USER } from '../support/fakes.js';
 

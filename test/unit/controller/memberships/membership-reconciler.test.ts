@@ -6,7 +6,7 @@ import { projectMembership } from '../../../../src/controller/memberships/member
 import { MembershipProjector } from '../../../../src/controller/memberships/membership-projector.js';
 import { MembershipReconciler } from '../../../../src/controller/memberships/membership-reconciler.js';
 import { MembershipWorld } from '../../../../src/controller/memberships/membership-world.js';
-import { tupleKey } from '../../../../src/controller/tuple-key.js';
+import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { silentLogger } from '../../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
 import {

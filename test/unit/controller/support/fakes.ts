@@ -10,8 +10,8 @@ import {
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
 import { ClusterWorld, type ObjectStore } from '../../../../src/controller/cluster-world.js';
-import { ORGANISATION_LABEL } from '../../../../src/controller/namespace-authorisation.js';
-import { tupleKey } from '../../../../src/controller/tuple-key.js';
+import { ORGANISATION_LABEL } from '../../../../src/verdict/namespace-authorisation.js';
+import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { GrpcCode, SpiceDBError } from '../../../../src/spicedb/errors.js';
 import type {
   Precondition,
@@ -81,6 +81,15 @@ export function grantSpec(overrides: Partial<PolicyGrantSpec> = {}): PolicyGrant
     expiryTime: EXPIRY,
     constraints: { access: [{ accessType: 'api' }] },
     ...overrides,
+  };
+}
+
+/** The spec fields of a GROUP grant of access type api for `organisations`. */
+export function groupFields(organisations: string[]): Partial<PolicyGrantSpec> {
+  return {
+    policyType: 'GROUP',
+    userId: undefined,
+    constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: organisations } },
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { objectOfTupleKey, parseTupleKey, tupleKey } from '../../../src/controller/tuple-key.js';
+import { objectOfTupleKey, parseTupleKey, tupleKey } from '../../../src/verdict/tuple-key.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
 
 const userTuple: Relationship = {

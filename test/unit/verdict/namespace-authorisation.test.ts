@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { authoriseNamespace, ORGANISATION_LABEL } from '../../../src/controller/namespace-authorisation.js';
-import { ORG_A, ORG_B } from './support/fakes.js';
+import { authoriseNamespace, ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
+import { ORG_A, ORG_B } from '../controller/support/fakes.js';
 
 const base = { aclNamespace: 'policy-grant-system', itemOrganisation: ORG_A };
 

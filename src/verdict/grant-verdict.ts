@@ -13,9 +13,15 @@ import { tupleKey, type TupleKey } from './tuple-key.js';
 export const GrantReason = { ...EnforcedReason, AccessTypeNotAllowed: 'AccessTypeNotAllowed' } as const;
 export type GrantReason = (typeof GrantReason)[keyof typeof GrantReason];
 
+/** Why a grant is not effective: every reason but Projected. */
+export type WithheldReason = Exclude<GrantReason, 'Projected'>;
+export const WITHHELD_REASONS = Object.values(GrantReason).filter(
+  (reason): reason is WithheldReason => reason !== GrantReason.Projected,
+) as [WithheldReason, ...WithheldReason[]];
+
 export type GrantVerdict =
   | { enforce: true; relationships: Relationship[] }
-  | { enforce: false; reason: Exclude<GrantReason, 'Projected'>; message: string };
+  | { enforce: false; reason: WithheldReason; message: string };
 
 /** What the verdict on a grant depends on besides the grant: the caches, as the reconcilers see them. */
 export interface GrantWorld {
@@ -29,7 +35,7 @@ export interface GrantWorld {
   grantsWithTupleKey(key: TupleKey): PolicyGrant[];
 }
 
-const withheld = (reason: Exclude<GrantReason, 'Projected'>, message: string): GrantVerdict => ({
+const withheld = (reason: WithheldReason, message: string): GrantVerdict => ({
   enforce: false,
   reason,
   message,
@@ -97,18 +103,33 @@ function accessVerdict(grant: PolicyGrant, item: CatalogItem): GrantVerdict | un
   );
 }
 
+function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: GrantWorld) {
+  const grantNamespace = grant.metadata.namespace ?? '';
+  return authoriseNamespace({
+    grantNamespace,
+    aclNamespace: world.aclNamespace,
+    namespaceOrganisation: world.organisationOfNamespace(grantNamespace),
+    itemOrganisation: item.spec.organisationId,
+  });
+}
+
+/**
+ * Whether a grant lives where it may count: the ACL namespace, or a namespace bound to the organisation of
+ * its item. A grant on a missing or ambiguous item counts nowhere but in the ACL namespace.
+ */
+export function livesWhereItCounts(grant: PolicyGrant, world: GrantWorld): boolean {
+  if (grant.metadata.namespace === world.aclNamespace) return true;
+  const [item, ...others] = world.itemsWithId(grant.spec.itemId);
+  return item !== undefined && others.length === 0 && authoriseGrantNamespace(grant, item, world).authorised;
+}
+
 /** Everything but conflicts: state, item, namespace, access types, and whether the registry can project it. */
 export function eligibility(grant: PolicyGrant, world: GrantWorld, now: Date): GrantVerdict {
   const byState = stateVerdict(grant, now);
   if (byState) return byState;
   const item = itemOf(grant, world);
   if ('enforce' in item) return item;
-  const authorisation = authoriseNamespace({
-    grantNamespace: grant.metadata.namespace ?? '',
-    aclNamespace: world.aclNamespace,
-    namespaceOrganisation: world.organisationOfNamespace(grant.metadata.namespace ?? ''),
-    itemOrganisation: item.spec.organisationId,
-  });
+  const authorisation = authoriseGrantNamespace(grant, item, world);
   if (!authorisation.authorised) return withheld(GrantReason.NotAuthorized, authorisation.message);
   const byAccess = accessVerdict(grant, item);
   if (byAccess) return byAccess;

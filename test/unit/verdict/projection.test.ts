@@ -4,8 +4,8 @@ import {
   describeUnprojectable,
   projectGrant,
   projectOwners,
-} from '../../../src/controller/projection.js';
-import { tupleKey } from '../../../src/controller/tuple-key.js';
+} from '../../../src/verdict/projection.js';
+import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import {
   EXPIRY,
   grantSpec,
@@ -16,7 +16,7 @@ import {
   OWNER,
   registry,
   USER,
-} from './support/fakes.js';
+} from '../controller/support/fakes.js';
 
 const resource = { type: 'resource', id: ITEM_OBJECT_ID };
 const expiresAt = new Date(EXPIRY);

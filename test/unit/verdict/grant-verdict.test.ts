@@ -3,11 +3,14 @@ import {
   evaluateGrant,
   GrantReason,
   isOlder,
+  livesWhereItCounts,
+  WITHHELD_REASONS,
   type GrantVerdict,
-} from '../../../src/controller/grant-verdict.js';
+} from '../../../src/verdict/grant-verdict.js';
 import {
   boundNamespace,
   catalogItem,
+  groupFields,
   ITEM_ID,
   NOW,
   ORG_A,
@@ -16,7 +19,7 @@ import {
   policyGrant,
   testWorld,
   USER,
-} from './support/fakes.js';
+} from '../controller/support/fakes.js';
 
 function reasonOf(verdict: GrantVerdict): string {
   return verdict.enforce ? GrantReason.Projected : verdict.reason;
@@ -107,6 +110,33 @@ describe('the verdict on one grant', () => {
     });
   });
 
+  it('refuses an item type the registry cannot project as ItemNotFound', () => {
+    const world = testWorld({ items: [catalogItem('odd', { itemType: 'HOLOGRAM' })] }).world;
+    expect(evaluateGrant(policyGrant('g', { itemType: 'HOLOGRAM' }), world, NOW)).toMatchObject({
+      enforce: false,
+      reason: 'ItemNotFound',
+      message: 'item type "HOLOGRAM" has no SpiceDB object type in the registry',
+    });
+  });
+
+  it('refuses a grant without subjects, or with ids SpiceDB cannot hold, as ProjectionFailed', () => {
+    const { world } = testWorld();
+    const noOrganisations = policyGrant('g', {
+      policyType: 'GROUP',
+      userId: undefined,
+      constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: [] } },
+    });
+    expect(evaluateGrant(noOrganisations, world, NOW)).toMatchObject({
+      reason: 'ProjectionFailed',
+      message: 'a GROUP grant needs constraints.subjects.allowedOrgIds',
+    });
+    const hugeUser = policyGrant('h', { userId: 'u'.repeat(2_000) });
+    expect(evaluateGrant(hugeUser, world, NOW)).toMatchObject({
+      reason: 'ProjectionFailed',
+      message: expect.stringContaining('subject id'),
+    });
+  });
+
   it('checks the state before anything else: a revoked grant on a missing item is Revoked', () => {
     const grant = policyGrant('g', { revokedAt: '2026-05-01T00:00:00Z' });
     expect(reasonOf(evaluateGrant(grant, testWorld({ items: [] }).world, NOW))).toBe('Revoked');
@@ -145,13 +175,8 @@ describe('conflicts between grants that project the same tuple', () => {
   });
 
   it('counts overlap on any one tuple: a GROUP grant sharing one organisation conflicts', () => {
-    const groupSpec = (orgs: string[]) => ({
-      policyType: 'GROUP' as const,
-      userId: undefined,
-      constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: orgs } },
-    });
-    const older = policyGrant('older', groupSpec([ORG_A]), at(1));
-    const newer = policyGrant('newer', groupSpec([ORG_B, ORG_A]), at(2));
+    const older = policyGrant('older', groupFields([ORG_A]), at(1));
+    const newer = policyGrant('newer', groupFields([ORG_B, ORG_A]), at(2));
     expect(reasonOf(evaluateGrant(newer, testWorld({ grants: [older, newer] }).world, NOW))).toBe('Conflict');
   });
 
@@ -170,14 +195,9 @@ describe('conflicts between grants that project the same tuple', () => {
   });
 
   it('lets a grant blocked by an older one not block a newer one in turn', () => {
-    const groupSpec = (orgs: string[]) => ({
-      policyType: 'GROUP' as const,
-      userId: undefined,
-      constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: orgs } },
-    });
-    const first = policyGrant('first', groupSpec([ORG_A]), at(1));
-    const second = policyGrant('second', groupSpec([ORG_A, ORG_B]), at(2)); // blocked by first on ORG_A
-    const third = policyGrant('third', groupSpec([ORG_B]), at(3)); // overlaps only the blocked second
+    const first = policyGrant('first', groupFields([ORG_A]), at(1));
+    const second = policyGrant('second', groupFields([ORG_A, ORG_B]), at(2)); // blocked by first on ORG_A
+    const third = policyGrant('third', groupFields([ORG_B]), at(3)); // overlaps only the blocked second
     const { world } = testWorld({ grants: [first, second, third] });
     expect([first, second, third].map((grant) => reasonOf(evaluateGrant(grant, world, NOW)))).toEqual([
       'Projected',
@@ -217,5 +237,40 @@ describe('the world', () => {
     expect(twins.explain(key, twins.evaluator(NOW))).toBeUndefined();
     const garbled = testWorld().world;
     expect(garbled.explain('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
+  });
+});
+
+describe('where a grant may count', () => {
+  it("the ACL namespace always; elsewhere only a namespace bound to the item's organisation", () => {
+    const world = testWorld({
+      namespaces: [boundNamespace('right', ORG_A), boundNamespace('wrong', ORG_B)],
+    }).world;
+    const inNamespace = (namespace: string) => policyGrant('g', {}, { namespace });
+    expect(livesWhereItCounts(policyGrant('g'), world)).toBe(true);
+    expect(livesWhereItCounts(inNamespace('right'), world)).toBe(true);
+    expect(livesWhereItCounts(inNamespace('wrong'), world)).toBe(false);
+    expect(livesWhereItCounts(inNamespace('unbound'), world)).toBe(false);
+  });
+
+  it('a grant on a missing or ambiguous item counts in the ACL namespace only', () => {
+    const bound = [boundNamespace('right', ORG_A)];
+    const missing = testWorld({ items: [], namespaces: bound }).world;
+    const twins = testWorld({ items: [catalogItem('a'), catalogItem('b')], namespaces: bound }).world;
+    for (const world of [missing, twins]) {
+      expect(livesWhereItCounts(policyGrant('g'), world)).toBe(true);
+      expect(livesWhereItCounts(policyGrant('g', {}, { namespace: 'right' }), world)).toBe(false);
+    }
+  });
+});
+
+describe('the reasons a grant is withheld', () => {
+  it('are every reason of the Enforced condition but Projected, with AccessTypeNotAllowed', () => {
+    expect(WITHHELD_REASONS).not.toContain('Projected');
+    expect([...WITHHELD_REASONS].sort()).toEqual(
+      Object.values(GrantReason)
+        .filter((reason) => reason !== 'Projected')
+        .sort(),
+    );
+    expect(WITHHELD_REASONS).toContain('AccessTypeNotAllowed');
   });
 });
