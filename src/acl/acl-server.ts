@@ -18,6 +18,9 @@ import { registerGrantMetrics } from './grant-metrics.js';
 import { GrantStore } from './grant-store.js';
 import { KubeClient } from './kube-client.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
+import { MemberEventApplier } from './memberships/member-events.js';
+import { MemberSnapshots } from './memberships/member-snapshot.js';
+import { MembershipStore } from './memberships/membership-store.js';
 import { PolicyListings } from './list-policies.js';
 import { PolicyRevoker } from './revoke-policy.js';
 import { AccessVerifier, spicedbMembership } from './verify-access.js';
@@ -57,6 +60,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const cache = new AclCache(config.kubeConfig, config.namespace, logger);
   const spicedb = new SpiceDBClient(config.spicedb);
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
+  const memberships = new MembershipStore(kube, cache, config.namespace);
 
   const routes = aclRoutes(
     {
@@ -71,6 +75,10 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       revoker: new PolicyRevoker(store, cache, { readYourWriteTimeoutMs, now }),
       listings: new PolicyListings(cache, now),
       verifier: new AccessVerifier(cache, spicedbMembership(spicedb), config.namespace, now),
+      memberships: {
+        applier: new MemberEventApplier(memberships),
+        snapshots: new MemberSnapshots(memberships, cache, now),
+      },
     },
     {
       authentication: apiAuthentication(config.authenticators),
