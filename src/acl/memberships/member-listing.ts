@@ -14,7 +14,7 @@ export function listMembers(
   cache: AclCache,
   set: { organisationId: string; groupId?: string },
   page: Page,
-): { rows: MemberRow[]; paginationInfo: PaginationInfo } {
+): { results: MemberRow[]; paginationInfo: PaginationInfo } {
   const byUser = new Map<string, MemberRow>();
   for (const membership of cache.membershipsOf(set.organisationId, set.groupId).filter(isMember)) {
     const { userId, changedAt } = membership.spec;
@@ -22,7 +22,7 @@ export function listMembers(
   }
   const rows = [...byUser.values()].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
   return {
-    rows: rows.slice(page.offset, page.offset + page.limit),
+    results: rows.slice(page.offset, page.offset + page.limit),
     paginationInfo: { offset: page.offset, limit: page.limit, totalHits: rows.length },
   };
 }

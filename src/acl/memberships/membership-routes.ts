@@ -77,14 +77,9 @@ export function addMembershipRoutes(
           `only an org_admin of organisation ${params.organisationId} or a cos_admin may list its members`,
         );
       }
-      const listing = listMembers(cache, params, query);
       return {
         status: 200,
-        body: successEnvelope(urn, {
-          title: 'Members',
-          results: listing.rows,
-          paginationInfo: listing.paginationInfo,
-        }),
+        body: successEnvelope(urn, { title: 'Members', ...listMembers(cache, params, query) }),
       };
     },
   );

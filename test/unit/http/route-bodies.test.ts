@@ -1,11 +1,10 @@
-import type { RequestHandler } from 'express';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createHttpApp } from '../../../src/http/app.js';
 import type { ApiAuthentication } from '../../../src/http/openapi/route-definition.js';
 import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
-import { urn } from './support/sample-api.js';
+import { testAuthentication, urn } from './support/sample-api.js';
 import { capturedLogger, serve } from './support/serve.js';
 
 // Routes whose body comes in one of several media types, each with its own schema, and routes open to any
@@ -16,12 +15,8 @@ const MANY = 'application/things+json';
 const thing = z.object({ name: z.string().min(1) });
 
 const authentication: ApiAuthentication = {
-  middleware: ((req, _res, next) => {
-    const [id, ...roles] = (req.get('x-test-user') ?? '').split(' ');
-    if (id) req.principal = { kind: 'user', id, roles: new Set(roles) };
-    next();
-  }) satisfies RequestHandler,
-  schemes: { bearerAuth: { type: 'http', scheme: 'bearer' }, basicAuth: { type: 'http', scheme: 'basic' } },
+  ...testAuthentication,
+  schemes: { ...testAuthentication.schemes, basicAuth: { type: 'http', scheme: 'basic' } },
 };
 
 function registry(): RouteRegistry {
