@@ -61,6 +61,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const spicedb = new SpiceDBClient(config.spicedb);
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
   const memberships = new MembershipStore(kube, cache, config.namespace);
+  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
 
   const routes = aclRoutes(
     {
@@ -76,7 +77,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       listings: new PolicyListings(cache, now),
       verifier: new AccessVerifier(cache, spicedbMembership(spicedb), config.namespace, now),
       memberships: {
-        applier: new MemberEventApplier(memberships),
+        applier: new MemberEventApplier(memberships, metricsRegistry),
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
     },
@@ -86,7 +87,6 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     },
   );
   const document = aclDocument(routes, config.basePath);
-  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   registerGrantMetrics(metricsRegistry, cache, now);
   const app = createHttpApp({
     urn,

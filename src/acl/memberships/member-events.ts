@@ -1,4 +1,6 @@
+import type { Counter, Registry } from 'prom-client';
 import { membershipKeyString } from '../../api/v1alpha1/index.js';
+import { counter } from '../../observability/metrics.js';
 import { settleAll, valuesOrThrow } from '../concurrency.js';
 import { membershipChange, type MemberEvent, type MembershipChange } from './cloud-events.js';
 import { decideEvents, inTimeOrder, type EventOutcome } from './membership-decision.js';
@@ -23,7 +25,18 @@ interface Indexed {
  * independently: when one write fails the others still happen, and the request fails with that error.
  */
 export class MemberEventApplier {
-  constructor(private readonly store: MembershipStore) {}
+  private readonly received: Counter<'type' | 'outcome'>;
+
+  constructor(
+    private readonly store: MembershipStore,
+    metrics: Registry,
+  ) {
+    this.received = counter(metrics, {
+      name: 'acl_membership_events_total',
+      help: 'Membership events of valid POST /events requests that were processed, by type and outcome (applied, duplicate, stale).',
+      labelNames: ['type', 'outcome'],
+    });
+  }
 
   async apply(events: readonly MemberEvent[]): Promise<EventResult[]> {
     const outcomes: EventOutcome[] = new Array(events.length);
@@ -46,7 +59,11 @@ export class MemberEventApplier {
         outcomes[(groups[groupIndex]?.[position] as Indexed).index] = outcome;
       }),
     );
-    return events.map((event, index) => ({ id: event.id, outcome: outcomes[index] as EventOutcome }));
+    return events.map((event, index) => {
+      const outcome = outcomes[index] as EventOutcome;
+      this.received.inc({ type: event.type, outcome });
+      return { id: event.id, outcome };
+    });
   }
 }
 

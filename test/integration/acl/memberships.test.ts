@@ -81,6 +81,13 @@ describe('POST /events', () => {
     const after = await harness.getMembership(key);
     expect(after?.metadata.resourceVersion).toBe(created?.metadata.resourceVersion);
 
+    const metrics = (await harness.request<string>('GET', '/metrics')).body;
+    for (const outcome of ['applied', 'duplicate', 'stale']) {
+      expect(metrics).toMatch(
+        new RegExp(`acl_membership_events_total\\{type="org.member.\\w+",outcome="${outcome}"\\} [1-9]`),
+      );
+    }
+
     const removed = orgEvent('removed', key, at(5));
     expect((await send(removed, producer, STRUCTURED)).body.results[0]?.outcome).toBe('applied');
     expect((await harness.getMembership(key))?.spec).toEqual({
