@@ -84,7 +84,9 @@ function groupByMembership(events: readonly Indexed[]): Map<string, Indexed[]> {
   const groups = new Map<string, Indexed[]>();
   for (const event of events) {
     const key = membershipKeyString(event.change.key);
-    groups.set(key, [...(groups.get(key) ?? []), event]);
+    const group = groups.get(key);
+    if (group) group.push(event);
+    else groups.set(key, [event]);
   }
   return groups;
 }

@@ -38,7 +38,7 @@ export function decideEvent(spec: MembershipSpec | undefined, change: Membership
   };
 }
 
-/** Applies the events of one membership in time order (equal times keep their order); outcomes in that order. */
+/** Applies events of one membership in the order given (sort them with inTimeOrder); outcomes in that order. */
 export function decideEvents(
   spec: MembershipSpec | undefined,
   changes: readonly MembershipChange[],

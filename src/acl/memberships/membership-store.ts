@@ -27,7 +27,8 @@ export type SpecUpdate<R> = (spec: MembershipSpec | undefined) => {
 /**
  * Membership objects in the ACL namespace, changed by read-modify-write under optimistic concurrency: the
  * first attempt starts from the informer cache (no read), a write refused because the object changed or
- * appeared meanwhile (409) starts again from a fresh read. Errors other than 409 are the KubeClient's.
+ * appeared meanwhile (409), or vanished (404), starts again from a fresh read. Other errors are the
+ * KubeClient's.
  */
 export class MembershipStore {
   constructor(
@@ -38,7 +39,9 @@ export class MembershipStore {
 
   async update<R>(key: MembershipKey, update: SpecUpdate<R>): Promise<R> {
     const name = membershipName(key);
-    let current = this.cache.membership(key);
+    // An object of this key under another name (applied with kubectl) is not the one this store writes.
+    const cached = this.cache.membership(key);
+    let current = cached?.metadata.name === name ? cached : undefined;
     for (let attempt = 1; ; attempt++) {
       const { spec, result } = update(current?.spec);
       if (spec === current?.spec || spec === undefined) return result;

@@ -123,6 +123,23 @@ describe('POST /events', () => {
     expect(membership?.spec.appliedEvents?.map((event) => event.id)).toEqual([late.id, early.id]);
   });
 
+  it('concurrent requests on one membership: every write is conditioned, the newest event wins', async () => {
+    const key = orgKey();
+    const events = Array.from({ length: 12 }, (_, index) =>
+      orgEvent(index % 2 === 0 ? 'added' : 'removed', key, at(30 - index)),
+    );
+    const shuffled = [...events].sort(() => Math.random() - 0.5);
+    const answers = await Promise.all(shuffled.map((event) => send([event])));
+    const outcomes = answers.map((answer) => answer.body.results[0]?.outcome);
+    expect(new Set(outcomes)).toEqual(new Set(outcomes.filter((o) => o === 'applied' || o === 'stale')));
+    const newest = events.at(-1) as (typeof events)[number];
+    expect(outcomes[shuffled.indexOf(newest)]).toBe('applied');
+    const membership = await harness.getMembership(key);
+    expect(membership?.spec).toMatchObject({ changedAt: newest.time, removedAt: newest.time });
+    const applied = shuffled.filter((_, index) => outcomes[index] === 'applied').map((event) => event.id);
+    expect(new Set(membership?.spec.appliedEvents?.map((event) => event.id))).toEqual(new Set(applied));
+  });
+
   it('group events make group memberships; a repeat within one batch is a duplicate', async () => {
     const key = { ...orgKey(), groupId: 'data.team_1' };
     const event = orgEvent('added', key, at(1));
@@ -378,7 +395,7 @@ describe('Kubernetes unreachable', () => {
     const snapshot = await fetch(`${api.url}/organisations/${key.organisationId}/members`, {
       method: 'PUT',
       headers: { authorization: producer.authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ userIds: [] }),
+      body: JSON.stringify({ userIds: [randomUUID()] }),
     });
     expect(snapshot.status).toBe(503);
     expect(((await snapshot.json()) as { detail: string }).detail).toBe('kubernetes is unavailable');
