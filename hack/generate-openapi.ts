@@ -46,6 +46,7 @@ function documents(): Record<string, OpenApiDocument> {
     revoker: notCalled,
     listings: notCalled,
     verifier: notCalled,
+    memberships: { applier: notCalled, snapshots: notCalled },
   };
   const acl = aclRoutes(aclServices, { authentication });
   const decision = checkRoutes({ urn: createUrnScheme('authz'), authentication, evaluate: notCalled });

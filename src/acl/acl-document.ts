@@ -7,7 +7,8 @@ export function aclDocument(routes: RouteRegistry, basePath: string): OpenApiDoc
     info: {
       title: 'policy-grant-operator ACL API',
       version: '2.0.0',
-      description: 'Administration of policy grants: create, revoke, list, verify.',
+      description:
+        'Administration of policy grants: create, revoke, list, verify; membership events, snapshots and listings.',
     },
     servers: [{ url: basePath }],
   });

@@ -19,6 +19,7 @@ import { COS_ADMIN, ORG_ADMIN } from './authorisation.js';
 import type { PolicyCreator } from './create-policies.js';
 import { awaitEnforcement, waitPreference, type WaitTarget } from './enforcement-wait.js';
 import { KUBERNETES_DEPENDENCY, kubernetesFailure } from './kube-errors.js';
+import { addMembershipRoutes, type MembershipServices } from './memberships/membership-routes.js';
 import type { Listing, PolicyListings } from './list-policies.js';
 import type { ListingQuery } from './policy-rows.js';
 import type { PolicyRevoker } from './revoke-policy.js';
@@ -31,6 +32,7 @@ export interface AclServices {
   revoker: PolicyRevoker;
   listings: PolicyListings;
   verifier: AccessVerifier;
+  memberships: Omit<MembershipServices, 'urn' | 'cache'>;
 }
 
 export interface AclRouteOptions {
@@ -95,7 +97,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     };
   };
 
-  return new RouteRegistry({
+  const registry = new RouteRegistry({
     authentication: options.authentication,
     validateResponses: options.validateResponses,
   })
@@ -226,6 +228,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
         return { status: 200, body: { ...envelope, ...latest } };
       }),
     });
+  return addMembershipRoutes(registry, { urn, cache: services.cache, ...services.memberships }, guarded);
 }
 
 /**

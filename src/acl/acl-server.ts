@@ -18,6 +18,9 @@ import { registerGrantMetrics } from './grant-metrics.js';
 import { GrantStore } from './grant-store.js';
 import { KubeClient } from './kube-client.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
+import { MemberEventApplier } from './memberships/member-events.js';
+import { MemberSnapshots } from './memberships/member-snapshot.js';
+import { MembershipStore } from './memberships/membership-store.js';
 import { PolicyListings } from './list-policies.js';
 import { PolicyRevoker } from './revoke-policy.js';
 import { AccessVerifier } from './verify-access.js';
@@ -56,6 +59,8 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const store = new GrantStore(kube, config.namespace);
   const cache = new AclCache(config.kubeConfig, config.namespace, loadRegistry(), logger);
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
+  const memberships = new MembershipStore(kube, cache, config.namespace);
+  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
 
   const routes = aclRoutes(
     {
@@ -70,6 +75,10 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       revoker: new PolicyRevoker(store, cache, { readYourWriteTimeoutMs, now }),
       listings: new PolicyListings(cache, now),
       verifier: new AccessVerifier(cache, now),
+      memberships: {
+        applier: new MemberEventApplier(memberships, metricsRegistry),
+        snapshots: new MemberSnapshots(memberships, cache, now),
+      },
     },
     {
       authentication: apiAuthentication(config.authenticators),
@@ -77,7 +86,6 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     },
   );
   const document = aclDocument(routes, config.basePath);
-  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   registerGrantMetrics(metricsRegistry, cache, now);
   const app = createHttpApp({
     urn,

@@ -53,11 +53,13 @@ export function authenticate(authenticators: Authenticators): RequestHandler {
   };
 }
 
-/** 403 unless the authenticated caller holds `role`. */
-export function requireRole(role: string): RequestHandler {
+/** 403 unless the authenticated caller holds one of `roles`. */
+export function requireAnyRole(roles: readonly string[]): RequestHandler {
   return (req, _res, next) => {
-    if (!req.principal) next(new HttpError('Unauthorized', 'missing credentials'));
-    else if (!hasRole(req.principal, role)) next(new HttpError('Forbidden', `requires role ${role}`));
+    const { principal } = req;
+    if (!principal) next(new HttpError('Unauthorized', 'missing credentials'));
+    else if (!roles.some((role) => hasRole(principal, role)))
+      next(new HttpError('Forbidden', `requires role ${roles.join(' or ')}`));
     else next();
   };
 }

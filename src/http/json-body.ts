@@ -9,6 +9,8 @@ const JSON_MEDIA_TYPES = ['application/json', 'application/*+json'];
 export interface JsonBodyOptions {
   /** Largest accepted body, in bytes or as `'1mb'`; bigger bodies are a 413. */
   limit?: string | number;
+  /** The media types accepted as JSON; any other is a 415. Defaults to JSON and every `+json` type. */
+  mediaTypes?: readonly string[];
 }
 
 /**
@@ -17,14 +19,12 @@ export interface JsonBodyOptions {
  * `req.body` undefined for the schema to reject.
  */
 export function jsonBody(options: JsonBodyOptions = {}): RequestHandler {
-  const parse = express.json({
-    limit: options.limit ?? DEFAULT_BODY_LIMIT,
-    type: JSON_MEDIA_TYPES,
-    strict: true,
-  });
+  const mediaTypes = [...(options.mediaTypes ?? JSON_MEDIA_TYPES)];
+  const parse = express.json({ limit: options.limit ?? DEFAULT_BODY_LIMIT, type: mediaTypes, strict: true });
+  const expected = options.mediaTypes ? mediaTypes.join(' or ') : 'application/json';
   return (req, res, next) => {
-    if (hasContent(req) && req.is(JSON_MEDIA_TYPES) === false) {
-      next(new HttpError('UnsupportedMediaType', 'request body must be application/json'));
+    if (hasContent(req) && req.is(mediaTypes) === false) {
+      next(new HttpError('UnsupportedMediaType', `request body must be ${expected}`));
       return;
     }
     parse(req, res, next);

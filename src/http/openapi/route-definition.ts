@@ -14,11 +14,23 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
-/** Who may call a route: anyone, any authenticated caller, or callers holding a role. */
-export type RouteAccess = 'public' | 'authenticated' | { role: string };
+/** Who may call a route: anyone, any authenticated caller, or callers holding a role (or any one of several). */
+export type RouteAccess = 'public' | 'authenticated' | { role: string } | { anyRole: readonly string[] };
+
+/** The roles of which a caller needs one; none for public and merely authenticated routes. */
+export function requiredRoles(access: RouteAccess): readonly string[] {
+  if (typeof access !== 'object') return [];
+  return 'role' in access ? [access.role] : access.anyRole;
+}
 
 export interface RouteRequestSchemas {
+  /** A JSON body (`application/json` and `application/*+json`). */
   body?: z.ZodType;
+  /**
+   * Instead of `body`: a JSON body in one of these media types only, each with its own schema (another media
+   * type is a 415). The handler receives what the schema of the request's media type produced.
+   */
+  bodies?: Readonly<Record<string, z.ZodType>>;
   query?: z.ZodObject;
   /** Keys in lower case: that is how node presents header names. */
   headers?: z.ZodObject;
@@ -34,9 +46,13 @@ export interface ResponseDefinition {
 }
 
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+type ParsedBody<R extends RouteRequestSchemas> =
+  R['bodies'] extends Readonly<Record<string, z.ZodType>>
+    ? Parsed<R['bodies'][keyof R['bodies']]>
+    : Parsed<R['body']>;
 
 export interface RouteInput<R extends RouteRequestSchemas, A extends RouteAccess> {
-  body: Parsed<R['body']>;
+  body: ParsedBody<R>;
   query: Parsed<R['query']>;
   headers: Parsed<R['headers']>;
   params: Parsed<R['params']>;

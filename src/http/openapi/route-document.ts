@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { JSON_MEDIA_TYPE } from './route-definition.js';
+import type { ZodType } from 'zod';
+import { JSON_MEDIA_TYPE, requiredRoles } from './route-definition.js';
 import type {
   AnyRouteDefinition,
   ApiAuthentication,
@@ -37,7 +38,8 @@ export function buildOpenApiDocument(
 }
 
 function routeConfig(route: AnyRouteDefinition, schemeNames: readonly string[]): RouteConfig {
-  const { body, query, headers, params } = route.request ?? {};
+  const { query, headers, params } = route.request ?? {};
+  const content = bodyContent(route);
   return {
     method: route.method,
     path: route.path,
@@ -47,7 +49,7 @@ function routeConfig(route: AnyRouteDefinition, schemeNames: readonly string[]):
     ...(route.tags === undefined ? {} : { tags: route.tags }),
     ...(schemeNames.length > 0 ? { security: securityRequirement(route.access, schemeNames) } : {}),
     request: {
-      ...(body ? { body: { required: true, content: { [JSON_MEDIA_TYPE]: { schema: body } } } } : {}),
+      ...(content ? { body: { required: true, content } } : {}),
       ...(query ? { query } : {}),
       ...(headers ? { headers } : {}),
       ...(params ? { params } : {}),
@@ -61,14 +63,26 @@ function routeConfig(route: AnyRouteDefinition, schemeNames: readonly string[]):
   };
 }
 
-/** Public routes say so with `[]`; otherwise any one scheme, listing the required role if there is one. */
+function bodyContent(route: AnyRouteDefinition): Record<string, { schema: ZodType }> | undefined {
+  const { body, bodies } = route.request ?? {};
+  const schemas = bodies ?? (body ? { [JSON_MEDIA_TYPE]: body } : undefined);
+  if (!schemas) return undefined;
+  return Object.fromEntries(Object.entries(schemas).map(([mediaType, schema]) => [mediaType, { schema }]));
+}
+
+/**
+ * Public routes say so with `[]`; otherwise any one scheme, listing the required role if there is one. Each
+ * requirement's list must be satisfied whole, so a route that accepts any one of several roles has one
+ * requirement per scheme and role.
+ */
 function securityRequirement(
   access: RouteAccess,
   schemeNames: readonly string[],
 ): Record<string, string[]>[] {
   if (access === 'public') return [];
-  const roles = typeof access === 'object' ? [access.role] : [];
-  return schemeNames.map((name) => ({ [name]: roles }));
+  const roles = requiredRoles(access);
+  if (roles.length === 0) return schemeNames.map((name) => ({ [name]: [] }));
+  return schemeNames.flatMap((name) => roles.map((role) => ({ [name]: [role] })));
 }
 
 function responseConfig(response: ResponseDefinition): ResponseConfig {

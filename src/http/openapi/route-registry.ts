@@ -67,6 +67,8 @@ export class RouteRegistry {
     if (this.definitions.some((other) => other.method === route.method && other.path === route.path)) {
       throw new Error(`${name} is already declared`);
     }
+    if (route.request?.body && route.request.bodies)
+      throw new Error(`${name}: declare body or bodies, not both`);
     if (route.access !== 'public' && !this.options.authentication) {
       throw new Error(`${name} needs authentication, but the registry has none`);
     }

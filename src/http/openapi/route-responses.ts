@@ -1,4 +1,5 @@
 import { problemSchema } from '../envelope.js';
+import { JSON_MEDIA_TYPE, requiredRoles } from './route-definition.js';
 import type { AnyRouteDefinition, ResponseDefinition } from './route-definition.js';
 
 const problem = (description: string): ResponseDefinition => ({ description, schema: problemSchema });
@@ -15,10 +16,16 @@ export function effectiveResponses(route: AnyRouteDefinition): Record<number, Re
   if (Object.values(request).some((schema) => schema !== undefined))
     standard[400] = problem('Invalid request');
   if (route.access !== 'public') standard[401] = problem('Missing or invalid credentials');
-  if (typeof route.access === 'object') standard[403] = problem(`Requires role ${route.access.role}`);
-  if (request.body) {
+  const roles = requiredRoles(route.access);
+  if (roles.length > 0) standard[403] = problem(`Requires role ${roles.join(' or ')}`);
+  if (request.body || request.bodies) {
     standard[413] = problem('Request body too large');
-    standard[415] = problem('Request body is not application/json');
+    standard[415] = problem(`Request body is not ${bodyMediaTypes(route).join(' or ')}`);
   }
   return { ...standard, ...route.responses };
+}
+
+/** The media types a route accepts its body in. */
+export function bodyMediaTypes(route: AnyRouteDefinition): string[] {
+  return route.request?.bodies ? Object.keys(route.request.bodies) : [JSON_MEDIA_TYPE];
 }

@@ -1,12 +1,13 @@
 import express from 'express';
-import type { RequestHandler, Response, Router } from 'express';
-import { requireRole } from '../../auth/middleware.js';
-import { methodNotAllowed } from '../errors.js';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { z } from 'zod';
+import { requireAnyRole } from '../../auth/middleware.js';
+import { HttpError, methodNotAllowed } from '../errors.js';
 import { jsonBody } from '../json-body.js';
 import { captureRouteTemplate } from '../route-template.js';
 import { parseRequestPart } from '../validation.js';
 import type { RequestPart } from '../validation.js';
-import { JSON_MEDIA_TYPE } from './route-definition.js';
+import { JSON_MEDIA_TYPE, requiredRoles } from './route-definition.js';
 import type {
   AnyRouteDefinition,
   ApiAuthentication,
@@ -17,7 +18,7 @@ import type {
   RouteResult,
 } from './route-definition.js';
 import { toExpressPath } from './route-paths.js';
-import { effectiveResponses } from './route-responses.js';
+import { bodyMediaTypes, effectiveResponses } from './route-responses.js';
 
 export interface RouterOptions {
   authentication?: ApiAuthentication;
@@ -53,7 +54,7 @@ function handlersFor(definition: AnyRouteDefinition, options: RouterOptions): Re
   return [
     captureRouteTemplate,
     ...accessHandlers(definition, options.authentication),
-    ...(definition.request?.body ? [jsonBody({ limit: options.bodyLimit })] : []),
+    ...bodyParsers(definition, options),
     invoke(definition, options.validateResponses ?? false),
   ];
 }
@@ -65,20 +66,35 @@ function accessHandlers(
   if (definition.access === 'public') return [];
   if (!authentication) throw new Error(`${definition.operationId} needs authentication, none is configured`);
   if (definition.access === 'authenticated') return [authentication.middleware];
-  return [authentication.middleware, requireRole(definition.access.role)];
+  return [authentication.middleware, requireAnyRole(requiredRoles(definition.access))];
+}
+
+function bodyParsers(definition: AnyRouteDefinition, options: RouterOptions): RequestHandler[] {
+  const { body, bodies } = definition.request ?? {};
+  if (bodies) return [jsonBody({ limit: options.bodyLimit, mediaTypes: bodyMediaTypes(definition) })];
+  return body ? [jsonBody({ limit: options.bodyLimit })] : [];
+}
+
+/** The body schema: the route's one, or the one of the request's media type (jsonBody let only those in). */
+function bodySchemaFor(definition: AnyRouteDefinition, req: Request): z.ZodType | undefined {
+  const { body, bodies } = definition.request ?? {};
+  if (!bodies) return body;
+  const mediaType = Object.keys(bodies).find((type) => req.is(type));
+  if (mediaType === undefined) {
+    throw new HttpError('BadRequest', `body: required, as ${bodyMediaTypes(definition).join(' or ')}`);
+  }
+  return bodies[mediaType];
 }
 
 function invoke(definition: AnyRouteDefinition, validateResponses: boolean): RequestHandler {
   const responses = effectiveResponses(definition);
   const schemas = definition.request ?? {};
-  const parse = (part: RequestPart, value: unknown) => {
-    const schema = schemas[part];
-    return schema ? parseRequestPart(schema, value, part) : undefined;
-  };
+  const parse = (part: RequestPart, value: unknown, schema: z.ZodType | undefined = schemas[part]) =>
+    schema ? parseRequestPart(schema, value, part) : undefined;
   return async (req, res) => {
     // Each part has been parsed by the schema the declaration typed it with.
     const input = {
-      body: parse('body', req.body),
+      body: parse('body', req.body, bodySchemaFor(definition, req)),
       query: parse('query', req.query),
       headers: parse('headers', req.headers),
       params: parse('params', req.params),

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 
-// A few thousand random and mutated requests (bodies, query strings, headers) against every route: none
-// may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count; the test's timeout
+// A few thousand random and mutated requests (bodies, query strings, headers, media types) against every
+// route, the membership routes included: none may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count; the test's timeout
 // bounds its time, sized for a loaded machine: how fast the answers come is the benchmarks' business.
 
 const REQUESTS = 3_000;
@@ -13,16 +13,18 @@ const FUZZ_TIMEOUT_MS = 4 * 60_000;
 const harness = new AclHarness();
 let callers: Caller[];
 let itemId: string;
+let orgId: string;
 
 beforeAll(async () => {
   await harness.start('acl-fuzz');
-  const orgId = randomUUID();
+  orgId = randomUUID();
   const owner = await harness.user({ org: orgId });
   callers = [
     owner,
     await harness.user({ roles: ['org_admin', 'cos_admin'], org: orgId }),
     await harness.user(),
     harness.basicCaller(),
+    await harness.user({ roles: ['event_producer'] }),
   ];
   itemId = (await harness.catalogItem({ ownerId: owner.id, organisationId: orgId })).spec.itemId;
 });
@@ -90,7 +92,10 @@ function randomValue(random: Random, depth = 0): unknown {
     case 6:
       return Array.from({ length: random.int(4) }, () => randomValue(random, depth + 1));
     default: {
-      const keys = ['request', 'user', 'item', 'id', 'itemId', 'policyType', 'constraints', '__proto__', 'x'];
+      const keys = [
+        ...['request', 'user', 'item', 'id', 'itemId', 'policyType', 'constraints', '__proto__', 'x'],
+        ...['specversion', 'type', 'time', 'data', 'userIds', 'organisationId', 'groupId'],
+      ];
       return Object.fromEntries(
         Array.from({ length: random.int(5) }, () => [random.pick(keys), randomValue(random, depth + 1)]),
       );
@@ -127,6 +132,27 @@ function validCreate(random: Random): unknown {
   return { request: items };
 }
 
+const EVENT_TYPES = ['org.member.added', 'org.member.removed', 'group.member.added', 'group.member.removed'];
+
+function validEvent(random: Random): Record<string, unknown> {
+  const type = random.pick(EVENT_TYPES);
+  const data = { organisationId: orgId, userId: randomUUID() };
+  return {
+    specversion: '1.0',
+    id: random.pick(['e-1', randomUUID()]),
+    source: '//fuzz',
+    time: new Date(Date.now() - random.int(3_600_000)).toISOString(),
+    type,
+    data: type.startsWith('group.') ? { ...data, groupId: random.pick(['g', 'team.a']) } : data,
+  };
+}
+
+function validEvents(random: Random): unknown {
+  return random.next() < 0.3
+    ? validEvent(random)
+    : Array.from({ length: random.int(4) }, () => validEvent(random));
+}
+
 interface FuzzRequest {
   method: string;
   path: string;
@@ -157,7 +183,7 @@ function randomQuery(random: Random): string {
 function randomRequest(random: Random): FuzzRequest {
   const caller = random.next() < 0.05 ? undefined : random.pick(callers);
   const headers: Record<string, string> = caller ? { authorization: caller.authorization } : {};
-  const kind = random.int(6);
+  const kind = random.int(9);
   const jsonBody = (value: unknown) => {
     headers['content-type'] =
       random.next() < 0.05
@@ -194,6 +220,35 @@ function randomRequest(random: Random): FuzzRequest {
       headers,
     };
   }
+  if (kind === 6) {
+    const valid = validEvents(random);
+    const body =
+      random.next() < 0.6 ? mutate(random, valid) : random.next() < 0.5 ? valid : randomValue(random);
+    const text = JSON.stringify(body);
+    headers['content-type'] = random.pick([
+      'application/cloudevents+json',
+      'application/cloudevents-batch+json',
+      'application/cloudevents-batch+json; charset=utf-8',
+      'application/json',
+      'text/plain',
+    ]);
+    return {
+      method: 'POST',
+      path: '/events',
+      body: random.next() < 0.05 ? text.slice(0, 30) : text,
+      headers,
+    };
+  }
+  if (kind === 7 || kind === 8) {
+    const organisation = random.next() < 0.8 ? orgId : String(random.pick(ODD_STRINGS));
+    const group = random.next() < 0.5 ? '' : `/groups/${encode(String(random.pick(['g', ...ODD_STRINGS])))}`;
+    const path = `/organisations/${encode(organisation)}${group}/members`;
+    if (kind === 8) return { method: 'GET', path: `${path}${randomQuery(random)}`, headers };
+    const valid = { userIds: Array.from({ length: random.int(4) }, () => randomUUID()) };
+    const body =
+      random.next() < 0.6 ? mutate(random, valid) : random.next() < 0.5 ? valid : randomValue(random);
+    return { method: 'PUT', path, body: jsonBody(body), headers };
+  }
   const listing = random.pick(['consumer', 'provider', 'organisation', 'platform']);
   const method = random.next() < 0.05 ? random.pick(['PUT', 'PATCH', 'POST', 'HEAD', 'OPTIONS']) : 'GET';
   return { method, path: `/policy/${listing}${randomQuery(random)}`, headers };
@@ -208,6 +263,7 @@ describe('fuzz', () => {
       const requests = Array.from({ length: REQUESTS }, () => randomRequest(random));
       const failures: string[] = [];
       const statuses = new Map<number, number>();
+      const succeeded = new Set<string>();
       let sent = 0;
       const worker = async () => {
         while (sent < requests.length) {
@@ -219,6 +275,7 @@ describe('fuzz', () => {
           });
           const text = await response.text();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          if (response.status < 300) succeeded.add(`${request.method} ${request.path.split(/[/?]/)[1]}`);
           const label = `${request.method} ${request.path.slice(0, 120)} ${String(request.body).slice(0, 200)}`;
           if (response.status >= 500) failures.push(`${response.status} ${label}: ${text.slice(0, 300)}`);
           if (response.status >= 400 && request.method !== 'HEAD' && !/"type":"urn:dx:acl:\w+"/.test(text)) {
@@ -233,6 +290,10 @@ describe('fuzz', () => {
       expect(statuses.get(201) ?? 0).toBeGreaterThan(0);
       expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
       expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
+      expect(statuses.get(415) ?? 0).toBeGreaterThan(0);
+      expect([...succeeded]).toEqual(
+        expect.arrayContaining(['POST events', 'PUT organisations', 'GET organisations']),
+      );
     },
     FUZZ_TIMEOUT_MS,
   );

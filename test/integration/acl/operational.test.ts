@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { compareRoutes } from '../../../src/http/openapi/route-contract.js';
@@ -49,12 +48,17 @@ describe('contract', () => {
     expect(comparison.unserved).toEqual([]);
     expect(comparison.served.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
       'DELETE /v2/policy',
+      'GET /v2/organisations/:organisationId/groups/:groupId/members',
+      'GET /v2/organisations/:organisationId/members',
       'GET /v2/policy/consumer',
       'GET /v2/policy/organisation',
       'GET /v2/policy/platform',
       'GET /v2/policy/provider',
+      'POST /v2/events',
       'POST /v2/policy',
       'POST /v2/verify',
+      'PUT /v2/organisations/:organisationId/groups/:groupId/members',
+      'PUT /v2/organisations/:organisationId/members',
     ]);
   });
 
@@ -65,22 +69,33 @@ describe('contract', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const [method, path, op] of ops) {
       const name = `${method} ${path}`;
-      expect(op.security?.map((requirement) => Object.keys(requirement)[0]).sort(), name).toEqual([
-        'basicAuth',
-        'bearerAuth',
-      ]);
+      const schemes = new Set(op.security?.map((requirement) => Object.keys(requirement)[0]));
+      expect([...schemes].sort(), name).toEqual(['basicAuth', 'bearerAuth']);
       expect(Object.keys(op.responses), name).toEqual(expect.arrayContaining(['400', '401', '503']));
       for (const response of Object.values(op.responses)) {
         expect(Object.keys(response.content ?? { 'application/json': {} }), name).toEqual([
           'application/json',
         ]);
       }
-      if (op.requestBody) expect(Object.keys(op.requestBody.content), name).toEqual(['application/json']);
+      const bodyTypes =
+        op.operationId === 'postMemberEvents'
+          ? ['application/cloudevents+json', 'application/cloudevents-batch+json']
+          : ['application/json'];
+      if (op.requestBody) expect(Object.keys(op.requestBody.content), name).toEqual(bodyTypes);
     }
     const roles = Object.fromEntries(ops.map(([, , op]) => [op.operationId, op.security?.[0]]));
     expect(roles.listOrganisationPolicies).toEqual({ bearerAuth: ['org_admin'] });
     expect(roles.listPlatformPolicies).toEqual({ bearerAuth: ['cos_admin'] });
     expect(roles.createPolicy).toEqual({ bearerAuth: [] });
+    const anyOf = (operationId: string) =>
+      operations().find(([, , op]) => op.operationId === operationId)?.[2];
+    expect(anyOf('postMemberEvents')?.security).toEqual([
+      { bearerAuth: ['event_producer'] },
+      { bearerAuth: ['cos_admin'] },
+      { basicAuth: ['event_producer'] },
+      { basicAuth: ['cos_admin'] },
+    ]);
+    expect(anyOf('listGroupMembers')?.security?.[1]).toEqual({ bearerAuth: ['cos_admin'] });
   });
 
   it('documents the statuses of the spec table per operation', () => {
@@ -164,24 +179,6 @@ async function relayTo(target: URL): Promise<{ port: number; cut: () => Promise<
   };
 }
 
-function kubeConfigVia(port: number): KubeConfig {
-  const original = harness.kubeConfig;
-  const cluster = original.getCurrentCluster();
-  if (!cluster) throw new Error('no cluster');
-  const server = new URL(cluster.server);
-  server.port = String(port);
-  const copy = new KubeConfig();
-  copy.loadFromOptions({
-    clusters: original.clusters.map((c) =>
-      c.name === cluster.name ? { ...c, server: server.toString() } : c,
-    ),
-    users: original.users,
-    contexts: original.contexts,
-    currentContext: original.currentContext,
-  });
-  return copy;
-}
-
 describe('Kubernetes unreachable', () => {
   let api: RunningAclApi;
   let cut: () => Promise<void>;
@@ -190,7 +187,7 @@ describe('Kubernetes unreachable', () => {
     const relay = await relayTo(new URL(harness.kubeConfig.getCurrentCluster()?.server as string));
     cut = relay.cut;
     api = await startAclApi(
-      await harness.config({ kubeConfig: kubeConfigVia(relay.port), kubeTimeoutMs: 1_000 }),
+      await harness.config({ kubeConfig: harness.kubeConfigVia(relay.port), kubeTimeoutMs: 1_000 }),
     );
   });
 
@@ -237,7 +234,7 @@ describe('Kubernetes unreachable', () => {
     await relay.cut();
     const dead = await startAclApi(
       await harness.config({
-        kubeConfig: kubeConfigVia(port),
+        kubeConfig: harness.kubeConfigVia(port),
         startupSyncTimeoutMs: 200,
         kubeTimeoutMs: 500,
       }),

@@ -182,7 +182,7 @@ describe('authenticate', () => {
   });
 });
 
-describe('requireRole', () => {
+describe('role requirements', () => {
   it('lets a caller with the role through', async () => {
     const { base } = await start();
     const token = await signToken(key, { roles: 'cos_admin' });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import {
   API_GROUP,
   API_VERSION,
@@ -15,6 +15,8 @@ import {
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
   type CatalogItemSpec,
+  type Membership,
+  type MembershipKey,
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
@@ -31,6 +33,8 @@ import { until } from '../../../support/until.js';
 // signing key and a Basic credential in a temp folder; helpers for catalog items, tokens and requests.
 
 export const BASIC_CLIENT_ID = 'gateway-app';
+/** A second application, whose credential carries the role event_producer. */
+export const PRODUCER_CLIENT_ID = 'membership-feed';
 export const BASIC_SECRET = 'correct horse battery staple';
 /** Cheapest scrypt the parser accepts: the tests check the Basic path, not the hash's cost. */
 const FAST_SCRYPT = { cost: 2 ** 10, blockSize: 8, parallelization: 1 };
@@ -69,6 +73,10 @@ export class AclHarness {
     await mkdir(credentialsDir, { recursive: true });
     const hash = await hashSecret(BASIC_SECRET, FAST_SCRYPT);
     await writeFile(join(credentialsDir, BASIC_CLIENT_ID), JSON.stringify({ hash, roles: [] }));
+    await writeFile(
+      join(credentialsDir, PRODUCER_CLIENT_ID),
+      JSON.stringify({ hash, roles: ['event_producer'] }),
+    );
     return {
       port: 0,
       host: '127.0.0.1',
@@ -117,11 +125,45 @@ export class AclHarness {
     return { id, authorization: `Bearer ${token}` };
   }
 
-  basicCaller(secret = BASIC_SECRET): Caller {
+  basicCaller(secret = BASIC_SECRET, clientId = BASIC_CLIENT_ID): Caller {
     return {
-      id: BASIC_CLIENT_ID,
-      authorization: `Basic ${Buffer.from(`${BASIC_CLIENT_ID}:${secret}`).toString('base64')}`,
+      id: clientId,
+      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
     };
+  }
+
+  /** The harness's kubeconfig with the apiserver reached through `port` on loopback (a relay a test can cut). */
+  kubeConfigVia(port: number): KubeConfig {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('no cluster');
+    const server = new URL(cluster.server);
+    server.port = String(port);
+    const copy = new KubeConfig();
+    copy.loadFromOptions({
+      clusters: this.kubeConfig.clusters.map((c) =>
+        c.name === cluster.name ? { ...c, server: server.toString() } : c,
+      ),
+      users: this.kubeConfig.users,
+      contexts: this.kubeConfig.contexts,
+      currentContext: this.kubeConfig.currentContext,
+    });
+    return copy;
+  }
+
+  /** The Membership of `key` as the apiserver has it, or undefined. */
+  async getMembership(key: MembershipKey): Promise<Membership | undefined> {
+    try {
+      return (await this.customObjects.getNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: this.namespace,
+        plural: MEMBERSHIP_PLURAL,
+        name: membershipName(key),
+      })) as Membership;
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return undefined;
+      throw error;
+    }
   }
 
   /** A CatalogItem with a fresh itemId (cluster-scoped, deleted by stop()); waits until the API's cache has it. */

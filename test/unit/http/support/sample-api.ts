@@ -14,7 +14,7 @@ import type { Logger } from '../../../../src/observability/logger.js';
 export const urn = createUrnScheme('acl');
 
 /** Trusts an `x-test-user: <id> [role...]` header; stands in for authenticate() in HTTP plumbing tests. */
-const testAuthentication: ApiAuthentication = {
+export const testAuthentication: ApiAuthentication = {
   middleware: ((req, _res, next) => {
     const [id, ...roles] = (req.get('x-test-user') ?? '').split(' ');
     if (id) req.principal = { kind: 'user', id, roles: new Set(roles) };
