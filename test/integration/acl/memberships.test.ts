@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MembershipKey } from '../../../src/api/v1alpha1/index.js';
 import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
+import {
+  EVENT_BATCH,
+  memberEvent,
+  STRUCTURED_EVENT,
+  TEST_EVENT_SOURCE,
+} from '../../support/member-events.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
 import { AclHarness, BASIC_SECRET, PRODUCER_CLIENT_ID, until, type Caller } from './support/acl-harness.js';
 
 // Membership events (POST /events), snapshots (PUT .../members) and member listings (GET .../members)
 // against the real kube-apiserver: outcomes, the Membership objects they leave, ordering, all-or-nothing
 // validation, roles, media types, and a Kubernetes outage.
-
-const STRUCTURED = 'application/cloudevents+json';
-const BATCH = 'application/cloudevents-batch+json';
-const SOURCE = '//idp.example/members';
 
 const harness = new AclHarness();
 let producer: Caller;
@@ -34,19 +36,7 @@ function at(minutesAgo: number): string {
   return new Date(Date.now() - minutesAgo * 60_000).toISOString();
 }
 
-function orgEvent(change: 'added' | 'removed', key: MembershipKey, time: string, id = randomUUID()) {
-  const { organisationId, userId, groupId } = key;
-  return {
-    specversion: '1.0',
-    id,
-    source: SOURCE,
-    time,
-    type: groupId === undefined ? `org.member.${change}` : `group.member.${change}`,
-    data: groupId === undefined ? { organisationId, userId } : { organisationId, groupId, userId },
-  };
-}
-
-function send(events: unknown, caller = producer, contentType = BATCH) {
+function send(events: unknown, caller = producer, contentType = EVENT_BATCH) {
   return harness.request<EventResults>('POST', '/events', {
     caller,
     body: events,
@@ -61,8 +51,8 @@ function orgKey(organisationId = randomUUID()): MembershipKey {
 describe('POST /events', () => {
   it('applies an event, answers a redelivery as duplicate and an older event as stale, changing nothing', async () => {
     const key = orgKey();
-    const added = orgEvent('added', key, at(10));
-    const first = await send(added, producer, STRUCTURED);
+    const added = memberEvent('added', key, at(10));
+    const first = await send(added, producer, STRUCTURED_EVENT);
     expect(first.status).toBe(200);
     expect(first.body.results).toEqual([{ id: added.id, outcome: 'applied' }]);
     expect(first.body.detail).toBe('1 applied, 0 duplicate, 0 stale');
@@ -70,12 +60,12 @@ describe('POST /events', () => {
     expect(created?.spec).toEqual({
       ...key,
       changedAt: added.time,
-      appliedEvents: [{ source: SOURCE, id: added.id }],
+      appliedEvents: [{ source: TEST_EVENT_SOURCE, id: added.id }],
     });
 
     const again = await send([added]);
     expect(again.body.results).toEqual([{ id: added.id, outcome: 'duplicate' }]);
-    const older = orgEvent('removed', key, at(20));
+    const older = memberEvent('removed', key, at(20));
     const stale = await send([older]);
     expect(stale.body.results).toEqual([{ id: older.id, outcome: 'stale' }]);
     const after = await harness.getMembership(key);
@@ -88,30 +78,30 @@ describe('POST /events', () => {
       );
     }
 
-    const removed = orgEvent('removed', key, at(5));
-    expect((await send(removed, producer, STRUCTURED)).body.results[0]?.outcome).toBe('applied');
+    const removed = memberEvent('removed', key, at(5));
+    expect((await send(removed, producer, STRUCTURED_EVENT)).body.results[0]?.outcome).toBe('applied');
     expect((await harness.getMembership(key))?.spec).toEqual({
       ...key,
       removedAt: removed.time,
       changedAt: removed.time,
       appliedEvents: [
-        { source: SOURCE, id: removed.id },
-        { source: SOURCE, id: added.id },
+        { source: TEST_EVENT_SOURCE, id: removed.id },
+        { source: TEST_EVENT_SOURCE, id: added.id },
       ],
     });
   });
 
   it('out of order: removed at t2 then added at t1 leaves the user removed, across requests and within a batch', async () => {
     const key = orgKey();
-    const removed = orgEvent('removed', key, at(1));
-    const added = orgEvent('added', key, at(2));
+    const removed = memberEvent('removed', key, at(1));
+    const added = memberEvent('added', key, at(2));
     expect((await send([removed])).body.results[0]?.outcome).toBe('applied');
     expect((await send([added])).body.results[0]?.outcome).toBe('stale');
     expect((await harness.getMembership(key))?.spec.removedAt).toBe(removed.time);
 
     const inBatch = orgKey();
-    const late = orgEvent('removed', inBatch, at(1));
-    const early = orgEvent('added', inBatch, at(2));
+    const late = memberEvent('removed', inBatch, at(1));
+    const early = memberEvent('added', inBatch, at(2));
     const answer = await send([late, early]);
     // Applied in time order (added, then removed), answered in request order.
     expect(answer.body.results).toEqual([
@@ -126,7 +116,7 @@ describe('POST /events', () => {
   it('concurrent requests on one membership: every write is conditioned, the newest event wins', async () => {
     const key = orgKey();
     const events = Array.from({ length: 12 }, (_, index) =>
-      orgEvent(index % 2 === 0 ? 'added' : 'removed', key, at(30 - index)),
+      memberEvent(index % 2 === 0 ? 'added' : 'removed', key, at(30 - index)),
     );
     const shuffled = [...events].sort(() => Math.random() - 0.5);
     const answers = await Promise.all(shuffled.map((event) => send([event])));
@@ -142,7 +132,7 @@ describe('POST /events', () => {
 
   it('group events make group memberships; a repeat within one batch is a duplicate', async () => {
     const key = { ...orgKey(), groupId: 'data.team_1' };
-    const event = orgEvent('added', key, at(1));
+    const event = memberEvent('added', key, at(1));
     const answer = await send([event, event]);
     expect(answer.body.results.map((result) => result.outcome)).toEqual(['applied', 'duplicate']);
     expect((await harness.getMembership(key))?.spec).toMatchObject({ ...key, changedAt: event.time });
@@ -153,17 +143,17 @@ describe('POST /events', () => {
 
   it('a malformed event rejects the whole batch, naming its index and field, and applies nothing', async () => {
     const existing = orgKey();
-    await send([orgEvent('added', existing, at(30))]);
+    await send([memberEvent('added', existing, at(30))]);
     const before = await harness.getMembership(existing);
     const fresh = [orgKey(), orgKey(), orgKey()];
     const bad = {
-      ...orgEvent('added', orgKey(), at(1)),
+      ...memberEvent('added', orgKey(), at(1)),
       data: { organisationId: randomUUID(), userId: 'nope' },
     };
     const answer = await send([
-      ...fresh.map((key) => orgEvent('added', key, at(1))),
+      ...fresh.map((key) => memberEvent('added', key, at(1))),
       bad,
-      orgEvent('removed', existing, at(1)),
+      memberEvent('removed', existing, at(1)),
     ]);
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ type: 'urn:dx:acl:BadRequest' });
@@ -191,20 +181,20 @@ describe('POST /events', () => {
       '[0].data: Unrecognized key',
     ],
   ])('400 for %s', async (_name, override, detail) => {
-    const answer = await send([{ ...orgEvent('added', orgKey(), at(1)), ...override }]);
+    const answer = await send([{ ...memberEvent('added', orgKey(), at(1)), ...override }]);
     expect(answer.status).toBe(400);
     expect(String(answer.body.detail)).toContain(detail);
   });
 
   it('structured mode names the field without an index; a batch over 1,000 events is refused', async () => {
     const event = {
-      ...orgEvent('added', orgKey(), at(1)),
+      ...memberEvent('added', orgKey(), at(1)),
       data: { organisationId: 'x', userId: randomUUID() },
     };
-    const structured = await send(event, producer, STRUCTURED);
+    const structured = await send(event, producer, STRUCTURED_EVENT);
     expect(structured.status).toBe(400);
     expect(String(structured.body.detail)).toMatch(/^data\.organisationId: /);
-    const tooMany = Array.from({ length: 1_001 }, () => orgEvent('added', orgKey(), at(1)));
+    const tooMany = Array.from({ length: 1_001 }, () => memberEvent('added', orgKey(), at(1)));
     const answer = await send(tooMany);
     expect(answer.status).toBe(400);
     expect(String(answer.body.detail)).toBe('body: a batch holds at most 1000 events');
@@ -212,7 +202,7 @@ describe('POST /events', () => {
 
   it('415 for any other media type, naming the two it accepts', async () => {
     for (const contentType of ['application/json', 'text/plain', 'application/cloudevents+xml']) {
-      const answer = await send([orgEvent('added', orgKey(), at(1))], producer, contentType);
+      const answer = await send([memberEvent('added', orgKey(), at(1))], producer, contentType);
       expect(answer.status, contentType).toBe(415);
       expect(answer.body.detail).toBe(
         'request body must be application/cloudevents+json or application/cloudevents-batch+json',
@@ -233,8 +223,10 @@ describe('PUT and GET .../members', () => {
   it('a snapshot adds and removes exactly the difference; the listing shows the members by userId', async () => {
     const organisationId = randomUUID();
     const [kept, dropped, added, former] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-    await send([kept, dropped, former].map((userId) => orgEvent('added', { organisationId, userId }, at(5))));
-    const formerRemoval = orgEvent('removed', { organisationId, userId: former }, at(4));
+    await send(
+      [kept, dropped, former].map((userId) => memberEvent('added', { organisationId, userId }, at(5))),
+    );
+    const formerRemoval = memberEvent('removed', { organisationId, userId: former }, at(4));
     await send([formerRemoval]);
     const path = `/organisations/${organisationId}/members`;
     await until(() => harness.api.cache.membershipsOf(organisationId).length === 3, 'memberships cached');
@@ -253,7 +245,8 @@ describe('PUT and GET .../members', () => {
     });
     // An event from before the snapshot is stale now.
     expect(
-      (await send([orgEvent('added', { organisationId, userId: dropped }, at(1))])).body.results[0]?.outcome,
+      (await send([memberEvent('added', { organisationId, userId: dropped }, at(1))])).body.results[0]
+        ?.outcome,
     ).toBe('stale');
 
     const expected = [kept, added].sort();
@@ -312,7 +305,7 @@ describe('roles', () => {
   it('events and snapshots: event_producer (bearer or Basic) or cos_admin; anyone else 403', async () => {
     const basicProducer = harness.basicCaller(BASIC_SECRET, PRODUCER_CLIENT_ID);
     for (const caller of [producer, basicProducer, cosAdmin]) {
-      expect((await send([orgEvent('added', orgKey(), at(1))], caller)).status).toBe(200);
+      expect((await send([memberEvent('added', orgKey(), at(1))], caller)).status).toBe(200);
     }
     const organisationId = randomUUID();
     const refused = [
@@ -322,7 +315,7 @@ describe('roles', () => {
     ];
     for (const caller of refused) {
       const key = { organisationId, userId: randomUUID() };
-      const event = await send([orgEvent('added', key, at(1))], caller);
+      const event = await send([memberEvent('added', key, at(1))], caller);
       expect(event.status).toBe(403);
       expect(event.body).toMatchObject({
         type: 'urn:dx:acl:Forbidden',
@@ -378,14 +371,14 @@ describe('Kubernetes unreachable', () => {
     const post = (events: unknown) =>
       fetch(`${api.url}/events`, {
         method: 'POST',
-        headers: { authorization: producer.authorization, 'content-type': BATCH },
+        headers: { authorization: producer.authorization, 'content-type': EVENT_BATCH },
         body: JSON.stringify(events),
       });
     const key = orgKey();
-    const first = orgEvent('added', key, at(2));
+    const first = memberEvent('added', key, at(2));
     expect((await post([first])).status).toBe(200);
     proxy.pause('drop');
-    const second = orgEvent('removed', key, at(1));
+    const second = memberEvent('removed', key, at(1));
     const failed = await post([first, second]);
     expect(failed.status).toBe(503);
     expect(await failed.json()).toMatchObject({

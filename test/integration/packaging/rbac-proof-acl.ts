@@ -14,8 +14,12 @@ import {
   API_GROUP,
   API_VERSION,
   GROUP_VERSION,
+  MEMBERSHIP_PLURAL,
+  membershipName,
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
+  type Membership,
+  type MembershipKey,
   type PolicyGrant,
 } from '../../../src/api/v1alpha1/index.js';
 import { claimName, readClaimData, type ClaimKey } from '../../../src/acl/claims.js';
@@ -27,6 +31,7 @@ import { createAuthenticators } from '../../../src/config/auth-config.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { individual, Resources } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
+import { EVENT_BATCH, memberEvent, type MemberEvent } from '../../support/member-events.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import type { KubeTraffic } from './kube-traffic.js';
 import {
@@ -50,6 +55,12 @@ const NAMESPACE_STEPS = [
   'binding it again restores it',
 ];
 
+/**
+ * Concurrent events on one new membership: some creates meet the first one's object and must re-read it. Fewer
+ * than the store's write attempts (MAX_WRITE_ATTEMPTS), so that each of them lands.
+ */
+const RACING_EVENTS = 6;
+
 /** The steps of the ACL API's flow, by what they show. */
 export const ACL_STEP = {
   ready: 'becomes ready (every cache listed)',
@@ -64,6 +75,9 @@ export const ACL_STEP = {
   conflict: 'a 409 releases the claims the request took',
   rollback: 'a create the API server refuses is rolled back',
   unbound: 'a grant applied in a namespace bound to no organisation does not count',
+  memberAdded: 'a membership event adds the member: its Membership is created',
+  memberRemoved: 'a removal event updates the Membership',
+  memberRace: 'events racing on one new membership all apply',
   namespaces: NAMESPACE_STEPS,
 };
 
@@ -76,7 +90,7 @@ interface Answer {
   status: number;
   body: {
     detail?: string;
-    results?: { policyId?: string; id?: string; status?: string }[];
+    results?: { policyId?: string; id?: string; status?: string; outcome?: string }[];
   };
 }
 
@@ -168,6 +182,10 @@ export class AclProof {
       retried: await user(),
       rolledBack: await user(),
       gitOps: await user(),
+      producer: {
+        id: 'producer',
+        authorization: `Bearer ${await mintToken(this.key, { sub: randomUUID(), roles: ['event_producer'] })}`,
+      },
     };
   }
 }
@@ -182,6 +200,8 @@ interface Callers {
   retried: Caller;
   rolledBack: Caller;
   gitOps: Caller;
+  /** Sends membership events (role event_producer). */
+  producer: Caller;
 }
 
 /** One run of the flow; its steps share what they created. */
@@ -189,6 +209,7 @@ class AclFlow {
   private readonly itemIds: string[] = [];
   private policyId = '';
   private gitOpsNamespace = '';
+  private member?: MembershipKey;
 
   constructor(
     private readonly api: RunningAclApi,
@@ -213,6 +234,9 @@ class AclFlow {
       { name: ACL_STEP.conflict, run: () => this.conflictReleasesClaims() },
       { name: ACL_STEP.rollback, run: () => this.refusedWriteRollsBack() },
       { name: ACL_STEP.unbound, run: () => this.unboundNamespaceDoesNotCount() },
+      { name: ACL_STEP.memberAdded, run: () => this.memberAdded() },
+      { name: ACL_STEP.memberRemoved, run: () => this.memberRemoved() },
+      { name: ACL_STEP.memberRace, run: () => this.eventsRace() },
       ...ACL_STEP.namespaces.map((name, index) => ({
         name,
         run: () => this.bindNamespace(index % 2 === 0),
@@ -331,6 +355,52 @@ class AclFlow {
     await promptly(async () => expect(await this.rowStatus(gitOps, 'consumer', uid)).toBe('ACTIVE'));
     const answer = await this.verifyAccess(gitOps, this.itemIds[1] as string);
     expect(answer.status, describe(answer)).toBe(403);
+  }
+
+  private async memberAdded(): Promise<void> {
+    this.member = { organisationId: this.callers.organisationId, userId: randomUUID() };
+    await this.sendEvents([memberEvent('added', this.member)]);
+    expect((await this.membership(this.member)).spec.removedAt).toBeUndefined();
+  }
+
+  private async memberRemoved(): Promise<void> {
+    await this.sendEvents([memberEvent('removed', this.member as MembershipKey)]);
+    expect((await this.membership(this.member as MembershipKey)).spec.removedAt).toBeDefined();
+  }
+
+  /**
+   * Every request starts from the cache, where the membership is not yet: all but one create is refused as
+   * existing, and those re-read the object (get) and replace it.
+   */
+  private async eventsRace(): Promise<void> {
+    const key = { organisationId: this.callers.organisationId, userId: randomUUID() };
+    // One time for all: an event is stale only when older than the one applied last.
+    const time = new Date().toISOString();
+    const racing = Array.from({ length: RACING_EVENTS }, () =>
+      this.sendEvents([memberEvent('added', key, time)]),
+    );
+    await Promise.all(racing);
+    expect((await this.membership(key)).spec.appliedEvents).toHaveLength(RACING_EVENTS);
+  }
+
+  private async sendEvents(events: MemberEvent[]): Promise<void> {
+    const answer = await this.request('POST', '/events', this.callers.producer, events, {
+      'content-type': EVENT_BATCH,
+    });
+    expect(answer.status, describe(answer)).toBe(200);
+    expect(answer.body.results?.map((result) => result.outcome)).toEqual(events.map(() => 'applied'));
+  }
+
+  private async membership(key: MembershipKey): Promise<Membership> {
+    return (await testKubeConfig()
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({
+        group: API_GROUP,
+        version: API_VERSION,
+        namespace: this.namespace,
+        plural: MEMBERSHIP_PLURAL,
+        name: membershipName(key),
+      })) as Membership;
   }
 
   private async bindNamespace(bound: boolean): Promise<void> {

@@ -112,6 +112,9 @@ describe('the ACL API as its chart ServiceAccount', () => {
       ACL_STEP.conflict,
       ACL_STEP.rollback,
       ACL_STEP.unbound,
+      ACL_STEP.memberAdded,
+      ACL_STEP.memberRemoved,
+      ACL_STEP.memberRace,
       ...ACL_STEP.namespaces,
     ],
     breaks: {
@@ -134,6 +137,11 @@ describe('the ACL API as its chart ServiceAccount', () => {
       'Role delete core/configmaps': [ACL_STEP.revoke],
       'Role get acl.policygrant.dev/policygrants': [ACL_STEP.takeover],
       'Role delete acl.policygrant.dev/policygrants': [ACL_STEP.rollback],
+      // Membership events: create the object, replace it, and re-read it when a write meets a newer one (the
+      // removal may already meet one, when the cache has not seen the create yet).
+      'Role create acl.policygrant.dev/memberships': [ACL_STEP.memberAdded],
+      'Role update acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
+      'Role get acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
     },
   });
 });
