@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  GROUP_VERSION,
-  MEMBERSHIP_KIND,
-  membershipName,
-  type CatalogItem,
-  type PolicyGrant,
-} from '../../src/api/v1alpha1/index.js';
+import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
+import { EVENT_BATCH, memberEvent, type MemberEvent } from '../support/member-events.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../support/patience.js';
 import { acl, check, e2e, eventually, kubectl, kubectlJson, token } from './support/stack-client.js';
 
@@ -111,10 +103,9 @@ describe('a grant, from the outside', () => {
     });
   });
 
-  it('lets members of an allowed organisation in through a GROUP grant, and no one else', async () => {
+  it('lets in the members a membership event adds, and no one else; a removal event shuts them out again', async () => {
     const organisation = randomUUID();
     const [member, outsider] = [randomUUID(), randomUUID()];
-    await addOrganisationMember(organisation, member);
     const policyId = await create(
       grantItem({
         policyType: 'GROUP',
@@ -124,8 +115,23 @@ describe('a grant, from the outside', () => {
     await eventually('Enforced=True', async () =>
       (await enforcedStatus(policyId)) === 'True' ? true : undefined,
     );
+    expect(await allowedNow(member, 'sub'), 'no membership yet: default deny').toBe(false);
+
+    const key = { organisationId: organisation, userId: member };
+    const added = memberEvent('added', key, new Date(Date.now() - 60_000).toISOString());
+    expect(await sendMemberEvents([added])).toEqual(['applied']);
     await becomes(member, true, 'sub');
     expect(await allowedNow(outsider, 'sub')).toBe(false);
+    const table = await kubectl('get', 'memberships', '-n', e2e().namespace);
+    expect(table.split('\n').find((line) => line.includes(member))).toMatch(/True/);
+
+    const removed = memberEvent('removed', key);
+    expect(await sendMemberEvents([removed])).toEqual(['applied']);
+    await becomes(member, false, 'sub');
+    // A redelivery, and an added event older than the removal: nothing changes, and the answer says so.
+    const olderAdded = memberEvent('added', key, new Date(Date.now() - 30_000).toISOString());
+    expect(await sendMemberEvents([removed, olderAdded])).toEqual(['duplicate', 'stale']);
+    expect(await allowedNow(member, 'sub')).toBe(false);
   });
 
   it('stops being enforced at its expiry time', async () => {
@@ -203,21 +209,14 @@ describe('read-your-grant (Prefer: wait)', () => {
   });
 });
 
-// The suite plays a membership producer that writes Membership objects with kubectl, as GitOps would.
-async function addOrganisationMember(organisationId: string, userId: string): Promise<void> {
-  const spec = { organisationId, userId };
-  const membership = {
-    apiVersion: GROUP_VERSION,
-    kind: MEMBERSHIP_KIND,
-    metadata: { name: membershipName(spec), namespace: e2e().namespace },
-    spec,
-  };
-  const folder = await mkdtemp(join(tmpdir(), 'e2e-membership-'));
-  const file = join(folder, 'membership.json');
-  await writeFile(file, JSON.stringify(membership));
-  try {
-    await kubectl('apply', '-f', file);
-  } finally {
-    await rm(folder, { recursive: true, force: true });
-  }
+/** Sends events to POST /events as a producer (role event_producer); answers their outcomes in order. */
+async function sendMemberEvents(events: MemberEvent[]): Promise<string[]> {
+  const reply = await acl<{ results: { outcome: string }[] }>('/events', {
+    method: 'POST',
+    token: await token(randomUUID(), { roles: ['event_producer'] }),
+    body: events,
+    headers: { 'content-type': EVENT_BATCH },
+  });
+  expect(reply.status).toBe(200);
+  return reply.body.results.map((result) => result.outcome);
 }
