@@ -14,11 +14,12 @@ import type { ControllerReplica } from './support/controller-replica.js';
 import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
 import { FaultInjector, kill, type LeaseWatcher } from './support/fault-injector.js';
 import { MembershipStream } from './support/membership-stream.js';
-import { kubeMembershipWriter, listMemberships } from './support/membership-writer.js';
+import { AclHarness } from '../integration/acl/support/acl-harness.js';
+import { eventMembershipWriter, listMemberships } from './support/membership-writer.js';
 
 // The kill test of the Membership controller: two replicas (the real entrypoint, processes of their own), the
-// leader SIGKILLed again and again (and restarted) while 1,000 membership changes stream in through the
-// Kubernetes API. Once every status is current, SpiceDB's membership tuples must be exactly the projection of
+// leader SIGKILLed again and again (and restarted) while 1,000 membership events stream in through the ACL API's
+// POST /events (an ACL API in this process, a producer's credentials). Once every status is current, SpiceDB's membership tuples must be exactly the projection of
 // the Membership objects. The periodic resync is 10 m away, so only the one a new leader runs hides nothing
 // more than it does in production.
 
@@ -41,13 +42,16 @@ let kubeConfig: KubeConfig;
 let aclNamespace: string;
 let replicas: ControllerReplica[] = [];
 let lease: LeaseWatcher;
+const acl = new AclHarness();
 
 beforeAll(async () => {
   pair = await startReplicaPair('membership-kill');
   ({ spicedb, kubeConfig, aclNamespace, replicas, lease } = pair);
+  await acl.start('membership-kill', { namespace: aclNamespace, kubeConfig });
 }, 300_000);
 
 afterAll(async () => {
+  await acl.stop();
   await pair?.stop();
 });
 
@@ -99,7 +103,8 @@ const projectionOf = (memberships: readonly Membership[]): Set<TupleKey> =>
 
 describe('the Membership controller killed again and again', () => {
   it('leaves SpiceDB holding exactly the projection of the Membership objects', async () => {
-    const stream = new MembershipStream(kubeMembershipWriter(kubeConfig, aclNamespace), STREAM);
+    const producer = await acl.user({ roles: ['event_producer'] });
+    const stream = new MembershipStream(eventMembershipWriter(acl.api.url, producer.authorization), STREAM);
     const injector = new FaultInjector(replicas, lease, TIMINGS, [kill]);
     await injector.leader();
 

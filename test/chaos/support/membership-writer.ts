@@ -2,13 +2,11 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import {
   API_GROUP,
   API_VERSION,
-  GROUP_VERSION,
-  MEMBERSHIP_KIND,
   MEMBERSHIP_PLURAL,
-  membershipName,
   type Membership,
   type MembershipKey,
 } from '../../../src/api/v1alpha1/index.js';
+import { memberEvent, STRUCTURED_EVENT } from '../../support/member-events.js';
 
 /** One membership change as a producer reports it. */
 export interface MembershipChange {
@@ -20,34 +18,21 @@ export interface MembershipChange {
 /** Applies one change; the one place that decides how changes reach the cluster. */
 export type MembershipWriter = (change: MembershipChange) => Promise<void>;
 
-const isConflict = (error: unknown) => (error as { code?: number }).code === 409;
-
 /**
- * Writes changes as Membership objects straight through the Kubernetes API: an added member is created under
- * its deterministic name, a removed one gets spec.removedAt (retried on 409 until it lands).
+ * Sends each change as a CloudEvent to the ACL API's POST /events, as a membership producer does; the event's
+ * time is when the change happened. Anything but an applied event fails the stream.
  */
-export function kubeMembershipWriter(kubeConfig: KubeConfig, namespace: string): MembershipWriter {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  const request = { group: API_GROUP, version: API_VERSION, namespace, plural: MEMBERSHIP_PLURAL };
+export function eventMembershipWriter(aclUrl: string, authorization: string): MembershipWriter {
   return async ({ kind, key, at }) => {
-    const name = membershipName(key);
-    if (kind === 'added') {
-      const spec = { ...key, changedAt: at.toISOString() };
-      await api.createNamespacedCustomObject({
-        ...request,
-        body: { apiVersion: GROUP_VERSION, kind: MEMBERSHIP_KIND, metadata: { name }, spec },
-      });
-      return;
-    }
-    for (;;) {
-      const current = (await api.getNamespacedCustomObject({ ...request, name })) as Membership;
-      const spec = { ...current.spec, removedAt: at.toISOString(), changedAt: at.toISOString() };
-      try {
-        await api.replaceNamespacedCustomObject({ ...request, name, body: { ...current, spec } });
-        return;
-      } catch (error) {
-        if (!isConflict(error)) throw error;
-      }
+    const response = await fetch(`${aclUrl}/events`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': STRUCTURED_EVENT },
+      body: JSON.stringify(memberEvent(kind, key, at.toISOString())),
+    });
+    const body = (await response.json()) as { results?: { outcome: string }[]; detail?: string };
+    const outcome = body.results?.[0]?.outcome;
+    if (response.status !== 200 || outcome !== 'applied') {
+      throw new Error(`POST /events: ${response.status} ${outcome ?? body.detail ?? ''}`);
     }
   };
 }
