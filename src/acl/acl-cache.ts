@@ -14,8 +14,8 @@ import type { GrantWorld } from '../verdict/grant-verdict.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { candidateTupleKeys } from '../verdict/projection.js';
 import type { TupleKey } from '../verdict/tuple-key.js';
-import { claimKeys, claimName, type ClaimKey } from './claims.js';
-import { distinctSorted } from './policy-rows.js';
+import { claimKeys, claimName, type ClaimKey } from './policies/claims.js';
+import { distinctSorted } from './policies/policy-rows.js';
 import { paths } from './resources.js';
 
 const BY_UID = 'uid';

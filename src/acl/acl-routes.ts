@@ -16,14 +16,14 @@ import {
   responseSchemas,
 } from './api-schemas.js';
 import { COS_ADMIN, ORG_ADMIN } from './authorisation.js';
-import type { PolicyCreator } from './create-policies.js';
-import { awaitEnforcement, waitPreference, type WaitTarget } from './enforcement-wait.js';
+import type { PolicyCreator } from './policies/create-policies.js';
+import { awaitEnforcement, waitPreference, type WaitTarget } from './policies/enforcement-wait.js';
 import { KUBERNETES_DEPENDENCY, kubernetesFailure } from './kube-errors.js';
 import { addMembershipRoutes, type MembershipServices } from './memberships/membership-routes.js';
-import type { Listing, PolicyListings } from './list-policies.js';
-import type { ListingQuery } from './policy-rows.js';
-import type { PolicyRevoker } from './revoke-policy.js';
-import type { AccessVerifier } from './verify-access.js';
+import type { Listing, PolicyListings } from './policies/list-policies.js';
+import type { ListingQuery } from './policies/policy-rows.js';
+import type { PolicyRevoker } from './policies/revoke-policy.js';
+import type { AccessVerifier } from './policies/verify-access.js';
 
 export interface AclServices {
   urn: UrnScheme;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EnforcementReportSchema } from './enforcement-wait.js';
+import { EnforcementReportSchema } from './policies/enforcement-wait.js';
 import {
   ConstraintsSchema,
   PolicyGrantRequestItemSchema,

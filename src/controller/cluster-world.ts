@@ -4,7 +4,7 @@ import type { Relationship } from '../spicedb/client.js';
 import { decodeObjectId } from '../spicedb/object-id.js';
 import type { Registry } from '../spicedb/registry.js';
 import { GrantEvaluator, type GrantWorld } from '../verdict/grant-verdict.js';
-import { hasFinalizer } from './grant-writer.js';
+import { hasFinalizer } from './grants/grant-writer.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { candidateTupleKeys, OWNER_RELATION, projectOwners } from '../verdict/projection.js';
 import { parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';

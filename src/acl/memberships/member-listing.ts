@@ -1,7 +1,7 @@
 import { isMember } from '../../api/v1alpha1/index.js';
 import type { PaginationInfo } from '../../http/envelope.js';
 import type { AclCache } from '../acl-cache.js';
-import type { Page } from '../policy-rows.js';
+import type { Page } from '../policies/policy-rows.js';
 
 export interface MemberRow {
   userId: string;

@@ -7,7 +7,7 @@ import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AclCache } from '../acl-cache.js';
 import { COS_ADMIN, ORG_ADMIN, isOrgAdminOf } from '../authorisation.js';
-import type { Page } from '../policy-rows.js';
+import type { Page } from '../policies/policy-rows.js';
 import type { MemberEventApplier } from './member-events.js';
 import { listMembers } from './member-listing.js';
 import type { MemberSnapshots } from './member-snapshot.js';

@@ -3,7 +3,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import { InvalidObjectIdError } from '../../spicedb/object-id.js';
-import { hasFinalizer } from '../grant-writer.js';
+import { hasFinalizer } from '../grants/grant-writer.js';
 import { WriteExpectations } from '../write-expectations.js';
 import type { MembershipProjector } from './membership-projector.js';
 import {

@@ -2,7 +2,7 @@ import { isMember, type Membership } from '../../api/v1alpha1/index.js';
 import { objectKey } from '../../runtime/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import type { ObjectStore } from '../cluster-world.js';
-import { hasFinalizer } from '../grant-writer.js';
+import { hasFinalizer } from '../grants/grant-writer.js';
 import { tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 import { projectMembership } from './membership-projection.js';
 

@@ -7,7 +7,7 @@ import {
   type MembershipStatus,
 } from '../../api/v1alpha1/index.js';
 import { requestJson } from '../../runtime/kube-request.js';
-import { RELATIONSHIPS_FINALIZER } from '../grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../grants/grant-writer.js';
 
 const WRITE_TIMEOUT_MS = 15_000;
 

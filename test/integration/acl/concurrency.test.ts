@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { CLAIM_LABEL, claimKeys, readClaimData } from '../../../src/acl/claims.js';
+import { CLAIM_LABEL, claimKeys, readClaimData } from '../../../src/acl/policies/claims.js';
 import type { ConfigMap } from '../../../src/acl/resources.js';
 import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';

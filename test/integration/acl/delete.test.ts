@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimKeys, claimName } from '../../../src/acl/claims.js';
+import { claimKeys, claimName } from '../../../src/acl/policies/claims.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { createTestNamespace } from '../support/cluster.js';
 import { AclHarness, individual, until, type Caller } from './support/acl-harness.js';

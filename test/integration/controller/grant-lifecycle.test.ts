@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../../support/patience.js';
 import {

@@ -22,7 +22,7 @@ import {
   type MembershipKey,
   type PolicyGrant,
 } from '../../../src/api/v1alpha1/index.js';
-import { claimName, readClaimData, type ClaimKey } from '../../../src/acl/claims.js';
+import { claimName, readClaimData, type ClaimKey } from '../../../src/acl/policies/claims.js';
 import { ensureDevSigningKey, type DevSigningKey } from '../../../src/auth/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../src/auth/dev-token.js';
 import type { Authenticators } from '../../../src/auth/middleware.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';

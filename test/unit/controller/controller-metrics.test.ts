@@ -6,7 +6,7 @@ import {
   registerMembershipMetrics,
 } from '../../../src/controller/controller-metrics.js';
 import { nextMembershipStatus } from '../../../src/controller/memberships/membership-status.js';
-import { nextGrantStatus } from '../../../src/controller/grant-status.js';
+import { nextGrantStatus } from '../../../src/controller/grants/grant-status.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { membership, NOW, policyGrant } from './support/fakes.js';
 

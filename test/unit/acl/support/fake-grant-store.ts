@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GROUP_VERSION, POLICY_GRANT_KIND, type PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
-import { claimConfigMap, readClaimData, type ClaimData } from '../../../../src/acl/claims.js';
-import type { CreateStore } from '../../../../src/acl/create-policies.js';
-import type { NewGrant } from '../../../../src/acl/grant-store.js';
+import { claimConfigMap, readClaimData, type ClaimData } from '../../../../src/acl/policies/claims.js';
+import type { CreateStore } from '../../../../src/acl/policies/create-policies.js';
+import type { NewGrant } from '../../../../src/acl/policies/grant-store.js';
 import type { ConfigMap } from '../../../../src/acl/resources.js';
 import { KubeApiError } from '../../../../src/runtime/index.js';
 

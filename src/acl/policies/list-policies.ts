@@ -1,10 +1,10 @@
-import type { PolicyGrant } from '../api/v1alpha1/index.js';
-import type { Principal } from '../auth/principal.js';
-import type { PaginationInfo } from '../http/envelope.js';
-import { HttpError } from '../http/errors.js';
-import { GrantEvaluator, livesWhereItCounts } from '../verdict/grant-verdict.js';
-import type { AclCache } from './acl-cache.js';
-import { lookupItem } from './authorisation.js';
+import type { PolicyGrant } from '../../api/v1alpha1/index.js';
+import type { Principal } from '../../auth/principal.js';
+import type { PaginationInfo } from '../../http/envelope.js';
+import { HttpError } from '../../http/errors.js';
+import { GrantEvaluator, livesWhereItCounts } from '../../verdict/grant-verdict.js';
+import type { AclCache } from '../acl-cache.js';
+import { lookupItem } from '../authorisation.js';
 import { distinctSorted, selectPage, toRow, type ListingQuery, type PolicyRow } from './policy-rows.js';
 
 export interface Listing {

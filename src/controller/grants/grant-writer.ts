@@ -5,8 +5,8 @@ import {
   POLICY_GRANT_PLURAL,
   type PolicyGrant,
   type PolicyGrantStatus,
-} from '../api/v1alpha1/index.js';
-import { requestJson } from '../runtime/kube-request.js';
+} from '../../api/v1alpha1/index.js';
+import { requestJson } from '../../runtime/kube-request.js';
 
 /** Added before the first SpiceDB write for a grant; removed once its tuples are gone. */
 export const RELATIONSHIPS_FINALIZER = 'acl.policygrant.dev/relationships';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CatalogItemReconciler } from '../../../src/controller/catalog-item-reconciler.js';
-import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
-import { tupleKey } from '../../../src/verdict/tuple-key.js';
-import { silentLogger } from '../../../src/runtime/logger.js';
-import { encodeObjectId } from '../../../src/spicedb/object-id.js';
+import { CatalogItemReconciler } from '../../../../src/controller/catalog-items/catalog-item-reconciler.js';
+import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
+import { tupleKey } from '../../../../src/verdict/tuple-key.js';
+import { silentLogger } from '../../../../src/runtime/logger.js';
+import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import {
   catalogItem,
   consumerTuple,
@@ -14,7 +14,7 @@ import {
   OWNER,
   testWorld,
   USER,
-} from './support/fakes.js';
+} from '../support/fakes.js';
 
 const owner = (type: string, id: string, objectId = ITEM_OBJECT_ID) =>
   tupleKey({ resource: { type: 'resource', id: objectId }, relation: 'owner', subject: { type, id } });

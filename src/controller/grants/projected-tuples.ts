@@ -1,6 +1,6 @@
-import type { ProjectedTuples } from '../api/v1alpha1/index.js';
-import type { Relationship } from '../spicedb/client.js';
-import type { TupleKey } from '../verdict/tuple-key.js';
+import type { ProjectedTuples } from '../../api/v1alpha1/index.js';
+import type { Relationship } from '../../spicedb/client.js';
+import type { TupleKey } from '../../verdict/tuple-key.js';
 
 // What a grant last wrote, as its status records it: the relations × subjects on one resource that its
 // projection is (src/verdict/projection.ts), small enough for a status (at most 10 relations and 100 subjects).

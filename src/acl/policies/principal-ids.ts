@@ -1,4 +1,4 @@
-import { uuidField } from '../api/v1alpha1/field-schemas.js';
+import { uuidField } from '../../api/v1alpha1/field-schemas.js';
 
 const userIdSchema = uuidField();
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ENFORCED_CONDITION, type PolicyGrant } from '../api/v1alpha1/index.js';
-import type { AclCache } from './acl-cache.js';
+import { ENFORCED_CONDITION, type PolicyGrant } from '../../api/v1alpha1/index.js';
+import type { AclCache } from '../acl-cache.js';
 
 /** The longest `Prefer: wait=N` honoured; a larger N is clamped (RFC 7240 lets the server choose). */
 export const MAX_WAIT_SECONDS = 60;

@@ -3,11 +3,11 @@ import {
   POLICY_GRANT_KIND,
   type PolicyGrant,
   type PolicyGrantSpec,
-} from '../api/v1alpha1/index.js';
+} from '../../api/v1alpha1/index.js';
 import { claimConfigMap, type ClaimData } from './claims.js';
-import type { KubeClient } from './kube-client.js';
-import { isNotFound } from './kube-errors.js';
-import { paths, type ConfigMap } from './resources.js';
+import type { KubeClient } from '../kube-client.js';
+import { isNotFound } from '../kube-errors.js';
+import { paths, type ConfigMap } from '../resources.js';
 
 export interface NewGrant {
   name: string;

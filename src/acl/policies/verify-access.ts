@@ -1,9 +1,9 @@
-import type { PolicyGrant } from '../api/v1alpha1/index.js';
-import type { Principal } from '../auth/principal.js';
-import { HttpError } from '../http/errors.js';
-import { GrantEvaluator } from '../verdict/grant-verdict.js';
-import type { AclCache } from './acl-cache.js';
-import { lookupItem, mayVerify } from './authorisation.js';
+import type { PolicyGrant } from '../../api/v1alpha1/index.js';
+import type { Principal } from '../../auth/principal.js';
+import { HttpError } from '../../http/errors.js';
+import { GrantEvaluator } from '../../verdict/grant-verdict.js';
+import type { AclCache } from '../acl-cache.js';
+import { lookupItem, mayVerify } from '../authorisation.js';
 import { compareGrants, utcTimestamp } from './policy-rows.js';
 
 export interface VerifyResult {

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
-import { derivedState, PolicyGrantStateSchema } from '../api/v1alpha1/index.js';
-import { gauge } from '../observability/metrics.js';
-import type { AclCache } from './acl-cache.js';
+import { derivedState, PolicyGrantStateSchema } from '../../api/v1alpha1/index.js';
+import { gauge } from '../../observability/metrics.js';
+import type { AclCache } from '../acl-cache.js';
 
 /** `acl_policy_grants{state}`: grants by derived state, counted from the informer cache at each scrape. */
 export function registerGrantMetrics(registry: Registry, cache: AclCache, now: () => Date): void {

@@ -1,12 +1,12 @@
-import type { PolicyGrant } from '../api/v1alpha1/index.js';
-import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
-import type { ClusterWorld } from './cluster-world.js';
-import type { KeyedMutex } from './keyed-mutex.js';
-import type { ManagedRelation } from './managed-relations.js';
-import { candidateTupleKeys, OWNER_RELATION } from '../verdict/projection.js';
+import type { PolicyGrant } from '../../api/v1alpha1/index.js';
+import type { Relationship, RelationshipUpdate } from '../../spicedb/client.js';
+import type { ClusterWorld } from '../cluster-world.js';
+import type { KeyedMutex } from '../keyed-mutex.js';
+import type { ManagedRelation } from '../managed-relations.js';
+import { candidateTupleKeys, OWNER_RELATION } from '../../verdict/projection.js';
 import { enforcedFingerprint, withdrawnFingerprint, type ProjectionMemory } from './projection-memory.js';
-import type { RelationshipStore } from './relationship-store.js';
-import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
+import type { RelationshipStore } from '../relationship-store.js';
+import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 
 export interface GrantProjectorOptions {
   store: RelationshipStore;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextGrantStatus } from '../../../src/controller/grant-status.js';
-import { NOW, policyGrant } from './support/fakes.js';
+import { nextGrantStatus } from '../../../../src/controller/grants/grant-status.js';
+import { NOW, policyGrant } from '../support/fakes.js';
 
 const LATER = new Date(NOW.getTime() + 60_000);
 

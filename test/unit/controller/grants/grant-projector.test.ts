@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { GrantProjector } from '../../../src/controller/grant-projector.js';
-import { managedRelations } from '../../../src/controller/managed-relations.js';
-import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
-import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
-import { projectGrant } from '../../../src/verdict/projection.js';
-import { tupleKey } from '../../../src/verdict/tuple-key.js';
+import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
+import { GrantProjector } from '../../../../src/controller/grants/grant-projector.js';
+import { managedRelations } from '../../../../src/controller/managed-relations.js';
+import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
+import { ProjectionMemory } from '../../../../src/controller/grants/projection-memory.js';
+import { projectGrant } from '../../../../src/verdict/projection.js';
+import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import {
   ACL_NAMESPACE,
   consumerTuple,
@@ -19,7 +19,7 @@ import {
   testWorld,
   USER,
   type TestWorld,
-} from './support/fakes.js';
+} from '../support/fakes.js';
 
 function setUp(grants: PolicyGrant[] = []) {
   const test: TestWorld = testWorld({ grants });

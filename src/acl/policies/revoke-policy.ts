@@ -1,12 +1,12 @@
-import { toKubernetesTime, type PolicyGrant } from '../api/v1alpha1/index.js';
-import type { Principal } from '../auth/principal.js';
-import { HttpError } from '../http/errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { AclCache } from './acl-cache.js';
-import { lookupItem, mayRevoke } from './authorisation.js';
+import { toKubernetesTime, type PolicyGrant } from '../../api/v1alpha1/index.js';
+import type { Principal } from '../../auth/principal.js';
+import { HttpError } from '../../http/errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { AclCache } from '../acl-cache.js';
+import { lookupItem, mayRevoke } from '../authorisation.js';
 import { claimKeys, claimName, readClaimData } from './claims.js';
 import type { GrantStore } from './grant-store.js';
-import { isNotFound, isPreconditionConflict } from './kube-errors.js';
+import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { isUserId } from './principal-ids.js';
 
 const REVOKE_ATTEMPTS = 3;

@@ -4,7 +4,7 @@ import {
   idempotentGrantName,
   randomGrantName,
   requestHash,
-} from '../../../src/acl/grant-names.js';
+} from '../../../../src/acl/policies/grant-names.js';
 
 const NAME = /^pg-[0-9a-f]{40}$/;
 

@@ -3,22 +3,22 @@ import {
   ENFORCED_CONDITION,
   findStatusCondition,
   type PolicyGrant,
-} from '../api/v1alpha1/index.js';
-import type { Logger } from '../observability/logger.js';
-import { isConflict, isNotFound, type ReconcileResult } from '../runtime/index.js';
-import { SpiceDBError } from '../spicedb/errors.js';
-import type { ClusterWorld } from './cluster-world.js';
-import type { GrantMetrics } from './controller-metrics.js';
-import type { EventRecorder, RecordedEvent } from './event-recorder.js';
+} from '../../api/v1alpha1/index.js';
+import type { Logger } from '../../observability/logger.js';
+import { isConflict, isNotFound, type ReconcileResult } from '../../runtime/index.js';
+import { SpiceDBError } from '../../spicedb/errors.js';
+import type { ClusterWorld } from '../cluster-world.js';
+import type { GrantMetrics } from '../controller-metrics.js';
+import type { EventRecorder, RecordedEvent } from '../event-recorder.js';
 import type { GrantProjector } from './grant-projector.js';
 import { nextGrantStatus, type EnforcedTransition, type GrantOutcome } from './grant-status.js';
-import { grantKey, GrantReason, type GrantVerdict } from '../verdict/grant-verdict.js';
+import { grantKey, GrantReason, type GrantVerdict } from '../../verdict/grant-verdict.js';
 import { hasFinalizer, type GrantWriter } from './grant-writer.js';
 import { projectedKeys, recordProjected } from './projected-tuples.js';
-import { candidateTupleKeys } from '../verdict/projection.js';
+import { candidateTupleKeys } from '../../verdict/projection.js';
 import type { ProjectionMemory } from './projection-memory.js';
-import { objectOfTupleKey } from '../verdict/tuple-key.js';
-import { WriteExpectations } from './write-expectations.js';
+import { objectOfTupleKey } from '../../verdict/tuple-key.js';
+import { WriteExpectations } from '../write-expectations.js';
 
 export interface GrantReconcilerOptions {
   world: ClusterWorld;

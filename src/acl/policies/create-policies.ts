@@ -3,14 +3,14 @@ import {
   type CatalogItem,
   type PolicyGrant,
   type PolicyGrantSpec,
-} from '../api/v1alpha1/index.js';
-import type { Principal } from '../auth/principal.js';
-import { HttpError } from '../http/errors.js';
-import type { Logger } from '../observability/logger.js';
-import { GrantEvaluator, type GrantWorld } from '../verdict/grant-verdict.js';
-import type { AclCache } from './acl-cache.js';
-import type { CreateItem } from './api-schemas.js';
-import { lookupItem, mayCreateOn } from './authorisation.js';
+} from '../../api/v1alpha1/index.js';
+import type { Principal } from '../../auth/principal.js';
+import { HttpError } from '../../http/errors.js';
+import type { Logger } from '../../observability/logger.js';
+import { GrantEvaluator, type GrantWorld } from '../../verdict/grant-verdict.js';
+import type { AclCache } from '../acl-cache.js';
+import type { CreateItem } from '../api-schemas.js';
+import { lookupItem, mayCreateOn } from '../authorisation.js';
 import {
   claimKeys,
   claimName,
@@ -21,7 +21,7 @@ import {
   type ClaimData,
   type ClaimKey,
 } from './claims.js';
-import { settleAll, valuesOrThrow } from './concurrency.js';
+import { settleAll, valuesOrThrow } from '../concurrency.js';
 import {
   CREATED_BY_ACL_API,
   CREATED_BY_LABEL,
@@ -31,8 +31,8 @@ import {
   requestHash,
 } from './grant-names.js';
 import type { GrantStore } from './grant-store.js';
-import type { ConfigMap } from './resources.js';
-import { isAlreadyExists, isNotFound, isPreconditionConflict } from './kube-errors.js';
+import type { ConfigMap } from '../resources.js';
+import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { isUserId } from './principal-ids.js';
 
 /** Claims one request may need (subjects × access types over all its items). */

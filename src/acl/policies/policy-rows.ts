@@ -3,9 +3,9 @@ import {
   type Constraints,
   type PolicyGrant,
   type PolicyGrantState,
-} from '../api/v1alpha1/index.js';
-import type { PaginationInfo } from '../http/envelope.js';
-import type { GrantVerdict, WithheldReason } from '../verdict/grant-verdict.js';
+} from '../../api/v1alpha1/index.js';
+import type { PaginationInfo } from '../../http/envelope.js';
+import type { GrantVerdict, WithheldReason } from '../../verdict/grant-verdict.js';
 
 /** A row of the listings (docs/acl-api.md, "Listings"). */
 export interface PolicyRow {

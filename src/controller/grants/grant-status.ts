@@ -7,8 +7,8 @@ import {
   type PolicyGrant,
   type PolicyGrantStatus,
   type ProjectedTuples,
-} from '../api/v1alpha1/index.js';
-import { GrantReason } from '../verdict/grant-verdict.js';
+} from '../../api/v1alpha1/index.js';
+import { GrantReason } from '../../verdict/grant-verdict.js';
 
 /** What a reconcile achieved for a grant. */
 export type GrantOutcome =

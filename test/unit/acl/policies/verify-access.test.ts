@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { AccessVerifier, type VerifyCache } from '../../../src/acl/verify-access.js';
-import type { Principal } from '../../../src/auth/principal.js';
-import { HttpError } from '../../../src/http/errors.js';
+import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
+import { AccessVerifier, type VerifyCache } from '../../../../src/acl/policies/verify-access.js';
+import type { Principal } from '../../../../src/auth/principal.js';
+import { HttpError } from '../../../../src/http/errors.js';
 import {
   catalogItem,
   groupFields,
@@ -13,7 +13,7 @@ import {
   policyGrant,
   testWorld,
   USER,
-} from '../controller/support/fakes.js';
+} from '../../controller/support/fakes.js';
 
 // Verify's own logic over a fake cache: which grants are the user's, which count (the verdict decides, see
 // test/unit/verdict), GROUP grants through memberships, and the body's choice of the grant expiring last.

@@ -1,5 +1,5 @@
-import type { Relationship } from '../spicedb/client.js';
-import { tupleKey, type TupleKey } from '../verdict/tuple-key.js';
+import type { Relationship } from '../../spicedb/client.js';
+import { tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 
 /** What this process last wrote to SpiceDB for one grant. */
 export interface ProjectionRecord {

@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import type { CatalogItem, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { toKubernetesTime } from '../../../src/api/v1alpha1/index.js';
-import type { CreateItem } from '../../../src/acl/api-schemas.js';
-import { claimKeys, claimName, type ClaimData } from '../../../src/acl/claims.js';
+import type { CatalogItem, PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
+import { toKubernetesTime } from '../../../../src/api/v1alpha1/index.js';
+import type { CreateItem } from '../../../../src/acl/api-schemas.js';
+import { claimKeys, claimName, type ClaimData } from '../../../../src/acl/policies/claims.js';
 import {
   MAX_CLAIMS_PER_REQUEST,
   PolicyCreator,
   type CreateCache,
   type CreateSettings,
-} from '../../../src/acl/create-policies.js';
-import { idempotentGrantName } from '../../../src/acl/grant-names.js';
-import type { Principal } from '../../../src/auth/principal.js';
-import { HttpError } from '../../../src/http/errors.js';
-import { createLogger, type Logger } from '../../../src/observability/logger.js';
-import { KubeApiError } from '../../../src/runtime/index.js';
-import { loadRegistry } from '../../../src/spicedb/registry.js';
-import { capturedLogger } from '../http/support/serve.js';
-import { FakeGrantStore, NAMESPACE, type StoreCall } from './support/fake-grant-store.js';
+} from '../../../../src/acl/policies/create-policies.js';
+import { idempotentGrantName } from '../../../../src/acl/policies/grant-names.js';
+import type { Principal } from '../../../../src/auth/principal.js';
+import { HttpError } from '../../../../src/http/errors.js';
+import { createLogger, type Logger } from '../../../../src/observability/logger.js';
+import { KubeApiError } from '../../../../src/runtime/index.js';
+import { loadRegistry } from '../../../../src/spicedb/registry.js';
+import { capturedLogger } from '../../http/support/serve.js';
+import { FakeGrantStore, NAMESPACE, type StoreCall } from '../support/fake-grant-store.js';
 
 const OWNER = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
 const USER = '3f1c2a9e-0b4d-4e8a-9c7f-2d5e6a7b8c9d';

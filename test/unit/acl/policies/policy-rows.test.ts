@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
+import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
 import {
   compareGrants,
   distinctSorted,
   selectPage,
   toRow,
   utcTimestamp,
-} from '../../../src/acl/policy-rows.js';
-import type { GrantVerdict } from '../../../src/verdict/grant-verdict.js';
+} from '../../../../src/acl/policies/policy-rows.js';
+import type { GrantVerdict } from '../../../../src/verdict/grant-verdict.js';
 
 const now = new Date('2026-06-01T00:00:00Z');
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { PolicyGrantSpec } from '../api/v1alpha1/index.js';
-import type { ConfigMap } from './resources.js';
+import type { PolicyGrantSpec } from '../../api/v1alpha1/index.js';
+import type { ConfigMap } from '../resources.js';
 
 // One claim object per (subject, item, access type): a ConfigMap whose name is derived from the triple, so
 // Kubernetes' one uniqueness constraint (the object name) makes "no two active grants for the same subject,

@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { PolicyGrant, PolicyGrantStatus } from '../../../src/api/v1alpha1/index.js';
-import { GrantMetrics } from '../../../src/controller/controller-metrics.js';
-import type { RecordedEvent } from '../../../src/controller/event-recorder.js';
-import { GrantProjector } from '../../../src/controller/grant-projector.js';
-import { GrantReconciler } from '../../../src/controller/grant-reconciler.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grant-writer.js';
-import { managedRelations } from '../../../src/controller/managed-relations.js';
-import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
-import { ProjectionMemory } from '../../../src/controller/projection-memory.js';
-import { tupleKey } from '../../../src/verdict/tuple-key.js';
-import { encodeObjectId } from '../../../src/spicedb/object-id.js';
-import { createMetricsRegistry } from '../../../src/observability/metrics.js';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
-import { silentLogger } from '../../../src/runtime/logger.js';
-import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
+import type { PolicyGrant, PolicyGrantStatus } from '../../../../src/api/v1alpha1/index.js';
+import { GrantMetrics } from '../../../../src/controller/controller-metrics.js';
+import type { RecordedEvent } from '../../../../src/controller/event-recorder.js';
+import { GrantProjector } from '../../../../src/controller/grants/grant-projector.js';
+import { GrantReconciler } from '../../../../src/controller/grants/grant-reconciler.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../../src/controller/grants/grant-writer.js';
+import { managedRelations } from '../../../../src/controller/managed-relations.js';
+import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
+import { ProjectionMemory } from '../../../../src/controller/grants/projection-memory.js';
+import { tupleKey } from '../../../../src/verdict/tuple-key.js';
+import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
+import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
+import { KubeApiError } from '../../../../src/runtime/api-error.js';
+import { silentLogger } from '../../../../src/runtime/logger.js';
+import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
 import {
   ACL_NAMESPACE,
   catalogItem,
@@ -26,7 +26,7 @@ import {
   policyGrant,
   registry,
   testWorld,
-} from './support/fakes.js';
+} from '../support/fakes.js';
 
 const KEY = `${ACL_NAMESPACE}/g`;
 const signal = new AbortController().signal;
