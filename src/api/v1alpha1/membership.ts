@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { ConditionSchema } from './conditions.js';
 import { dateTimeField, uuidField } from './field-schemas.js';
 import type { GROUP_VERSION, MEMBERSHIP_KIND } from './group-version.js';
+import { projectedStatusFields } from './status-fields.js';
 
 /** How many applied events a Membership remembers, to answer a redelivered one as a duplicate. */
 export const MAX_REMEMBERED_EVENTS = 16;
@@ -53,23 +53,7 @@ export const MembershipSpecSchema = z
 export type MembershipSpec = z.infer<typeof MembershipSpecSchema>;
 
 export const MembershipStatusSchema = z
-  .object({
-    observedGeneration: z
-      .int()
-      .min(0)
-      .meta({ format: 'int64' })
-      .optional()
-      .describe('The metadata.generation that the controller last acted on.'),
-    conditions: z
-      .array(ConditionSchema)
-      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
-      .optional()
-      .describe('Observations of the membership; type Enforced tells whether SpiceDB enforces it.'),
-    zedToken: z
-      .string()
-      .optional()
-      .describe('SpiceDB consistency token (ZedToken) of the last write for the membership.'),
-  })
+  .object(projectedStatusFields('membership'))
   .describe('What the controller observed and did; written by the controller only.');
 export type MembershipStatus = z.infer<typeof MembershipStatusSchema>;
 

@@ -1,9 +1,9 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { ConditionSchema } from './conditions.js';
 import { withCrossFieldRules, type CrossFieldRule } from './cross-field-rules.js';
 import { dateTimeField, itemIdField, typeNameField, uuidField } from './field-schemas.js';
 import type { GROUP_VERSION, POLICY_GRANT_KIND } from './group-version.js';
+import { projectedStatusFields } from './status-fields.js';
 
 /**
  * Bounds chosen so that one grant projects to at most 10 x 100 = 1000 relationships: SpiceDB's default
@@ -151,28 +151,14 @@ export type ProjectedTuples = z.infer<typeof ProjectedSchema>;
 
 export const PolicyGrantStatusSchema = z
   .object({
-    observedGeneration: z
-      .int()
-      .min(0)
-      .meta({ format: 'int64' })
-      .optional()
-      .describe('The metadata.generation that the controller last acted on.'),
+    ...projectedStatusFields('grant'),
     state: PolicyGrantStateSchema.optional(),
-    conditions: z
-      .array(ConditionSchema)
-      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
-      .optional()
-      .describe('Observations of the grant; type Enforced tells whether SpiceDB enforces it.'),
     relationships: z
       .int()
       .min(0)
       .meta({ format: 'int32' })
       .optional()
       .describe('Number of SpiceDB relationships written for the grant.'),
-    zedToken: z
-      .string()
-      .optional()
-      .describe('SpiceDB consistency token (ZedToken) of the last write for the grant.'),
     projected: ProjectedSchema.optional(),
   })
   .describe('What the controller observed and did; written by the controller only.');
