@@ -134,6 +134,28 @@ describe('a grant, from the outside', () => {
     expect(await allowedNow(member, 'sub')).toBe(false);
   });
 
+  it('takes a snapshot of the members as the truth: adds and removes exactly the difference', async () => {
+    const organisation = randomUUID();
+    const [kept, dropped, joined] = [randomUUID(), randomUUID(), randomUUID()];
+    const policyId = await create(
+      grantItem({
+        policyType: 'GROUP',
+        constraints: { access: [{ accessType: 'sub' }], subjects: { allowedOrgIds: [organisation] } },
+      }),
+    );
+    await eventually('Enforced=True', async () =>
+      (await enforcedStatus(policyId)) === 'True' ? true : undefined,
+    );
+    expect(await replaceMembers(organisation, [kept, dropped])).toEqual({ added: 2, removed: 0 });
+    await becomes(kept, true, 'sub');
+    await becomes(dropped, true, 'sub');
+
+    expect(await replaceMembers(organisation, [kept, joined])).toEqual({ added: 1, removed: 1 });
+    await becomes(dropped, false, 'sub');
+    await becomes(joined, true, 'sub');
+    expect(await allowedNow(kept, 'sub')).toBe(true);
+  });
+
   it('stops being enforced at its expiry time', async () => {
     const consumer = randomUUID();
     const policyId = await create(
@@ -208,6 +230,17 @@ describe('read-your-grant (Prefer: wait)', () => {
     expect(denied.body.result.allowed).toBe(false);
   });
 });
+
+/** PUT .../members as a producer: the organisation's members are exactly `userIds` afterwards. */
+async function replaceMembers(organisationId: string, userIds: string[]): Promise<unknown> {
+  const reply = await acl<{ results: unknown[] }>(`/organisations/${organisationId}/members`, {
+    method: 'PUT',
+    token: await token(randomUUID(), { roles: ['event_producer'] }),
+    body: { userIds },
+  });
+  expect(reply.status).toBe(200);
+  return reply.body.results[0];
+}
 
 /** Sends events to POST /events as a producer (role event_producer); answers their outcomes in order. */
 async function sendMemberEvents(events: MemberEvent[]): Promise<string[]> {
