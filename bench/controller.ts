@@ -47,6 +47,7 @@ import { createMetricsRegistry } from '../src/observability/metrics.js';
 import { Informer, kubeListWatch, type ListWatchSource } from '../src/runtime/index.js';
 import { requestJson } from '../src/runtime/kube-request.js';
 import { silentLogger } from '../src/runtime/logger.js';
+import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { percentile } from './support/statistics.js';
@@ -130,6 +131,7 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
     store: {
       readRelationships: (filter, options) => client.readRelationships(filter, options),
       writeRelationshipsInBatches: (updates) => client.writeRelationshipsInBatches(updates),
+      ensureSchema: () => client.ensureSchema(readSchemaText()),
     },
     world,
     memberships: new MembershipWorld(await staticInformer<Membership>([])),

@@ -61,6 +61,9 @@ export class DriftResync {
 
   async run(isCancelled: () => boolean = () => false): Promise<ResyncReport> {
     const started = performance.now();
+    // A SpiceDB that restarted empty has no schema until a leader writes it, and reads of a relation it lacks
+    // fail: a new term's first resync may come before any write of the term has set fence and schema.
+    await this.options.store.ensureSchema();
     const wanted = this.wantedExpirations();
     const desired = wanted.size;
     const orphans: TupleKey[] = [];

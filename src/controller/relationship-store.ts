@@ -11,6 +11,11 @@ export interface RelationshipStore {
     signal?: AbortSignal,
   ): Promise<string | undefined>;
   readRelationships: SpiceDBClient['readRelationships'];
+  /**
+   * Makes sure the schema SpiceDB holds is the controller's (and, fenced, that this term's fence is set).
+   * Refuses (FencedOffError) when this replica does not lead.
+   */
+  ensureSchema(): Promise<{ written: boolean }>;
 }
 
 /** The part of SpiceDBClient that probes SpiceDB. */

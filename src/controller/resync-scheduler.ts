@@ -16,15 +16,20 @@ export interface ResyncSchedulerOptions {
   logger: Logger;
   /** How often leadership and cache sync are looked at. Default 500 ms. */
   pollMs?: number;
+  /** After a failed run, the next one comes this soon, doubling per failure up to the period. Default 1 s. */
+  retryBaseMs?: number;
 }
 
 /**
  * Runs the resync at once when this replica starts leading (another leader may have left things half done),
  * then every period, and whenever asked (after a SpiceDB outage). One at a time; a request that comes during
- * a run makes another run follow it. A run is cancelled when leadership is lost.
+ * a run makes another run follow it. A run is cancelled when leadership is lost. A failed run is retried with
+ * backoff rather than a period later: until a resync succeeds, drift may stay unrepaired.
  */
 export class ResyncScheduler {
   private readonly pollMs: number;
+  private readonly retryBaseMs: number;
+  private failuresInARow = 0;
   private requested = false;
   private wake?: () => void;
   private lifetime?: AbortController;
@@ -33,6 +38,7 @@ export class ResyncScheduler {
 
   constructor(private readonly options: ResyncSchedulerOptions) {
     this.pollMs = options.pollMs ?? 500;
+    this.retryBaseMs = options.retryBaseMs ?? 1_000;
   }
 
   start(): void {
@@ -70,24 +76,31 @@ export class ResyncScheduler {
       if (leading && (this.requested || performance.now() >= dueAt)) {
         this.requested = false;
         await this.runOnce(signal);
-        dueAt = performance.now() + this.options.periodMs;
+        dueAt = performance.now() + this.untilNextRun();
         continue;
       }
       await this.nap(this.pollMs);
     }
   }
 
+  private untilNextRun(): number {
+    if (this.failuresInARow === 0) return this.options.periodMs;
+    return Math.min(this.options.periodMs, this.retryBaseMs * 2 ** (this.failuresInARow - 1));
+  }
+
   private async runOnce(signal: AbortSignal): Promise<void> {
     const { logger, metrics, resync } = this.options;
     try {
       this.lastReport = await resync.run(() => signal.aborted || !this.options.isLeader());
+      this.failuresInARow = 0;
     } catch (err) {
       if (err instanceof ResyncCancelledError || err instanceof FencedOffError) {
         logger.info({ why: err.message }, 'resync cancelled (stopping or no longer leading)');
         return;
       }
+      this.failuresInARow += 1;
       metrics.resyncFailed();
-      logger.error({ err }, 'resync failed; retrying at the next period');
+      logger.error({ err, retryInMs: this.untilNextRun() }, 'resync failed; retrying with backoff');
     }
   }
 

@@ -109,6 +109,19 @@ describe('the resync', () => {
     expect(store.tuples.get(tupleKey(consumerTuple()))?.expiresAt).toEqual(consumerTuple().expiresAt);
   });
 
+  it('makes sure of the schema (and the term’s fence) before it reads anything', async () => {
+    const { store, resync } = setUp([policyGrant('g')]);
+    let readsBeforeSchema: number | undefined;
+    const ensureSchema = store.ensureSchema.bind(store);
+    store.ensureSchema = () => {
+      readsBeforeSchema ??= store.readCalls.length;
+      return ensureSchema();
+    };
+    await resync.run();
+    expect(readsBeforeSchema).toBe(0);
+    expect(store.readCalls.length).toBeGreaterThan(0);
+  });
+
   it('writes nothing when SpiceDB already agrees', async () => {
     const { store, resync } = setUp([policyGrant('g')]);
     store.seed(...owners, consumerTuple());

@@ -12,7 +12,11 @@ let scheduler: ResyncScheduler | undefined;
 afterEach(() => scheduler?.stop());
 
 function setUp(
-  options: { periodMs?: number; run?: (isCancelled: () => boolean) => Promise<ResyncReport> } = {},
+  options: {
+    periodMs?: number;
+    retryBaseMs?: number;
+    run?: (isCancelled: () => boolean) => Promise<ResyncReport>;
+  } = {},
 ) {
   const state = { leader: false, synced: true, runs: 0, startedLeading: 0, failures: 0 };
   const metricsRegistry = createMetricsRegistry();
@@ -30,6 +34,7 @@ function setUp(
     metrics: new GrantMetrics(metricsRegistry, () => []),
     logger: silentLogger,
     pollMs: 5,
+    ...(options.retryBaseMs === undefined ? {} : { retryBaseMs: options.retryBaseMs }),
   });
   scheduler.start();
   return { state, scheduler, metricsRegistry };
@@ -95,5 +100,20 @@ describe('ResyncScheduler', () => {
             ?.value,
       )
       .toBeGreaterThan(0);
+  });
+
+  it('retries a failed run with backoff, not a period later, and returns to the period once one succeeds', async () => {
+    const { state } = setUp({
+      periodMs: 3_600_000,
+      retryBaseMs: 10,
+      run: async () => {
+        if (state.runs <= 3) throw new Error('SpiceDB lost its schema');
+        return report;
+      },
+    });
+    state.leader = true;
+    await expect.poll(() => state.runs).toBe(4);
+    await sleep(100);
+    expect(state.runs, 'after a success, the next run waits for the period').toBe(4);
   });
 });

@@ -193,6 +193,8 @@ function matches(relationship: Relationship, filter: RelationshipFilter): boolea
  */
 export class FakeRelationshipStore {
   readonly tuples = new Map<string, Relationship>();
+  /** Calls of ensureSchema; the first one writes. */
+  schemaWrites = 0;
   readonly writeCalls: RelationshipUpdate[][] = [];
   readonly readCalls: { filter: RelationshipFilter; pageSize: number }[] = [];
   /** Thrown by the next write (once). */
@@ -209,6 +211,11 @@ export class FakeRelationshipStore {
 
   keys(): string[] {
     return [...this.tuples.keys()].sort();
+  }
+
+  async ensureSchema(): Promise<{ written: boolean }> {
+    this.schemaWrites += 1;
+    return { written: this.schemaWrites === 1 };
   }
 
   async writeRelationshipsInBatches(updates: readonly RelationshipUpdate[]): Promise<string | undefined> {
@@ -264,10 +271,9 @@ export function consumerTuple(
 
 /**
  * FakeRelationshipStore with the client's single-call write and its preconditions (checked atomically with the
- * write, FAILED_PRECONDITION when one fails), and the schema write: what FencedSpiceDB needs of SpiceDB.
+ * write, FAILED_PRECONDITION when one fails): what FencedSpiceDB needs of SpiceDB.
  */
 export class FakeSpiceDB extends FakeRelationshipStore {
-  schemaWrites = 0;
   readonly preconditions: (readonly Precondition[])[] = [];
 
   async writeRelationships(
@@ -283,10 +289,5 @@ export class FakeSpiceDB extends FakeRelationshipStore {
       }
     }
     return (await this.writeRelationshipsInBatches(updates)) ?? '';
-  }
-
-  async ensureSchema(): Promise<{ written: boolean }> {
-    this.schemaWrites += 1;
-    return { written: this.schemaWrites === 1 };
   }
 }
