@@ -1,8 +1,8 @@
 // Keeps the packaging in step with its sources, so that the chart and config/ cannot drift apart:
 // - copies crds/ into the chart (charts/policy-grant-operator/crds/) and into config/crd/bases/, and the SpiceDB
 //   schema and registry (src/spicedb/) into the chart's files/;
-// - renders config/rbac, config/manager and config/spicedb from the chart with `helm template`, so the kustomize
-//   manifests are the chart's manifests (same RBAC rules, probes, security contexts).
+// - renders config/rbac, config/manager, config/admission and config/spicedb from the chart with `helm template`, so
+//   the kustomize manifests are the chart's manifests (same RBAC rules, probes, security contexts, admission policy).
 // Tests compare every file this writes with what is committed.
 // Usage: npx tsx hack/sync-packaging.ts
 import { execFile } from 'node:child_process';
@@ -13,6 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import * as prettier from 'prettier';
+import { ADMISSION_KINDS } from '../src/devstack/admission-policy.js';
 import { resolveToolPaths } from '../src/localplane/tool-paths.js';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,7 +27,7 @@ const GENERATED_HEADER =
 export const CONFIG_RELEASE = { release: 'policy-grant-operator', namespace: 'policy-grant-system' };
 
 /** Folders of config/ that hack/sync-packaging.ts writes (every file in them). */
-export const GENERATED_CONFIG_DIRS = ['rbac', 'manager', 'spicedb'];
+export const GENERATED_CONFIG_DIRS = ['rbac', 'manager', 'admission', 'spicedb'];
 
 export interface CopiedFile {
   source: string;
@@ -104,11 +105,12 @@ const COMPONENT_FILES: Record<string, string> = {
   spicedb: 'spicedb.yaml',
   settings: 'settings.yaml',
   'spicedb-model': 'spicedb_model.yaml',
+  'namespace-binding': 'namespace_binding.yaml',
 };
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
-/** config/rbac, config/manager and config/spicedb as the chart renders them (with their kustomizations). */
+/** config/rbac, config/manager, config/admission and config/spicedb as the chart renders them (with kustomizations). */
 export async function renderConfigFiles(helm: string): Promise<GeneratedFile[]> {
   // The Secret with SpiceDB's endpoint and key is the user's (config/default) or the dev overlay's (config/dev).
   const spicedbSecret = `${CONFIG_RELEASE.release}-spicedb`;
@@ -120,7 +122,8 @@ export async function renderConfigFiles(helm: string): Promise<GeneratedFile[]> 
   );
   const folders: Record<string, KubeObject[]> = {
     rbac: external.filter((object) => RBAC_KINDS.has(object.kind)),
-    manager: external.filter((object) => !RBAC_KINDS.has(object.kind)),
+    manager: external.filter((object) => !RBAC_KINDS.has(object.kind) && !ADMISSION_KINDS.has(object.kind)),
+    admission: external.filter((object) => ADMISSION_KINDS.has(object.kind)),
     spicedb: bundled.filter((object) => component(object) === 'spicedb' && object.kind !== 'Secret'),
   };
   const files = Object.entries(folders).flatMap(([folder, objects]) => folderFiles(folder, objects));

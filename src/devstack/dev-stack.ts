@@ -13,6 +13,7 @@ import {
   type LocalControlPlane,
 } from '../localplane/control-plane.js';
 import { repoRoot } from '../localplane/repo-root.js';
+import { applyAdmissionPolicies } from './admission-policy.js';
 import { waitForFirstResync } from './first-resync.js';
 import { applySampleCatalogItems } from './samples.js';
 import { writeStateFile, type DevStackEnv } from './state-file.js';
@@ -58,6 +59,7 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
     if (cluster.plane) running.push(cluster.plane);
     const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
     await ensureNamespace(cluster.kubeConfig, namespace);
+    if (cluster.plane) await installAdmissionPolicies(cluster.kubeConfig, log);
     const key = await ensureDevSigningKey(stateDir);
     const serviceEnv: NodeJS.ProcessEnv = {
       LOG_LEVEL: 'warn',
@@ -142,6 +144,15 @@ async function clusterFor(
   const plane = await startLocalControlPlane({ stateDir: join(stateDir, 'control-plane'), log });
   const spicedb = plane.spicedb as { endpoint: string; token: string };
   return { kubeConfig: plane.kubeConfig(), kubeconfigPath: plane.kubeconfigPath, spicedb, plane };
+}
+
+/**
+ * Only on our own control plane, whose admin is in system:masters: on another cluster the admin may be in none of
+ * the policy's groups (kind's is in kubeadm:cluster-admins), and the policy is the install's to choose.
+ */
+async function installAdmissionPolicies(kubeConfig: KubeConfig, log: (m: string) => void): Promise<void> {
+  const installed = await applyAdmissionPolicies(kubeConfig, join(repoRoot(), 'config/admission'));
+  log(`installed ${installed.join(', ')}: only the groups it lists may bind namespaces to organisations`);
 }
 
 async function ensureNamespace(kubeConfig: KubeConfig, name: string): Promise<void> {

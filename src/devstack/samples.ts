@@ -1,6 +1,4 @@
-import { CustomObjectsApi, loadAllYaml, type KubeConfig } from '@kubernetes/client-node';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import {
   API_GROUP,
   API_VERSION,
@@ -8,6 +6,7 @@ import {
   CATALOG_ITEM_PLURAL,
   type CatalogItem,
 } from '../api/v1alpha1/index.js';
+import { readManifests } from './manifests.js';
 
 /** Creates (or leaves as they are) the CatalogItems found in the sample manifests; returns them. */
 export async function applySampleCatalogItems(
@@ -31,12 +30,4 @@ export async function applySampleCatalogItems(
     }
   }
   return items;
-}
-
-async function readManifests(dir: string): Promise<unknown[]> {
-  const files = (await readdir(dir)).filter((file) => /\.ya?ml$/.test(file)).sort();
-  const documents = await Promise.all(
-    files.map(async (file) => loadAllYaml(await readFile(join(dir, file), 'utf8'))),
-  );
-  return documents.flat().filter(Boolean);
 }

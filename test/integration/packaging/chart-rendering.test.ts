@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { helmTemplate, REPO_ROOT } from '../../../hack/sync-packaging.js';
 import { SERVICES } from '../../../src/cmd/main.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import {
   EVERY_FEATURE_VALUES,
   packagingTools,
@@ -390,6 +391,55 @@ describe('gateway routes (the spec strip-prefix contract)', () => {
   });
 });
 
+describe('the namespace-binding admission policy', () => {
+  const admission = (objects: KubeObject[]) => objects.filter((o) => componentOf(o) === 'namespace-binding');
+  const allowedGroups = (policy: KubeObject | undefined) => {
+    const variables = (policy?.spec as { variables: { name: string; expression: string }[] }).variables;
+    return JSON.parse(variables.find((v) => v.name === 'allowedGroups')?.expression ?? 'null') as unknown;
+  };
+
+  it('is on by default: a policy on namespace creates and updates that change the label, and its Deny binding', async () => {
+    const [policy, binding] = admission(await renderChart(NAMESPACE));
+    expect([policy?.kind, binding?.kind]).toEqual([
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
+    expect(policy?.metadata.name).toBe('pgo-policy-grant-operator-namespace-binding');
+    expect(policy?.metadata.namespace).toBeUndefined();
+    expect(policy?.spec).toMatchObject({
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['namespaces'],
+          },
+        ],
+      },
+    });
+    const [condition] = (policy?.spec as { matchConditions: { expression: string }[] }).matchConditions;
+    expect(condition?.expression).toContain(`'${ORGANISATION_LABEL}'`);
+    expect(allowedGroups(policy)).toEqual(['system:masters', 'policy-grant-operator:namespace-binders']);
+    expect(binding?.spec).toEqual({ policyName: policy?.metadata.name, validationActions: ['Deny'] });
+  });
+
+  it('allows the groups the values list, quoted for CEL', async () => {
+    const groups = ['system:serviceaccounts:argocd', 'odd "group" \\ name'];
+    const [policy] = admission(
+      await renderChart(NAMESPACE, { namespaceBindingPolicy: { allowedGroups: groups } }),
+    );
+    expect(allowedGroups(policy)).toEqual(groups);
+  });
+
+  it('is left out when disabled', async () => {
+    const objects = await renderChart(NAMESPACE, { namespaceBindingPolicy: { enabled: false } });
+    expect(admission(objects)).toEqual([]);
+    expect(objects.some((object) => object.kind.startsWith('ValidatingAdmission'))).toBe(false);
+  });
+});
+
 describe('values the chart refuses', () => {
   const refused: [string, object, RegExp][] = [
     ['a port out of range', { aclApi: { port: 70000 } }, /aclApi\/port.*maximum/],
@@ -404,6 +454,11 @@ describe('values the chart refuses', () => {
       'an unsupported JWT algorithm',
       { auth: { jwt: { algorithms: ['HS256'] } } },
       /algorithms\/0.*must be one of/,
+    ],
+    [
+      'a namespace-binding policy that lets nobody bind',
+      { namespaceBindingPolicy: { allowedGroups: [] } },
+      /namespaceBindingPolicy\/allowedGroups.*minItems/,
     ],
     ['an HTTPRoute without a Gateway', { httpRoute: { enabled: true } }, /httpRoute\/parentRefs.*minItems/],
     [

@@ -74,7 +74,7 @@ function secretKeyRefNames(objects: KubeObject[]): string[] {
 }
 
 describe('config/ and the chart do not drift apart', () => {
-  it('config/rbac, config/manager and config/spicedb are exactly what the chart renders', () => {
+  it('config/rbac, config/manager, config/admission and config/spicedb are exactly what the chart renders', () => {
     const committed = GENERATED_CONFIG_DIRS.flatMap((folder) =>
       readdirSync(join(CONFIG_DIR, folder)).map((file) => `config/${folder}/${file}`),
     ).sort();
@@ -157,7 +157,7 @@ describe('config/samples', () => {
   });
 
   it('the kubebuilder layout is complete', () => {
-    for (const folder of ['crd', 'rbac', 'manager', 'spicedb', 'samples', 'default', 'dev'])
+    for (const folder of ['crd', 'rbac', 'manager', 'admission', 'spicedb', 'samples', 'default', 'dev'])
       expect(existsSync(join(CONFIG_DIR, folder, 'kustomization.yaml')), folder).toBe(true);
   });
 });

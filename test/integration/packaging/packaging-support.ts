@@ -145,6 +145,8 @@ export const EVERY_FEATURE_VALUES = {
     tokenReview: { enabled: true, audiences: ['policy-grant-operator'] },
     autoscaling: { enabled: true },
   },
+  // A group name with CEL's and JSON's special characters: the API server must still compile the policy.
+  namespaceBindingPolicy: { enabled: true, allowedGroups: ['system:masters', 'odd "group" \\ name'] },
   serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
   networkPolicy: {
     enabled: true,
