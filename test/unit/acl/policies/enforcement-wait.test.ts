@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AclCache } from '../../../../src/acl/acl-cache.js';
-import { MAX_WAIT_SECONDS, awaitEnforcement, waitPreference } from '../../../../src/acl/policies/enforcement-wait.js';
+import {
+  MAX_WAIT_SECONDS,
+  awaitEnforcement,
+  waitPreference,
+} from '../../../../src/acl/policies/enforcement-wait.js';
 import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
 
 describe('the Prefer header', () => {
