@@ -1,5 +1,5 @@
-// Writes the OpenAPI documents that the ACL API and the decision service serve at GET /docs to docs/openapi/,
-// so that the contract can be read without running them. The controller serves no API, hence no document.
+// Writes the OpenAPI documents that the ACL API, the decision service and the controller serve at GET /docs
+// to docs/openapi/, so that the contract can be read without running them.
 // Usage: npm run generate:openapi
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -9,6 +9,7 @@ import { aclEnvironment } from '../src/acl/acl-config.js';
 import { aclDocument } from '../src/acl/acl-document.js';
 import { aclRoutes } from '../src/acl/acl-routes.js';
 import { apiAuthentication } from '../src/auth/middleware.js';
+import { controllerDocument } from '../src/controller/operational-app.js';
 import { checkRoutes } from '../src/decision/check-route.js';
 import { decisionDocument } from '../src/decision/decision-app.js';
 import type { OpenApiDocument } from '../src/http/openapi/route-definition.js';
@@ -49,10 +50,12 @@ function documents(): Record<string, OpenApiDocument> {
     memberships: { applier: notCalled, snapshots: notCalled },
   };
   const acl = aclRoutes(aclServices, { authentication });
-  const decision = checkRoutes({ urn: createUrnScheme('authz'), authentication, evaluate: notCalled });
+  const decisionUrn = createUrnScheme('authz');
+  const decision = checkRoutes({ urn: decisionUrn, authentication, evaluate: notCalled });
   return {
-    'acl-api.json': aclDocument(acl, aclEnvironment.shape.ACL_BASE_PATH.parse(undefined)),
-    'decision-service.json': decisionDocument(decision),
+    'acl-api.json': aclDocument(acl, aclEnvironment.shape.ACL_BASE_PATH.parse(undefined), aclServices.urn),
+    'decision-service.json': decisionDocument(decision, decisionUrn),
+    'controller.json': controllerDocument(createUrnScheme('controller')),
   };
 }
 

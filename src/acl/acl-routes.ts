@@ -107,7 +107,9 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
       operationId: 'createPolicy',
       summary: 'Create policy grants (all or none)',
       description:
-        'The caller must own each item or be an org_admin of its organisation. 409 when an active policy ' +
+        'The caller must own each item or be an org_admin of its organisation. Authority comes first: a ' +
+        'caller who could not grant on an item as named gets 403, never a 404, 409 or 400 about the item ' +
+        '(cos_admin learns them, and gets 403 for a well-named item). 409 when an active policy ' +
         'already gives the same subject the same access type on the item. With Idempotency-Key, a retry ' +
         'with the same body answers the first answer again and creates nothing.',
       tags: TAGS,
@@ -118,8 +120,11 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
           description: 'Created; results carry the policyIds in request order',
           schema: schemas.created,
         },
-        403: problemResponse('The caller is neither the item owner nor an org_admin of its organisation'),
-        404: problemResponse('No CatalogItem has the itemId'),
+        403: problemResponse(
+          'The caller is neither the item owner nor an org_admin of its organisation; also whenever the ' +
+            'caller could not grant on the item as named, whatever the catalog holds',
+        ),
+        404: problemResponse('No CatalogItem has the itemId (told to cos_admin only)'),
         409: problemResponse(
           'An active policy exists, the item is ambiguous, or the Idempotency-Key was reused',
         ),

@@ -85,7 +85,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
     },
   );
-  const document = aclDocument(routes, config.basePath);
+  const document = aclDocument(routes, config.basePath, urn);
   registerGrantMetrics(metricsRegistry, cache, now);
   const app = createHttpApp({
     urn,

@@ -27,6 +27,18 @@ export function administersItem(principal: Principal, item: CatalogItem): boolea
   return principal.id === item.spec.ownerId || isOrgAdminOf(principal, item.spec.organisationId);
 }
 
+/**
+ * Authority before item facts: whether the caller may learn what the catalog says about an itemId (that no
+ * CatalogItem or several carry it, its itemType, its access types). cos_admin may (platform operators see
+ * every grant already); anyone else only when at least one CatalogItem carries the itemId and they
+ * administer every one of them, that is, when they could grant on the item if it were as they named it.
+ * Everyone else gets one 403, whatever the catalog holds.
+ */
+export function mayLearnItemFacts(principal: Principal, candidates: readonly CatalogItem[]): boolean {
+  if (hasRole(principal, COS_ADMIN)) return true;
+  return candidates.length > 0 && candidates.every((item) => administersItem(principal, item));
+}
+
 /** Create: the item's administrators only (not cos_admin: the spec's role table names no platform role). */
 export function mayCreateOn(principal: Principal, item: CatalogItem): boolean {
   return administersItem(principal, item);

@@ -39,6 +39,8 @@ export interface ControllerConfig {
   labelSelector?: string;
   maxConcurrentReconciles: number;
   logLevel: string;
+  /** The `<ns>` of `urn:<ns>:controller:<Kind>` (ERROR_NAMESPACE, as the other services); default `dx`. */
+  errorNamespace?: string;
 }
 
 const atLeast = (fallback: string, minimumMs: number) =>
@@ -117,5 +119,6 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
     ...(e.WATCH_LABEL_SELECTOR ? { labelSelector: e.WATCH_LABEL_SELECTOR } : {}),
     maxConcurrentReconciles: e.MAX_CONCURRENT_RECONCILES,
     logLevel: e.LOG_LEVEL,
+    errorNamespace: e.ERROR_NAMESPACE,
   };
 }

@@ -1,14 +1,17 @@
-import express from 'express';
 import type { Express } from 'express';
 import type { Registry } from 'prom-client';
-import { successEnvelope } from '../http/envelope.js';
-import { HttpError, problemBody } from '../http/errors.js';
-import { OPERATIONAL_PATHS } from '../http/operational-routes.js';
-import { runReadinessChecks, type ReadinessCheck } from '../http/readiness.js';
-import { createUrnScheme } from '../http/urn.js';
+import { z } from 'zod';
+import { createHttpApp } from '../http/app.js';
+import type { OpenApiDocument } from '../http/openapi/route-definition.js';
+import { RouteRegistry } from '../http/openapi/route-registry.js';
+import { documentedOperationalRoutes } from '../http/operational-routes.js';
+import type { ReadinessCheck } from '../http/readiness.js';
+import type { UrnScheme } from '../http/urn.js';
 import type { Logger } from '../observability/logger.js';
 
 export interface OperationalAppOptions {
+  /** `urn:<ERROR_NAMESPACE>:controller:<Kind>`. */
+  urn: UrnScheme;
   metricsRegistry: Registry;
   readinessChecks: readonly ReadinessCheck[];
   /** Reported by readiness. A replica that does not lead is still ready: it takes over when the leader goes. */
@@ -16,39 +19,40 @@ export interface OperationalAppOptions {
   logger: Logger;
 }
 
-const urn = createUrnScheme('controller');
+/** What readiness adds to its envelope: whether this replica leads, and its leader-election identity. */
+const LEADERSHIP_SHAPE = {
+  leader: z.boolean(),
+  identity: z.string().optional(),
+};
+
+const DOCUMENT_INFO = {
+  title: 'policy-grant-operator controller',
+  version: '1',
+  description:
+    'The controller serves no API: liveness, readiness (with whether this replica leads), metrics and this ' +
+    'document, at the root of its port.',
+};
+
+/** The controller's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
+export function controllerDocument(urn: UrnScheme): OpenApiDocument {
+  return new RouteRegistry().document(
+    { info: DOCUMENT_INFO, servers: [{ url: '/' }] },
+    documentedOperationalRoutes(urn, LEADERSHIP_SHAPE),
+  );
+}
 
 /**
- * The controller's operational endpoints: it serves no API, so not the services' whole HTTP stack (auth,
- * OpenAPI), only liveness, readiness (the shared checks and envelope, plus whether this replica leads) and
- * metrics.
+ * The controller's HTTP app: the services' operational endpoints (liveness, readiness with the leadership of
+ * this replica, metrics, /docs) and nothing else.
  */
 export function operationalApp(options: OperationalAppOptions): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.get(OPERATIONAL_PATHS.live, (_request, response) => {
-    response.json(successEnvelope(urn, { title: 'Live' }));
+  return createHttpApp({
+    urn: options.urn,
+    logger: options.logger,
+    metricsRegistry: options.metricsRegistry,
+    readinessChecks: options.readinessChecks,
+    readinessFields: { shape: LEADERSHIP_SHAPE, values: options.leadership },
+    openApiDocument: controllerDocument(options.urn),
+    routers: [],
   });
-  app.get(OPERATIONAL_PATHS.ready, async (_request, response) => {
-    const outcomes = await runReadinessChecks(options.readinessChecks);
-    const failed = outcomes.filter((outcome) => outcome.status !== 'ok');
-    const results = outcomes.map(({ name, status, durationMs }) => ({ name, status, durationMs }));
-    const leadership = options.leadership();
-    if (failed.length === 0) {
-      response.json({ ...successEnvelope(urn, { title: 'Ready', results }), ...leadership });
-      return;
-    }
-    // Why a check failed is logged, not answered: the endpoint is unauthenticated.
-    options.logger.warn({ checks: failed }, 'not ready');
-    const names = failed.map(
-      (outcome) => `${outcome.name} (${outcome.status === 'timeout' ? 'timed out' : 'failed'})`,
-    );
-    const detail = `not ready: ${names.join(', ')}`;
-    const problem = problemBody(urn, new HttpError('DependencyUnavailable', detail));
-    response.status(503).json({ ...problem, results, ...leadership });
-  });
-  app.get(OPERATIONAL_PATHS.metrics, async (_request, response) => {
-    response.type(options.metricsRegistry.contentType).send(await options.metricsRegistry.metrics());
-  });
-  return app;
 }

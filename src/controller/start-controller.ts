@@ -10,6 +10,7 @@ import {
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
 import { listen } from '../http/server.js';
+import { createUrnScheme } from '../http/urn.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { Manager, objectKey, watchesMapped, type Controller, type Informer } from '../runtime/index.js';
@@ -289,6 +290,7 @@ export async function startController(
   scheduler.start();
   const server = await listen(
     operationalApp({
+      urn: createUrnScheme('controller', config.errorNamespace),
       metricsRegistry,
       logger,
       leadership: () => ({ leader: manager.isLeader(), identity: manager.identity }),

@@ -5,6 +5,7 @@ import type { Authenticators } from '../auth/middleware.js';
 import { createHttpApp } from '../http/app.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
 import type { RouteRegistry } from '../http/openapi/route-registry.js';
+import { documentedOperationalRoutes } from '../http/operational-routes.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { Logger } from '../observability/logger.js';
@@ -41,8 +42,8 @@ const DOCUMENT_INFO = {
 };
 
 /** The decision service's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
-export function decisionDocument(routes: RouteRegistry): OpenApiDocument {
-  return routes.document({ info: DOCUMENT_INFO, servers: [{ url: '/' }] });
+export function decisionDocument(routes: RouteRegistry, urn: UrnScheme): OpenApiDocument {
+  return routes.document({ info: DOCUMENT_INFO, servers: [{ url: '/' }] }, documentedOperationalRoutes(urn));
 }
 
 /** The decision service's HTTP app: POST /v1/check plus the operational endpoints. */
@@ -58,7 +59,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     authentication: apiAuthentication(options.authenticators),
     evaluate,
   });
-  const document = decisionDocument(routes);
+  const document = decisionDocument(routes, options.urn);
   const app = createHttpApp({
     urn: options.urn,
     logger: options.logger,

@@ -6,7 +6,7 @@ import { accessLog } from './access-log.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { httpMetrics } from './http-metrics.js';
 import type { OpenApiDocument } from './openapi/route-definition.js';
-import { OPERATIONAL_PATHS, operationalRouter } from './operational-routes.js';
+import { OPERATIONAL_PATHS, operationalRouter, type ReadinessFields } from './operational-routes.js';
 import type { ReadinessCheck } from './readiness.js';
 import { requestContext } from './request-context.js';
 import type { UrnScheme } from './urn.js';
@@ -24,6 +24,7 @@ export interface HttpAppOptions {
   readinessChecks: readonly ReadinessCheck[];
   readinessTimeoutMs?: number;
   openApiDocument: OpenApiDocument;
+  readinessFields?: ReadinessFields;
   routers: readonly MountedRouter[];
   /** Hot paths whose successes are logged at debug, not info; their server errors still at error. */
   hotPaths?: readonly string[];
@@ -48,6 +49,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       readinessChecks: options.readinessChecks,
       openApiDocument: options.openApiDocument,
       ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
+      ...(options.readinessFields ? { readinessFields: options.readinessFields } : {}),
     }),
   );
   for (const mounted of options.routers) app.use(mounted.path, mounted.router);

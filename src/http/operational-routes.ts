@@ -1,10 +1,9 @@
 import type { Router } from 'express';
-import type { Registry } from 'prom-client';
+import { prometheusContentType, type Registry } from 'prom-client';
 import { z } from 'zod';
 import { HttpError, problemBody } from './errors.js';
 import { successEnvelope, successEnvelopeSchema } from './envelope.js';
 import type { OpenApiDocument } from './openapi/route-definition.js';
-import type { RouteKey } from './openapi/route-contract.js';
 import { RouteRegistry } from './openapi/route-registry.js';
 import { runReadinessChecks } from './readiness.js';
 import type { CheckOutcome, ReadinessCheck } from './readiness.js';
@@ -17,12 +16,6 @@ export const OPERATIONAL_PATHS = {
   docs: '/docs',
 } as const;
 
-/** The operational endpoints; they are not part of the API document, so contract comparisons skip them. */
-export const OPERATIONAL_ROUTES: readonly RouteKey[] = Object.values(OPERATIONAL_PATHS).map((path) => ({
-  method: 'GET',
-  path,
-}));
-
 export interface OperationalRoutesOptions {
   urn: UrnScheme;
   metricsRegistry: Registry;
@@ -30,6 +23,37 @@ export interface OperationalRoutesOptions {
   readinessTimeoutMs?: number;
   /** Served as JSON at GET /docs. */
   openApiDocument: OpenApiDocument;
+  /** Fields every readiness answer carries besides the envelope (the controller: whether this replica leads). */
+  readinessFields?: ReadinessFields;
+}
+
+export interface ReadinessFields {
+  shape: z.ZodRawShape;
+  values: () => Record<string, unknown>;
+}
+
+/** What the handlers of a document-only instance would use: nothing reads it before a request comes. */
+const NOT_SERVING = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error('operational routes built for a document only were asked to serve');
+    },
+  },
+) as never;
+
+/**
+ * The operational routes as a service's OpenAPI document describes them: the same declarations that serve
+ * them (operationalRoutes), with nothing behind the handlers.
+ */
+export function documentedOperationalRoutes(urn: UrnScheme, readinessShape?: z.ZodRawShape): RouteRegistry {
+  return operationalRoutes({
+    urn,
+    metricsRegistry: NOT_SERVING,
+    readinessChecks: [],
+    openApiDocument: NOT_SERVING,
+    ...(readinessShape ? { readinessFields: { shape: readinessShape, values: NOT_SERVING } } : {}),
+  });
 }
 
 const checkSchema = z.object({
@@ -44,8 +68,16 @@ const checkSchema = z.object({
  * detail names each broken dependency.
  */
 export function operationalRouter(options: OperationalRoutesOptions): Router {
-  const { urn } = options;
-  const readinessSchema = successEnvelopeSchema(urn, { results: checkSchema });
+  return operationalRoutes(options).router();
+}
+
+/** The declarations behind operationalRouter; documents include them (documentedOperationalRoutes). */
+export function operationalRoutes(options: OperationalRoutesOptions): RouteRegistry {
+  const { urn, readinessFields } = options;
+  const fields = () => readinessFields?.values() ?? {};
+  const readinessSchema = successEnvelopeSchema(urn, { results: checkSchema }).extend(
+    readinessFields?.shape ?? {},
+  );
   return new RouteRegistry()
     .add({
       method: 'get',
@@ -71,9 +103,9 @@ export function operationalRouter(options: OperationalRoutesOptions): Router {
         const failed = outcomes.filter((outcome) => outcome.status !== 'ok');
         const results = outcomes.map(({ name, status, durationMs }) => ({ name, status, durationMs }));
         if (failed.length === 0)
-          return { status: 200, body: successEnvelope(urn, { title: 'Ready', results }) };
+          return { status: 200, body: { ...successEnvelope(urn, { title: 'Ready', results }), ...fields() } };
         request.log.warn({ checks: failed }, 'not ready');
-        return { status: 503, body: { ...problemBody(urn, notReady(failed)), results } };
+        return { status: 503, body: { ...problemBody(urn, notReady(failed)), results, ...fields() } };
       },
     })
     .add({
@@ -82,7 +114,7 @@ export function operationalRouter(options: OperationalRoutesOptions): Router {
       operationId: 'getMetrics',
       summary: 'Metrics in the Prometheus text format',
       access: 'public',
-      responses: { 200: { description: 'Metrics', mediaType: options.metricsRegistry.contentType } },
+      responses: { 200: { description: 'Metrics', mediaType: prometheusContentType } },
       handler: async () => ({ status: 200, body: await options.metricsRegistry.metrics() }),
     })
     .add({
@@ -93,8 +125,7 @@ export function operationalRouter(options: OperationalRoutesOptions): Router {
       access: 'public',
       responses: { 200: { description: 'OpenAPI document' } },
       handler: () => ({ status: 200, body: options.openApiDocument }),
-    })
-    .router();
+    });
 }
 
 function notReady(failed: readonly CheckOutcome[]): HttpError {

@@ -10,7 +10,7 @@ import type { Logger } from '../../observability/logger.js';
 import { GrantEvaluator, type GrantWorld } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
 import type { CreateItem } from '../api-schemas.js';
-import { lookupItem, mayCreateOn } from '../authorisation.js';
+import { lookupItem, mayCreateOn, mayLearnItemFacts } from '../authorisation.js';
 import {
   claimKeys,
   claimName,
@@ -178,8 +178,11 @@ export class PolicyCreator {
     return plan;
   }
 
+  /** Authority first (docs/acl-api.md, "Authority before item facts"), then the item against the catalog. */
   private checkItem(principal: Principal, item: CreateItem, index: number): CatalogItem {
-    const lookup = lookupItem(this.cache.itemsWithId(item.itemId));
+    const candidates = this.cache.itemsWithId(item.itemId);
+    if (!mayLearnItemFacts(principal, candidates)) throw mayNotGrant(item, index);
+    const lookup = lookupItem(candidates);
     if (lookup.kind === 'missing') {
       throw new HttpError('NotFound', `request[${index}].itemId: no CatalogItem has itemId ${item.itemId}`);
     }
@@ -207,13 +210,7 @@ export class PolicyCreator {
         );
       }
     });
-    if (!mayCreateOn(principal, catalogItem)) {
-      throw new HttpError(
-        'Forbidden',
-        `request[${index}]: only the owner of item ${item.itemId} or an org_admin of its organisation ` +
-          `may grant access to it`,
-      );
-    }
+    if (!mayCreateOn(principal, catalogItem)) throw mayNotGrant(item, index);
     return catalogItem;
   }
 
@@ -525,6 +522,15 @@ function conflict(blocked: readonly Blocked[]): HttpError {
       : `a policy giving ${describeSubject(key.subject)} ${access} on item ${key.itemId} is being created by a concurrent request`;
   });
   return new HttpError('Conflict', parts.join('; '));
+}
+
+/** One answer, whatever the catalog holds, so that it tells a caller without authority nothing. */
+function mayNotGrant(item: CreateItem, index: number): HttpError {
+  return new HttpError(
+    'Forbidden',
+    `request[${index}]: only the owner of item ${item.itemId} or an org_admin of its organisation ` +
+      `may grant access to it`,
+  );
 }
 
 function idempotencyKeyReused(key: string): HttpError {

@@ -36,10 +36,11 @@ export class PolicyRevoker {
     if (!grant) throw notFound(policyId);
     const lookup = lookupItem(this.cache.itemsWithId(grant.spec.itemId));
     if (!mayRevoke(principal, grant, lookup.kind === 'found' ? lookup.item : undefined)) {
+      // Names no item: the caller may not know which item the policy is on.
       throw new HttpError(
         'Forbidden',
-        `only the issuer of policy ${policyId}, the owner of item ${grant.spec.itemId}, an org_admin of ` +
-          `its organisation or a cos_admin may delete it`,
+        `only the issuer of policy ${policyId}, the owner of its item, an org_admin of the item's ` +
+          `organisation or a cos_admin may delete it`,
       );
     }
     if (!isUserId(principal.id)) {

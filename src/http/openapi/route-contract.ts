@@ -30,19 +30,12 @@ interface Listable {
 const DOCUMENT_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 /**
- * Compares what an app serves with what its document describes. Routes in `ignore` (the operational
- * endpoints, which are not part of the API document) are left out of both lists. Only express Routers are
- * walked: a sub-app or middleware mounted with `app.use(path, fn)` is invisible, so services mount Routers.
+ * Compares what an app serves with what its document describes. Only express Routers are walked: a sub-app
+ * or middleware mounted with `app.use(path, fn)` is invisible, so services mount Routers.
  */
-export function compareRoutes(
-  app: { router: unknown },
-  document: OpenApiDocument,
-  options: { ignore?: readonly RouteKey[] } = {},
-): RouteComparison {
-  const ignored = new Set((options.ignore ?? []).map(keyOf));
-  const keep = (route: RouteKey) => !ignored.has(keyOf(route));
-  const served = listServedRoutes(app.router as Listable).filter(keep);
-  const documented = listDocumentedRoutes(document).filter(keep);
+export function compareRoutes(app: { router: unknown }, document: OpenApiDocument): RouteComparison {
+  const served = listServedRoutes(app.router as Listable);
+  const documented = listDocumentedRoutes(document);
   const servedKeys = new Set(served.map(keyOf));
   const documentedKeys = new Set(documented.map(keyOf));
   return {
@@ -66,15 +59,23 @@ export function listServedRoutes(router: Listable, prefix = ''): RouteKey[] {
   });
 }
 
-/** Operations of the document, with the first server's path prepended and `{id}` written as `:id`. */
+/** Where an operation is served: its own first server, else its path item's, else the document's. */
+interface ServedFrom {
+  servers?: { url: string }[];
+}
+
+/** Operations of the document, with their first server's path prepended and `{id}` written as `:id`. */
 export function listDocumentedRoutes(document: OpenApiDocument): RouteKey[] {
-  const base = serverPath(document.servers?.[0]?.url ?? '/');
-  return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
-    DOCUMENT_METHODS.filter((method) => method in (item as object)).map((method) => ({
-      method: method.toUpperCase(),
-      path: joinPaths(base, toExpressPath(path)),
-    })),
-  );
+  return Object.entries(document.paths ?? {}).flatMap(([path, item]) => {
+    const operations = item as Record<string, ServedFrom> & ServedFrom;
+    return DOCUMENT_METHODS.filter((method) => method in operations).map((method) => {
+      const server = [operations[method], operations, document].find((level) => level?.servers?.[0]);
+      return {
+        method: method.toUpperCase(),
+        path: joinPaths(serverPath(server?.servers?.[0]?.url ?? '/'), toExpressPath(path)),
+      };
+    });
+  });
 }
 
 function serverPath(url: string): string {

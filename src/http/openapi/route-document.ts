@@ -18,11 +18,18 @@ export interface DocumentConfig {
   servers?: OpenApiServer[];
 }
 
-/** OpenAPI 3.1, because 3.1 lets a security requirement list the roles a route needs. */
+const ROOT_SERVER: OpenApiServer = { url: '/' };
+
+/**
+ * OpenAPI 3.1, because 3.1 lets a security requirement list the roles a route needs. `rootRoutes` are
+ * mounted at the service root: when the document's server is elsewhere (the ACL API's base path), each of
+ * their operations names the root as its server.
+ */
 export function buildOpenApiDocument(
   routes: readonly AnyRouteDefinition[],
   config: DocumentConfig,
   authentication?: ApiAuthentication,
+  rootRoutes: readonly AnyRouteDefinition[] = [],
 ): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   for (const [name, scheme] of Object.entries(authentication?.schemes ?? {})) {
@@ -30,6 +37,13 @@ export function buildOpenApiDocument(
   }
   const schemeNames = Object.keys(authentication?.schemes ?? {});
   for (const route of routes) registry.registerPath(routeConfig(route, schemeNames));
+  const atRoot = (config.servers?.[0]?.url ?? ROOT_SERVER.url) === ROOT_SERVER.url;
+  for (const route of rootRoutes) {
+    registry.registerPath({
+      ...routeConfig(route, schemeNames),
+      ...(atRoot ? {} : { servers: [ROOT_SERVER] }),
+    });
+  }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: config.info,

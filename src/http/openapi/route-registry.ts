@@ -55,8 +55,14 @@ export class RouteRegistry {
     return buildRouter(this.definitions, this.options);
   }
 
-  document(config: DocumentConfig): OpenApiDocument {
-    return buildOpenApiDocument(this.definitions, config, this.options.authentication);
+  /** `rootRoutes`: routes mounted at the service root beside these (the operational ones). */
+  document(config: DocumentConfig, rootRoutes?: RouteRegistry): OpenApiDocument {
+    return buildOpenApiDocument(
+      this.definitions,
+      config,
+      this.options.authentication,
+      rootRoutes?.definitions ?? [],
+    );
   }
 
   private checkDeclaration(route: AnyRouteDefinition): void {

@@ -181,13 +181,8 @@ describe('validation: 400 naming the field', () => {
   });
 });
 
+// Who learns a missing item, and every other catalog answer per caller: item-authority.test.ts.
 describe('the catalog', () => {
-  it('an unknown itemId: 404 naming it', async () => {
-    const answer = await create(owner, [individual('urn:dx:item:nowhere', randomUUID())]);
-    expect(answer.status).toBe(404);
-    expect(answer.body.detail).toContain('urn:dx:item:nowhere');
-  });
-
   it('an itemId that two CatalogItems carry: 409 naming both', async () => {
     const first = await harness.catalogItem({ ownerId: owner.id, organisationId: orgId });
     const second = await harness.catalogItem({

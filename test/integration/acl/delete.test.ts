@@ -74,6 +74,7 @@ describe('who may delete', () => {
       const answer = await remove(caller, policyId);
       expect(answer.status).toBe(403);
       expect(answer.body.type).toBe('urn:dx:acl:Forbidden');
+      expect(answer.body.detail, 'names no item').not.toContain(itemId);
     }
     expect(harness.api.cache.grantByUid(policyId)?.spec.revokedAt).toBeUndefined();
   });

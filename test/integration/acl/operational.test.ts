@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { compareRoutes } from '../../../src/http/openapi/route-contract.js';
-import { OPERATIONAL_ROUTES } from '../../../src/http/operational-routes.js';
 import { AclHarness, individual, type Caller } from './support/acl-harness.js';
 
 // The contract (served routes == documented routes, operation ids, security, statuses), the operational
@@ -26,12 +25,13 @@ afterAll(() => harness.stop());
 
 type Operation = {
   operationId?: string;
+  servers?: { url: string }[];
   security?: Record<string, string[]>[];
   requestBody?: { content: Record<string, unknown> };
   responses: Record<string, { content?: Record<string, unknown> }>;
 };
 
-function operations(): [string, string, Operation][] {
+function allOperations(): [string, string, Operation][] {
   return Object.entries(harness.api.document.paths ?? {}).flatMap(([path, item]) =>
     Object.entries(item as Record<string, Operation>).map(([method, op]): [string, string, Operation] => [
       method,
@@ -41,13 +41,22 @@ function operations(): [string, string, Operation][] {
   );
 }
 
+/** The API's operations, under the base path; the operational ones name the root as their server. */
+function operations(): [string, string, Operation][] {
+  return allOperations().filter(([, , op]) => op.servers === undefined);
+}
+
 describe('contract', () => {
-  it('the app serves exactly the documented routes (operational endpoints aside)', () => {
-    const comparison = compareRoutes(harness.api.app, harness.api.document, { ignore: OPERATIONAL_ROUTES });
+  it('the app serves exactly the documented routes, the operational ones included', () => {
+    const comparison = compareRoutes(harness.api.app, harness.api.document);
     expect(comparison.undocumented).toEqual([]);
     expect(comparison.unserved).toEqual([]);
     expect(comparison.served.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
       'DELETE /v2/policy',
+      'GET /docs',
+      'GET /healthz/live',
+      'GET /healthz/ready',
+      'GET /metrics',
       'GET /v2/organisations/:organisationId/groups/:groupId/members',
       'GET /v2/organisations/:organisationId/members',
       'GET /v2/policy/consumer',
@@ -62,11 +71,23 @@ describe('contract', () => {
     ]);
   });
 
+  it('the operational routes are documented at the service root, public, each with an operationId', () => {
+    const operational = allOperations().filter(([, , op]) => op.servers !== undefined);
+    expect(
+      operational.map(([method, path, op]) => [method, path, op.operationId, op.servers, op.security]),
+    ).toEqual([
+      ['get', '/healthz/live', 'getLiveness', [{ url: '/' }], []],
+      ['get', '/healthz/ready', 'getReadiness', [{ url: '/' }], []],
+      ['get', '/metrics', 'getMetrics', [{ url: '/' }], []],
+      ['get', '/docs', 'getOpenApiDocument', [{ url: '/' }], []],
+    ]);
+  });
+
   it('every operation has a unique operationId, both security schemes, JSON bodies and the error statuses', () => {
-    const ops = operations();
-    const ids = ops.map(([, , op]) => op.operationId);
+    const ids = allOperations().map(([, , op]) => op.operationId);
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
+    const ops = operations();
     for (const [method, path, op] of ops) {
       const name = `${method} ${path}`;
       const schemes = new Set(op.security?.map((requirement) => Object.keys(requirement)[0]));

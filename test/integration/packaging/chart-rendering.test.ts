@@ -466,6 +466,7 @@ describe('values the chart refuses', () => {
       { auth: { jwks: { url: 'https://a/', existingSecret: 'b' } } },
       /set exactly one of url/,
     ],
+    ['a JWKS URL over http', { auth: { jwks: { url: 'http://idp.example/jwks' } } }, /auth\/jwks\/url/],
     [
       'two active controllers',
       { controller: { leaderElection: { enabled: false } } },

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import type { Principal } from '../../../src/auth/principal.js';
-import { lookupItem, mayCreateOn, mayRevoke, mayVerify } from '../../../src/acl/authorisation.js';
+import {
+  lookupItem,
+  mayCreateOn,
+  mayLearnItemFacts,
+  mayRevoke,
+  mayVerify,
+} from '../../../src/acl/authorisation.js';
 
 const [ownerId, issuerId, consumerId, strangerId] = ['owner', 'issuer', 'consumer', 'stranger'];
 const [org, otherOrg] = ['org-1', 'org-2'];
@@ -45,6 +51,28 @@ describe('lookupItem', () => {
     expect(lookupItem([])).toEqual({ kind: 'missing' });
     expect(lookupItem([item()])).toMatchObject({ kind: 'found' });
     expect(lookupItem([item('b'), item('a')])).toEqual({ kind: 'ambiguous', names: ['a', 'b'] });
+  });
+});
+
+describe('who learns the catalog facts about an itemId (authority before item facts)', () => {
+  const foreign: CatalogItem = {
+    ...item('item-b'),
+    spec: { ...item().spec, ownerId: strangerId, organisationId: otherOrg },
+  };
+  it.each([
+    ['the owner, one item', principal(ownerId), [item()], true],
+    ['the owner, two items both theirs', principal(ownerId), [item('a'), item('b')], true],
+    ['the owner, two items one of which is not theirs', principal(ownerId), [item(), foreign], false],
+    ['the owner, no item', principal(ownerId), [], false],
+    ['an org_admin of the organisation, one item', principal(strangerId, ['org_admin'], org), [item()], true],
+    ['an org_admin of the organisation, no item', principal(strangerId, ['org_admin'], org), [], false],
+    ['an org_admin of another organisation', principal(consumerId, ['org_admin'], otherOrg), [item()], false],
+    ['a stranger', principal(consumerId), [item()], false],
+    ['a stranger, no item', principal(consumerId), [], false],
+    ['a cos_admin, no item', principal(consumerId, ['cos_admin']), [], true],
+    ['a cos_admin, two items', principal(consumerId, ['cos_admin']), [item(), foreign], true],
+  ])('%s: %s', (_name, caller, candidates, allowed) => {
+    expect(mayLearnItemFacts(caller, candidates)).toBe(allowed);
   });
 });
 

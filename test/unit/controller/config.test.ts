@@ -22,6 +22,7 @@ describe('parseControllerConfig', () => {
       },
       maxConcurrentReconciles: 4,
       logLevel: 'info',
+      errorNamespace: 'dx',
     });
   });
 
@@ -45,6 +46,7 @@ describe('parseControllerConfig', () => {
       MAX_CONCURRENT_RECONCILES: '8',
       LOG_LEVEL: 'debug',
       SPICEDB_PROBE_PERIOD: '500ms',
+      ERROR_NAMESPACE: 'acme',
     });
     expect(config).toEqual({
       kubeconfigPath: '/etc/kube/config',
@@ -64,6 +66,7 @@ describe('parseControllerConfig', () => {
       labelSelector: 'shard=a',
       maxConcurrentReconciles: 8,
       logLevel: 'debug',
+      errorNamespace: 'acme',
     });
   });
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compareRoutes, listDocumentedRoutes } from '../../../src/http/openapi/route-contract.js';
 import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
-import { OPERATIONAL_ROUTES } from '../../../src/http/operational-routes.js';
+import { documentedOperationalRoutes } from '../../../src/http/operational-routes.js';
+import { createUrnScheme } from '../../../src/http/urn.js';
 import { sampleApp, sampleRegistry } from './support/sample-api.js';
 import { capturedLogger } from './support/serve.js';
 
@@ -131,11 +132,12 @@ describe('declaration checks', () => {
 describe('served routes versus the document', () => {
   it('finds no difference for an app built from the registry', () => {
     const { app, document } = sampleApp({ logger: capturedLogger().logger });
-    const comparison = compareRoutes(app, document, { ignore: OPERATIONAL_ROUTES });
+    const comparison = compareRoutes(app, document);
     expect(comparison.undocumented).toEqual([]);
     expect(comparison.unserved).toEqual([]);
     expect(comparison.served).toContainEqual({ method: 'GET', path: '/v2/things/:id' });
-    expect(comparison.served).toHaveLength(5);
+    expect(comparison.served).toContainEqual({ method: 'GET', path: '/healthz/ready' });
+    expect(comparison.served).toHaveLength(9);
   });
 
   it('reports a route served outside the registry as undocumented', () => {
@@ -170,6 +172,16 @@ describe('served routes versus the document', () => {
         .router(),
     );
     expect(compareRoutes(app, document).unserved).toContainEqual({ method: 'POST', path: '/v2/policy' });
+  });
+
+  it("reads an operation's own server before the document's", () => {
+    const document = sampleRegistry().document(
+      { info, servers: [{ url: '/v2' }] },
+      documentedOperationalRoutes(createUrnScheme('acl')),
+    );
+    const routes = listDocumentedRoutes(document);
+    expect(routes).toContainEqual({ method: 'GET', path: '/metrics' });
+    expect(routes).toContainEqual({ method: 'DELETE', path: '/v2/things/:id' });
   });
 
   it('prefixes documented paths with the server path', () => {

@@ -24,4 +24,17 @@ describe('docs/openapi/', () => {
     expect(documents['decision-service.json'].servers).toEqual([{ url: '/' }]);
     expect(Object.keys(documents['decision-service.json'].paths)).toContain('/v1/check');
   });
+
+  it("documents every service's operational routes, the controller's document being only those", async () => {
+    const documents = Object.fromEntries(
+      (await renderOpenApiFiles()).map((file) => [file.fileName, JSON.parse(file.content)]),
+    );
+    const operational = ['/healthz/live', '/healthz/ready', '/metrics', '/docs'];
+    expect(documents['acl-api.json'].paths['/metrics'].get.servers).toEqual([{ url: '/' }]);
+    for (const name of ['acl-api.json', 'decision-service.json']) {
+      expect(Object.keys(documents[name].paths), name).toEqual(expect.arrayContaining(operational));
+    }
+    expect(documents['controller.json'].servers).toEqual([{ url: '/' }]);
+    expect(Object.keys(documents['controller.json'].paths)).toEqual(operational);
+  });
 });

@@ -98,10 +98,21 @@ function creator(
 async function create(
   store: FakeGrantStore,
   items: CreateItem[],
-  options: { key?: string; log?: Logger; settings?: Partial<CreateSettings>; cache?: CreateCache } = {},
+  options: {
+    key?: string;
+    log?: Logger;
+    settings?: Partial<CreateSettings>;
+    cache?: CreateCache;
+    principal?: Principal;
+  } = {},
 ): Promise<Answer> {
   return creator(store, options.settings, options.cache)
-    .create({ principal: owner, items, idempotencyKey: options.key, log: options.log ?? silent })
+    .create({
+      principal: options.principal ?? owner,
+      items,
+      idempotencyKey: options.key,
+      log: options.log ?? silent,
+    })
     .then(
       () => ({ status: 201, detail: '' }),
       (error: unknown) => {
@@ -142,6 +153,45 @@ function pendingClaim(grantName: string, accessType: string, pendingSince: Date)
     pendingSince: toKubernetesTime(pendingSince),
   };
 }
+
+describe('authority before item facts', () => {
+  const stranger: Principal = { kind: 'user', id: USER, roles: new Set() };
+  const cosAdmin: Principal = { kind: 'user', id: USER, roles: new Set(['cos_admin']) };
+  const missing = { ...individual(['api']), itemId: 'urn:dx:item:nowhere' };
+  const mistyped = { ...individual(['api']), itemType: 'MAP' };
+  const notAllowed = individual(['api', 'stream']);
+
+  it('a caller who may not grant on the item: one 403 for a missing item and for a mistyped one, and no write', async () => {
+    const store = new FakeGrantStore();
+    const answers = await Promise.all(
+      [missing, mistyped, notAllowed, individual(['api'])].map((item) =>
+        create(store, [item], { principal: stranger }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([403, 403, 403, 403]);
+    expect(answers[0]?.detail.replace('urn:dx:item:nowhere', ITEM_ID)).toBe(answers[1]?.detail);
+    expect(store.calls).toEqual([]);
+  });
+
+  it('a cos_admin learns the facts (404, 400), then may not create on a well-named item (403)', async () => {
+    const store = new FakeGrantStore();
+    const statuses = await Promise.all(
+      [missing, mistyped, notAllowed, individual(['api'])].map(
+        async (item) => (await create(store, [item], { principal: cosAdmin })).status,
+      ),
+    );
+    expect(statuses).toEqual([404, 400, 400, 403]);
+  });
+
+  it('the owner learns the facts: 404 is no answer for them (no item to own), 400 names the field', async () => {
+    const store = new FakeGrantStore();
+    expect((await create(store, [missing])).status).toBe(403);
+    expect(await create(store, [mistyped])).toMatchObject({
+      status: 400,
+      detail: expect.stringContaining('request[0].itemType'),
+    });
+  });
+});
 
 describe('racing creates: of requests that overlap, one always wins', () => {
   it('two identical creates, each first to one of the two triples: exactly one 201', async () => {

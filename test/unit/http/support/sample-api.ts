@@ -6,6 +6,7 @@ import { dependencyUnavailable } from '../../../../src/http/errors.js';
 import type { ApiAuthentication } from '../../../../src/http/openapi/route-definition.js';
 import { RouteRegistry } from '../../../../src/http/openapi/route-registry.js';
 import { problemResponse } from '../../../../src/http/openapi/route-responses.js';
+import { documentedOperationalRoutes } from '../../../../src/http/operational-routes.js';
 import type { ReadinessCheck } from '../../../../src/http/readiness.js';
 import { createUrnScheme } from '../../../../src/http/urn.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
@@ -116,7 +117,10 @@ export interface SampleAppOptions {
 export function sampleApp(options: SampleAppOptions) {
   const registry = sampleRegistry({ validateResponses: options.validateResponses ?? true });
   const metricsRegistry = createMetricsRegistry();
-  const document = registry.document({ info: { title: 'sample', version: '1' }, servers: [{ url: '/v2' }] });
+  const document = registry.document(
+    { info: { title: 'sample', version: '1' }, servers: [{ url: '/v2' }] },
+    documentedOperationalRoutes(urn),
+  );
   const app = createHttpApp({
     urn,
     logger: options.logger,
