@@ -9,6 +9,9 @@ import type { Logger } from './logger.js';
 import { gaugeOn } from './metric-registry.js';
 import { jittered, linkedTimeout, monotonicNow, sleep } from './timing.js';
 
+/** Writes of the release: the observed lease, then at most one re-read after a cancelled renewal landed. */
+const RELEASE_ATTEMPTS = 2;
+
 export type StoppedLeadingReason = 'lost' | 'released';
 
 export interface LeaderElectionOptions {
@@ -301,29 +304,42 @@ export class LeaderElector {
     return this.observed;
   }
 
-  /** client-go's ReleaseOnCancel: empty holder and a 1 s duration, so the next candidate takes over at once. */
+  /**
+   * client-go's ReleaseOnCancel: empty holder and a 1 s duration, so the next candidate takes over at once. A
+   * renewal cancelled by stop() may still have landed, leaving what this replica observed one version behind:
+   * on a conflict the lease is read again and released if it is still this replica's.
+   */
   private async release(): Promise<void> {
-    const lease = this.observed?.lease;
-    if (!lease || lease.spec?.holderIdentity !== this.identity) {
-      return;
+    const { signal, dispose } = linkedTimeout(undefined, this.renewDeadlineMs);
+    try {
+      let lease = this.observed?.lease;
+      for (let attempt = 1; lease?.spec?.holderIdentity === this.identity; attempt++) {
+        try {
+          this.observe(await this.options.lease.update(this.released(lease), signal));
+          this.logger.info('released lease');
+          return;
+        } catch (err) {
+          if (!isConflict(err) || attempt === RELEASE_ATTEMPTS) throw err;
+          lease = await this.options.lease.get(signal);
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'could not release lease; successors wait for it to expire');
+    } finally {
+      dispose();
     }
+  }
+
+  private released(lease: Lease): Lease {
     const now = microTime(new Date());
     const spec: LeaseSpec = {
       holderIdentity: '',
       leaseDurationSeconds: 1,
       acquireTime: now,
       renewTime: now,
-      leaseTransitions: lease.spec.leaseTransitions ?? 0,
+      leaseTransitions: lease.spec?.leaseTransitions ?? 0,
     };
-    const { signal, dispose } = linkedTimeout(undefined, this.renewDeadlineMs);
-    try {
-      this.observe(await this.options.lease.update({ ...lease, spec }, signal));
-      this.logger.info('released lease');
-    } catch (err) {
-      this.logger.warn({ err }, 'could not release lease; successors wait for it to expire');
-    } finally {
-      dispose();
-    }
+    return { ...lease, spec };
   }
 
   private setLeading(leading: boolean): void {

@@ -229,6 +229,19 @@ describe('LeaderElector', () => {
     expect(store.holder()).toBe('a');
   });
 
+  it('releases even when a renewal it cancelled landed: reads the lease again after the 409', async () => {
+    const a = candidate('a');
+    a.elector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    // The API server applied a renewal of a's whose answer never reached a (stop cancelled it).
+    const server = store.client();
+    await server.update((await server.get()) as NonNullable<FakeLeaseStore['lease']>);
+    await a.elector.stop();
+    expect(store.conflicts).toBe(1);
+    expect(store.holder()).toBe('');
+    expect(a.events).toEqual(['started', 'released']);
+  });
+
   it('refuses a second start while campaigning', () => {
     const a = candidate('a');
     a.elector.start();
