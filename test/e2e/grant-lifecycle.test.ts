@@ -106,15 +106,7 @@ describe('a grant, from the outside', () => {
   it('lets in the members a membership event adds, and no one else; a removal event shuts them out again', async () => {
     const organisation = randomUUID();
     const [member, outsider] = [randomUUID(), randomUUID()];
-    const policyId = await create(
-      grantItem({
-        policyType: 'GROUP',
-        constraints: { access: [{ accessType: 'sub' }], subjects: { allowedOrgIds: [organisation] } },
-      }),
-    );
-    await eventually('Enforced=True', async () =>
-      (await enforcedStatus(policyId)) === 'True' ? true : undefined,
-    );
+    await enforcedGroupGrant(organisation);
     expect(await allowedNow(member, 'sub'), 'no membership yet: default deny').toBe(false);
 
     const key = { organisationId: organisation, userId: member };
@@ -137,15 +129,7 @@ describe('a grant, from the outside', () => {
   it('takes a snapshot of the members as the truth: adds and removes exactly the difference', async () => {
     const organisation = randomUUID();
     const [kept, dropped, joined] = [randomUUID(), randomUUID(), randomUUID()];
-    const policyId = await create(
-      grantItem({
-        policyType: 'GROUP',
-        constraints: { access: [{ accessType: 'sub' }], subjects: { allowedOrgIds: [organisation] } },
-      }),
-    );
-    await eventually('Enforced=True', async () =>
-      (await enforcedStatus(policyId)) === 'True' ? true : undefined,
-    );
+    await enforcedGroupGrant(organisation);
     expect(await replaceMembers(organisation, [kept, dropped])).toEqual({ added: 2, removed: 0 });
     await becomes(kept, true, 'sub');
     await becomes(dropped, true, 'sub');
@@ -230,6 +214,19 @@ describe('read-your-grant (Prefer: wait)', () => {
     expect(denied.body.result.allowed).toBe(false);
   });
 });
+
+/** A GROUP grant of `sub` access for the members of `organisationId`, once kubectl shows it Enforced. */
+async function enforcedGroupGrant(organisationId: string): Promise<void> {
+  const policyId = await create(
+    grantItem({
+      policyType: 'GROUP',
+      constraints: { access: [{ accessType: 'sub' }], subjects: { allowedOrgIds: [organisationId] } },
+    }),
+  );
+  await eventually('Enforced=True', async () =>
+    (await enforcedStatus(policyId)) === 'True' ? true : undefined,
+  );
+}
 
 /** PUT .../members as a producer: the organisation's members are exactly `userIds` afterwards. */
 async function replaceMembers(organisationId: string, userIds: string[]): Promise<unknown> {
