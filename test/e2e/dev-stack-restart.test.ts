@@ -57,6 +57,7 @@ async function start(): Promise<void> {
   ]);
   environment = {
     gatewayUrl: gateway.url,
+    decisionUrl: env.DECISION_URL,
     kubeconfig: env.KUBECONFIG,
     kubectl: e2e().kubectl,
     namespace: env.NAMESPACE,

@@ -3,7 +3,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../support/member-events.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../support/patience.js';
-import { acl, check, e2e, eventually, kubectl, kubectlJson, token } from './support/stack-client.js';
+import { untilBarrierAgrees } from '../support/barrier-agreement.js';
+import {
+  acl,
+  check,
+  decisionMetrics,
+  e2e,
+  eventually,
+  kubectl,
+  kubectlJson,
+  token,
+} from './support/stack-client.js';
 
 let item: CatalogItem['spec'];
 let owner: string;
@@ -154,20 +164,32 @@ describe('a grant, from the outside', () => {
 });
 
 describe('a grant’s status and the check agree, without a token', () => {
-  it('allows as soon as kubectl shows Enforced=True and denies as soon as it shows the revocation', async () => {
+  it('allows once kubectl shows Enforced=True and denies once it shows the revocation, through the revision barrier', async () => {
+    const agreement = (consumer: string) => ({
+      allowed: () => allowedNow(consumer),
+      metricsText: decisionMetrics,
+    });
     for (let round = 0; round < 3; round++) {
       const consumer = randomUUID();
       const policyId = await create(grantItem({ userId: consumer }));
       await eventually('Enforced=True', async () =>
         (await enforcedStatus(policyId)) === 'True' ? true : undefined,
       );
-      expect(await allowedNow(consumer), `round ${round}: Enforced=True`).toBe(true);
+      await untilBarrierAgrees({
+        ...agreement(consumer),
+        expected: true,
+        what: `round ${round}: Enforced=True`,
+      });
       const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: owner });
       expect(revoked.status).toBe(200);
       await eventually('Enforced=False', async () =>
         (await enforcedStatus(policyId)) === 'False' ? true : undefined,
       );
-      expect(await allowedNow(consumer), `round ${round}: Enforced=False`).toBe(false);
+      await untilBarrierAgrees({
+        ...agreement(consumer),
+        expected: false,
+        what: `round ${round}: Enforced=False`,
+      });
     }
   });
 });

@@ -30,6 +30,7 @@ export default async function setup(project: TestProject) {
   console.log(`[e2e] stack ready in ${Date.now() - started} ms; gateway ${gateway.url}`);
   const provided: E2eEnvironment = {
     gatewayUrl: gateway.url,
+    decisionUrl: env.DECISION_URL,
     kubeconfig: env.KUBECONFIG,
     kubectl: await kubectlBinary(),
     namespace: env.NAMESPACE,

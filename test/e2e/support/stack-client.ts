@@ -73,6 +73,9 @@ export function stackClient(environment: () => E2eEnvironment) {
       });
     },
 
+    /** The decision service's metrics text. */
+    decisionMetrics: async () => (await fetch(`${environment().decisionUrl}/metrics`)).text(),
+
     kubectl,
 
     kubectlJson: async <T>(...args: string[]): Promise<T> =>
@@ -81,7 +84,7 @@ export function stackClient(environment: () => E2eEnvironment) {
 }
 
 /** The stack the global setup started (or found). */
-export const { acl, check, token, kubectl, kubectlJson } = stackClient(e2e);
+export const { acl, check, decisionMetrics, token, kubectl, kubectlJson } = stackClient(e2e);
 
 /** Polls until `probe` returns a value that is not undefined, or fails after `timeoutMs`. */
 export async function eventually<T>(

@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { untilBarrierAgrees } from '../../support/barrier-agreement.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { enforcedCondition, individual, useControllerFixture } from '../controller/support/harness.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 
-// The promise a user reads off kubectl: the moment a grant shows Enforced=True the check allows, and the moment
-// it shows Enforced=False (revoked) the check denies, without any token. The controller writes SpiceDB, then
-// the status; the decision service learns of the write from its Watch. Real kube-apiserver, controller and
-// SpiceDB (its default 5 s quantization window).
+// The promise a user reads off kubectl: once a grant shows Enforced=True the check allows, and once it shows
+// Enforced=False (revoked) the check denies, without any token, as soon as the decision service's Watch has
+// delivered the change and through the revision barrier (test/support/barrier-agreement.ts). The controller
+// writes SpiceDB, then the status. Real kube-apiserver, controller and SpiceDB (its default 5 s quantization
+// window, so a check left to a quantized snapshot would disagree for seconds).
 const world = useControllerFixture('enforced-status');
 const ITERATIONS = 15;
 
@@ -25,9 +27,13 @@ async function readUntilReason(namespace: string, name: string, reason: string):
   }
 }
 
-describe('the check agrees with the grant’s status from the moment kubectl shows it', () => {
+describe('the check agrees with the grant’s status through the revision barrier once kubectl shows it', () => {
   it(`allows once Enforced=True and denies once Enforced=False Revoked, ${ITERATIONS} times, no token`, async () => {
     const service = await startServiceUnderTest({ spicedb: world.spicedb.server });
+    const agreement = (check: Record<string, string>) => ({
+      allowed: async () => (await service.check(check)).body.result.allowed,
+      metricsText: () => service.metrics.metrics(),
+    });
     try {
       await untilReady(service);
       const item = await world.resources.createItem();
@@ -42,14 +48,20 @@ describe('the check agrees with the grant’s status from the moment kubectl sho
         };
         const { name } = await world.resources.createGrant(world.aclNamespace, spec);
         await readUntilReason(world.aclNamespace, name, EnforcedReason.Projected);
-        const granted = await service.check(check);
-        expect(granted.body.result.allowed, `iteration ${iteration}: Enforced=True but denied`).toBe(true);
+        await untilBarrierAgrees({
+          ...agreement(check),
+          expected: true,
+          what: `iteration ${iteration}: Enforced=True`,
+        });
 
         await world.resources.revoke(world.aclNamespace, name);
         const revoked = await readUntilReason(world.aclNamespace, name, EnforcedReason.Revoked);
         expect(enforcedCondition(revoked)?.status).toBe('False');
-        const denied = await service.check(check);
-        expect(denied.body.result.allowed, `iteration ${iteration}: Enforced=False but allowed`).toBe(false);
+        await untilBarrierAgrees({
+          ...agreement(check),
+          expected: false,
+          what: `iteration ${iteration}: Revoked`,
+        });
       }
     } finally {
       await service.stop();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rm } from 'node:fs/promises';
 import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';
+import { consistencyCount as countOf, type ConsistencySource } from '../../support/barrier-agreement.js';
 import { until } from '../../support/until.js';
 import { makeStateDir, startOwnSpiceDB } from '../controller/support/harness.js';
 import type { OwnSpiceDB } from '../controller/support/harness.js';
@@ -53,13 +54,8 @@ async function allowed(body: Record<string, unknown>): Promise<boolean> {
 const write = (operation: RelationshipUpdate['operation'], relationship: Relationship) =>
   service.afterWatchDelivers(() => spicedb.client.writeRelationships([{ operation, relationship }]));
 
-async function consistencyCount(source: string): Promise<number> {
-  const text = await service.metrics.metrics();
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`decision_check_consistency_total{consistency="${source}"}`));
-  return Number(line?.split(' ')[1] ?? 0);
-}
+const consistencyCount = async (source: ConsistencySource) =>
+  countOf(await service.metrics.metrics(), source);
 
 describe('the revision barrier, without any token', () => {
   it('allows right after a grant is written and denies right after it is deleted, every time', async () => {
