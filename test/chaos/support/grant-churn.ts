@@ -144,8 +144,9 @@ export class GrantChurn {
     const candidates = [
       ...(operation === 'delete' ? [...this.active.keys(), ...this.revoked] : this.active.keys()),
     ];
-    const name = pick(candidates.filter((candidate) => !this.busy.has(candidate)));
-    if (name === undefined) return;
+    const free = candidates.filter((candidate) => !this.busy.has(candidate));
+    if (free.length === 0) return; // every grant is busy with another worker's operation, or none is left
+    const name = pick(free);
     this.busy.add(name);
     try {
       if (operation === 'edit') await this.edit(name);
