@@ -1,8 +1,8 @@
-import type { V1ConfigMap } from '@kubernetes/client-node';
 import {
   API_GROUP,
   API_VERSION,
   CATALOG_ITEM_PLURAL,
+  GRANT_CLAIM_PLURAL,
   MEMBERSHIP_PLURAL,
   POLICY_GRANT_PLURAL,
 } from '../api/v1alpha1/index.js';
@@ -23,9 +23,7 @@ export const paths = {
   memberships: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${MEMBERSHIP_PLURAL}`,
   membership: (namespace: string, name: string) =>
     `${GROUP_PATH}/namespaces/${namespace}/${MEMBERSHIP_PLURAL}/${name}`,
-  configMaps: (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`,
-  configMap: (namespace: string, name: string) => `/api/v1/namespaces/${namespace}/configmaps/${name}`,
+  grantClaims: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${GRANT_CLAIM_PLURAL}`,
+  grantClaim: (namespace: string, name: string) =>
+    `${GROUP_PATH}/namespaces/${namespace}/${GRANT_CLAIM_PLURAL}/${name}`,
 };
-
-/** A ConfigMap as the API serves it, with the fields this service relies on present. */
-export type ConfigMap = V1ConfigMap & { metadata: { name: string; resourceVersion: string } };

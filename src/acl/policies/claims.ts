@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
-import type { PolicyGrantSpec } from '../../api/v1alpha1/index.js';
-import type { ConfigMap } from '../resources.js';
+import {
+  GRANT_CLAIM_KIND,
+  GROUP_VERSION,
+  type GrantClaim,
+  type GrantClaimSpec,
+  type PolicyGrantSpec,
+} from '../../api/v1alpha1/index.js';
 
-// One claim object per (subject, item, access type): a ConfigMap whose name is derived from the triple, so
+// One claim object per (subject, item, access type): a GrantClaim whose name is derived from the triple, so
 // Kubernetes' one uniqueness constraint (the object name) makes "no two active grants for the same subject,
 // item and access type" hold across replicas without a check-then-create race.
-
-export const CLAIM_LABEL = 'acl.policygrant.dev/claim';
 
 /** `user:<uuid>` for an INDIVIDUAL grant, `organization:<uuid>` per allowed organisation of a GROUP grant. */
 export type ClaimSubject = `user:${string}` | `organization:${string}`;
@@ -18,17 +21,14 @@ export interface ClaimKey {
 }
 
 /**
- * pending: the grant is being created (or its creator died before finishing); bound: the grant was created
- * and its creator confirmed the claim with an update conditioned on the claim's resourceVersion.
+ * The triple, the grant that holds it, and its state: pending while the grant is being created (or its
+ * creator died before finishing), bound once the grant was created and its creator confirmed the claim with
+ * an update conditioned on the claim's resourceVersion.
  */
-export type ClaimState = 'pending' | 'bound';
+export type ClaimData = GrantClaimSpec;
 
-export interface ClaimData extends ClaimKey {
-  grantName: string;
-  state: ClaimState;
-  /** When the claim became pending for grantName (RFC 3339). */
-  pendingSince: string;
-}
+/** A GrantClaim as the API serves it, with the fields this service relies on present. */
+export type StoredClaim = GrantClaim & { metadata: { name: string; resourceVersion: string } };
 
 export type GrantSubjectFields = Pick<PolicyGrantSpec, 'policyType' | 'userId' | 'itemId' | 'constraints'>;
 
@@ -44,27 +44,19 @@ export function claimKeys(spec: GrantSubjectFields): ClaimKey[] {
   );
 }
 
-/** `claim-` and the SHA-256 (hex) of `subject|itemId|accessType`: 70 characters, a valid ConfigMap name. */
+/** `claim-` and the SHA-256 (hex) of `subject|itemId|accessType`: 70 characters, a valid object name. */
 export function claimName(key: ClaimKey): string {
   const digest = createHash('sha256').update(`${key.subject}|${key.itemId}|${key.accessType}`).digest('hex');
   return `claim-${digest}`;
 }
 
-export function claimConfigMap(name: string, data: ClaimData, resourceVersion?: string): ConfigMap {
+export function claimObject(name: string, data: ClaimData, resourceVersion?: string): GrantClaim {
   return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name,
-      labels: { [CLAIM_LABEL]: 'true' },
-      ...(resourceVersion === undefined ? {} : { resourceVersion }),
-    } as ConfigMap['metadata'],
-    data: { ...data },
+    apiVersion: GROUP_VERSION,
+    kind: GRANT_CLAIM_KIND,
+    metadata: { name, ...(resourceVersion === undefined ? {} : { resourceVersion }) },
+    spec: { ...data },
   };
-}
-
-export function readClaimData(configMap: ConfigMap): Partial<ClaimData> {
-  return (configMap.data ?? {}) as Partial<ClaimData>;
 }
 
 /**

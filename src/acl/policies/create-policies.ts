@@ -17,9 +17,9 @@ import {
   describeSubject,
   isInFlight,
   judgeClaim,
-  readClaimData,
   type ClaimData,
   type ClaimKey,
+  type StoredClaim,
 } from './claims.js';
 import { settleAll, valuesOrThrow } from '../concurrency.js';
 import {
@@ -31,7 +31,6 @@ import {
   requestHash,
 } from './grant-names.js';
 import type { GrantStore } from './grant-store.js';
-import type { ConfigMap } from '../resources.js';
 import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { isUserId } from './principal-ids.js';
 
@@ -278,7 +277,7 @@ class CreateTransaction {
 
   constructor(
     private readonly store: CreateStore,
-    private readonly world: GrantWorld,
+    private readonly world: CreateCache,
     private readonly settings: CreateSettings,
     private readonly log: Logger,
   ) {}
@@ -371,13 +370,18 @@ class CreateTransaction {
   /** Creates the claim, or judges the one that exists; waits for contenders only with `patience`. */
   private async acquire(planned: PlannedClaim, patience?: Patience): Promise<ClaimOutcome> {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+      let outcome: ClaimOutcome | 'changed';
       try {
         const created = await this.store.createClaim(planned.name, this.claimData(planned));
-        return { held: { planned, resourceVersion: created.metadata.resourceVersion, mine: true } };
+        outcome = await this.adoptUnclaimedGrant({
+          planned,
+          resourceVersion: created.metadata.resourceVersion,
+          mine: true,
+        });
       } catch (error) {
         if (!isAlreadyExists(error)) throw error;
+        outcome = await this.judgeExisting(planned, patience);
       }
-      const outcome = await this.judgeExisting(planned, patience);
       if (outcome !== 'changed') return outcome;
     }
     throw new HttpError(
@@ -395,7 +399,7 @@ class CreateTransaction {
     for (;;) {
       const existing = await this.store.getClaim(planned.name);
       if (!existing) return 'changed';
-      const claim = readClaimData(existing);
+      const claim = existing.spec;
       const resourceVersion = existing.metadata.resourceVersion;
       if (claim.grantName === planned.grantName) return { held: { planned, resourceVersion, mine: false } };
       const now = this.settings.now();
@@ -406,7 +410,7 @@ class CreateTransaction {
       const holder = claim.grantName ? await this.store.getGrant(claim.grantName) : undefined;
       const verdict = judgeClaim({
         claim,
-        holderEffective: holder !== undefined && new GrantEvaluator(this.world, now).evaluate(holder).enforce,
+        holderEffective: holder !== undefined && this.isEffective(holder, now),
         ownGrantName: planned.grantName,
         now,
         pendingTimeoutMs: this.settings.claimPendingTimeoutMs,
@@ -416,15 +420,55 @@ class CreateTransaction {
     }
   }
 
+  /**
+   * A claim this request has just created, where there was none, may still be in the way of an effective
+   * grant the API made earlier, whose claim went missing: an upgrade from the release that kept claims in
+   * ConfigMaps, or a rollback that deleted a claim but failed to delete its grant. Such a grant is in the cache
+   * (read back from the apiserver to be sure): the claim is given to it, bound, and the triple is blocked.
+   */
+  private async adoptUnclaimedGrant(held: HeldClaim): Promise<ClaimOutcome | 'changed'> {
+    const holder = await this.unclaimedHolder(held.planned);
+    if (holder === undefined) return { held };
+    const data: ClaimData = { ...this.claimData(held.planned), grantName: holder, state: 'bound' };
+    try {
+      await this.store.replaceClaim(held.planned.name, data, held.resourceVersion);
+    } catch (error) {
+      if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
+      return 'changed';
+    }
+    this.log.info({ claim: held.planned.name, grant: holder }, 'gave an unclaimed grant its claim');
+    return { blocked: held.planned, why: 'active' };
+  }
+
+  /** The name of an effective grant of this API, other than the request's own, on the claim's triple. */
+  private async unclaimedHolder(planned: PlannedClaim): Promise<string | undefined> {
+    const candidates = this.world
+      .grantsWithClaimKey(planned.key)
+      .filter(
+        (grant) =>
+          grant.metadata.namespace === this.world.aclNamespace &&
+          grant.metadata.name !== planned.grantName &&
+          grant.metadata.labels?.[CREATED_BY_LABEL] === CREATED_BY_ACL_API &&
+          this.isEffective(grant),
+      );
+    for (const candidate of candidates) {
+      const current = await this.store.getGrant(candidate.metadata.name ?? '');
+      if (current && this.isEffective(current)) return current.metadata.name;
+    }
+    return undefined;
+  }
+
+  /** The grant verdict now (a new evaluator each time: one remembers its verdicts by grant). */
+  private isEffective(grant: PolicyGrant, now = this.settings.now()): boolean {
+    return new GrantEvaluator(this.world, now).evaluate(grant).enforce;
+  }
+
   /** Replaces a vacant claim, conditioned on its resourceVersion: of two takers exactly one wins. */
-  private async takeOver(planned: PlannedClaim, existing: ConfigMap): Promise<ClaimOutcome | 'changed'> {
+  private async takeOver(planned: PlannedClaim, existing: StoredClaim): Promise<ClaimOutcome | 'changed'> {
     try {
       const { resourceVersion } = existing.metadata;
       const taken = await this.store.replaceClaim(planned.name, this.claimData(planned), resourceVersion);
-      this.log.info(
-        { claim: planned.name, from: readClaimData(existing).grantName },
-        'took over a vacant claim',
-      );
+      this.log.info({ claim: planned.name, from: existing.spec.grantName }, 'took over a vacant claim');
       return { held: { planned, resourceVersion: taken.metadata.resourceVersion, mine: true } };
     } catch (error) {
       if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
@@ -469,7 +513,7 @@ class CreateTransaction {
         if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
       }
       const current = await this.store.getClaim(held.planned.name);
-      const claim = current ? readClaimData(current) : undefined;
+      const claim = current?.spec;
       if (!current || claim?.grantName !== held.planned.grantName) {
         throw new HttpError(
           'Conflict',

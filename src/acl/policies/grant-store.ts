@@ -4,10 +4,10 @@ import {
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../api/v1alpha1/index.js';
-import { claimConfigMap, type ClaimData } from './claims.js';
+import { claimObject, type ClaimData, type StoredClaim } from './claims.js';
 import type { KubeClient } from '../kube-client.js';
 import { isNotFound } from '../kube-errors.js';
-import { paths, type ConfigMap } from '../resources.js';
+import { paths } from '../resources.js';
 
 export interface NewGrant {
   name: string;
@@ -26,24 +26,24 @@ export class GrantStore {
     readonly namespace: string,
   ) {}
 
-  createClaim(name: string, data: ClaimData): Promise<ConfigMap> {
+  createClaim(name: string, data: ClaimData): Promise<StoredClaim> {
     return this.kube.call({
       method: 'POST',
-      path: paths.configMaps(this.namespace),
-      body: claimConfigMap(name, data),
+      path: paths.grantClaims(this.namespace),
+      body: claimObject(name, data),
     });
   }
 
-  getClaim(name: string): Promise<ConfigMap | undefined> {
-    return orUndefined(this.kube.call({ method: 'GET', path: paths.configMap(this.namespace, name) }));
+  getClaim(name: string): Promise<StoredClaim | undefined> {
+    return orUndefined(this.kube.call({ method: 'GET', path: paths.grantClaim(this.namespace, name) }));
   }
 
   /** Rewrites a claim if nobody changed it since `resourceVersion` (else a 409). */
-  replaceClaim(name: string, data: ClaimData, resourceVersion: string): Promise<ConfigMap> {
+  replaceClaim(name: string, data: ClaimData, resourceVersion: string): Promise<StoredClaim> {
     return this.kube.call({
       method: 'PUT',
-      path: paths.configMap(this.namespace, name),
-      body: claimConfigMap(name, data, resourceVersion),
+      path: paths.grantClaim(this.namespace, name),
+      body: claimObject(name, data, resourceVersion),
     });
   }
 
@@ -51,7 +51,7 @@ export class GrantStore {
   async deleteClaim(name: string, resourceVersion: string): Promise<void> {
     await this.kube.call({
       method: 'DELETE',
-      path: paths.configMap(this.namespace, name),
+      path: paths.grantClaim(this.namespace, name),
       body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { resourceVersion } },
     });
   }

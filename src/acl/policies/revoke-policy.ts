@@ -4,7 +4,7 @@ import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AclCache } from '../acl-cache.js';
 import { lookupItem, mayRevoke } from '../authorisation.js';
-import { claimKeys, claimName, readClaimData } from './claims.js';
+import { claimKeys, claimName } from './claims.js';
 import type { GrantStore } from './grant-store.js';
 import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { isUserId } from './principal-ids.js';
@@ -75,7 +75,7 @@ export class PolicyRevoker {
     const releases = claimKeys(grant.spec).map(async (key) => {
       const name = claimName(key);
       const claim = await this.store.getClaim(name);
-      if (claim && readClaimData(claim).grantName === grant.metadata.name) {
+      if (claim && claim.spec.grantName === grant.metadata.name) {
         await this.store.deleteClaim(name, claim.metadata.resourceVersion);
       }
     });

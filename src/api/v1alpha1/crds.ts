@@ -5,11 +5,14 @@ import {
   API_VERSION,
   CATALOG_ITEM_KIND,
   CATALOG_ITEM_PLURAL,
+  GRANT_CLAIM_KIND,
+  GRANT_CLAIM_PLURAL,
   MEMBERSHIP_KIND,
   MEMBERSHIP_PLURAL,
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
 } from './group-version.js';
+import { GrantClaimSpecSchema } from './grant-claim.js';
 import { MembershipSpecSchema, MembershipStatusSchema } from './membership.js';
 import { PolicyGrantSpecSchema, PolicyGrantStatusSchema } from './policy-grant.js';
 import { toStructuralSchema, type StructuralSchema } from './structural-schema.js';
@@ -37,7 +40,7 @@ export interface CustomResourceDefinition {
       plural: string;
       singular: string;
       shortNames: string[];
-      categories: string[];
+      categories?: string[];
     };
     scope: 'Namespaced' | 'Cluster';
     versions: {
@@ -56,6 +59,8 @@ interface ResourceDefinition {
   plural: string;
   scope: 'Namespaced' | 'Cluster';
   shortNames: string[];
+  /** Default: the acl category; none for internal kinds. */
+  categories?: string[];
   description: string;
   spec: z.ZodType;
   status?: z.ZodType;
@@ -63,7 +68,7 @@ interface ResourceDefinition {
 }
 
 /**
- * `kubectl get acl` lists every kind. Not also `policygrant`: kubectl expands categories before it
+ * `kubectl get acl` lists every kind that users write or read. Not also `policygrant`: kubectl expands categories before it
  * resolves resource names, so that category would turn `kubectl get policygrant <name>` into a listing
  * of both kinds (and an error).
  */
@@ -155,8 +160,35 @@ export function membershipCrd(): CustomResourceDefinition {
   });
 }
 
+/** Internal bookkeeping, so in no category: `kubectl get acl` shows what users write and read. */
+export function grantClaimCrd(): CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: GRANT_CLAIM_KIND,
+    plural: GRANT_CLAIM_PLURAL,
+    scope: 'Namespaced',
+    shortNames: ['gclaim'],
+    categories: [],
+    description:
+      'Internal bookkeeping of the ACL API, not for users to write: the claim that makes "no two active ' +
+      'grants for the same subject, item and access type" hold across replicas. One object per (subject, ' +
+      "item, access type), named claim-<SHA-256 of the triple>, in the ACL API's namespace, naming the " +
+      'PolicyGrant that holds it. Revoking the grant releases it; a claim whose grant is revoked, expired ' +
+      'or gone is taken over by the next create.',
+    spec: GrantClaimSpecSchema,
+    printerColumns: [
+      column('Subject', '.spec.subject', 'user:<uuid> or organization:<uuid>.'),
+      column('Item', '.spec.itemId', 'The item the claimed access is on.'),
+      column('Access', '.spec.accessType', 'The claimed access type.'),
+      column('Grant', '.spec.grantName', 'The PolicyGrant that holds the claim.'),
+      column('State', '.spec.state', 'pending or bound.'),
+      AGE_COLUMN,
+      { ...column('Pending', '.spec.pendingSince', 'When the claim became pending.'), priority: 1 },
+    ],
+  });
+}
+
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [policyGrantCrd(), catalogItemCrd(), membershipCrd()];
+  return [policyGrantCrd(), catalogItemCrd(), membershipCrd(), grantClaimCrd()];
 }
 
 function column(name: string, jsonPath: string, description: string): PrinterColumn {
@@ -177,7 +209,7 @@ function customResourceDefinition(resource: ResourceDefinition): CustomResourceD
         plural: resource.plural,
         singular,
         shortNames: resource.shortNames,
-        categories: CATEGORIES,
+        ...(resource.categories?.length === 0 ? {} : { categories: resource.categories ?? CATEGORIES }),
       },
       scope: resource.scope,
       versions: [

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 
-// Field shapes shared by both custom resources. Each caller adds its own `.describe()`.
+// Field shapes shared by the custom resources. Each caller adds its own `.describe()`.
 
 /**
  * Lowercase only: ids become SpiceDB object ids and conflict keys, which compare byte for byte, so
  * `ABC…` and `abc…` must not be two different users. Version and variant bits are not checked, ids
  * come from identity providers and other systems that do not all follow RFC 9562.
  */
-const LOWERCASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const LOWERCASE_UUID_PATTERN = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const LOWERCASE_UUID = new RegExp(`^${LOWERCASE_UUID_PATTERN}$`);
 
 const MAX_ITEM_ID_LENGTH = 1024;
 const MAX_TYPE_NAME_LENGTH = 63;

@@ -11,3 +11,6 @@ export const CATALOG_ITEM_PLURAL = 'catalogitems';
 
 export const MEMBERSHIP_KIND = 'Membership';
 export const MEMBERSHIP_PLURAL = 'memberships';
+
+export const GRANT_CLAIM_KIND = 'GrantClaim';
+export const GRANT_CLAIM_PLURAL = 'grantclaims';

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { CLAIM_LABEL, claimKeys, readClaimData } from '../../../src/acl/policies/claims.js';
-import type { ConfigMap } from '../../../src/acl/resources.js';
+import { claimKeys } from '../../../src/acl/policies/claims.js';
 import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 
@@ -50,15 +48,6 @@ async function post(baseUrl: string, body: unknown): Promise<Answer> {
 
 /** Alternates between the two replicas. */
 const replicaUrl = (index: number) => (index % 2 ? secondReplica.url : harness.api.url);
-
-async function listClaims(): Promise<ConfigMap[]> {
-  const core = harness.kubeConfig.makeApiClient(CoreV1Api);
-  const list = await core.listNamespacedConfigMap({
-    namespace: harness.namespace,
-    labelSelector: `${CLAIM_LABEL}=true`,
-  });
-  return list.items as ConfigMap[];
-}
 
 /** `subject|accessType` of every claim a grant occupies. */
 const claimedBy = (grant: PolicyGrant) =>
@@ -203,7 +192,7 @@ describe('rounds of identical and overlapping creates over two replicas', () => 
       const answers = await Promise.all(
         requests.map(({ request }, index) => post(replicaUrl(index), { request: [request] })),
       );
-      const [grants, claims] = await Promise.all([harness.listGrants(), listClaims()]);
+      const [grants, claims] = await Promise.all([harness.listGrants(), harness.listClaims()]);
       groups.forEach((g, groupIndex) => {
         const mine = answers.filter((_, index) => requests[index]?.groupIndex === groupIndex);
         const context = `round ${round}, ${g.name}: ${mine.map((answer) => answer.status).join(' ')}`;
@@ -223,7 +212,7 @@ describe('rounds of identical and overlapping creates over two replicas', () => 
           context,
         ).toEqual([winnerId]);
         const winner = groupGrants[0] as PolicyGrant;
-        const groupClaims = claims.map(readClaimData).filter((claim) => inGroup([claim.subject ?? '']));
+        const groupClaims = claims.map((claim) => claim.spec).filter((claim) => inGroup([claim.subject]));
         expect(groupClaims.map((claim) => `${claim.subject}|${claim.accessType}`).sort(), context).toEqual(
           claimedBy(winner).sort(),
         );

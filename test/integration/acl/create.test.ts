@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { derivedState } from '../../../src/api/v1alpha1/index.js';
+import { claimKeys, claimName } from '../../../src/acl/policies/claims.js';
 import { AclHarness, group, inDays, individual, type Caller } from './support/acl-harness.js';
 
 // POST /policy: who may create, validation against the catalog, 409 on an active grant, all or none,
@@ -232,6 +233,23 @@ describe('conflicts', () => {
     const raw = await harness.rawGrant({ ...individual(itemId, userId), policyType: 'INDIVIDUAL' });
     await expect.poll(() => harness.api.cache.grantByUid(raw.metadata.uid ?? '') !== undefined).toBe(true);
     expect((await create(owner, [individual(itemId, userId)])).status).toBe(409);
+  });
+
+  it('an active grant whose claim is missing (claims were ConfigMaps before the upgrade) conflicts and gets its claim back', async () => {
+    const userId = randomUUID();
+    const first = await create(owner, [individual(itemId, userId)]);
+    const grant = harness.api.cache.grantByUid(first.body.results[0]?.policyId as string);
+    if (!grant) throw new Error('the created grant is not in the cache after its 201');
+    const [claim] = claimKeys(grant.spec).map(claimName) as [string];
+    await harness.deleteClaim(claim);
+    const answer = await create(orgAdmin, [individual(itemId, userId)]);
+    expect(answer.status, answer.body.detail).toBe(409);
+    expect(answer.body.detail).toContain(`user ${userId}`);
+    expect((await harness.getClaim(claim))?.spec).toMatchObject({
+      grantName: grant.metadata.name,
+      state: 'bound',
+    });
+    expect((await harness.listGrants()).filter((each) => each.spec.userId === userId)).toHaveLength(1);
   });
 
   it('a revoked grant does not conflict: its claim is taken over', async () => {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimKeys, claimName } from '../../../src/acl/policies/claims.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
@@ -154,12 +153,15 @@ describe('soft delete', () => {
     if (!grant) throw new Error(`grant ${policyId} is not in the cache after its 201`);
     const claims = claimKeys(grant.spec).map(claimName);
     expect(claims).toHaveLength(2); // api and file
-    const core = harness.kubeConfig.makeApiClient(CoreV1Api);
-    const readClaim = (name: string) => core.readNamespacedConfigMap({ name, namespace: harness.namespace });
-    for (const name of claims) expect((await readClaim(name)).metadata?.name).toBe(name);
+    for (const name of claims) {
+      expect((await harness.getClaim(name))?.spec).toMatchObject({
+        grantName: grant.metadata.name,
+        state: 'bound',
+      });
+    }
 
     expect((await remove(owner, policyId)).status).toBe(200);
-    for (const name of claims) await expect(readClaim(name)).rejects.toMatchObject({ code: 404 });
+    for (const name of claims) expect(await harness.getClaim(name)).toBeUndefined();
     await grantBy(owner, consumerId);
   });
 

@@ -50,7 +50,7 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
     Role: [
       rule('acl.policygrant.dev', ['policygrants'], ['get', 'create', 'patch', 'delete']),
       rule('acl.policygrant.dev', ['memberships'], ['get', 'list', 'watch', 'create', 'update']),
-      rule('', ['configmaps'], ['get', 'create', 'update', 'delete']),
+      rule('acl.policygrant.dev', ['grantclaims'], ['get', 'create', 'update', 'delete']),
     ],
   },
   controller: {

@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CoreV1Api,
   CustomObjectsApi,
   KubernetesObjectApi,
   type KubeConfig,
@@ -13,16 +12,18 @@ import { expect } from 'vitest';
 import {
   API_GROUP,
   API_VERSION,
+  GRANT_CLAIM_PLURAL,
   GROUP_VERSION,
   MEMBERSHIP_PLURAL,
   membershipName,
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
+  type GrantClaim,
   type Membership,
   type MembershipKey,
   type PolicyGrant,
 } from '../../../src/api/v1alpha1/index.js';
-import { claimName, readClaimData, type ClaimKey } from '../../../src/acl/policies/claims.js';
+import { claimName, type ClaimKey } from '../../../src/acl/policies/claims.js';
 import { ensureDevSigningKey, type DevSigningKey } from '../../../src/auth/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../src/auth/dev-token.js';
 import type { Authenticators } from '../../../src/auth/middleware.js';
@@ -71,6 +72,7 @@ export const ACL_STEP = {
   revoke: 'revoke: 200, its claims released, listed as DELETED (read-your-write)',
   recreate: 're-create: 201, listed (read-your-write)',
   takeover: 'create takes over the claim of a grant revoked outside the API',
+  unclaimed: 'a grant whose claim is missing (an upgrade) blocks a duplicate and gets its claim back',
   idempotent: 'an Idempotency-Key retry answers the first answer',
   conflict: 'a 409 releases the claims the request took',
   rollback: 'a create the API server refuses is rolled back',
@@ -230,6 +232,7 @@ class AclFlow {
       { name: ACL_STEP.revoke, run: () => this.revoke() },
       { name: ACL_STEP.recreate, run: () => this.recreate() },
       { name: ACL_STEP.takeover, run: () => this.takeOver() },
+      { name: ACL_STEP.unclaimed, run: () => this.unclaimedGrantBlocks() },
       { name: ACL_STEP.idempotent, run: () => this.retryIdempotently() },
       { name: ACL_STEP.conflict, run: () => this.conflictReleasesClaims() },
       { name: ACL_STEP.rollback, run: () => this.refusedWriteRollsBack() },
@@ -310,6 +313,19 @@ class AclFlow {
       await this.createPolicy(owner, [grantTo(this.firstItem, consumer.id)]),
     );
     expect(await this.claimHolder(consumer.id, this.firstItem)).toBe(await this.grantWithUid(this.policyId));
+  }
+
+  /** Claims were ConfigMaps before GrantClaims: after an upgrade an active grant may have none. */
+  private async unclaimedGrantBlocks(): Promise<void> {
+    const { owner, consumer } = this.callers;
+    const holder = await this.grantWithUid(this.policyId);
+    await this.claims().deleteNamespacedCustomObject({
+      ...this.claimPath(),
+      name: claimName(this.apiClaimKey(consumer.id, this.firstItem)),
+    });
+    const duplicate = await this.createPolicy(owner, [grantTo(this.firstItem, consumer.id)]);
+    expect(duplicate.status, describe(duplicate)).toBe(409);
+    expect(await this.claimHolder(consumer.id, this.firstItem)).toBe(holder);
   }
 
   private async retryIdempotently(): Promise<void> {
@@ -471,15 +487,28 @@ class AclFlow {
 
   /** The grant named by the consumer's claim on the item's api access, or undefined without a claim. */
   private async claimHolder(userId: string, itemId: string): Promise<string | undefined> {
-    const key: ClaimKey = { subject: `user:${userId}`, itemId, accessType: 'api' };
-    const core = testKubeConfig().makeApiClient(CoreV1Api);
     try {
-      const claim = await core.readNamespacedConfigMap({ name: claimName(key), namespace: this.namespace });
-      return readClaimData(claim as Parameters<typeof readClaimData>[0]).grantName;
+      const claim = (await this.claims().getNamespacedCustomObject({
+        ...this.claimPath(),
+        name: claimName(this.apiClaimKey(userId, itemId)),
+      })) as GrantClaim;
+      return claim.spec.grantName;
     } catch (error) {
       if ((error as { code?: number }).code === 404) return undefined;
       throw error;
     }
+  }
+
+  private apiClaimKey(userId: string, itemId: string): ClaimKey {
+    return { subject: `user:${userId}`, itemId, accessType: 'api' };
+  }
+
+  private claims(): CustomObjectsApi {
+    return testKubeConfig().makeApiClient(CustomObjectsApi);
+  }
+
+  private claimPath() {
+    return { group: API_GROUP, version: API_VERSION, namespace: this.namespace, plural: GRANT_CLAIM_PLURAL };
   }
 }
 

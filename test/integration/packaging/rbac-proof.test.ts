@@ -1,5 +1,7 @@
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testKubeConfig } from '../support/cluster.js';
+import { API_GROUP, GRANT_CLAIM_PLURAL } from '../../../src/api/v1alpha1/index.js';
+import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
 import { KubeTraffic } from './kube-traffic.js';
 import { ACL_STEP, AclProof } from './rbac-proof-acl.js';
 import { CONTROLLER_STEP, ControllerProof } from './rbac-proof-controller.js';
@@ -11,7 +13,8 @@ import {
   type FlowOutcome,
   type RenderedComponent,
 } from './rbac-proof-flow.js';
-import type { KubeObject } from './packaging-support.js';
+import { EXTERNAL_SPICEDB_VALUES, renderChart, type KubeObject } from './packaging-support.js';
+import { allowedVerbs, configMapCallStatuses, secretsOfDeployment } from './rbac-proof-confinement.js';
 import {
   isAllowed,
   permissionsOf,
@@ -108,6 +111,7 @@ describe('the ACL API as its chart ServiceAccount', () => {
       ACL_STEP.revoke,
       ACL_STEP.recreate,
       ACL_STEP.takeover,
+      ACL_STEP.unclaimed,
       ACL_STEP.idempotent,
       ACL_STEP.conflict,
       ACL_STEP.rollback,
@@ -130,11 +134,11 @@ describe('the ACL API as its chart ServiceAccount', () => {
       'Role watch acl.policygrant.dev/memberships': [watchStepName('memberships')],
       // Its writes in the release namespace.
       'Role create acl.policygrant.dev/policygrants': [ACL_STEP.create],
-      'Role create core/configmaps': [ACL_STEP.create],
-      'Role update core/configmaps': [ACL_STEP.create],
+      'Role create acl.policygrant.dev/grantclaims': [ACL_STEP.create],
+      'Role update acl.policygrant.dev/grantclaims': [ACL_STEP.create],
       'Role patch acl.policygrant.dev/policygrants': [ACL_STEP.revoke],
-      'Role get core/configmaps': [ACL_STEP.revoke],
-      'Role delete core/configmaps': [ACL_STEP.revoke],
+      'Role get acl.policygrant.dev/grantclaims': [ACL_STEP.revoke],
+      'Role delete acl.policygrant.dev/grantclaims': [ACL_STEP.revoke],
       'Role get acl.policygrant.dev/policygrants': [ACL_STEP.takeover],
       'Role delete acl.policygrant.dev/policygrants': [ACL_STEP.rollback],
       // Membership events: create the object, replace it, and re-read it when a write meets a newer one (the
@@ -143,6 +147,57 @@ describe('the ACL API as its chart ServiceAccount', () => {
       'Role update acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
       'Role get acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
     },
+  });
+});
+
+// It faces the internet: whoever takes it over must not reach the settings and JWKS ConfigMaps the other
+// services load, any Secret, or SpiceDB.
+describe('the ACL API is confined to its own resources', () => {
+  it('may not get, list, create, update or delete a ConfigMap or Secret of the release namespace; only use GrantClaims', async () => {
+    const namespace = await createTestNamespace('rbac-proof-confinement');
+    const settings = 'pgo-policy-grant-operator-settings';
+    await testKubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespacedConfigMap({ namespace, body: { metadata: { name: settings }, data: { A: 'b' } } });
+    const { rbac } = await renderComponent(namespace, 'acl-api');
+    const session = await serviceAccountKubeConfig(testKubeConfig(), rbac);
+    try {
+      const { kubeConfig } = session;
+      expect(await allowedVerbs(kubeConfig, namespace, '', 'configmaps')).toEqual([]);
+      expect(await allowedVerbs(kubeConfig, namespace, '', 'secrets')).toEqual([]);
+      expect(await allowedVerbs(kubeConfig, namespace, API_GROUP, GRANT_CLAIM_PLURAL)).toEqual([
+        'get',
+        'create',
+        'update',
+        'delete',
+      ]);
+      expect(await configMapCallStatuses(kubeConfig, namespace, settings)).toEqual({
+        get: 403,
+        list: 403,
+        create: 403,
+        update: 403,
+        delete: 403,
+      });
+      const kept = await testKubeConfig()
+        .makeApiClient(CoreV1Api)
+        .readNamespacedConfigMap({ name: settings, namespace });
+      expect(kept.data).toEqual({ A: 'b' });
+    } finally {
+      await session.dispose();
+    }
+  });
+
+  it("holds no SpiceDB key: no variable or volume of its Deployment comes from SpiceDB's Secrets", async () => {
+    const objects = await renderChart('rbac-proof-confinement', EXTERNAL_SPICEDB_VALUES);
+    const { existingSecret, tls } = EXTERNAL_SPICEDB_VALUES.spicedb;
+    const acl = secretsOfDeployment(objects, 'acl-api');
+    expect(acl.variables.filter((name) => name.startsWith('SPICEDB_'))).toEqual([]);
+    expect(acl.secrets).not.toContain(existingSecret);
+    expect(acl.secrets).not.toContain(tls.caSecret);
+    // The same reading finds them where they are meant to be.
+    expect(secretsOfDeployment(objects, 'controller').secrets).toEqual(
+      expect.arrayContaining([existingSecret, tls.caSecret]),
+    );
   });
 });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   AuthenticationV1Api,
   CoordinationV1Api,
@@ -11,8 +12,11 @@ import {
   API_GROUP,
   API_VERSION,
   CATALOG_ITEM_PLURAL,
+  GRANT_CLAIM_PLURAL,
   POLICY_GRANT_PLURAL,
+  toKubernetesTime,
 } from '../../../src/api/v1alpha1/index.js';
+import { claimName, claimObject } from '../../../src/acl/policies/claims.js';
 import { individualSpec } from '../../unit/api/spec-examples.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { renderChart, type KubeObject } from './packaging-support.js';
@@ -70,6 +74,23 @@ function createGrant(kubeConfig: KubeConfig, inNamespace: string) {
   });
 }
 
+function createClaim(kubeConfig: KubeConfig, inNamespace: string) {
+  const key = { subject: `user:${randomUUID()}` as const, itemId: 'urn:dx:item:1', accessType: 'api' };
+  return kubeConfig.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace: inNamespace,
+    plural: GRANT_CLAIM_PLURAL,
+    body: claimObject(claimName(key), {
+      ...key,
+      grantName: 'pg-x',
+      state: 'pending',
+      pendingSince: toKubernetesTime(new Date()),
+    }),
+    dryRun: 'All',
+  });
+}
+
 function listAll(kubeConfig: KubeConfig, plural: string) {
   return kubeConfig
     .makeApiClient(CustomObjectsApi)
@@ -86,7 +107,7 @@ afterAll(async () => {
 });
 
 describe('serviceAccountKubeConfig', () => {
-  it('the ACL API account lists grants everywhere, writes grants and claims in its namespace only', async () => {
+  it('the ACL API account lists grants everywhere, writes grants and GrantClaims in its namespace only, no ConfigMap', async () => {
     const { kubeConfig, name } = await session(await renderRbac('acl-api'));
     expect(name).toMatch(/-acl-api$/);
     const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -94,11 +115,12 @@ describe('serviceAccountKubeConfig', () => {
     expect(await status(listAll(kubeConfig, CATALOG_ITEM_PLURAL))).toBe(200);
     expect(await status(createGrant(kubeConfig, namespace))).toBe(200);
     expect(await status(createGrant(kubeConfig, otherNamespace))).toBe(403);
-    const claim = { metadata: { name: uniqueId('claim') } };
-    expect(await status(core.createNamespacedConfigMap({ namespace, body: claim, dryRun: 'All' }))).toBe(200);
-    expect(
-      await status(core.createNamespacedConfigMap({ namespace: otherNamespace, body: claim, dryRun: 'All' })),
-    ).toBe(403);
+    expect(await status(createClaim(kubeConfig, namespace))).toBe(200);
+    expect(await status(createClaim(kubeConfig, otherNamespace))).toBe(403);
+    const configMap = { metadata: { name: uniqueId('settings') } };
+    expect(await status(core.createNamespacedConfigMap({ namespace, body: configMap, dryRun: 'All' }))).toBe(
+      403,
+    );
     expect(await status(core.listNamespacedSecret({ namespace }))).toBe(403);
     expect(await status(core.deleteNamespace({ name: otherNamespace, dryRun: 'All' }))).toBe(403);
   });

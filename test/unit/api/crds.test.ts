@@ -6,6 +6,8 @@ import { CRDS_DIR, renderCrdFiles } from '../../../hack/generate-crds.js';
 import {
   catalogItemCrd,
   customResourceDefinitions,
+  grantClaimCrd,
+  GrantClaimSpecSchema,
   policyGrantCrd,
   type StructuralSchema,
 } from '../../../src/api/v1alpha1/index.js';
@@ -54,6 +56,7 @@ describe('crds/', () => {
       'acl.policygrant.dev_policygrants.yaml',
       'acl.policygrant.dev_catalogitems.yaml',
       'acl.policygrant.dev_memberships.yaml',
+      'acl.policygrant.dev_grantclaims.yaml',
     ]);
   });
 });
@@ -95,8 +98,8 @@ describe.each(crds)('CRD $name', ({ crd }) => {
     }
   });
 
-  it('puts both kinds in the acl category, and no category named like a resource', () => {
-    expect(crd.spec.names.categories).toEqual(['acl']);
+  it('puts the kinds users write and read in the acl category, the internal GrantClaim in none', () => {
+    expect(crd.spec.names.categories).toEqual(crd.spec.names.kind === 'GrantClaim' ? undefined : ['acl']);
   });
 });
 
@@ -167,5 +170,52 @@ describe('CatalogItem CRD', () => {
       'Access',
       'Age',
     ]);
+  });
+});
+
+describe('GrantClaim CRD', () => {
+  const crd = grantClaimCrd();
+  const claim = {
+    subject: 'user:0b5c3a9e-8f0e-4a59-9d0a-3f4b7c2e1d00',
+    itemId: 'urn:dx:item:1',
+    accessType: 'api',
+    grantName: 'pg-x',
+    state: 'bound',
+    pendingSince: '2026-06-01T12:00:00Z',
+  };
+
+  it('is namespaced, without status, and says it is internal bookkeeping', () => {
+    expect(crd.metadata.name).toBe('grantclaims.acl.policygrant.dev');
+    expect(crd.spec.scope).toBe('Namespaced');
+    expect(crd.spec.names).toMatchObject({
+      kind: 'GrantClaim',
+      plural: 'grantclaims',
+      shortNames: ['gclaim'],
+    });
+    expect(crd.spec.versions[0]?.subresources).toBeUndefined();
+    expect(rootSchema(crd).description).toMatch(
+      /^Internal bookkeeping of the ACL API, not for users to write/,
+    );
+  });
+
+  it('shows subject, item, access, grant, state and age', () => {
+    const columns = crd.spec.versions[0]?.additionalPrinterColumns.filter((column) => !column.priority);
+    expect(columns?.map((column) => [column.name, column.jsonPath])).toEqual([
+      ['Subject', '.spec.subject'],
+      ['Item', '.spec.itemId'],
+      ['Access', '.spec.accessType'],
+      ['Grant', '.spec.grantName'],
+      ['State', '.spec.state'],
+      ['Age', '.metadata.creationTimestamp'],
+    ]);
+  });
+
+  it('needs every field, and a subject of user:<uuid> or organization:<uuid>', () => {
+    expect(rootSchema(crd).properties?.spec?.required).toEqual(Object.keys(claim));
+    expect(GrantClaimSpecSchema.safeParse(claim).success).toBe(true);
+    for (const subject of ['user:0B5C3A9E-8F0E-4A59-9D0A-3F4B7C2E1D00', 'group:x', 'user:']) {
+      expect(GrantClaimSpecSchema.safeParse({ ...claim, subject }).success, subject).toBe(false);
+    }
+    expect(GrantClaimSpecSchema.safeParse({ ...claim, state: 'taken' }).success).toBe(false);
   });
 });

@@ -8,6 +8,7 @@ import {
   API_VERSION,
   CATALOG_ITEM_KIND,
   CATALOG_ITEM_PLURAL,
+  GRANT_CLAIM_PLURAL,
   GROUP_VERSION,
   MEMBERSHIP_KIND,
   MEMBERSHIP_PLURAL,
@@ -15,6 +16,7 @@ import {
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
   type CatalogItemSpec,
+  type GrantClaim,
   type Membership,
   type MembershipKey,
   type PolicyGrant,
@@ -152,14 +154,43 @@ export class AclHarness {
 
   /** The Membership of `key` as the apiserver has it, or undefined. */
   async getMembership(key: MembershipKey): Promise<Membership | undefined> {
+    return this.getObject<Membership>(MEMBERSHIP_PLURAL, membershipName(key));
+  }
+
+  /** The GrantClaim `name` in the API's namespace, or undefined. */
+  async getClaim(name: string): Promise<GrantClaim | undefined> {
+    return this.getObject<GrantClaim>(GRANT_CLAIM_PLURAL, name);
+  }
+
+  async listClaims(): Promise<GrantClaim[]> {
+    const list = (await this.customObjects.listNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: this.namespace,
+      plural: GRANT_CLAIM_PLURAL,
+    })) as { items: GrantClaim[] };
+    return list.items;
+  }
+
+  async deleteClaim(name: string): Promise<void> {
+    await this.customObjects.deleteNamespacedCustomObject({
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: this.namespace,
+      plural: GRANT_CLAIM_PLURAL,
+      name,
+    });
+  }
+
+  private async getObject<T>(plural: string, name: string): Promise<T | undefined> {
     try {
       return (await this.customObjects.getNamespacedCustomObject({
         group: API_GROUP,
         version: API_VERSION,
         namespace: this.namespace,
-        plural: MEMBERSHIP_PLURAL,
-        name: membershipName(key),
-      })) as Membership;
+        plural,
+        name,
+      })) as T;
     } catch (error) {
       if ((error as { code?: number }).code === 404) return undefined;
       throw error;

@@ -43,7 +43,7 @@ describe('claim keys and names', () => {
     ]);
   });
 
-  it('names are deterministic, distinct per triple, and valid ConfigMap names', () => {
+  it('names are deterministic, distinct per triple, and valid object names', () => {
     const key = { subject: `user:${user}` as const, itemId: 'urn:dx:item:1', accessType: 'api' };
     expect(claimName(key)).toBe(claimName({ ...key }));
     expect(claimName(key)).toMatch(/^claim-[0-9a-f]{64}$/);

@@ -9,7 +9,11 @@ import {
   type CreateCache,
   type CreateSettings,
 } from '../../../../src/acl/policies/create-policies.js';
-import { idempotentGrantName } from '../../../../src/acl/policies/grant-names.js';
+import {
+  CREATED_BY_ACL_API,
+  CREATED_BY_LABEL,
+  idempotentGrantName,
+} from '../../../../src/acl/policies/grant-names.js';
 import type { Principal } from '../../../../src/auth/principal.js';
 import { HttpError } from '../../../../src/http/errors.js';
 import { createLogger, type Logger } from '../../../../src/observability/logger.js';
@@ -387,5 +391,49 @@ describe('the 409 rule counts effective grants only (the grant verdict)', () => 
     expect((await create(store, [individual(['api'])])).status).toBe(201);
     expect(store.claimData(nameOf('api'))?.grantName).not.toBe(holder?.metadata.name);
     expect((await create(store, [individual(['api'])])).status).toBe(409);
+  });
+});
+
+describe('a grant the API made whose claim is missing (an upgrade from ConfigMap claims)', () => {
+  /** A grant as the API created it, in its namespace, with no claim beside it. */
+  async function unclaimedGrant(store: FakeGrantStore, revokedAt?: string): Promise<PolicyGrant> {
+    const grant = await store.createGrant({
+      name: 'pg-before-upgrade',
+      labels: { [CREATED_BY_LABEL]: CREATED_BY_ACL_API },
+      annotations: {},
+      spec: { ...individual(['api']), issuerId: OWNER, ...(revokedAt ? { revokedAt } : {}) },
+    });
+    store.calls.length = 0;
+    return grant;
+  }
+
+  it('a create finds it in the cache, gives it the claim (bound) and answers 409; later creates meet the claim', async () => {
+    const store = new FakeGrantStore();
+    const grant = await unclaimedGrant(store);
+    const answer = await create(store, [individual(['api'])], { cache: cacheWith([grant]) });
+    expect(answer).toEqual({
+      status: 409,
+      detail: `an active policy already gives user ${USER} access type api on item ${ITEM_ID}`,
+    });
+    expect(store.claimData(nameOf('api'))).toMatchObject({ grantName: grant.metadata.name, state: 'bound' });
+    expect([...store.grants.keys()]).toEqual([grant.metadata.name]);
+    expect((await create(store, [individual(['api'])])).status).toBe(409);
+  });
+
+  it('one the cache still shows effective but the apiserver has revoked (another replica) blocks nothing', async () => {
+    const store = new FakeGrantStore();
+    const cached = structuredClone(await unclaimedGrant(store, toKubernetesTime(new Date())));
+    delete cached.spec.revokedAt;
+    expect((await create(store, [individual(['api'])], { cache: cacheWith([cached]) })).status).toBe(201);
+    expect(store.callsOf('getGrant').map((call) => call.name)).toContain(cached.metadata.name);
+    expect(store.claimData(nameOf('api'))?.grantName).not.toBe(cached.metadata.name);
+  });
+
+  it('an existing claim is judged as before: no extra read for a grant the cache holds', async () => {
+    const store = new FakeGrantStore();
+    const grant = await unclaimedGrant(store);
+    store.putClaim(nameOf('api'), { ...pendingClaim('pg-gone', 'api', new Date(0)), state: 'bound' });
+    expect((await create(store, [individual(['api'])], { cache: cacheWith([grant]) })).status).toBe(201);
+    expect(store.callsOf('getGrant').map((call) => call.name)).toEqual(['pg-gone']);
   });
 });

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GROUP_VERSION, POLICY_GRANT_KIND, type PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
-import { claimConfigMap, readClaimData, type ClaimData } from '../../../../src/acl/policies/claims.js';
+import { claimObject, type ClaimData, type StoredClaim } from '../../../../src/acl/policies/claims.js';
 import type { CreateStore } from '../../../../src/acl/policies/create-policies.js';
 import type { NewGrant } from '../../../../src/acl/policies/grant-store.js';
-import type { ConfigMap } from '../../../../src/acl/resources.js';
 import { KubeApiError } from '../../../../src/runtime/index.js';
 
 export const NAMESPACE = 'policy-grant-system';
@@ -23,37 +22,36 @@ export interface StoreCall {
  * first awaits `before`, which a test sets to reorder calls, change the world in between, or fail them.
  */
 export class FakeGrantStore implements CreateStore {
-  readonly claims = new Map<string, ConfigMap>();
+  readonly claims = new Map<string, StoredClaim>();
   readonly grants = new Map<string, PolicyGrant>();
   readonly calls: StoreCall[] = [];
   before: (call: StoreCall) => Promise<void> | void = () => undefined;
   private version = 0;
 
   /** Writes a claim as another replica would, bypassing `before`. */
-  putClaim(name: string, data: ClaimData): ConfigMap {
-    const claim = claimConfigMap(name, data, String(++this.version)) as ConfigMap;
+  putClaim(name: string, data: ClaimData): StoredClaim {
+    const claim = claimObject(name, data, String(++this.version)) as StoredClaim;
     this.claims.set(name, claim);
     return claim;
   }
 
   claimData(name: string): Partial<ClaimData> | undefined {
-    const claim = this.claims.get(name);
-    return claim && readClaimData(claim);
+    return this.claims.get(name)?.spec;
   }
 
-  async createClaim(name: string, data: ClaimData): Promise<ConfigMap> {
+  async createClaim(name: string, data: ClaimData): Promise<StoredClaim> {
     await this.enter({ op: 'createClaim', name, data });
     if (this.claims.has(name)) throw alreadyExists(name);
     return structuredClone(this.putClaim(name, data));
   }
 
-  async getClaim(name: string): Promise<ConfigMap | undefined> {
+  async getClaim(name: string): Promise<StoredClaim | undefined> {
     await this.enter({ op: 'getClaim', name });
     const claim = this.claims.get(name);
     return claim && structuredClone(claim);
   }
 
-  async replaceClaim(name: string, data: ClaimData, resourceVersion: string): Promise<ConfigMap> {
+  async replaceClaim(name: string, data: ClaimData, resourceVersion: string): Promise<StoredClaim> {
     await this.enter({ op: 'replaceClaim', name, data });
     this.checkClaim(name, resourceVersion);
     return structuredClone(this.putClaim(name, data));
