@@ -1,6 +1,6 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from './packaging-support.js';
-import { isAllowed, type Permission } from './service-account-kubeconfig.js';
+import { callStatus, isAllowed, type Permission } from './service-account-kubeconfig.js';
 
 // What the ACL API (it faces the internet) must not reach in the release namespace: the ConfigMaps the other
 // services load (settings, JWKS), Secrets, and SpiceDB's key. The RBAC proof asks the API server as the
@@ -36,17 +36,8 @@ export async function configMapCallStatuses(
     update: () => core.replaceNamespacedConfigMap({ name, namespace, body }),
     delete: () => core.deleteNamespacedConfigMap({ name, namespace }),
   };
-  const statuses = await Promise.all(Object.values(calls).map((call) => statusOf(call())));
+  const statuses = await Promise.all(Object.values(calls).map((call) => callStatus(call())));
   return Object.fromEntries(Object.keys(calls).map((verb, index) => [verb, statuses[index] as number]));
-}
-
-async function statusOf(call: Promise<unknown>): Promise<number> {
-  try {
-    await call;
-    return 200;
-  } catch (error) {
-    return (error as { code?: number }).code ?? 0;
-  }
 }
 
 interface Container {

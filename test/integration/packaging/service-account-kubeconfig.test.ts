@@ -21,6 +21,7 @@ import { individualSpec } from '../../unit/api/spec-examples.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { renderChart, type KubeObject } from './packaging-support.js';
 import {
+  callStatus,
   permissionsOf,
   rbacOf,
   serviceAccountKubeConfig,
@@ -45,15 +46,6 @@ async function session(rbac: KubeObject[]): Promise<ServiceAccountSession> {
   const created = await serviceAccountKubeConfig(testKubeConfig(), rbac);
   sessions.push(created);
   return created;
-}
-
-async function status(call: Promise<unknown>): Promise<number> {
-  try {
-    await call;
-    return 200;
-  } catch (error) {
-    return (error as { code?: number }).code ?? 0;
-  }
 }
 
 const grant = (name: string) => ({
@@ -111,18 +103,18 @@ describe('serviceAccountKubeConfig', () => {
     const { kubeConfig, name } = await session(await renderRbac('acl-api'));
     expect(name).toMatch(/-acl-api$/);
     const core = kubeConfig.makeApiClient(CoreV1Api);
-    expect(await status(listAll(kubeConfig, POLICY_GRANT_PLURAL))).toBe(200);
-    expect(await status(listAll(kubeConfig, CATALOG_ITEM_PLURAL))).toBe(200);
-    expect(await status(createGrant(kubeConfig, namespace))).toBe(200);
-    expect(await status(createGrant(kubeConfig, otherNamespace))).toBe(403);
-    expect(await status(createClaim(kubeConfig, namespace))).toBe(200);
-    expect(await status(createClaim(kubeConfig, otherNamespace))).toBe(403);
+    expect(await callStatus(listAll(kubeConfig, POLICY_GRANT_PLURAL))).toBe(200);
+    expect(await callStatus(listAll(kubeConfig, CATALOG_ITEM_PLURAL))).toBe(200);
+    expect(await callStatus(createGrant(kubeConfig, namespace))).toBe(200);
+    expect(await callStatus(createGrant(kubeConfig, otherNamespace))).toBe(403);
+    expect(await callStatus(createClaim(kubeConfig, namespace))).toBe(200);
+    expect(await callStatus(createClaim(kubeConfig, otherNamespace))).toBe(403);
     const configMap = { metadata: { name: uniqueId('settings') } };
-    expect(await status(core.createNamespacedConfigMap({ namespace, body: configMap, dryRun: 'All' }))).toBe(
-      403,
-    );
-    expect(await status(core.listNamespacedSecret({ namespace }))).toBe(403);
-    expect(await status(core.deleteNamespace({ name: otherNamespace, dryRun: 'All' }))).toBe(403);
+    expect(
+      await callStatus(core.createNamespacedConfigMap({ namespace, body: configMap, dryRun: 'All' })),
+    ).toBe(403);
+    expect(await callStatus(core.listNamespacedSecret({ namespace }))).toBe(403);
+    expect(await callStatus(core.deleteNamespace({ name: otherNamespace, dryRun: 'All' }))).toBe(403);
   });
 
   it('the controller account creates Leases in the release namespace, and renews only its own', async () => {
@@ -139,15 +131,15 @@ describe('serviceAccountKubeConfig', () => {
     });
     const created = await leases.createNamespacedLease({ namespace, body: lease(ownLease as string) });
     const renew = (name: string, body: object) => leases.replaceNamespacedLease({ name, namespace, body });
-    expect(await status(leases.readNamespacedLease({ name: ownLease as string, namespace }))).toBe(200);
-    expect(await status(renew(ownLease as string, created))).toBe(200);
+    expect(await callStatus(leases.readNamespacedLease({ name: ownLease as string, namespace }))).toBe(200);
+    expect(await callStatus(renew(ownLease as string, created))).toBe(200);
     const other = await leases.createNamespacedLease({ namespace, body: lease(uniqueId('other')) });
-    expect(await status(renew(other.metadata?.name as string, other))).toBe(403);
-    expect(await status(leases.createNamespacedLease({ namespace: otherNamespace, body: lease('x') }))).toBe(
-      403,
-    );
-    expect(await status(leases.deleteNamespacedLease({ name: ownLease as string, namespace }))).toBe(403);
-    expect(await status(createGrant(kubeConfig, namespace))).toBe(403);
+    expect(await callStatus(renew(other.metadata?.name as string, other))).toBe(403);
+    expect(
+      await callStatus(leases.createNamespacedLease({ namespace: otherNamespace, body: lease('x') })),
+    ).toBe(403);
+    expect(await callStatus(leases.deleteNamespacedLease({ name: ownLease as string, namespace }))).toBe(403);
+    expect(await callStatus(createGrant(kubeConfig, namespace))).toBe(403);
   });
 
   it('the decision service account may review tokens, and read nothing', async () => {
@@ -155,8 +147,8 @@ describe('serviceAccountKubeConfig', () => {
     const review = { spec: { token: 'not-a-token' } };
     const reviewed = await kubeConfig.makeApiClient(AuthenticationV1Api).createTokenReview({ body: review });
     expect(reviewed.status?.authenticated).toBeFalsy();
-    expect(await status(kubeConfig.makeApiClient(CoreV1Api).listNamespace())).toBe(403);
-    expect(await status(listAll(kubeConfig, POLICY_GRANT_PLURAL))).toBe(403);
+    expect(await callStatus(kubeConfig.makeApiClient(CoreV1Api).listNamespace())).toBe(403);
+    expect(await callStatus(listAll(kubeConfig, POLICY_GRANT_PLURAL))).toBe(403);
   });
 
   it('takes one permission away and keeps every other one', async () => {
@@ -169,9 +161,9 @@ describe('serviceAccountKubeConfig', () => {
     const reduced = withoutPermission(rbac, listGrants as (typeof permissions)[number]);
     expect(permissionsOf(reduced)).toEqual(permissions.filter((p) => p !== listGrants));
     const { kubeConfig } = await session(reduced);
-    expect(await status(listAll(kubeConfig, POLICY_GRANT_PLURAL))).toBe(403);
-    expect(await status(listAll(kubeConfig, CATALOG_ITEM_PLURAL))).toBe(200);
-    expect(await status(createGrant(kubeConfig, namespace))).toBe(200);
+    expect(await callStatus(listAll(kubeConfig, POLICY_GRANT_PLURAL))).toBe(403);
+    expect(await callStatus(listAll(kubeConfig, CATALOG_ITEM_PLURAL))).toBe(200);
+    expect(await callStatus(createGrant(kubeConfig, namespace))).toBe(200);
   });
 
   it('dispose deletes what it created, cluster-scoped roles included', async () => {
@@ -179,10 +171,10 @@ describe('serviceAccountKubeConfig', () => {
     const created = await serviceAccountKubeConfig(testKubeConfig(), rbac);
     const clusterRole = rbac.find((object) => object.kind === 'ClusterRole')?.metadata.name as string;
     const rbacApi = testKubeConfig().makeApiClient(RbacAuthorizationV1Api);
-    expect(await status(rbacApi.readClusterRole({ name: clusterRole }))).toBe(200);
+    expect(await callStatus(rbacApi.readClusterRole({ name: clusterRole }))).toBe(200);
     await created.dispose();
-    expect(await status(rbacApi.readClusterRole({ name: clusterRole }))).toBe(404);
+    expect(await callStatus(rbacApi.readClusterRole({ name: clusterRole }))).toBe(404);
     const core = testKubeConfig().makeApiClient(CoreV1Api);
-    expect(await status(core.readNamespacedServiceAccount({ name: created.name, namespace }))).toBe(404);
+    expect(await callStatus(core.readNamespacedServiceAccount({ name: created.name, namespace }))).toBe(404);
   });
 });

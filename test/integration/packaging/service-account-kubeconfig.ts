@@ -209,6 +209,16 @@ async function waitUntilAuthorized(kubeConfig: KubeConfig, permissions: Permissi
   }
 }
 
+/** The HTTP status a call was answered with: 200 when it succeeded, the API server's code when it failed. */
+export async function callStatus(call: Promise<unknown>): Promise<number> {
+  try {
+    await call;
+    return 200;
+  } catch (error) {
+    return (error as { code?: number }).code ?? 0;
+  }
+}
+
 function ignoreNotFound(error: unknown): void {
   if ((error as { code?: number }).code !== 404) throw error;
 }
