@@ -72,12 +72,16 @@ function accessHandlers(
   return [authentication.middleware, requireAnyRole(requiredRoles(definition.access))];
 }
 
-/** 403 with the rule's requirement unless the rule admits the authenticated caller. */
+/** 403 with the rule's requirement unless the rule admits the authenticated caller; who was refused is logged. */
 function requireCaller(rule: CallerRule): RequestHandler {
   return (req, _res, next) => {
-    if (!req.principal) next(new HttpError('Unauthorized', 'missing credentials'));
-    else if (!rule.admits(req.principal)) next(new HttpError('Forbidden', rule.requirement));
-    else next();
+    const { principal } = req;
+    if (!principal) next(new HttpError('Unauthorized', 'missing credentials'));
+    else if (rule.admits(principal)) next();
+    else {
+      req.log.info({ caller: principal.id, callerKind: principal.kind }, 'caller refused by the route');
+      next(new HttpError('Forbidden', rule.requirement));
+    }
   };
 }
 

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
 import type { BasicVerifier } from '../../../../src/auth/verifiers.js';
+import { DECISION_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
+import type { CheckCallers } from '../../../../src/decision/check-callers.js';
 import { startDecisionService } from '../../../../src/decision/decision-service.js';
 import type {
   DecisionServiceConfig,
@@ -18,7 +20,7 @@ export { AUDIENCE, ISSUER };
 export interface DecisionServiceUnderTest extends RunningDecisionService {
   key: TestKey;
   metrics: ReturnType<typeof createMetricsRegistry>;
-  /** `Authorization` header value of a valid caller. */
+  /** `Authorization` header value of a valid caller: a JWT with the role `decision_client`. */
   authorization: string;
   /** Everything the service logged. */
   logs(): string;
@@ -45,6 +47,8 @@ export interface ServiceOptions {
   checkTimeoutMs?: number;
   basic?: BasicVerifier;
   tokenReview?: DecisionServiceConfig['tokenReview'];
+  /** Default: the service's (the role `decision_client`). */
+  checkCallers?: CheckCallers;
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -70,10 +74,11 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     ...(options.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: options.checkTimeoutMs }),
     authenticators: { bearer, ...(options.basic ? { basic: options.basic } : {}) },
     ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
+    ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });
-  const authorization = `Bearer ${await signToken(key, {}, { expiresIn: 3_600 })}`;
+  const authorization = `Bearer ${await signToken(key, { roles: [DECISION_CLIENT_ROLE] }, { expiresIn: 3_600 })}`;
   const watchLog = () => lines.filter((line) => line.includes('SpiceDB Watch')).join('');
   const watchMessages = async () =>
     Number((await metrics.metrics()).match(/^decision_revision_watch_messages_total (\d+)/m)?.[1]);
