@@ -13,8 +13,8 @@ export interface TokenReviewApi {
 export interface TokenReviewVerifierOptions {
   api: TokenReviewApi;
   /**
-   * Audiences the token must be issued for (a projected token's `audience`), at least one: never the API
-   * server's own, so that a token a workload holds for the API server is not accepted here.
+   * Audiences the token must be issued for (a projected token's `audience`), at least one: without, the API
+   * server would review for its own audiences and accept the token a workload holds for the API server.
    */
   audiences: readonly string[];
   /** Deadline of one TokenReview. */

@@ -34,7 +34,7 @@ export const decisionEnvironment = z
     CHECK_TIMEOUT: duration.default(DEFAULT_CHECK_TIMEOUT_MS),
     /** Also accept Kubernetes ServiceAccount tokens, verified by TokenReview (KUBECONFIG or in-cluster). */
     TOKEN_REVIEW: booleanFlag.default(false),
-    /** Audiences ServiceAccount tokens must be issued for (comma-separated): never the API server's. */
+    /** Audiences ServiceAccount tokens must be issued for (comma-separated); at least one, by default the service's own. */
     TOKEN_REVIEW_AUDIENCES: nonEmptyList('an audience').default([DEFAULT_TOKEN_REVIEW_AUDIENCE]),
     /** Roles (JWT roles claim, Basic application `roles`) that make a caller an enforcement point. */
     DECISION_CLIENT_ROLES: nonEmptyList('a role').default([...DEFAULT_CHECK_CALLERS.roles]),

@@ -38,7 +38,7 @@ export interface DecisionServiceConfig {
   tokenReview?: {
     api: TokenReviewApi;
     jwtIssuers: readonly string[];
-    /** Audiences a ServiceAccount token must carry; default `policy-grant-decision`, never the API server's. */
+    /** Audiences a ServiceAccount token must carry; default `policy-grant-decision`, not the API server's. */
     audiences?: readonly string[];
   };
   /** The `<ns>` of `urn:<ns>:authz:<Kind>`; default `dx`. */
