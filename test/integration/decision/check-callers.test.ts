@@ -7,7 +7,7 @@ import { DEFAULT_TOKEN_REVIEW_AUDIENCE } from '../../../src/decision/decision-se
 import { FAST } from '../../unit/auth/support/fast-scrypt.js';
 import { signToken } from '../../unit/auth/support/tokens.js';
 import { createTestNamespace, testKubeConfig, testSpiceDB } from '../support/cluster.js';
-import { ISSUER, startServiceUnderTest, untilReady } from './support/decision-service.js';
+import { ISSUER, startServiceUnderTest, unknownUserCheck, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
 import { createServiceAccount, serviceAccountToken } from './support/service-accounts.js';
 
@@ -43,13 +43,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const check = {
-  subject_type: 'user',
-  subject_id: 'someone',
-  resource_type: 'resource',
-  resource_id: 'urn:dx:item:check-callers',
-  relation: 'api',
-};
+const check = unknownUserCheck('urn:dx:item:check-callers');
 
 const bearer = (token: string) => `Bearer ${token}`;
 const basic = (clientId: string) => `Basic ${Buffer.from(`${clientId}:${SECRET}`).toString('base64')}`;

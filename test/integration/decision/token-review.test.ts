@@ -4,7 +4,7 @@ import type { TokenReviewApi } from '../../../src/auth/token-review-verifier.js'
 import { DEFAULT_CHECK_CALLERS } from '../../../src/decision/check-callers.js';
 import { signToken } from '../../unit/auth/support/tokens.js';
 import { createTestNamespace, testKubeConfig, testSpiceDB } from '../support/cluster.js';
-import { ISSUER, startServiceUnderTest, untilReady } from './support/decision-service.js';
+import { ISSUER, startServiceUnderTest, unknownUserCheck, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
 import { createServiceAccount, serviceAccountToken } from './support/service-accounts.js';
 
@@ -37,13 +37,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const check = {
-  subject_type: 'user',
-  subject_id: 'someone',
-  resource_type: 'resource',
-  resource_id: 'urn:dx:item:token-review',
-  relation: 'api',
-};
+const check = unknownUserCheck('urn:dx:item:token-review');
 
 describe('ServiceAccount callers (TokenReview)', () => {
   it('accepts a ServiceAccount token for its audience, reviewing it once while cached', async () => {

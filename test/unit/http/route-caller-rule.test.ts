@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createHttpApp } from '../../../src/http/app.js';
 import type { CallerRule } from '../../../src/http/openapi/route-definition.js';
 import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
-import { createMetricsRegistry } from '../../../src/observability/metrics.js';
-import { testAuthentication, urn } from './support/sample-api.js';
-import { capturedLogger, serve } from './support/serve.js';
+import { serveRoutes, testAuthentication } from './support/sample-api.js';
+import { capturedLogger } from './support/serve.js';
 
 // Routes guarded by a rule of their own (who may call is more than a role): the router answers 403 with the
 // rule's requirement before it reads the body, and the document describes that 403.
@@ -28,17 +26,8 @@ function registry(): RouteRegistry {
   });
 }
 
-async function start() {
-  const routes = registry();
-  const app = createHttpApp({
-    urn,
-    logger: capturedLogger().logger,
-    metricsRegistry: createMetricsRegistry(),
-    readinessChecks: [],
-    openApiDocument: routes.document({ info: { title: 't', version: '1' } }),
-    routers: [{ path: '/', router: routes.router() }],
-  });
-  const base = await serve(app);
+async function start(logs = capturedLogger()) {
+  const base = await serveRoutes(registry(), logs.logger);
   return async (user: string | undefined, body: string) => {
     const response = await fetch(`${base}/ask`, {
       method: 'POST',
@@ -67,6 +56,17 @@ describe('a route guarded by a caller rule', () => {
     expect(await ask('someone admin', '{"question":"q"}')).toEqual(forbidden);
     expect(await ask('someone', '{"question":""}')).toEqual(forbidden);
     expect(await ask('someone', 'not json')).toEqual(forbidden);
+  });
+
+  it('logs who was refused', async () => {
+    const logs = capturedLogger();
+    await (
+      await start(logs)
+    )('someone', '{"question":"q"}');
+    expect(await logs.line('caller refused by the route')).toMatchObject({
+      caller: 'someone',
+      callerKind: 'user',
+    });
   });
 
   it('answers 401 when authentication set no principal', async () => {

@@ -119,3 +119,14 @@ export async function untilReady(service: RunningDecisionService, timeoutMs = PA
   const ready = async () => (await fetch(`${service.url}/healthz/ready`)).status === 200;
   await until(ready, 'the decision service to be ready', timeoutMs);
 }
+
+/** A check about a user nobody granted anything: 200 with allowed false for any caller that may check. */
+export function unknownUserCheck(resourceId: string): Record<string, string> {
+  return {
+    subject_type: 'user',
+    subject_id: 'someone',
+    resource_type: 'resource',
+    resource_id: resourceId,
+    relation: 'api',
+  };
+}
