@@ -19,6 +19,7 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev
 import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
 import { spicedbQuery } from '../src/decision/check-evaluator.js';
 import type { CheckRequestBody } from '../src/decision/check-request.js';
+import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from '../src/decision/revision-barrier.js';
 import { startSpiceDB } from '../src/localplane/spicedb-server.js';
@@ -433,7 +434,7 @@ async function main(): Promise<void> {
       checks: world.checks,
       spicedb: { endpoint: spicedb.endpoint, token: spicedb.token },
       checkUrl: `${service.url}/v1/check`,
-      authorization: `Bearer ${await mintToken(key, { sub: randomUUID() })}`,
+      authorization: `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`,
     });
     stopping.unshift(() => worker.postMessage('exit'));
     const run = (request: RunRequest) =>

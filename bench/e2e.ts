@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
 import { mintToken } from '../src/auth/dev-token.js';
+import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDevStack } from '../src/devstack/dev-stack.js';
 import { percentile } from './support/statistics.js';
 
@@ -23,7 +24,10 @@ const GIVE_UP_MS = 30_000;
 interface Stack {
   acl: string;
   decision: string;
+  /** The item owner's: grants and revokes. */
   token: string;
+  /** An enforcement point's: checks. */
+  checkerToken: string;
   itemId: string;
 }
 
@@ -56,6 +60,11 @@ async function main(): Promise<void> {
       acl: stack.env.ACL_URL,
       decision: stack.env.DECISION_URL,
       token: await mintToken(key, { sub: item.ownerId, ttlSeconds: 3_600 }),
+      checkerToken: await mintToken(key, {
+        sub: randomUUID(),
+        roles: [DECISION_CLIENT_ROLE],
+        ttlSeconds: 3_600,
+      }),
       itemId: item.itemId,
     };
     const polled = await measure(context, GRANTS, (ctx) => lifecycleByPolling(ctx));
@@ -172,7 +181,7 @@ async function check(ctx: Stack, consumer: string, token?: string): Promise<bool
     relation: 'api',
     ...(token ? { consistency_token: token } : {}),
   };
-  const answer = await call(`${ctx.decision}/v1/check`, 'POST', ctx.token, body, {});
+  const answer = await call(`${ctx.decision}/v1/check`, 'POST', ctx.checkerToken, body, {});
   return (answer.body.result as { allowed?: boolean } | undefined)?.allowed;
 }
 

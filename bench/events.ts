@@ -16,6 +16,7 @@ import { isNotFound } from '../src/acl/kube-errors.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
 import { mintToken } from '../src/auth/dev-token.js';
+import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDevStack } from '../src/devstack/dev-stack.js';
 import { percentile } from './support/statistics.js';
 
@@ -42,6 +43,8 @@ interface Context {
   decision: string;
   producerToken: string;
   ownerToken: string;
+  /** An enforcement point's: checks. */
+  checkerToken: string;
   itemId: string;
   kube: KubeClient;
   namespace: string;
@@ -69,6 +72,11 @@ async function main(): Promise<void> {
         ttlSeconds: 3_600,
       }),
       ownerToken: await mintToken(key, { sub: item.ownerId, ttlSeconds: 3_600 }),
+      checkerToken: await mintToken(key, {
+        sub: randomUUID(),
+        roles: [DECISION_CLIENT_ROLE],
+        ttlSeconds: 3_600,
+      }),
       itemId: item.itemId,
       kube,
       namespace: stack.env.NAMESPACE,
@@ -252,7 +260,7 @@ async function checkUntil(ctx: Context, userId: string, giveUpMs: number): Promi
 async function check(ctx: Context, userId: string): Promise<boolean> {
   const response = await fetch(`${ctx.decision}/v1/check`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ctx.ownerToken}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${ctx.checkerToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({
       subject_type: 'user',
       subject_id: userId,
@@ -262,7 +270,8 @@ async function check(ctx: Context, userId: string): Promise<boolean> {
       relation: 'api',
     }),
   });
-  const body = (await response.json()) as { result?: { allowed?: boolean } };
+  const body = (await response.json()) as { detail?: string; result?: { allowed?: boolean } };
+  if (response.status !== 200) throw new Error(`check answered ${response.status}: ${body.detail ?? ''}`);
   return body.result?.allowed === true;
 }
 

@@ -10,6 +10,7 @@ import { aclDocument } from '../src/acl/acl-document.js';
 import { aclRoutes } from '../src/acl/acl-routes.js';
 import { apiAuthentication } from '../src/auth/middleware.js';
 import { controllerDocument } from '../src/controller/operational-app.js';
+import { DEFAULT_CHECK_CALLERS } from '../src/decision/check-callers.js';
 import { checkRoutes } from '../src/decision/check-route.js';
 import { decisionDocument } from '../src/decision/decision-app.js';
 import type { OpenApiDocument } from '../src/http/openapi/route-definition.js';
@@ -38,7 +39,7 @@ const notCalled = new Proxy(
 /** Both schemes, as with BASIC_CREDENTIALS_DIR set: the document lists every way a caller may authenticate. */
 const authentication = apiAuthentication({ bearer: notCalled, basic: notCalled });
 
-/** The documents with the defaults of the configuration (ERROR_NAMESPACE, ACL_BASE_PATH). */
+/** The documents with the defaults of the configuration (ERROR_NAMESPACE, ACL_BASE_PATH, DECISION_CLIENT_ROLES). */
 function documents(): Record<string, OpenApiDocument> {
   const aclServices = {
     urn: createUrnScheme('acl'),
@@ -51,7 +52,12 @@ function documents(): Record<string, OpenApiDocument> {
   };
   const acl = aclRoutes(aclServices, { authentication });
   const decisionUrn = createUrnScheme('authz');
-  const decision = checkRoutes({ urn: decisionUrn, authentication, evaluate: notCalled });
+  const decision = checkRoutes({
+    urn: decisionUrn,
+    authentication,
+    callers: DEFAULT_CHECK_CALLERS,
+    evaluate: notCalled,
+  });
   return {
     'acl-api.json': aclDocument(acl, aclEnvironment.shape.ACL_BASE_PATH.parse(undefined), aclServices.urn),
     'decision-service.json': decisionDocument(decision, decisionUrn),

@@ -12,6 +12,8 @@ export interface Principal {
   readonly organisationId?: string;
   /** Applications only: the client id of the Basic credential. */
   readonly clientId?: string;
+  /** ServiceAccounts verified by TokenReview only: `<namespace>:<name>`. */
+  readonly serviceAccount?: string;
 }
 
 export function hasRole(principal: Principal, role: string): boolean {

@@ -13,10 +13,10 @@ export interface TokenReviewApi {
 export interface TokenReviewVerifierOptions {
   api: TokenReviewApi;
   /**
-   * Audiences the token must be issued for (a projected token's `audience`). Absent: the API server's own
-   * audiences, i.e. tokens meant for the API server are accepted too.
+   * Audiences the token must be issued for (a projected token's `audience`), at least one: without, the API
+   * server would review for its own audiences and accept the token a workload holds for the API server.
    */
-  audiences?: readonly string[];
+  audiences: readonly string[];
   /** Deadline of one TokenReview. */
   timeoutMs?: number;
 }
@@ -38,7 +38,8 @@ export function tokenReviewApi(kubeConfig: KubeConfig): TokenReviewApi {
  */
 export function createTokenReviewVerifier(options: TokenReviewVerifierOptions): BearerVerifier {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TOKEN_REVIEW_TIMEOUT_MS;
-  const audiences = options.audiences?.length ? [...options.audiences] : undefined;
+  if (options.audiences.length === 0) throw new Error('TokenReview needs at least one audience');
+  const audiences = [...options.audiences];
   return {
     async verify(token) {
       const review = await withDeadline(
@@ -46,7 +47,7 @@ export function createTokenReviewVerifier(options: TokenReviewVerifierOptions): 
           body: {
             apiVersion: 'authentication.k8s.io/v1',
             kind: 'TokenReview',
-            spec: { token, ...(audiences ? { audiences } : {}) },
+            spec: { token, audiences },
           },
         }),
         timeoutMs,
@@ -58,17 +59,18 @@ export function createTokenReviewVerifier(options: TokenReviewVerifierOptions): 
   };
 }
 
-function serviceAccountPrincipal(review: V1TokenReview, audiences: string[] | undefined): Principal {
+function serviceAccountPrincipal(review: V1TokenReview, audiences: readonly string[]): Principal {
   const status = review.status;
   const username = status?.user?.username ?? '';
   const rejected = (why: string) => new AuthenticationError('invalid token', { cause: new Error(why) });
   if (status?.authenticated !== true) throw rejected(`TokenReview: ${status?.error ?? 'not authenticated'}`);
   if (!username.startsWith(SERVICE_ACCOUNT_PREFIX)) throw rejected('TokenReview: not a ServiceAccount');
   // The API server answers only for an audience the token has; checked again so a proxy cannot widen it.
-  if (audiences && !audiences.some((audience) => status.audiences?.includes(audience))) {
+  if (!audiences.some((audience) => status.audiences?.includes(audience))) {
     throw rejected('TokenReview: token is not for this audience');
   }
-  return { kind: 'application', id: username, clientId: username, roles: new Set() };
+  const serviceAccount = username.slice(SERVICE_ACCOUNT_PREFIX.length);
+  return { kind: 'application', id: username, clientId: username, roles: new Set(), serviceAccount };
 }
 
 function withDeadline<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {

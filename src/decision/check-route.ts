@@ -3,6 +3,8 @@ import { RouteRegistry } from '../http/openapi/route-registry.js';
 import { resultEnvelope } from '../http/envelope.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { CheckEvaluator } from './check-evaluator.js';
+import { checkCallerRule } from './check-callers.js';
+import type { CheckCallers } from './check-callers.js';
 import { checkRequestSchema, checkResponseSchema, deniedProblemSchema } from './check-request.js';
 
 /** At the service root; a gateway maps its public prefix onto it by strip-prefix. */
@@ -15,11 +17,13 @@ const denied = (description: string) => ({ description, schema: deniedProblemSch
 export interface CheckRouteOptions {
   urn: UrnScheme;
   authentication: ApiAuthentication;
+  /** Who may check; every other authenticated caller gets 403, before the body is read. */
+  callers: CheckCallers;
   evaluate: CheckEvaluator;
 }
 
 /** POST /v1/check, declared once for the router and the OpenAPI document. */
-export function checkRoutes({ urn, authentication, evaluate }: CheckRouteOptions): RouteRegistry {
+export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRouteOptions): RouteRegistry {
   return new RouteRegistry({ authentication, bodyLimit: CHECK_BODY_LIMIT }).add({
     method: 'post',
     path: CHECK_PATH,
@@ -27,14 +31,17 @@ export function checkRoutes({ urn, authentication, evaluate }: CheckRouteOptions
     summary: 'Does the subject hold the relation on the resource?',
     description:
       'Evaluates one relationship check in SpiceDB. Fails closed: every answer other than 200 carries ' +
-      '`result.allowed: false`; a SpiceDB error, timeout or outage is a 503 naming spicedb.',
+      '`result.allowed: false`; a SpiceDB error, timeout or outage is a 503 naming spicedb. Only enforcement ' +
+      'points may call it: callers with a configured role (`decision_client` by default), listed ' +
+      'ServiceAccounts, or Basic applications with that role; any other caller gets 403.',
     tags: ['decision'],
-    access: 'authenticated',
+    access: { callers: checkCallerRule(callers) },
     request: { body: checkRequestSchema },
     responses: {
       200: { description: '`result.allowed` is the decision', schema: checkResponseSchema(urn) },
       400: denied('Invalid request; the detail names the field'),
       401: denied('Missing or invalid credentials'),
+      403: denied('The caller is not an enforcement point; the detail says who may check'),
       413: denied('Request body too large'),
       415: denied('Request body is not application/json'),
       500: denied('Unexpected error; denied'),

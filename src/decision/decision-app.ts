@@ -13,6 +13,7 @@ import type { CheckPermissionInput } from '../spicedb/client.js';
 import type { Registry } from '../spicedb/registry.js';
 import { createCheckEvaluator, spicedbQuery } from './check-evaluator.js';
 import type { PermissionChecker } from './check-evaluator.js';
+import type { CheckCallers } from './check-callers.js';
 import { checkRoutes } from './check-route.js';
 import { decisionMetrics } from './decision-metrics.js';
 import { failClosed } from './fail-closed.js';
@@ -26,6 +27,8 @@ export interface DecisionAppOptions {
   spicedb: PermissionChecker;
   barrier: Pick<RevisionBarrier, 'consistencyFor' | 'readiness'>;
   authenticators: Authenticators;
+  /** The enforcement points: the only callers that may check. */
+  checkCallers: CheckCallers;
 }
 
 export interface DecisionApp {
@@ -57,6 +60,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
   const routes = checkRoutes({
     urn: options.urn,
     authentication: apiAuthentication(options.authenticators),
+    callers: options.checkCallers,
     evaluate,
   });
   const document = decisionDocument(routes, options.urn);

@@ -7,27 +7,50 @@ import { loadKubeConfig } from '../config/kube-config.js';
 import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
-import { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_DECISION_PORT } from './decision-service.js';
+import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
+import {
+  DEFAULT_CHECK_TIMEOUT_MS,
+  DEFAULT_DECISION_PORT,
+  DEFAULT_TOKEN_REVIEW_AUDIENCE,
+} from './decision-service.js';
 import type { DecisionServiceConfig } from './decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from './revision-barrier.js';
 
+const serviceAccountName = z
+  .string()
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+    'each entry is <namespace>:<name> of a ServiceAccount',
+  );
+
+const nonEmptyList = (what: string) => commaList.pipe(z.array(z.string()).min(1, `at least ${what}`));
+
 /** Variables of the decision service beyond the common, SpiceDB and authentication ones. */
-export const decisionEnvironment = z.object({
-  DECISION_HOST: z.string().min(1).default('0.0.0.0'),
-  DECISION_PORT: port.default(DEFAULT_DECISION_PORT),
-  /** Deadline of every SpiceDB check, e.g. `2s` or `500ms`. */
-  CHECK_TIMEOUT: duration.default(DEFAULT_CHECK_TIMEOUT_MS),
-  /** Also accept Kubernetes ServiceAccount tokens, verified by TokenReview (KUBECONFIG or in-cluster). */
-  TOKEN_REVIEW: booleanFlag.default(false),
-  /** Audiences ServiceAccount tokens must be issued for (comma-separated); default: the API server's. */
-  TOKEN_REVIEW_AUDIENCES: commaList.optional(),
-  /** SpiceDB's --datastore-revision-quantization-interval: set both to the same value. */
-  SPICEDB_QUANTIZATION_INTERVAL: duration.default(DEFAULT_REVISION_BARRIER.quantizationMs),
-  /** Added to the quantization interval: how long a change counts as recent for the revision barrier. */
-  REVISION_BARRIER_MARGIN: duration.default(DEFAULT_REVISION_BARRIER.marginMs),
-  /** Bound on the objects and revisions the barrier remembers; past it every check counts as touched. */
-  REVISION_BARRIER_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_REVISION_BARRIER.maxEntries),
-});
+export const decisionEnvironment = z
+  .object({
+    DECISION_HOST: z.string().min(1).default('0.0.0.0'),
+    DECISION_PORT: port.default(DEFAULT_DECISION_PORT),
+    /** Deadline of every SpiceDB check, e.g. `2s` or `500ms`. */
+    CHECK_TIMEOUT: duration.default(DEFAULT_CHECK_TIMEOUT_MS),
+    /** Also accept Kubernetes ServiceAccount tokens, verified by TokenReview (KUBECONFIG or in-cluster). */
+    TOKEN_REVIEW: booleanFlag.default(false),
+    /** Audiences ServiceAccount tokens must be issued for (comma-separated); at least one, by default the service's own. */
+    TOKEN_REVIEW_AUDIENCES: nonEmptyList('an audience').default([DEFAULT_TOKEN_REVIEW_AUDIENCE]),
+    /** Roles (JWT roles claim, Basic application `roles`) that make a caller an enforcement point. */
+    DECISION_CLIENT_ROLES: nonEmptyList('a role').default([...DEFAULT_CHECK_CALLERS.roles]),
+    /** ServiceAccounts that may check, as `<namespace>:<name>` (comma-separated); needs TOKEN_REVIEW. */
+    DECISION_CLIENT_SERVICE_ACCOUNTS: commaList.pipe(z.array(serviceAccountName)).default([]),
+    /** SpiceDB's --datastore-revision-quantization-interval: set both to the same value. */
+    SPICEDB_QUANTIZATION_INTERVAL: duration.default(DEFAULT_REVISION_BARRIER.quantizationMs),
+    /** Added to the quantization interval: how long a change counts as recent for the revision barrier. */
+    REVISION_BARRIER_MARGIN: duration.default(DEFAULT_REVISION_BARRIER.marginMs),
+    /** Bound on the objects and revisions the barrier remembers; past it every check counts as touched. */
+    REVISION_BARRIER_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_REVISION_BARRIER.maxEntries),
+  })
+  .refine((env) => env.TOKEN_REVIEW || env.DECISION_CLIENT_SERVICE_ACCOUNTS.length === 0, {
+    message: 'ServiceAccounts can only call with TOKEN_REVIEW=true',
+    path: ['DECISION_CLIENT_SERVICE_ACCOUNTS'],
+  });
 
 /** The configuration `startDecisionService` takes, read from environment variables (see the docs). */
 export async function decisionConfigFromEnvironment(
@@ -43,12 +66,16 @@ export async function decisionConfigFromEnvironment(
     spicedb: spicedbClientOptions(spicedb),
     checkTimeoutMs: decision.CHECK_TIMEOUT,
     authenticators: await createAuthenticators(auth),
+    checkCallers: {
+      roles: decision.DECISION_CLIENT_ROLES,
+      serviceAccounts: decision.DECISION_CLIENT_SERVICE_ACCOUNTS,
+    },
     ...(decision.TOKEN_REVIEW
       ? {
           tokenReview: {
             api: tokenReviewApi(loadKubeConfig(env)),
             jwtIssuers: [auth.JWT_ISSUER],
-            ...(decision.TOKEN_REVIEW_AUDIENCES ? { audiences: decision.TOKEN_REVIEW_AUDIENCES } : {}),
+            audiences: decision.TOKEN_REVIEW_AUDIENCES,
           },
         }
       : {}),

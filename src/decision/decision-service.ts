@@ -11,12 +11,16 @@ import { SpiceDBClient } from '../spicedb/client.js';
 import type { SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { decisionAuthenticators } from './caller-authentication.js';
+import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
+import type { CheckCallers } from './check-callers.js';
 import { createDecisionApp, probeQuery } from './decision-app.js';
 import { DEFAULT_REVISION_BARRIER, RevisionBarrier } from './revision-barrier.js';
 import type { RevisionBarrierSettings } from './revision-barrier.js';
 
 export const DEFAULT_DECISION_PORT = 8081;
 export const DEFAULT_CHECK_TIMEOUT_MS = 2_000;
+/** The audience ServiceAccount tokens must carry by default: the decision service's own, not the API server's. */
+export const DEFAULT_TOKEN_REVIEW_AUDIENCE = 'policy-grant-decision';
 
 export interface DecisionServiceConfig {
   /** 0 picks a free port. */
@@ -28,11 +32,13 @@ export interface DecisionServiceConfig {
   checkTimeoutMs?: number;
   /** JWT (JWKS) and Basic application credentials, as for the ACL API. */
   authenticators: Authenticators;
+  /** Who may check (the enforcement points); default: callers with the role `decision_client`. */
+  checkCallers?: CheckCallers;
   /** Also accept Kubernetes ServiceAccount tokens: bearer tokens not issued by one of `jwtIssuers`. */
   tokenReview?: {
     api: TokenReviewApi;
     jwtIssuers: readonly string[];
-    /** Audiences a ServiceAccount token must carry; absent: the API server's. */
+    /** Audiences a ServiceAccount token must carry; default `policy-grant-decision`, not the API server's. */
     audiences?: readonly string[];
   };
   /** The `<ns>` of `urn:<ns>:authz:<Kind>`; default `dx`. */
@@ -85,6 +91,7 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
       spicedb,
       barrier,
       authenticators: callers(config, checkTimeoutMs),
+      checkCallers: config.checkCallers ?? DEFAULT_CHECK_CALLERS,
     });
     const host = config.host ?? '0.0.0.0';
     const server = await listen(app, { port: config.port, host });
@@ -113,7 +120,7 @@ function callers(config: DecisionServiceConfig, timeoutMs: number): Authenticato
   const verifier = createTokenReviewVerifier({
     api: tokenReview.api,
     timeoutMs,
-    ...(tokenReview.audiences ? { audiences: tokenReview.audiences } : {}),
+    audiences: tokenReview.audiences ?? [DEFAULT_TOKEN_REVIEW_AUDIENCE],
   });
   return decisionAuthenticators(config.authenticators, { verifier, jwtIssuers: tokenReview.jwtIssuers });
 }

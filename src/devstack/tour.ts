@@ -1,4 +1,5 @@
 import type { CatalogItem } from '../api/v1alpha1/index.js';
+import { DECISION_CLIENT_ROLE } from '../decision/check-callers.js';
 import type { DevStackEnv } from './state-file.js';
 
 export interface TourInput {
@@ -29,6 +30,7 @@ export function tourText({ env, stateDir, aclDocsUrl, item }: TourInput): string
     'A short tour (paste into another terminal in this folder):',
     `  set -a; . ${stateDir}/env; set +a`,
     `  OWNER=$(npm run --silent token -- --sub ${ownerId})`,
+    `  CHECKER=$(npm run --silent token -- --sub $(node -p 'crypto.randomUUID()') --role ${DECISION_CLIENT_ROLE})   # an enforcement point: only those may check`,
     `  CONSUMER=$(node -p 'crypto.randomUUID()')`,
     `  curl -s -X POST "$ACL_URL/policy" -H "Authorization: Bearer $OWNER" -H 'Content-Type: application/json' \\`,
     `    -d '{"request":[{"policyType":"INDIVIDUAL","userId":"'$CONSUMER'","itemId":"${itemId}","itemType":"${itemType}",` +
@@ -36,9 +38,10 @@ export function tourText({ env, stateDir, aclDocsUrl, item }: TourInput): string
     `  POLICY=$(node -p 'JSON.parse(fs.readFileSync("/tmp/grant.json")).results[0].policyId')`,
     '  npm run --silent kubectl -- get policygrants -n "$NAMESPACE"        # ENFORCED turns True',
     `  CHECK='{"subject_type":"user","subject_id":"'$CONSUMER'","organisation_id":"","resource_type":"resource","resource_id":"${itemId}","relation":"api"}'`,
-    `  curl -s -X POST "$DECISION_URL/v1/check" -H "Authorization: Bearer $OWNER" -H 'Content-Type: application/json' -d "$CHECK"   # allowed: true`,
+    `  curl -s -X POST "$DECISION_URL/v1/check" -H "Authorization: Bearer $CHECKER" -H 'Content-Type: application/json' -d "$CHECK"   # allowed: true`,
+    `  curl -s -X POST "$DECISION_URL/v1/check" -H "Authorization: Bearer $OWNER" -H 'Content-Type: application/json' -d "$CHECK"     # 403: the owner is no enforcement point`,
     `  curl -s -X DELETE "$ACL_URL/policy?id=$POLICY" -H "Authorization: Bearer $OWNER"`,
-    `  curl -s -X POST "$DECISION_URL/v1/check" -H "Authorization: Bearer $OWNER" -H 'Content-Type: application/json' -d "$CHECK"   # allowed: false`,
+    `  curl -s -X POST "$DECISION_URL/v1/check" -H "Authorization: Bearer $CHECKER" -H 'Content-Type: application/json' -d "$CHECK"   # allowed: false`,
     '',
     'Ctrl-C stops everything.',
   ];

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
+import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import { freePort } from '../../src/localplane/free-port.js';
 import { readLogTail } from '../../src/localplane/log-tail.js';
 import {
@@ -30,6 +31,8 @@ let environment: E2eEnvironment;
 const client = stackClient(() => environment);
 
 let owner: string;
+/** An enforcement point: only those may call the check. */
+let checker: string;
 let consumer: string;
 let policyId: string;
 
@@ -77,7 +80,7 @@ async function sampleItem(): Promise<CatalogItem['spec']> {
 
 async function checkAllowed(userId: string): Promise<boolean> {
   const item = await sampleItem();
-  const reply = await client.check(owner, {
+  const reply = await client.check(checker, {
     subject_type: 'user',
     subject_id: userId,
     organisation_id: '',
@@ -116,6 +119,7 @@ describe('npm start, stopped and started again in the same state folder', () => 
       expect(group.length).toBeGreaterThanOrEqual(4); // the stack, etcd, kube-apiserver, SpiceDB
       const item = await sampleItem();
       owner = await client.token(item.ownerId);
+      checker = await client.token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
       consumer = randomUUID();
       const created = await client.acl<{ results: { policyId: string }[] }>('/policy', {
         method: 'POST',

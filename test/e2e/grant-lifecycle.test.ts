@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
+import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../support/member-events.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../support/patience.js';
 import { untilBarrierAgrees } from '../support/barrier-agreement.js';
@@ -17,11 +18,14 @@ import {
 
 let item: CatalogItem['spec'];
 let owner: string;
+/** An enforcement point: only those may call the check. */
+let checker: string;
 
 beforeAll(async () => {
   const items = await kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
   item = (items.items[0] as CatalogItem).spec;
   owner = await token(item.ownerId);
+  checker = await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
 });
 
 const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();
@@ -69,7 +73,7 @@ async function enforcedStatus(policyId: string): Promise<string | undefined> {
 }
 
 const allowedNow = async (userId: string, relation = 'api') =>
-  (await check(owner, checkRequest(userId, relation))).body.result.allowed;
+  (await check(checker, checkRequest(userId, relation))).body.result.allowed;
 const becomes = (userId: string, expected: boolean, relation = 'api', timeoutMs = PATIENCE_MS) =>
   eventually(
     `check ${relation} for ${userId} to be ${expected}`,
@@ -103,8 +107,12 @@ describe('a grant, from the outside', () => {
     const consumer = randomUUID();
     await create(grantItem({ userId: consumer, constraints: { access: [{ accessType: 'file' }] } }));
     await becomes(consumer, true, 'file');
-    const reply = await check(owner, { ...checkRequest(consumer, 'file'), resource_type: item.itemType });
+    const reply = await check(checker, { ...checkRequest(consumer, 'file'), resource_type: item.itemType });
     expect(reply.status).toBe(200);
+    // The owner is no enforcement point: the check is not an oracle for end users.
+    const asOwner = await check(owner, checkRequest(consumer, 'file'));
+    expect(asOwner.status).toBe(403);
+    expect(asOwner.body.result.allowed).toBe(false);
     expect(reply.body.result).toMatchObject({
       allowed: true,
       subject: { type: 'user', id: consumer },
@@ -215,7 +223,7 @@ describe('read-your-grant (Prefer: wait)', () => {
     const [grant] = created.body.results as [Report];
     expect(grant).toMatchObject({ enforced: true, reason: 'Projected' });
     expect(grant.zedToken).toBeTruthy();
-    const allowed = await check(owner, {
+    const allowed = await check(checker, {
       ...checkRequest(consumer),
       consistency_token: grant.zedToken as string,
     });
@@ -229,7 +237,7 @@ describe('read-your-grant (Prefer: wait)', () => {
     expect(revoked.status).toBe(200);
     const [revocation] = revoked.body.results as [Report];
     expect(revocation).toMatchObject({ enforced: true, reason: 'Revoked' });
-    const denied = await check(owner, {
+    const denied = await check(checker, {
       ...checkRequest(consumer),
       consistency_token: revocation.zedToken as string,
     });

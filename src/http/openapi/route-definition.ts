@@ -14,12 +14,23 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
-/** Who may call a route: anyone, any authenticated caller, or callers holding a role (or any one of several). */
-export type RouteAccess = 'public' | 'authenticated' | { role: string } | { anyRole: readonly string[] };
+/** A route's own rule on authenticated callers, for rules that roles alone cannot say. */
+export interface CallerRule {
+  admits(principal: Principal): boolean;
+  /** Who is admitted: the detail of the 403 for everyone else. */
+  requirement: string;
+}
 
-/** The roles of which a caller needs one; none for public and merely authenticated routes. */
+/**
+ * Who may call a route: anyone, any authenticated caller, callers holding a role (or any one of several), or
+ * callers a rule admits.
+ */
+export type RouteAccess =
+  'public' | 'authenticated' | { role: string } | { anyRole: readonly string[] } | { callers: CallerRule };
+
+/** The roles of which a caller needs one; none for public, merely authenticated and rule-guarded routes. */
 export function requiredRoles(access: RouteAccess): readonly string[] {
-  if (typeof access !== 'object') return [];
+  if (typeof access !== 'object' || 'callers' in access) return [];
   return 'role' in access ? [access.role] : access.anyRole;
 }
 

@@ -1,6 +1,6 @@
 import { problemSchema } from '../envelope.js';
 import { JSON_MEDIA_TYPE, requiredRoles } from './route-definition.js';
-import type { AnyRouteDefinition, ResponseDefinition } from './route-definition.js';
+import type { AnyRouteDefinition, ResponseDefinition, RouteAccess } from './route-definition.js';
 
 const problem = (description: string): ResponseDefinition => ({ description, schema: problemSchema });
 
@@ -16,13 +16,20 @@ export function effectiveResponses(route: AnyRouteDefinition): Record<number, Re
   if (Object.values(request).some((schema) => schema !== undefined))
     standard[400] = problem('Invalid request');
   if (route.access !== 'public') standard[401] = problem('Missing or invalid credentials');
-  const roles = requiredRoles(route.access);
-  if (roles.length > 0) standard[403] = problem(`Requires role ${roles.join(' or ')}`);
+  const forbidden = forbiddenDescription(route.access);
+  if (forbidden !== undefined) standard[403] = problem(forbidden);
   if (request.body || request.bodies) {
     standard[413] = problem('Request body too large');
     standard[415] = problem(`Request body is not ${bodyMediaTypes(route).join(' or ')}`);
   }
   return { ...standard, ...route.responses };
+}
+
+/** Why a 403: the rule's requirement, or the roles the route requires; undefined when no 403 is possible. */
+function forbiddenDescription(access: RouteAccess): string | undefined {
+  if (typeof access === 'object' && 'callers' in access) return access.callers.requirement;
+  const roles = requiredRoles(access);
+  return roles.length > 0 ? `Requires role ${roles.join(' or ')}` : undefined;
 }
 
 /** The media types a route accepts its body in. */

@@ -11,6 +11,7 @@ import { JSON_MEDIA_TYPE, requiredRoles } from './route-definition.js';
 import type {
   AnyRouteDefinition,
   ApiAuthentication,
+  CallerRule,
   ResponseDefinition,
   RouteAccess,
   RouteInput,
@@ -66,7 +67,22 @@ function accessHandlers(
   if (definition.access === 'public') return [];
   if (!authentication) throw new Error(`${definition.operationId} needs authentication, none is configured`);
   if (definition.access === 'authenticated') return [authentication.middleware];
+  if ('callers' in definition.access)
+    return [authentication.middleware, requireCaller(definition.access.callers)];
   return [authentication.middleware, requireAnyRole(requiredRoles(definition.access))];
+}
+
+/** 403 with the rule's requirement unless the rule admits the authenticated caller; who was refused is logged. */
+function requireCaller(rule: CallerRule): RequestHandler {
+  return (req, _res, next) => {
+    const { principal } = req;
+    if (!principal) next(new HttpError('Unauthorized', 'missing credentials'));
+    else if (rule.admits(principal)) next();
+    else {
+      req.log.info({ caller: principal.id, callerKind: principal.kind }, 'caller refused by the route');
+      next(new HttpError('Forbidden', rule.requirement));
+    }
+  };
 }
 
 function bodyParsers(definition: AnyRouteDefinition, options: RouterOptions): RequestHandler[] {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';
@@ -18,7 +19,7 @@ const APP_SECRET = 'app-secret';
 beforeAll(async () => {
   client = new SpiceDBClient({ ...testSpiceDB(), transport: 'plaintext' });
   const basic = createBasicVerifier([
-    { clientId: 'gateway', hash: await hashSecret(APP_SECRET, FAST), roles: [] },
+    { clientId: 'gateway', hash: await hashSecret(APP_SECRET, FAST), roles: [DECISION_CLIENT_ROLE] },
   ]);
   service = await startServiceUnderTest({ spicedb: testSpiceDB(), basic });
   await untilReady(service);

@@ -1,20 +1,23 @@
-import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenReviewApi } from '../../../src/auth/token-review-verifier.js';
 import type { TokenReviewApi } from '../../../src/auth/token-review-verifier.js';
+import { DEFAULT_CHECK_CALLERS } from '../../../src/decision/check-callers.js';
 import { signToken } from '../../unit/auth/support/tokens.js';
-import { createTestNamespace, testKubeConfig, testSpiceDB, uniqueId } from '../support/cluster.js';
-import { ISSUER, startServiceUnderTest, untilReady } from './support/decision-service.js';
+import { createTestNamespace, testKubeConfig, testSpiceDB } from '../support/cluster.js';
+import { ISSUER, startServiceUnderTest, unknownUserCheck, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
+import { createServiceAccount, serviceAccountToken } from './support/service-accounts.js';
 
 // Real ServiceAccount tokens (TokenRequest) reviewed by the shared kube-apiserver.
 const AUDIENCE = 'policy-grant-decision';
+const READER = 'reader';
 let service: DecisionServiceUnderTest;
 let namespace: string;
 let reviews = 0;
 
 beforeAll(async () => {
   namespace = await createTestNamespace('decision-token-review');
+  await createServiceAccount(namespace, READER);
   const api = tokenReviewApi(testKubeConfig());
   const countingApi: TokenReviewApi = {
     createTokenReview(param) {
@@ -25,6 +28,7 @@ beforeAll(async () => {
   service = await startServiceUnderTest({
     spicedb: testSpiceDB(),
     tokenReview: { api: countingApi, jwtIssuers: [ISSUER], audiences: [AUDIENCE] },
+    checkCallers: { ...DEFAULT_CHECK_CALLERS, serviceAccounts: [`${namespace}:${READER}`] },
   });
   await untilReady(service);
 });
@@ -33,29 +37,11 @@ afterAll(async () => {
   await service?.stop();
 });
 
-async function serviceAccountToken(audiences: string[]): Promise<string> {
-  const core = testKubeConfig().makeApiClient(CoreV1Api);
-  const name = uniqueId('reader');
-  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-  const request = await core.createNamespacedServiceAccountToken({
-    name,
-    namespace,
-    body: { spec: { audiences, expirationSeconds: 600 } },
-  });
-  return request.status?.token ?? '';
-}
-
-const check = {
-  subject_type: 'user',
-  subject_id: 'someone',
-  resource_type: 'resource',
-  resource_id: 'urn:dx:item:token-review',
-  relation: 'api',
-};
+const check = unknownUserCheck('urn:dx:item:token-review');
 
 describe('ServiceAccount callers (TokenReview)', () => {
   it('accepts a ServiceAccount token for its audience, reviewing it once while cached', async () => {
-    const token = await serviceAccountToken([AUDIENCE]);
+    const token = await serviceAccountToken(namespace, READER, [AUDIENCE]);
     const before = reviews;
     for (let i = 0; i < 3; i++) {
       const { status, body } = await service.check(check, { authorization: `Bearer ${token}` });
@@ -66,7 +52,9 @@ describe('ServiceAccount callers (TokenReview)', () => {
   });
 
   it('rejects a token for another audience, a garbage token and a forged cluster-issued JWT', async () => {
-    const otherAudience = await serviceAccountToken(['https://kubernetes.default.svc.cluster.local']);
+    const otherAudience = await serviceAccountToken(namespace, READER, [
+      'https://kubernetes.default.svc.cluster.local',
+    ]);
     const forged = await signToken(
       service.key,
       {},

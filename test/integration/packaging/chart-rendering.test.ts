@@ -227,7 +227,14 @@ describe('configuration', () => {
       },
       aclApi: { basePath: '/v9' },
       controller: { resyncPeriod: '5m', leaderElection: { enabled: true, exitOnLoss: false } },
-      decisionService: { checkTimeout: '750ms', tokenReview: { enabled: true, audiences: ['a', 'b'] } },
+      decisionService: {
+        checkTimeout: '750ms',
+        checkCallers: {
+          roles: ['gateway', 'decision_client'],
+          serviceAccounts: ['data-plane:gateway', 'apps:files'],
+        },
+        tokenReview: { enabled: true, audiences: ['a', 'b'] },
+      },
     });
     expect(objects.find((object) => componentOf(object) === 'settings')?.data).toEqual({
       LOG_LEVEL: 'debug',
@@ -247,9 +254,22 @@ describe('configuration', () => {
       EXIT_ON_LOST_LEADERSHIP: 'false',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
+      DECISION_CLIENT_ROLES: 'gateway,decision_client',
+      DECISION_CLIENT_SERVICE_ACCOUNTS: 'data-plane:gateway,apps:files',
       TOKEN_REVIEW: 'true',
       TOKEN_REVIEW_AUDIENCES: 'a,b',
     });
+  });
+
+  it('lets only decision_client check, and reviews ServiceAccount tokens for the service’s own audience, by default', async () => {
+    const settings = (await renderChart(NAMESPACE)).find(
+      (object) => componentOf(object) === 'settings',
+    )?.data;
+    expect(settings).toMatchObject({
+      DECISION_CLIENT_ROLES: 'decision_client',
+      TOKEN_REVIEW_AUDIENCES: 'policy-grant-decision',
+    });
+    expect(settings).not.toHaveProperty('DECISION_CLIENT_SERVICE_ACCOUNTS');
   });
 
   it('SpiceDB endpoint and key come from the Secret the values name', async () => {
@@ -467,6 +487,26 @@ describe('values the chart refuses', () => {
       /set exactly one of url/,
     ],
     ['a JWKS URL over http', { auth: { jwks: { url: 'http://idp.example/jwks' } } }, /auth\/jwks\/url/],
+    [
+      'no role that may check',
+      { decisionService: { checkCallers: { roles: [] } } },
+      /decisionService\/checkCallers\/roles.*minItems/,
+    ],
+    [
+      'a check caller that is not namespace:name',
+      { decisionService: { checkCallers: { serviceAccounts: ['gateway'] } } },
+      /checkCallers\/serviceAccounts\/0.*does not match/,
+    ],
+    [
+      'ServiceAccounts that may check without TokenReview',
+      { decisionService: { checkCallers: { serviceAccounts: ['data-plane:gateway'] } } },
+      /checkCallers.serviceAccounts needs decisionService.tokenReview.enabled=true/,
+    ],
+    [
+      'TokenReview for the API server’s audiences',
+      { decisionService: { tokenReview: { enabled: true, audiences: [] } } },
+      /decisionService\/tokenReview\/audiences.*minItems/,
+    ],
     [
       'two active controllers',
       { controller: { leaderElection: { enabled: false } } },

@@ -142,6 +142,7 @@ export const EVERY_FEATURE_VALUES = {
   },
   decisionService: {
     checkTimeout: '2s',
+    checkCallers: { roles: ['decision_client'], serviceAccounts: ['data-plane:gateway'] },
     tokenReview: { enabled: true, audiences: ['policy-grant-operator'] },
     autoscaling: { enabled: true },
   },

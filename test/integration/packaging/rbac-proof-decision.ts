@@ -29,6 +29,8 @@ export class DecisionProof {
     readonly namespace: string,
     /** A token of a ServiceAccount of some workload that calls the decision service. */
     private readonly callerToken: string,
+    /** That ServiceAccount as `<namespace>:<name>`, listed as an enforcement point. */
+    private readonly caller: string,
   ) {}
 
   static async prepare(): Promise<DecisionProof> {
@@ -41,7 +43,7 @@ export class DecisionProof {
       namespace,
       body: { spec: { audiences: [AUDIENCE], expirationSeconds: 600 } },
     });
-    return new DecisionProof(namespace, request.status?.token ?? '');
+    return new DecisionProof(namespace, request.status?.token ?? '', `${namespace}:${name}`);
   }
 
   /** Starts the decision service reviewing tokens as the ServiceAccount `traffic` relays; runs its flow. */
@@ -49,6 +51,7 @@ export class DecisionProof {
     const service = await startServiceUnderTest({
       spicedb: testSpiceDB(),
       tokenReview: { api: tokenReviewApi(traffic.kubeConfig), jwtIssuers: [ISSUER], audiences: [AUDIENCE] },
+      checkCallers: { roles: [], serviceAccounts: [this.caller] },
     });
     try {
       return await runSteps([

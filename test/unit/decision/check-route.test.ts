@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkResponseSchema, deniedProblemSchema } from '../../../src/decision/check-request.js';
 import { SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
+import { signToken } from '../auth/support/tokens.js';
 import { aliceChecksApi, decisionUnderTest, urn } from './support/decision-app.js';
 
 describe('POST /v1/check canonicalises and asks SpiceDB', () => {
@@ -69,6 +70,28 @@ describe('POST /v1/check canonicalises and asks SpiceDB', () => {
     const decision = await decisionUnderTest();
     await decision.post(aliceChecksApi({ consistency_token: 'GhUKEzE3NjM4MjQ1NjE=' }));
     expect(decision.spicedb.queries[0]?.consistency).toEqual({ atLeastAsFresh: 'GhUKEzE3NjM4MjQ1NjE=' });
+  });
+});
+
+describe('POST /v1/check answers enforcement points only', () => {
+  it('answers 403 that denies to an end user without the role, before reading the body or asking SpiceDB', async () => {
+    const decision = await decisionUnderTest();
+    const endUser = { authorization: `Bearer ${await signToken(decision.key, { roles: ['org_admin'] })}` };
+    for (const body of [
+      aliceChecksApi(),
+      aliceChecksApi({ relation: 'api_consumer' }),
+      '{"subject_type": ',
+    ]) {
+      const answer = await decision.post(body, endUser);
+      expect(answer.status).toBe(403);
+      expect(answer.body).toEqual({
+        type: 'urn:dx:authz:Forbidden',
+        title: 'Forbidden',
+        detail: 'only enforcement points may call the check: callers with the role decision_client',
+        result: { allowed: false },
+      });
+    }
+    expect(decision.spicedb.queries).toEqual([]);
   });
 });
 

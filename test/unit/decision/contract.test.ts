@@ -35,7 +35,16 @@ describe('the decision service serves what /docs documents', () => {
     expect(check.operationId).toBe('check');
     expect(check.security).toEqual([{ bearerAuth: [] }]);
     expect(Object.keys(check.requestBody?.content ?? {})).toEqual(['application/json']);
-    expect(Object.keys(check.responses).sort()).toEqual(['200', '400', '401', '413', '415', '500', '503']);
+    expect(Object.keys(check.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '413',
+      '415',
+      '500',
+      '503',
+    ]);
     const errorSchemas = Object.entries(check.responses)
       .filter(([status]) => status !== '200')
       .map(([, response]) => response.content?.['application/json']?.schema);

@@ -38,6 +38,7 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.authenticators.bearer).toBeDefined();
     expect(config.authenticators.basic).toBeUndefined();
     expect(config.tokenReview).toBeUndefined();
+    expect(config.checkCallers).toEqual({ roles: ['decision_client'], serviceAccounts: [] });
     // SpiceDB's default quantization interval, plus the margin.
     expect(config.revisionBarrier).toEqual({ quantizationMs: 5_000, marginMs: 2_000, maxEntries: 100_000 });
   });
@@ -72,6 +73,38 @@ describe('decisionConfigFromEnvironment', () => {
     expect(typeof config.tokenReview?.api.createTokenReview).toBe('function');
   });
 
+  it('reviews ServiceAccount tokens for the service’s own audience unless told another', async () => {
+    const config = await decisionConfigFromEnvironment({ ...minimal, TOKEN_REVIEW: 'true' });
+    expect(config.tokenReview?.audiences).toEqual(['policy-grant-decision']);
+  });
+
+  it('reads who may check: roles and ServiceAccounts', async () => {
+    const config = await decisionConfigFromEnvironment({
+      ...minimal,
+      TOKEN_REVIEW: 'true',
+      DECISION_CLIENT_ROLES: 'gateway, decision_client',
+      DECISION_CLIENT_SERVICE_ACCOUNTS: 'data-plane:gateway,apps:file-server.v2',
+    });
+    expect(config.checkCallers).toEqual({
+      roles: ['gateway', 'decision_client'],
+      serviceAccounts: ['data-plane:gateway', 'apps:file-server.v2'],
+    });
+  });
+
+  it.each([
+    ['a name without its namespace', { TOKEN_REVIEW: 'true', DECISION_CLIENT_SERVICE_ACCOUNTS: 'gateway' }],
+    ['an upper-case name', { TOKEN_REVIEW: 'true', DECISION_CLIENT_SERVICE_ACCOUNTS: 'apps:Gateway' }],
+    [
+      'a username, not namespace:name',
+      { TOKEN_REVIEW: 'true', DECISION_CLIENT_SERVICE_ACCOUNTS: 'system:serviceaccount:apps:gw' },
+    ],
+    ['ServiceAccounts without TokenReview', { DECISION_CLIENT_SERVICE_ACCOUNTS: 'apps:gateway' }],
+  ])('refuses DECISION_CLIENT_SERVICE_ACCOUNTS with %s', async (_case, env) => {
+    await expect(decisionConfigFromEnvironment({ ...minimal, ...env })).rejects.toThrow(
+      /^invalid configuration: DECISION_CLIENT_SERVICE_ACCOUNTS/,
+    );
+  });
+
   it('names the variable that is wrong', async () => {
     const wrong: Array<[string, string]> = [
       ['CHECK_TIMEOUT', '2 seconds'],
@@ -79,6 +112,8 @@ describe('decisionConfigFromEnvironment', () => {
       ['DECISION_PORT', '70000'],
       ['SPICEDB_QUANTIZATION_INTERVAL', '5'],
       ['REVISION_BARRIER_MAX_ENTRIES', '0'],
+      ['DECISION_CLIENT_ROLES', ' , '],
+      ['TOKEN_REVIEW_AUDIENCES', ','],
     ];
     for (const [name, value] of wrong) {
       const failure = decisionConfigFromEnvironment({ ...minimal, [name]: value });

@@ -28,6 +28,7 @@ describe('createTokenReviewVerifier', () => {
       id: 'system:serviceaccount:apps:reader',
       clientId: 'system:serviceaccount:apps:reader',
       roles: new Set(),
+      serviceAccount: 'apps:reader',
     });
     expect(requests[0]?.spec).toEqual({ token: 'sa-token', audiences: ['decision'] });
   });
@@ -43,12 +44,18 @@ describe('createTokenReviewVerifier', () => {
     ).rejects.toBeInstanceOf(AuthenticationError);
   });
 
+  it('refuses to review without an audience: the API server would accept its own tokens', () => {
+    const { api, requests } = fakeApi(reader);
+    expect(() => createTokenReviewVerifier({ api, audiences: [] })).toThrow('at least one audience');
+    expect(requests).toEqual([]);
+  });
+
   it('answers 503 naming kubernetes when the API server fails or is too slow', async () => {
     const failing = fakeApi(() => Promise.reject(new Error('ECONNREFUSED')));
     const slow = fakeApi(() => new Promise<never>(() => {}));
     for (const { api } of [failing, slow]) {
       const started = Date.now();
-      const error = await createTokenReviewVerifier({ api, timeoutMs: 100 })
+      const error = await createTokenReviewVerifier({ api, audiences: ['decision'], timeoutMs: 100 })
         .verify('t')
         .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(HttpError);

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createHttpApp } from '../../../src/http/app.js';
 import type { ApiAuthentication } from '../../../src/http/openapi/route-definition.js';
 import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
-import { createMetricsRegistry } from '../../../src/observability/metrics.js';
-import { testAuthentication, urn } from './support/sample-api.js';
-import { capturedLogger, serve } from './support/serve.js';
+import { serveRoutes, testAuthentication } from './support/sample-api.js';
+import { capturedLogger } from './support/serve.js';
 
 // Routes whose body comes in one of several media types, each with its own schema, and routes open to any
 // one of several roles: the document describes both, the router enforces both.
@@ -36,16 +34,7 @@ function registry(): RouteRegistry {
 }
 
 async function start() {
-  const routes = registry();
-  const app = createHttpApp({
-    urn,
-    logger: capturedLogger().logger,
-    metricsRegistry: createMetricsRegistry(),
-    readinessChecks: [],
-    openApiDocument: routes.document({ info: { title: 't', version: '1' } }),
-    routers: [{ path: '/', router: routes.router() }],
-  });
-  const base = await serve(app);
+  const base = await serveRoutes(registry(), capturedLogger().logger);
   return (contentType: string | undefined, body: string | undefined, user = 'u1 producer') =>
     fetch(`${base}/things`, {
       method: 'POST',

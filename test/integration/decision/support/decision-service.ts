@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
 import type { BasicVerifier } from '../../../../src/auth/verifiers.js';
+import { DECISION_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
+import type { CheckCallers } from '../../../../src/decision/check-callers.js';
 import { startDecisionService } from '../../../../src/decision/decision-service.js';
 import type {
   DecisionServiceConfig,
@@ -18,7 +20,7 @@ export { AUDIENCE, ISSUER };
 export interface DecisionServiceUnderTest extends RunningDecisionService {
   key: TestKey;
   metrics: ReturnType<typeof createMetricsRegistry>;
-  /** `Authorization` header value of a valid caller. */
+  /** `Authorization` header value of a valid caller: a JWT with the role `decision_client`. */
   authorization: string;
   /** Everything the service logged. */
   logs(): string;
@@ -45,6 +47,8 @@ export interface ServiceOptions {
   checkTimeoutMs?: number;
   basic?: BasicVerifier;
   tokenReview?: DecisionServiceConfig['tokenReview'];
+  /** Default: the service's (the role `decision_client`). */
+  checkCallers?: CheckCallers;
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -70,10 +74,11 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     ...(options.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: options.checkTimeoutMs }),
     authenticators: { bearer, ...(options.basic ? { basic: options.basic } : {}) },
     ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
+    ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });
-  const authorization = `Bearer ${await signToken(key, {}, { expiresIn: 3_600 })}`;
+  const authorization = `Bearer ${await signToken(key, { roles: [DECISION_CLIENT_ROLE] }, { expiresIn: 3_600 })}`;
   const watchLog = () => lines.filter((line) => line.includes('SpiceDB Watch')).join('');
   const watchMessages = async () =>
     Number((await metrics.metrics()).match(/^decision_revision_watch_messages_total (\d+)/m)?.[1]);
@@ -113,4 +118,15 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
 export async function untilReady(service: RunningDecisionService, timeoutMs = PATIENCE_MS): Promise<void> {
   const ready = async () => (await fetch(`${service.url}/healthz/ready`)).status === 200;
   await until(ready, 'the decision service to be ready', timeoutMs);
+}
+
+/** A check about a user nobody granted anything: 200 with allowed false for any caller that may check. */
+export function unknownUserCheck(resourceId: string): Record<string, string> {
+  return {
+    subject_type: 'user',
+    subject_id: 'someone',
+    resource_type: 'resource',
+    resource_id: resourceId,
+    relation: 'api',
+  };
 }

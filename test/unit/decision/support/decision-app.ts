@@ -1,4 +1,5 @@
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
+import { DECISION_CLIENT_ROLE, DEFAULT_CHECK_CALLERS } from '../../../../src/decision/check-callers.js';
 import { createDecisionApp } from '../../../../src/decision/decision-app.js';
 import type { DecisionApp, DecisionAppOptions } from '../../../../src/decision/decision-app.js';
 import type { PermissionChecker } from '../../../../src/decision/check-evaluator.js';
@@ -7,6 +8,7 @@ import { createMetricsRegistry } from '../../../../src/observability/metrics.js'
 import type { CheckPermissionInput, CheckPermissionResult } from '../../../../src/spicedb/client.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
 import { AUDIENCE, ISSUER, jwksOf, signToken, testKey } from '../../auth/support/tokens.js';
+import type { TestKey } from '../../auth/support/tokens.js';
 import { capturedLogger, serve } from '../../http/support/serve.js';
 
 export const urn = createUrnScheme('authz');
@@ -52,7 +54,9 @@ export interface DecisionUnderTest extends DecisionApp {
   barrier: FakeBarrier;
   metrics: ReturnType<typeof createMetricsRegistry>;
   logs: ReturnType<typeof capturedLogger>;
-  /** `Authorization` header value of a valid caller. */
+  /** The identity provider's key. */
+  key: TestKey;
+  /** `Authorization` header value of a valid caller: a JWT with the role `decision_client`. */
   authorization: string;
   post(body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: CheckAnswer }>;
 }
@@ -84,9 +88,10 @@ export async function decisionUnderTest(): Promise<DecisionUnderTest> {
     spicedb,
     barrier,
     authenticators: { bearer },
+    checkCallers: DEFAULT_CHECK_CALLERS,
   });
   const url = await serve(decision.app);
-  const authorization = `Bearer ${await signToken(key)}`;
+  const authorization = `Bearer ${await signToken(key, { roles: [DECISION_CLIENT_ROLE] })}`;
   return {
     ...decision,
     url,
@@ -94,6 +99,7 @@ export async function decisionUnderTest(): Promise<DecisionUnderTest> {
     barrier,
     metrics,
     logs,
+    key,
     authorization,
     async post(body, headers = {}) {
       const response = await fetch(`${url}/v1/check`, {

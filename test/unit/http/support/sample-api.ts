@@ -11,6 +11,7 @@ import type { ReadinessCheck } from '../../../../src/http/readiness.js';
 import { createUrnScheme } from '../../../../src/http/urn.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
 import type { Logger } from '../../../../src/observability/logger.js';
+import { serve } from './serve.js';
 
 export const urn = createUrnScheme('acl');
 
@@ -131,4 +132,17 @@ export function sampleApp(options: SampleAppOptions) {
     routers: [{ path: '/v2', router: registry.router() }],
   });
   return { app, registry, metricsRegistry, document };
+}
+
+/** `routes` at the root of an app that serves nothing else, until the end of the test; returns its base URL. */
+export function serveRoutes(routes: RouteRegistry, logger: Logger): Promise<string> {
+  const app = createHttpApp({
+    urn,
+    logger,
+    metricsRegistry: createMetricsRegistry(),
+    readinessChecks: [],
+    openApiDocument: routes.document({ info: { title: 't', version: '1' } }),
+    routers: [{ path: '/', router: routes.router() }],
+  });
+  return serve(app);
 }
