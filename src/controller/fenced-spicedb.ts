@@ -9,6 +9,8 @@ import type {
 import { chunk, DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
 import { GrpcCode, SpiceDBError } from '../spicedb/errors.js';
 import { encodeObjectId } from '../spicedb/object-id.js';
+import { Backoff } from '../runtime/backoff.js';
+import { sleep } from '../runtime/timing.js';
 import type { RelationshipStore } from './relationship-store.js';
 
 /**
@@ -75,6 +77,29 @@ export class FencedSpiceDB implements RelationshipStore {
   async ensureSchema(): Promise<{ written: boolean }> {
     await this.enter();
     return this.options.client.ensureSchema(this.options.schema);
+  }
+
+  /**
+   * Moves the fence to this replica's term before the term decides anything: from then on no write of an
+   * earlier leader lands. Retries while SpiceDB cannot be reached (1 s doubling to 10 s); fails with
+   * FencedOffError when this replica stops leading, `signal` aborts or another term took the fence.
+   */
+  async beginTerm(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff({ initialMs: 1_000, maxMs: 10_000, jitter: 0.2 });
+    for (;;) {
+      try {
+        await this.enter(signal);
+        return;
+      } catch (error) {
+        if (error instanceof FencedOffError) throw error;
+        const retryInMs = Math.round(backoff.next());
+        this.options.logger.warn(
+          { err: error, retryInMs },
+          'could not set the fence for a new term; retrying',
+        );
+        await sleep(retryInMs, signal);
+      }
+    }
   }
 
   /** SpiceDB lost its data (restarted empty): the next write sets the fence again. */

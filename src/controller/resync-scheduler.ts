@@ -8,7 +8,11 @@ export interface ResyncSchedulerOptions {
   periodMs: number;
   /** Whether this replica leads: only the leader resyncs. */
   isLeader(): boolean;
-  /** Whether the caches have listed once: a resync against empty caches would delete everything. */
+  /**
+   * Whether the caches are fresh for this term (listed after its fence moved): a resync against empty caches
+   * would delete everything, one against a cache older than the previous leader's last acts could write back
+   * what it withdrew.
+   */
   hasSynced(): boolean;
   /** Called when this replica starts leading, before its first resync. */
   onStartedLeading(): void;

@@ -151,6 +151,7 @@ export async function startController(
     onFenceLost: () => manager.stepDown(),
     logger,
   });
+  manager.beforeEachTerm((signal) => spicedb.beginTerm(signal));
   const controllers: {
     grants?: Controller<PolicyGrant>;
     items?: Controller<CatalogItem>;
@@ -200,7 +201,7 @@ export async function startController(
     resync,
     periodMs: config.resyncPeriodMs,
     isLeader: () => manager.isLeader(),
-    hasSynced: () => manager.hasSynced(),
+    hasSynced: () => manager.leadsWithFreshCaches(),
     // Another leader may have written and deleted since this replica last led.
     onStartedLeading: () => {
       memory.clear();

@@ -41,7 +41,7 @@ export interface InformerOptions<T> extends SelectorOptions {
 }
 
 /** Why one watch ended, when it did not fail. */
-type WatchOutcome = 'closed' | 'expired' | 'stalled' | 'stopped';
+type WatchOutcome = 'closed' | 'expired' | 'stalled' | 'stopped' | 'relist';
 
 const MIN_WATCH_TIMEOUT_SECONDS = 60;
 const STALL_GRACE_MS = 30_000;
@@ -70,6 +70,10 @@ export class Informer<T extends KubernetesObject> {
   private resourceVersion = '';
   private synced = false;
   private readonly syncWaiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
+  /** Callers of relistNow() whose list has not been sent yet. */
+  private relistWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  /** Ends the watch in progress so that the run loop lists again. */
+  private interruptWatch?: () => void;
   private lifetime?: AbortController;
   private running?: Promise<void>;
 
@@ -91,6 +95,39 @@ export class Informer<T extends KubernetesObject> {
     this.lifetime?.abort();
     await this.running;
     this.rejectSyncWaiters(new Error(`informer ${this.name} stopped before it synced`));
+    this.rejectRelistWaiters(new Error(`informer ${this.name} stopped before it listed again`));
+  }
+
+  /**
+   * Lists again and resolves once a list sent after this call has been applied to the cache (retrying, with
+   * backoff, until one succeeds): the cache then holds every change the API server had made before the call.
+   * A watch can lag behind the API server for as long as its connection is slow or cut; a new leader calls
+   * this so that it never decides from a cache older than what the previous leader already acted on.
+   */
+  relistNow(signal?: AbortSignal): Promise<void> {
+    if (!this.lifetime || this.lifetime.signal.aborted) {
+      return Promise.reject(new Error(`informer ${this.name} is not running`));
+    }
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.relistWaiters = this.relistWaiters.filter((other) => other !== waiter);
+        reject(new Error(`waiting for informer ${this.name} to list again was aborted`));
+      };
+      const waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject: (err: Error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.relistWaiters.push(waiter);
+      this.interruptWatch?.();
+    });
   }
 
   /** True once the first list has been applied to the cache. */
@@ -184,6 +221,18 @@ export class Informer<T extends KubernetesObject> {
   }
 
   private async relist(signal: AbortSignal): Promise<void> {
+    // Only the callers waiting before this list is sent are answered by it.
+    const answered = this.relistWaiters.splice(0);
+    try {
+      await this.listIntoCache(signal);
+    } catch (err) {
+      this.relistWaiters.unshift(...answered);
+      throw err;
+    }
+    if (!signal.aborted) answered.forEach((waiter) => waiter.resolve());
+  }
+
+  private async listIntoCache(signal: AbortSignal): Promise<void> {
     const { labelSelector, fieldSelector } = this.options;
     const { items, resourceVersion } = await this.options.source.list({
       labelSelector,
@@ -221,8 +270,9 @@ export class Informer<T extends KubernetesObject> {
 
   /** Watches from the last resourceVersion, re-watching after normal ends and stalls; returns on 410. */
   private async watchUntilRelistNeeded(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
+    while (!signal.aborted && this.relistWaiters.length === 0) {
       const outcome = await this.watchOnce(signal);
+      if (outcome === 'relist') return;
       if (outcome === 'expired') {
         this.logger.info(
           { resourceVersion: this.resourceVersion },
@@ -261,6 +311,7 @@ export class Informer<T extends KubernetesObject> {
         stallTimer = setTimeout(() => finish(() => resolve('stalled')), stallTimeoutMs);
       };
       const onAbort = (): void => finish(() => resolve('stopped'));
+      this.interruptWatch = () => finish(() => resolve('relist'));
       const stopWatch = this.options.source.watch(
         {
           resourceVersion: this.resourceVersion,
@@ -347,6 +398,10 @@ export class Informer<T extends KubernetesObject> {
       waiter.resolve();
     }
     this.syncWaiters.clear();
+  }
+
+  private rejectRelistWaiters(error: Error): void {
+    this.relistWaiters.splice(0).forEach((waiter) => waiter.reject(error));
   }
 
   private rejectSyncWaiters(error: Error): void {

@@ -66,6 +66,10 @@ export class Manager {
   private stopping?: Promise<void>;
   /** Without election: the one term of this manager's life. */
   private readonly soleTerm = randomUUID();
+  private readonly termHooks: ((signal: AbortSignal) => Promise<void>)[] = [];
+  /** The term whose start (hooks, then caches listed again) is complete: its controllers run. */
+  private preparedTerm?: string;
+  private termStart?: AbortController;
 
   constructor(private readonly options: ManagerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -76,8 +80,9 @@ export class Manager {
         lease: kubeLeaseClient(options.kubeConfig, election.namespace, election.name),
         registry: options.registry,
         logger: this.logger,
-        onStartedLeading: () => this.startControllers(),
+        onStartedLeading: () => void this.beginTerm(),
         onStoppedLeading: (reason) => {
+          this.termStart?.abort();
           if (reason === 'lost') {
             void this.handleLeadershipLost();
           }
@@ -116,7 +121,7 @@ export class Manager {
       logger: this.logger,
     });
     this.controllers.push(controller as unknown as Controller<KubernetesObject>);
-    if (this.started && this.isLeader()) {
+    if (this.started && this.leadsWithFreshCaches()) {
       this.launch(controller as unknown as Controller<KubernetesObject>);
     }
     return controller;
@@ -132,8 +137,27 @@ export class Manager {
     if (this.elector) {
       this.elector.start();
     } else {
+      this.preparedTerm = this.soleTerm;
       this.startControllers();
     }
+  }
+
+  /**
+   * Runs at the start of each term of leadership, before the caches are listed again and the controllers
+   * start: e.g. fencing the previous leader out of the store the controllers write. A hook that fails is
+   * retried by the hook itself; the term does not start its controllers until every hook resolved.
+   */
+  beforeEachTerm(hook: (signal: AbortSignal) => Promise<void>): void {
+    this.termHooks.push(hook);
+  }
+
+  /**
+   * Leads, and the caches were listed again after this term's hooks ran: every decision taken from them sees
+   * at least what the API server held when the previous leader was fenced out. Without election: synced.
+   */
+  leadsWithFreshCaches(): boolean {
+    const term = this.leadershipTerm();
+    return term !== undefined && term === this.preparedTerm && this.hasSynced();
   }
 
   /** Graceful and idempotent: controllers, then the lease, then the informers. */
@@ -191,6 +215,33 @@ export class Manager {
     return () => signals.forEach((signal) => process.off(signal, onSignal));
   }
 
+  /**
+   * A term starts with its hooks (the fence), then a consistent list of every informer, then the controllers.
+   * An informer's watch may lag the API server by as long as its connection is slow or cut; the previous
+   * leader may meanwhile have acted on changes (deleted a grant's tuples and let the grant go) that this
+   * replica's cache has not seen, and deciding from that cache would write back what was withdrawn. Listing
+   * after the fence moved means the cache holds everything the previous leader could still act on.
+   */
+  private async beginTerm(): Promise<void> {
+    const term = this.leadershipTerm();
+    const start = new AbortController();
+    this.termStart = start;
+    try {
+      for (const hook of this.termHooks) await hook(start.signal);
+      await Promise.all([...this.informers.values()].map((informer) => informer.relistNow(start.signal)));
+    } catch (err) {
+      if (!start.signal.aborted) {
+        this.logger.error({ err }, 'the term could not start; giving up leadership');
+        this.stepDown();
+      }
+      return;
+    }
+    if (start.signal.aborted || this.leadershipTerm() !== term) return;
+    this.preparedTerm = term;
+    this.logger.info('caches listed again for the new term; starting controllers');
+    this.startControllers();
+  }
+
   private startControllers(): void {
     this.controllers.forEach((controller) => this.launch(controller));
   }
@@ -220,6 +271,7 @@ export class Manager {
   }
 
   private async shutDown(): Promise<void> {
+    this.termStart?.abort();
     await this.stopControllers(
       this.options.gracefulShutdownTimeoutMs ?? DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
     );

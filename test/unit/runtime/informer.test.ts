@@ -299,4 +299,58 @@ describe('Informer', () => {
     abort.abort();
     await expect(waiting).rejects.toThrow(/aborted/);
   });
+
+  describe('relistNow', () => {
+    it('lists again and answers once the cache holds what its watch never delivered', async () => {
+      source.put('a', { v: '1' });
+      const events = startInformer();
+      await synced();
+      source.remove('a', { silently: true }); // the watch lags: its connection is slow or cut
+      source.put('b', { v: '1' }, { silently: true });
+      expect(informer.get('ns/a')).toBeDefined();
+
+      await informer.relistNow();
+      expect(source.listCalls).toHaveLength(2);
+      expect(informer.get('ns/a')).toBeUndefined();
+      expect(informer.get('ns/b')?.data).toEqual({ v: '1' });
+      expect(events).toEqual([
+        ['add', 'a', '1'],
+        ['delete', 'a', '1'],
+        ['add', 'b', '1'],
+      ]);
+      expect(source.watches[0]?.stopped).toBe(true);
+      await settle();
+      expect(source.lastWatch().options.resourceVersion).toBe(informer.lastSyncResourceVersion());
+    });
+
+    it('answers a caller only with a list sent after its call, retrying failed lists', async () => {
+      startInformer();
+      await synced();
+      source.listFailures.push(new Error('API server unreachable'));
+      let answered = false;
+      const relisted = informer.relistNow().then(() => (answered = true));
+      await settle();
+      expect(source.listCalls).toHaveLength(2); // failed
+      expect(answered).toBe(false);
+      source.put('c', { v: '1' }, { silently: true });
+      await vi.advanceTimersByTimeAsync(100); // the backoff
+      await relisted;
+      expect(source.listCalls).toHaveLength(3);
+      expect(informer.get('ns/c')).toBeDefined();
+    });
+
+    it('rejects when its signal aborts or the informer stops', async () => {
+      startInformer();
+      await synced();
+      source.listFailures.push(new Error('down'), new Error('down'));
+      const abort = new AbortController();
+      const aborted = informer.relistNow(abort.signal);
+      abort.abort();
+      await expect(aborted).rejects.toThrow(/aborted/);
+      const stopped = informer.relistNow();
+      const stopping = informer.stop();
+      await expect(stopped).rejects.toThrow(/stopped/);
+      await stopping;
+    });
+  });
 });

@@ -159,4 +159,44 @@ describe('Manager', () => {
     await until(() => a.isLeader());
     await until(() => first.length === 4);
   });
+
+  it('begins each term with its hooks, then lists every informer again, and only then runs the controllers', async () => {
+    const reconciled: string[] = [];
+    const lists = () =>
+      api.requests.filter(({ url }) => url.pathname === PATH && url.searchParams.get('watch') !== 'true')
+        .length;
+    const a = manager(reconciled, { leaderElection: ELECTION });
+    let releaseHook: () => void = () => undefined;
+    const hookCalls: number[] = [];
+    a.beforeEachTerm(async () => {
+      hookCalls.push(lists());
+      await new Promise<void>((resolve) => (releaseHook = resolve));
+    });
+    a.start();
+    await a.waitForSync();
+    await until(() => hookCalls.length === 1, 'the term to run its hook');
+    expect(a.isLeader()).toBe(true);
+    expect(a.leadsWithFreshCaches()).toBe(false);
+    const listsBeforeHookEnded = lists();
+    expect(listsBeforeHookEnded).toBe(hookCalls[0]);
+    expect(reconciled).toEqual([]);
+
+    releaseHook();
+    await until(() => a.leadsWithFreshCaches(), 'the caches to be listed again');
+    expect(lists()).toBe(listsBeforeHookEnded + 1);
+    await until(() => reconciled.length === 2);
+  });
+
+  it('gives up leadership when a term cannot start', async () => {
+    let lost = 0;
+    const a = manager([], { leaderElection: ELECTION, onLeadershipLost: () => (lost += 1) });
+    let failures = 0;
+    a.beforeEachTerm(() =>
+      (failures += 1) === 1 ? Promise.reject(new Error('fenced off')) : Promise.resolve(),
+    );
+    a.start();
+    await until(() => lost === 1, 'the failed term to step down');
+    await until(() => a.leadsWithFreshCaches(), 'the next term to start', 30_000);
+    expect(failures).toBe(2);
+  });
 });
