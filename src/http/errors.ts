@@ -54,6 +54,13 @@ export function dependencyUnavailable(dependency: string, cause?: unknown): Http
   return new HttpError('DependencyUnavailable', `${dependency} is unavailable`, { cause });
 }
 
+/** 503 with Retry-After: `what` has more work queued than it takes; nothing was wrong with the request. */
+export function busy(what: string): HttpError {
+  return new HttpError('DependencyUnavailable', `${what} is busy; retry later`, {
+    headers: { 'retry-after': '1' },
+  });
+}
+
 export function tooManyRequests(detail: string, retryAfterSeconds?: number): HttpError {
   const headers: ResponseHeaders =
     retryAfterSeconds === undefined ? {} : { 'retry-after': String(Math.ceil(retryAfterSeconds)) };
