@@ -51,7 +51,7 @@ export function limitFailedAuthentication(
       return next(tooMany(secondsUntil(recorded.resetTime, limit)));
     return authenticate(req, res, (error?: unknown) => {
       if (error instanceof HttpError && error.kind === 'Unauthorized')
-        void failures(req, res, () => next(error));
+        void failures(req, res, (limited?: unknown) => next(limited ?? error));
       else next(error);
     });
   };
