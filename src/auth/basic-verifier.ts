@@ -23,7 +23,7 @@ export interface BasicVerifierOptions {
 }
 
 export const DEFAULT_BASIC_CACHE_TTL_MS = 5 * 60_000;
-export const DEFAULT_SCRYPT_BOUND: ConcurrencyBound = { concurrency: 2, queue: 16 };
+export const DEFAULT_SCRYPT_BOUND: ConcurrencyBound = { concurrency: 1, queue: 16 };
 
 type Outcome = 'accepted' | 'rejected' | 'unknown_client' | 'busy';
 

@@ -51,7 +51,7 @@ export const DEFAULT_AUTH_FAILURE_LIMIT = '20/1m';
 export const authLimitsEnvironment = z.object({
   /** Failed authentications per client address and window; past it, credentials get 429 unverified. */
   AUTH_FAILURE_LIMIT: rateLimitVariable(DEFAULT_AUTH_FAILURE_LIMIT),
-  /** scrypt verifications of Basic secrets at once; the libuv pool has 4 threads by default. */
+  /** scrypt verifications of Basic secrets at once: each holds a core (and a libuv thread) for ~0.2 s. */
   BASIC_AUTH_CONCURRENCY: positiveInt.default(DEFAULT_SCRYPT_BOUND.concurrency),
   /** Basic verifications that may wait for one of those; past it, 503 with Retry-After. */
   BASIC_AUTH_QUEUE: z.coerce.number().int().min(0).default(DEFAULT_SCRYPT_BOUND.queue),

@@ -55,10 +55,15 @@ export function dependencyUnavailable(dependency: string, cause?: unknown): Http
 }
 
 /** 503 with Retry-After: `what` has more work queued than it takes; nothing was wrong with the request. */
-export function busy(what: string): HttpError {
-  return new HttpError('DependencyUnavailable', `${what} is busy; retry later`, {
-    headers: { 'retry-after': '1' },
-  });
+export class BusyError extends HttpError {
+  constructor(what: string) {
+    super('DependencyUnavailable', `${what} is busy; retry later`, { headers: { 'retry-after': '1' } });
+    this.name = 'BusyError';
+  }
+}
+
+export function busy(what: string): BusyError {
+  return new BusyError(what);
 }
 
 export function tooManyRequests(detail: string, retryAfterSeconds?: number): HttpError {

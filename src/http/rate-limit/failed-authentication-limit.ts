@@ -2,7 +2,7 @@ import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import type { AugmentedRequest } from 'express-rate-limit';
 import type { Request, RequestHandler } from 'express';
 import type { Counter } from 'prom-client';
-import { HttpError } from '../errors.js';
+import { BusyError, HttpError } from '../errors.js';
 import type { UrnScheme } from '../urn.js';
 import type { RateLimit } from './request-limits.js';
 
@@ -49,12 +49,24 @@ export function limitFailedAuthentication(
     const recorded = await failures.getKey(addressKey(req));
     if (recorded && recorded.totalHits >= limit.requests)
       return next(tooMany(secondsUntil(recorded.resetTime, limit)));
-    return authenticate(req, res, (error?: unknown) => {
-      if (error instanceof HttpError && error.kind === 'Unauthorized')
-        void failures(req, res, (limited?: unknown) => next(limited ?? error));
+    const settle = (error?: unknown) => {
+      if (countsAsFailure(error)) void failures(req, res, (limited?: unknown) => next(limited ?? error));
       else next(error);
-    });
+    };
+    try {
+      await authenticate(req, res, settle);
+    } catch (error) {
+      settle(error);
+    }
   };
+}
+
+/**
+ * Rejected credentials, and credentials refused unverified because verification was busy: otherwise a flood
+ * from many addresses would keep the verifier's queue full without any address ever reaching its limit.
+ */
+function countsAsFailure(error: unknown): boolean {
+  return (error instanceof HttpError && error.kind === 'Unauthorized') || error instanceof BusyError;
 }
 
 function addressKey(req: Request): string {

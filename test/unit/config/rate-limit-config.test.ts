@@ -37,7 +37,7 @@ describe('request limits from the environment', () => {
       perSubject: { read: { requests: 1_200, windowMs: 60_000 }, write: { requests: 300, windowMs: 60_000 } },
       failedAuthentication: { requests: 20, windowMs: 60_000 },
     });
-    expect(scryptBound({})).toEqual({ concurrency: 2, queue: 16 });
+    expect(scryptBound({})).toEqual({ concurrency: 1, queue: 16 });
   });
 
   it('takes each class from its variable, off disabling it', () => {
