@@ -1,12 +1,15 @@
 // npm run bench:auth-flood
 //
-// Latency of JWT-authenticated POST /v1/check alone and during a flood of bad Basic credentials: FLOOD
-// connections, each from its own loopback address (127.0.1.x), send wrong secrets for a real client id as fast
-// as answers come. Twice: with the service's default protections (failed authentications limited per address,
-// scrypt bounded to a few at once with a bounded queue) and without them (every attempt verified, scrypt as
-// many at once as the libuv pool runs). The decision service runs in this process on loopback with a SpiceDB of
-// its own (memory datastore); the load runs in a worker thread, so that the clients' work is not the service's.
-// The secret hash has the production scrypt parameters. Bounded: SECONDS per phase, three phases per mode.
+// Latency of JWT-authenticated POST /v1/check alone and during a flood of bad Basic credentials. The JWT callers
+// present a new token on every request, so each one is a real signature verification (on the libuv pool, like
+// scrypt). The flood is open-loop: FLOOD_RATE requests per second with wrong secrets for a real client id,
+// spread over FLOOD_ADDRESSES loopback addresses (127.0.1.x), whether or not earlier ones were answered. Twice:
+// with the service's default protections (failed authentications limited per address, scrypt one at a time
+// with a bounded queue) and without them (every attempt verified, as many scrypt runs at once as the pool
+// takes). The decision service runs in this process on loopback with a SpiceDB of its own (memory datastore);
+// the load runs in a worker thread. The secret hash has the production scrypt parameters. Bounded: SECONDS per
+// phase, a JWT request gives up after REQUEST_TIMEOUT_MS; the process ends once the libuv pool has run the
+// scrypt verifications the unprotected flood queued (at most FLOOD_RATE x SECONDS of them).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -31,8 +34,12 @@ import { readSchemaText } from '../src/spicedb/schema.js';
 import { percentile } from './support/statistics.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const FLOOD = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 64);
+const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 100);
+const FLOOD_ADDRESSES = Number(process.env.BENCH_FLOOD_ADDRESSES ?? 64);
 const JWT_CONCURRENCY = Number(process.env.BENCH_JWT_CONCURRENCY ?? 4);
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Enough fresh tokens for the three phases at the pace of an idle machine. */
+const TOKENS = Number(process.env.BENCH_TOKENS ?? 4_000);
 const CLIENT_ID = 'gateway';
 const CHECK = JSON.stringify({
   subject_type: 'user',
@@ -53,27 +60,30 @@ interface Latencies {
 
 interface Target {
   url: string;
-  bearer: string;
+  tokens: string[];
 }
 
+/** The answer's status; 0 when there was none within REQUEST_TIMEOUT_MS or the connection failed. */
 function post(url: string, authorization: string, agent: http.Agent): Promise<number> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const request = http.request(url, {
       method: 'POST',
       agent,
+      timeout: REQUEST_TIMEOUT_MS,
       headers: { authorization, 'content-type': 'application/json' },
     });
+    request.on('timeout', () => request.destroy());
     request.on('response', (response) => {
       response.resume();
       response.on('end', () => resolve(response.statusCode ?? 0));
     });
-    request.on('error', reject);
+    request.on('error', () => resolve(0));
     request.end(CHECK);
   });
 }
 
-/** JWT_CONCURRENCY callers checking back to back for SECONDS. */
-async function measureJwtChecks({ url, bearer }: Target): Promise<Latencies> {
+/** JWT_CONCURRENCY callers checking back to back for SECONDS, each request with a token not seen before. */
+async function measureJwtChecks({ url, tokens }: Target): Promise<Latencies> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: JWT_CONCURRENCY });
   const until = performance.now() + SECONDS * 1_000;
   const samples: number[] = [];
@@ -81,7 +91,9 @@ async function measureJwtChecks({ url, bearer }: Target): Promise<Latencies> {
   const caller = async () => {
     while (performance.now() < until) {
       const started = performance.now();
-      const status = await post(`${url}/v1/check`, bearer, agent);
+      const token = tokens.pop();
+      if (token === undefined) throw new Error('out of tokens: raise BENCH_TOKENS');
+      const status = await post(`${url}/v1/check`, `Bearer ${token}`, agent);
       samples.push(performance.now() - started);
       if (status !== 200) failures++;
     }
@@ -92,25 +104,36 @@ async function measureJwtChecks({ url, bearer }: Target): Promise<Latencies> {
   return { count: samples.length, failures, p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-/** FLOOD connections from as many addresses sending wrong Basic secrets until stopped; answers by status. */
+/** FLOOD_RATE requests a second with wrong Basic secrets from FLOOD_ADDRESSES addresses; answers by status. */
 function startFlood(url: string): { stop(): Promise<Map<number, number>> } {
   const statuses = new Map<number, number>();
-  let running = true;
-  const connection = async (index: number) => {
-    const localAddress = `127.0.1.${index + 1}`;
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress });
-    for (let attempt = 0; running; attempt++) {
-      const secret = Buffer.from(`${CLIENT_ID}:wrong-${index}-${attempt}`).toString('base64');
-      const status = await post(`${url}/v1/check`, `Basic ${secret}`, agent).catch(() => 0);
+  const agents = Array.from(
+    { length: FLOOD_ADDRESSES },
+    (_, index) => new http.Agent({ keepAlive: true, localAddress: `127.0.1.${index + 1}` }),
+  );
+  const outstanding = new Set<Promise<void>>();
+  let sent = 0;
+  const send = () => {
+    const agent = agents[sent % agents.length] as http.Agent;
+    const secret = Buffer.from(`${CLIENT_ID}:wrong-${sent++}`).toString('base64');
+    const answer = post(`${url}/v1/check`, `Basic ${secret}`, agent).then((status) => {
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    }
-    agent.destroy();
+      outstanding.delete(answer);
+    });
+    outstanding.add(answer);
   };
-  const connections = Promise.all(Array.from({ length: FLOOD }, (_, index) => connection(index)));
+  const started = performance.now();
+  // Sends for SECONDS, the length of the phase, even while the JWT callers' last requests are still waiting.
+  const timer = setInterval(() => {
+    const elapsed = Math.min(performance.now() - started, SECONDS * 1_000);
+    const due = Math.floor((elapsed / 1_000) * FLOOD_RATE);
+    while (sent < due) send();
+  }, 10);
   return {
     async stop() {
-      running = false;
-      await connections;
+      clearInterval(timer);
+      for (const agent of agents) agent.destroy();
+      await Promise.all(outstanding);
       return statuses;
     },
   };
@@ -127,7 +150,7 @@ interface LoadResult {
 if (!isMainThread) void runLoad(workerData as Target);
 
 async function runLoad(target: Target): Promise<void> {
-  await measureJwtChecks(target); // warm-up: JIT, connections, the token cache
+  await measureJwtChecks(target); // warm-up: JIT, connections, SpiceDB
   const alone = await measureJwtChecks(target);
   const flood = startFlood(target.url);
   const during = await measureJwtChecks(target);
@@ -159,7 +182,7 @@ async function runMode(
   spicedb: { endpoint: string; token: string },
   bearer: BearerVerifier,
   hash: string,
-  token: string,
+  tokens: string[],
 ) {
   const metricsRegistry = createMetricsRegistry();
   const basic = createBasicVerifier([{ clientId: CLIENT_ID, hash, roles: [] }], {
@@ -178,7 +201,7 @@ async function runMode(
   try {
     await untilReady(service.url);
     const runsBefore = await scryptRuns(metricsRegistry);
-    const load = await loadInWorker({ url: service.url, bearer: `Bearer ${token}` });
+    const load = await loadInWorker({ url: service.url, tokens });
     return { mode, ...load, scrypt: (await scryptRuns(metricsRegistry)) - runsBefore };
   } finally {
     await service.stop();
@@ -217,17 +240,20 @@ async function main(): Promise<void> {
       audience: DEV_TOKEN_AUDIENCE,
     });
     const hash = await hashSecret('the right secret');
-    const token = await mintToken(key, { sub: randomUUID() });
+    const mintTokens = () =>
+      Promise.all(Array.from({ length: TOKENS }, () => mintToken(key, { sub: randomUUID() })));
     console.log(
-      `auth flood: ${SECONDS} s per phase, ${JWT_CONCURRENCY} JWT callers, ${FLOOD} flooding connections ` +
-        `from ${FLOOD} loopback addresses, production scrypt parameters`,
+      `auth flood: ${SECONDS} s per phase, ${JWT_CONCURRENCY} JWT callers (a new token per request), ` +
+        `${FLOOD_RATE} bad Basic credentials/s from ${FLOOD_ADDRESSES} loopback addresses, production scrypt`,
     );
     console.log(
       'mode         phase   checks  non-200  p50 ms  p99 ms  p99 ratio  scrypt runs  flood answers',
     );
     for (const mode of ['protected', 'unprotected'] as const) {
-      const result = await runMode(mode, spicedb, bearer, hash, token);
-      const answers = result.floodAnswers.map(([status, count]) => `${status}: ${count}`).join(', ');
+      const result = await runMode(mode, spicedb, bearer, hash, await mintTokens());
+      const answers = result.floodAnswers
+        .map(([status, count]) => `${status === 0 ? 'none' : status}: ${count}`)
+        .join(', ');
       for (const [phase, latencies] of [
         ['alone', result.alone],
         ['flood', result.during],
