@@ -28,7 +28,7 @@ function safeDuration(text: string): number | undefined {
   }
 }
 
-/** An environment variable holding a rate limit, e.g. `RATE_LIMIT_READ=1200/1m`, or `off`. */
+/** An environment variable holding a rate limit, e.g. `RATE_LIMIT_READ=6000/1m`, or `off`. */
 export function rateLimitVariable(defaultLimit: string) {
   return z
     .string()
@@ -60,7 +60,7 @@ export const authLimitsEnvironment = z.object({
 export type AuthLimitsEnvironment = z.output<typeof authLimitsEnvironment>;
 
 /** Route classes: the decision service's check, the ACL API's reads (GETs, POST /verify) and writes. */
-export const DEFAULT_RATE_LIMITS = { check: '60000/1m', read: '1200/1m', write: '300/1m' } as const;
+export const DEFAULT_RATE_LIMITS = { check: '60000/1m', read: '6000/1m', write: '1200/1m' } as const;
 
 export const aclRateLimitEnvironment = z.object({
   RATE_LIMIT_READ: rateLimitVariable(DEFAULT_RATE_LIMITS.read),

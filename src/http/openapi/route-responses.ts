@@ -19,7 +19,7 @@ const rateLimitHeaders = z.object({
   'ratelimit-policy': z
     .string()
     .optional()
-    .meta({ description: 'IETF RateLimit-Policy (draft 8), e.g. `"read"; q=1200; w=60`' }),
+    .meta({ description: 'IETF RateLimit-Policy (draft 8), e.g. `"read"; q=6000; w=60`' }),
 });
 
 /**
