@@ -25,6 +25,7 @@ import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
 import type { BearerVerifier } from '../src/auth/verifiers.js';
 import { hashSecret } from '../src/auth/secret-hash.js';
 import { decisionRequestLimits } from '../src/config/rate-limit-config.js';
+import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { startSpiceDB } from '../src/localplane/spicedb-server.js';
 import { resolveToolPaths } from '../src/localplane/tool-paths.js';
@@ -241,7 +242,11 @@ async function main(): Promise<void> {
     });
     const hash = await hashSecret('the right secret');
     const mintTokens = () =>
-      Promise.all(Array.from({ length: TOKENS }, () => mintToken(key, { sub: randomUUID() })));
+      Promise.all(
+        Array.from({ length: TOKENS }, () =>
+          mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] }),
+        ),
+      );
     console.log(
       `auth flood: ${SECONDS} s per phase, ${JWT_CONCURRENCY} JWT callers (a new token per request), ` +
         `${FLOOD_RATE} bad Basic credentials/s from ${FLOOD_ADDRESSES} loopback addresses, production scrypt`,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { signToken, testKey } from '../../unit/auth/support/tokens.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
 import { testSpiceDB } from '../support/cluster.js';
@@ -77,7 +78,11 @@ describe('the check’s rate limit per subject', () => {
     expect(limited.headers.get('ratelimit')).toMatch(/^"check"; r=0; t=\d+$/);
     expect(limited.headers.get('ratelimit-policy')).toMatch(/^"check"; q=3; w=60;/);
 
-    const otherSubject = await signToken(service.key, {}, { subject: randomUUID() });
+    const otherSubject = await signToken(
+      service.key,
+      { roles: [DECISION_CLIENT_ROLE] },
+      { subject: randomUUID() },
+    );
     expect((await postCheck(service, `Bearer ${otherSubject}`)).status).toBe(200);
   });
 

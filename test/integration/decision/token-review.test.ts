@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenReviewApi } from '../../../src/auth/token-review-verifier.js';
 import type { TokenReviewApi } from '../../../src/auth/token-review-verifier.js';
@@ -73,11 +74,7 @@ describe('ServiceAccount callers (TokenReview)', () => {
   it('refuses distinct tokens of foreign issuers without a single TokenReview', async () => {
     const before = reviews;
     for (let i = 0; i < 20; i++) {
-      const foreign = await signToken(
-        service.key,
-        {},
-        { issuer: `https://issuer-${uniqueId('idp')}.example` },
-      );
+      const foreign = await signToken(service.key, {}, { issuer: `https://issuer-${randomUUID()}.example` });
       const { status, body } = await service.check(check, { authorization: `Bearer ${foreign}` });
       expect(status).toBe(401);
       expect(body.result).toEqual({ allowed: false });
