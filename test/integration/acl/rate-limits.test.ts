@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
+import { metricValue } from '../../support/metric-value.js';
 import { AclHarness, BASIC_SECRET } from './support/acl-harness.js';
 
 // Rate limits per authenticated subject and route class, and failed authentication limited per client
@@ -12,11 +13,6 @@ const WRITE = { requests: 2, windowMs: MINUTE };
 const FAILURES = { requests: 5, windowMs: MINUTE };
 /** Loopback, but another client address than the tests' own 127.0.0.1. */
 const FLOOD_ADDRESS = '127.0.0.2';
-
-function metricValue(metrics: string, series: string): number {
-  const line = metrics.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return Number(line?.split(' ')[1] ?? 0);
-}
 
 describe('rate limits per subject', () => {
   const harness = new AclHarness();

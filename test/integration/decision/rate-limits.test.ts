@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { signToken, testKey } from '../../unit/auth/support/tokens.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
+import { metricValue } from '../../support/metric-value.js';
 import { testSpiceDB } from '../support/cluster.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
@@ -48,11 +49,6 @@ async function postCheck(service: DecisionServiceUnderTest, authorization: strin
     body: JSON.stringify(check),
   });
   return { status: response.status, headers: response.headers, body: (await response.json()) as unknown };
-}
-
-function metricValue(metrics: string, series: string): number {
-  const line = metrics.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return Number(line?.split(' ')[1] ?? 0);
 }
 
 describe('the check’s rate limit per subject', () => {
