@@ -34,7 +34,10 @@ describe('request limits from the environment', () => {
       failedAuthentication: { requests: 20, windowMs: 60_000 },
     });
     expect(aclRequestLimits({})).toEqual({
-      perSubject: { read: { requests: 6_000, windowMs: 60_000 }, write: { requests: 1_200, windowMs: 60_000 } },
+      perSubject: {
+        read: { requests: 6_000, windowMs: 60_000 },
+        write: { requests: 1_200, windowMs: 60_000 },
+      },
       failedAuthentication: { requests: 20, windowMs: 60_000 },
     });
     expect(scryptBound({})).toEqual({ concurrency: 1, queue: 16 });
