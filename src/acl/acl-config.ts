@@ -1,11 +1,16 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Authenticators } from '../auth/middleware.js';
 import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
+import type { TrustProxy } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
 import { loadKubeConfig } from '../config/kube-config.js';
+import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
+import type { RequestLimits } from '../http/rate-limit/request-limits.js';
 import type { Logger } from '../observability/logger.js';
+import { createMetricsRegistry } from '../observability/metrics.js';
 
 /** Variables of the ACL API beyond the shared ones (common, auth, KUBECONFIG). It holds no SpiceDB credential. */
 export const aclEnvironment = z.object({
@@ -42,6 +47,12 @@ export interface AclApiConfig {
   startupSyncTimeoutMs?: number;
   /** How long stop() lets in-flight requests finish. */
   closeGraceMs?: number;
+  /** Per-subject and failed-authentication limits; none when absent. */
+  limits?: RequestLimits;
+  /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
+  trustProxy?: TrustProxy;
+  /** The API's registry (the Basic verifier counts into it too); a new one with process metrics when absent. */
+  metricsRegistry?: Registry;
 }
 
 /** The whole configuration of `node dist/cmd/acl-api.js` from its environment. */
@@ -49,6 +60,7 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
   const common = readEnvironment(commonEnvironment, env);
   const acl = readEnvironment(aclEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
+  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   return {
     port: acl.ACL_PORT,
     host: acl.ACL_HOST,
@@ -57,7 +69,10 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     errorNamespace: common.ERROR_NAMESPACE,
     logger: { level: common.LOG_LEVEL },
     kubeConfig: loadKubeConfig(env),
-    authenticators: await createAuthenticators(auth),
+    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry }),
+    limits: aclRequestLimits(env),
+    metricsRegistry,
+    ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,
     claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
     kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,

@@ -1,6 +1,8 @@
 import type { Express } from 'express';
 import { apiAuthentication } from '../auth/middleware.js';
 import { createHttpApp } from '../http/app.js';
+import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
+import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
 import type { RouteRegistry } from '../http/openapi/route-registry.js';
 import type { ReadinessCheck } from '../http/readiness.js';
@@ -10,6 +12,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { AclCache } from './acl-cache.js';
+import { aclRouteClass } from './acl-route-classes.js';
 import type { AclApiConfig } from './acl-config.js';
 import { aclDocument } from './acl-document.js';
 import { aclRoutes } from './acl-routes.js';
@@ -60,7 +63,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const cache = new AclCache(config.kubeConfig, config.namespace, loadRegistry(), logger);
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
   const memberships = new MembershipStore(kube, cache, config.namespace);
-  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
+  const metricsRegistry = config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
 
   const routes = aclRoutes(
     {
@@ -81,7 +84,12 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       },
     },
     {
-      authentication: apiAuthentication(config.authenticators),
+      authentication: limitedAuthentication(apiAuthentication(config.authenticators), {
+        urn,
+        metricsRegistry,
+        limits: config.limits ?? NO_REQUEST_LIMITS,
+        classify: aclRouteClass,
+      }),
       ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
     },
   );
@@ -93,6 +101,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     metricsRegistry,
     readinessChecks: readinessChecks(store, cache),
     openApiDocument: document,
+    ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
     routers: [{ path: config.basePath, router: routes.router() }],
   });
 

@@ -1,22 +1,39 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Registry } from 'prom-client';
+import { busy } from '../http/errors.js';
+import { counter } from '../observability/metrics.js';
 import type { ApplicationCredential } from './application-credentials.js';
 import { AuthenticationError } from './authentication-error.js';
+import { concurrencyGate } from './concurrency-gate.js';
+import type { ConcurrencyBound } from './concurrency-gate.js';
+import { DurationEstimate } from './duration-estimate.js';
 import type { BasicVerifier } from './verifiers.js';
 import type { Principal } from './principal.js';
-import { hashSecret, verifySecret } from './secret-hash.js';
+import { verifySecret } from './secret-hash.js';
 
 export interface BasicVerifierOptions {
   /** How long a verified secret is accepted without running scrypt again. */
   cacheTtlMs?: number;
+  /** Bound on scrypt verifications at once and waiting; past it, 503 with Retry-After. */
+  scrypt?: ConcurrencyBound;
+  /** Where `basic_auth_verifications_total{outcome}` is counted. */
+  metricsRegistry?: Registry;
   now?: () => number;
 }
 
 export const DEFAULT_BASIC_CACHE_TTL_MS = 5 * 60_000;
+export const DEFAULT_SCRYPT_BOUND: ConcurrencyBound = { concurrency: 1, queue: 16 };
+
+type Outcome = 'accepted' | 'rejected' | 'unknown_client' | 'busy';
 
 /**
- * Verifies client id and secret against scrypt hashes. An unknown client costs one scrypt run too, so timing
- * does not tell which client ids exist. A successful verification is remembered as the secret's SHA-256 for a
- * few minutes: scrypt on every request would cap throughput at a few dozen requests per second per core.
+ * Verifies client id and secret against scrypt hashes, at most `scrypt.concurrency` at once so that a flood
+ * of wrong secrets leaves the libuv pool to everything else (JWT signatures, TLS). An unknown client id runs
+ * no scrypt: it is refused after a timer as long as a verification typically takes, so timing does not tell
+ * which client ids exist, and a flood of made-up ids costs no CPU. A successful verification is remembered as
+ * the secret's SHA-256 for a few minutes: scrypt on every request would cap throughput at a few dozen requests
+ * per second per core.
  */
 export function createBasicVerifier(
   credentials: readonly ApplicationCredential[],
@@ -26,7 +43,18 @@ export function createBasicVerifier(
   const recentlyVerified = new Map<string, { digest: Buffer; expiresAt: number }>();
   const now = options.now ?? Date.now;
   const ttlMs = options.cacheTtlMs ?? DEFAULT_BASIC_CACHE_TTL_MS;
-  let decoyHash: Promise<string> | undefined;
+  const count = outcomeCounter(options.metricsRegistry);
+  const duration = new DurationEstimate();
+  const gate = concurrencyGate(options.scrypt ?? DEFAULT_SCRYPT_BOUND, () => {
+    count('busy');
+    return busy('basic credential verification');
+  });
+  const timedVerification = (secret: string, hash: string) =>
+    duration.measure(() => verifySecret(secret, hash));
+  const checkSecret = (secret: string, hash: string) => gate(() => timedVerification(secret, hash));
+  // One verification at start-up, so that unknown ids are answered in a realistic time from the first one.
+  const [first] = credentials;
+  if (first) void timedVerification('', first.hash).catch(() => undefined);
 
   const wasRecentlyVerified = (clientId: string, digest: Buffer): boolean => {
     const entry = recentlyVerified.get(clientId);
@@ -37,13 +65,15 @@ export function createBasicVerifier(
     async verify(clientId, secret) {
       const credential = byClientId.get(clientId);
       if (!credential) {
-        decoyHash ??= hashSecret('decoy');
-        await verifySecret(secret, await decoyHash);
+        count('unknown_client');
+        await sleep(duration.typicalMs());
         throw new AuthenticationError('invalid credentials', { cause: new Error('unknown client id') });
       }
       const digest = createHash('sha256').update(secret).digest();
       if (!wasRecentlyVerified(clientId, digest)) {
-        if (!(await verifySecret(secret, credential.hash))) {
+        const accepted = await checkSecret(secret, credential.hash);
+        count(accepted ? 'accepted' : 'rejected');
+        if (!accepted) {
           throw new AuthenticationError('invalid credentials', {
             cause: new Error(`wrong secret for ${clientId}`),
           });
@@ -53,6 +83,19 @@ export function createBasicVerifier(
       return applicationPrincipal(credential);
     },
   };
+}
+
+/** `basic_auth_verifications_total{outcome}`: scrypt ran for `accepted` and `rejected` only. */
+function outcomeCounter(registry: Registry | undefined): (outcome: Outcome) => void {
+  if (!registry) return () => undefined;
+  const verifications = counter(registry, {
+    name: 'basic_auth_verifications_total',
+    help:
+      'Basic credentials verified, by outcome: accepted and rejected ran scrypt; unknown_client and busy ' +
+      '(the scrypt queue was full) did not.',
+    labelNames: ['outcome'],
+  });
+  return (outcome) => verifications.inc({ outcome });
 }
 
 function applicationPrincipal(credential: ApplicationCredential): Principal {

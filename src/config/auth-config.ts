@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { parseApplicationCredentials, readMountedSecret } from '../auth/application-credentials.js';
+import type { Registry } from 'prom-client';
 import { createBasicVerifier } from '../auth/basic-verifier.js';
+import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
 import { createJwtVerifier, DEFAULT_JWT_ALGORITHMS, type JwtKeySource } from '../auth/jwt-verifier.js';
 import type { Authenticators } from '../auth/middleware.js';
 import { booleanFlag, commaList } from './environment.js';
@@ -38,9 +40,17 @@ function allowedJwksUrl(url: string, allowHttp: boolean): boolean {
 
 export type AuthEnvironment = z.output<typeof authEnvironment>;
 
+export interface AuthenticatorOptions {
+  /** Bound on scrypt verifications of Basic secrets. */
+  scrypt?: ConcurrencyBound;
+  /** The service's registry, for the Basic verifier's counter. */
+  metricsRegistry?: Registry;
+}
+
 /** The flag only decides what the configuration accepts; the verifier fetches whatever URL it is given. */
 export async function createAuthenticators(
   env: Omit<AuthEnvironment, 'JWKS_ALLOW_HTTP'>,
+  options: AuthenticatorOptions = {},
 ): Promise<Authenticators> {
   const keys: JwtKeySource = env.JWKS_URL
     ? { kind: 'jwks-url', url: env.JWKS_URL }
@@ -54,5 +64,5 @@ export async function createAuthenticators(
   });
   if (!env.BASIC_CREDENTIALS_DIR) return { bearer };
   const credentials = parseApplicationCredentials(await readMountedSecret(env.BASIC_CREDENTIALS_DIR));
-  return { bearer, basic: createBasicVerifier(credentials) };
+  return { bearer, basic: createBasicVerifier(credentials, options) };
 }

@@ -13,6 +13,17 @@ export const commonEnvironment = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a Kubernetes namespace name')
     .default('policy-grant-system'),
+  /**
+   * Which proxies in front are trusted to name the client address (X-Forwarded-For), for the per-address
+   * limit of failed authentications: a hop count, or addresses and subnets (comma-separated). Unset: none.
+   */
+  TRUST_PROXY: z
+    .string()
+    .transform((text): TrustProxy => (/^\d+$/.test(text) ? Number(text) : text))
+    .optional(),
 });
+
+/** Express's `trust proxy` setting: hops, or a comma-separated list of addresses and subnets. */
+export type TrustProxy = number | string;
 
 export type CommonConfig = z.output<typeof commonEnvironment>;

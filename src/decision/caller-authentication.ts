@@ -1,6 +1,6 @@
-import { decodeJwt } from 'jose';
 import type { Authenticators } from '../auth/middleware.js';
 import type { BearerVerifier } from '../auth/verifiers.js';
+import { knownIssuersOnly, unverifiedIssuer } from './token-issuers.js';
 import { cachedBearerVerifier } from './verified-token-cache.js';
 import type { VerifiedTokenCacheOptions } from './verified-token-cache.js';
 
@@ -9,13 +9,16 @@ export interface ServiceAccountAuthentication {
   verifier: BearerVerifier;
   /** Issuers of the identity provider's JWTs: those tokens go to the JWT verifier, all others here. */
   jwtIssuers: readonly string[];
+  /** The API server's ServiceAccount token issuers: tokens of neither kind are refused without TokenReview. */
+  serviceAccountIssuers: readonly string[];
 }
 
 /**
  * The decision service's callers: the ACL API's JWT and Basic verifiers, optionally ServiceAccount tokens,
  * and a cache of verified bearer tokens in front of both bearer kinds. A token is sent to the JWT verifier
- * when its (unverified) `iss` is one of the identity provider's issuers, else to TokenReview; the claim only
- * picks the verifier, which then checks everything itself.
+ * when its (unverified) `iss` is one of the identity provider's issuers, to TokenReview when it is one of
+ * the ServiceAccount issuers, and refused unverified otherwise; the claim only picks the verifier, which then
+ * checks everything itself.
  */
 export function decisionAuthenticators(
   authenticators: Authenticators,
@@ -25,7 +28,11 @@ export function decisionAuthenticators(
   const bearer = serviceAccounts
     ? routeByIssuer(authenticators.bearer, serviceAccounts)
     : authenticators.bearer;
-  return { ...authenticators, ...(bearer ? { bearer: cachedBearerVerifier(bearer, cache) } : {}) };
+  if (!bearer) return authenticators;
+  const cached = cachedBearerVerifier(bearer, cache);
+  if (!serviceAccounts) return { ...authenticators, bearer: cached };
+  const issuers = [...serviceAccounts.jwtIssuers, ...serviceAccounts.serviceAccountIssuers];
+  return { ...authenticators, bearer: knownIssuersOnly(cached, issuers) };
 }
 
 function routeByIssuer(
@@ -40,12 +47,4 @@ function routeByIssuer(
       return (issuer !== undefined && issuers.has(issuer) ? jwt : verifier).verify(token);
     },
   };
-}
-
-function unverifiedIssuer(token: string): string | undefined {
-  try {
-    return decodeJwt(token).iss;
-  } catch {
-    return undefined;
-  }
 }

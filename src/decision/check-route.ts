@@ -1,5 +1,6 @@
 import type { ApiAuthentication } from '../http/openapi/route-definition.js';
 import { RouteRegistry } from '../http/openapi/route-registry.js';
+import { tooManyRequestsResponse } from '../http/openapi/route-responses.js';
 import { resultEnvelope } from '../http/envelope.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { CheckEvaluator } from './check-evaluator.js';
@@ -44,6 +45,7 @@ export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRou
       403: denied('The caller is not an enforcement point; the detail says who may check'),
       413: denied('Request body too large'),
       415: denied('Request body is not application/json'),
+      429: tooManyRequestsResponse(deniedProblemSchema),
       500: denied('Unexpected error; denied'),
       503: denied('SpiceDB (or the credential check) is unavailable; denied'),
     },

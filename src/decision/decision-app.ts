@@ -3,6 +3,9 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import { apiAuthentication } from '../auth/middleware.js';
 import type { Authenticators } from '../auth/middleware.js';
 import { createHttpApp } from '../http/app.js';
+import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
+import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
+import type { RequestLimits } from '../http/rate-limit/request-limits.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
 import type { RouteRegistry } from '../http/openapi/route-registry.js';
 import { documentedOperationalRoutes } from '../http/operational-routes.js';
@@ -29,6 +32,9 @@ export interface DecisionAppOptions {
   authenticators: Authenticators;
   /** The enforcement points: the only callers that may check. */
   checkCallers: CheckCallers;
+  /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
+  limits?: RequestLimits;
+  trustProxy?: number | string;
 }
 
 export interface DecisionApp {
@@ -43,6 +49,9 @@ const DOCUMENT_INFO = {
     'Relationship checks on the data hot path. Paths are relative to the service root; a gateway maps its ' +
     'public prefix onto it by strip-prefix.',
 };
+
+/** The rate-limit class of the service's one route. */
+export const CHECK_CLASS = 'check';
 
 /** The decision service's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
 export function decisionDocument(routes: RouteRegistry, urn: UrnScheme): OpenApiDocument {
@@ -59,7 +68,12 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
   });
   const routes = checkRoutes({
     urn: options.urn,
-    authentication: apiAuthentication(options.authenticators),
+    authentication: limitedAuthentication(apiAuthentication(options.authenticators), {
+      urn: options.urn,
+      metricsRegistry: options.metricsRegistry,
+      limits: options.limits ?? NO_REQUEST_LIMITS,
+      classify: () => CHECK_CLASS,
+    }),
     callers: options.checkCallers,
     evaluate,
   });
@@ -73,6 +87,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     hotPaths: ['/v1/check'],
     openApiDocument: document,
     routers: [{ path: '/', router: failClosed(routes.router()) }],
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
   });
   // A check answer is never revalidated: hashing every body for an ETag is wasted work on the hot path.
   app.set('etag', false);

@@ -7,11 +7,15 @@ import { loadKubeConfig } from '../config/kube-config.js';
 import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
+import { decisionRequestLimits, scryptBound } from '../config/rate-limit-config.js';
+import { createMetricsRegistry } from '../observability/metrics.js';
+import { DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
 import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
 import {
   DEFAULT_CHECK_TIMEOUT_MS,
   DEFAULT_DECISION_PORT,
   DEFAULT_TOKEN_REVIEW_AUDIENCE,
+  DEFAULT_SERVICE_ACCOUNT_ISSUER,
 } from './decision-service.js';
 import type { DecisionServiceConfig } from './decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from './revision-barrier.js';
@@ -36,6 +40,11 @@ export const decisionEnvironment = z
     TOKEN_REVIEW: booleanFlag.default(false),
     /** Audiences ServiceAccount tokens must be issued for (comma-separated); at least one, by default the service's own. */
     TOKEN_REVIEW_AUDIENCES: nonEmptyList('an audience').default([DEFAULT_TOKEN_REVIEW_AUDIENCE]),
+    /** The API server's --service-account-issuer(s): bearer tokens of other issuers get no TokenReview. */
+    TOKEN_REVIEW_ISSUERS: commaList.default([DEFAULT_SERVICE_ACCOUNT_ISSUER]),
+    /** TokenReviews in flight at once, and waiting; past both, 503. */
+    TOKEN_REVIEW_CONCURRENCY: z.coerce.number().int().min(1).default(DEFAULT_TOKEN_REVIEW_BOUND.concurrency),
+    TOKEN_REVIEW_QUEUE: z.coerce.number().int().min(0).default(DEFAULT_TOKEN_REVIEW_BOUND.queue),
     /** Roles (JWT roles claim, Basic application `roles`) that make a caller an enforcement point. */
     DECISION_CLIENT_ROLES: nonEmptyList('a role').default([...DEFAULT_CHECK_CALLERS.roles]),
     /** ServiceAccounts that may check, as `<namespace>:<name>` (comma-separated); needs TOKEN_REVIEW. */
@@ -60,12 +69,16 @@ export async function decisionConfigFromEnvironment(
   const spicedb = readEnvironment(spicedbEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
   const decision = readEnvironment(decisionEnvironment, env);
+  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   return {
     host: decision.DECISION_HOST,
     port: decision.DECISION_PORT,
     spicedb: spicedbClientOptions(spicedb),
     checkTimeoutMs: decision.CHECK_TIMEOUT,
-    authenticators: await createAuthenticators(auth),
+    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry }),
+    limits: decisionRequestLimits(env),
+    metricsRegistry,
+    ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
     checkCallers: {
       roles: decision.DECISION_CLIENT_ROLES,
       serviceAccounts: decision.DECISION_CLIENT_SERVICE_ACCOUNTS,
@@ -76,6 +89,8 @@ export async function decisionConfigFromEnvironment(
             api: tokenReviewApi(loadKubeConfig(env)),
             jwtIssuers: [auth.JWT_ISSUER],
             audiences: decision.TOKEN_REVIEW_AUDIENCES,
+            issuers: decision.TOKEN_REVIEW_ISSUERS,
+            bound: { concurrency: decision.TOKEN_REVIEW_CONCURRENCY, queue: decision.TOKEN_REVIEW_QUEUE },
           },
         }
       : {}),

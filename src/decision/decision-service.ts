@@ -10,6 +10,9 @@ import { createMetricsRegistry } from '../observability/metrics.js';
 import { SpiceDBClient } from '../spicedb/client.js';
 import type { SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
+import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
+import type { RequestLimits } from '../http/rate-limit/request-limits.js';
+import { boundedTokenReviews, DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
 import { decisionAuthenticators } from './caller-authentication.js';
 import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
 import type { CheckCallers } from './check-callers.js';
@@ -21,6 +24,8 @@ export const DEFAULT_DECISION_PORT = 8081;
 export const DEFAULT_CHECK_TIMEOUT_MS = 2_000;
 /** The audience ServiceAccount tokens must carry by default: the decision service's own, not the API server's. */
 export const DEFAULT_TOKEN_REVIEW_AUDIENCE = 'policy-grant-decision';
+/** kubeadm's and most distributions' --service-account-issuer. */
+export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 export interface DecisionServiceConfig {
   /** 0 picks a free port. */
@@ -34,10 +39,14 @@ export interface DecisionServiceConfig {
   authenticators: Authenticators;
   /** Who may check (the enforcement points); default: callers with the role `decision_client`. */
   checkCallers?: CheckCallers;
-  /** Also accept Kubernetes ServiceAccount tokens: bearer tokens not issued by one of `jwtIssuers`. */
+  /** Also accept Kubernetes ServiceAccount tokens: bearer tokens issued by one of `issuers`. */
   tokenReview?: {
     api: TokenReviewApi;
     jwtIssuers: readonly string[];
+    /** The API server's --service-account-issuer values; default `https://kubernetes.default.svc.cluster.local`. */
+    issuers?: readonly string[];
+    /** TokenReviews at once and waiting; past it, 503. */
+    bound?: ConcurrencyBound;
     /** Audiences a ServiceAccount token must carry; default `policy-grant-decision`, not the API server's. */
     audiences?: readonly string[];
   };
@@ -48,6 +57,10 @@ export interface DecisionServiceConfig {
   metricsRegistry?: MetricsRegistry;
   /** The revision barrier's window (SpiceDB's quantization interval), margin and memory bound. */
   revisionBarrier?: RevisionBarrierSettings;
+  /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
+  limits?: RequestLimits;
+  /** Express's `trust proxy`: which proxies may name the client address; none when absent. */
+  trustProxy?: number | string;
 }
 
 export interface RunningDecisionService {
@@ -92,6 +105,8 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
       barrier,
       authenticators: callers(config, checkTimeoutMs),
       checkCallers: config.checkCallers ?? DEFAULT_CHECK_CALLERS,
+      ...(config.limits ? { limits: config.limits } : {}),
+      ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
     });
     const host = config.host ?? '0.0.0.0';
     const server = await listen(app, { port: config.port, host });
@@ -117,10 +132,14 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
 function callers(config: DecisionServiceConfig, timeoutMs: number): Authenticators {
   const { tokenReview } = config;
   if (!tokenReview) return decisionAuthenticators(config.authenticators);
-  const verifier = createTokenReviewVerifier({
+  const reviews = createTokenReviewVerifier({
     api: tokenReview.api,
     timeoutMs,
     audiences: tokenReview.audiences ?? [DEFAULT_TOKEN_REVIEW_AUDIENCE],
   });
-  return decisionAuthenticators(config.authenticators, { verifier, jwtIssuers: tokenReview.jwtIssuers });
+  return decisionAuthenticators(config.authenticators, {
+    verifier: boundedTokenReviews(reviews, tokenReview.bound ?? DEFAULT_TOKEN_REVIEW_BOUND),
+    jwtIssuers: tokenReview.jwtIssuers,
+    serviceAccountIssuers: tokenReview.issuers ?? [DEFAULT_SERVICE_ACCOUNT_ISSUER],
+  });
 }

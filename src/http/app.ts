@@ -28,6 +28,8 @@ export interface HttpAppOptions {
   routers: readonly MountedRouter[];
   /** Hot paths whose successes are logged at debug, not info; their server errors still at error. */
   hotPaths?: readonly string[];
+  /** Express's `trust proxy` (hops, or addresses and subnets): who may name the client address. */
+  trustProxy?: number | string;
 }
 
 /**
@@ -37,6 +39,7 @@ export interface HttpAppOptions {
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   app.use(requestContext(options.logger));
   app.use(
     accessLog({ quietPaths: new Set(Object.values(OPERATIONAL_PATHS)), hotPaths: new Set(options.hotPaths) }),

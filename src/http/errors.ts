@@ -54,6 +54,18 @@ export function dependencyUnavailable(dependency: string, cause?: unknown): Http
   return new HttpError('DependencyUnavailable', `${dependency} is unavailable`, { cause });
 }
 
+/** 503 with Retry-After: `what` has more work queued than it takes; nothing was wrong with the request. */
+export class BusyError extends HttpError {
+  constructor(what: string) {
+    super('DependencyUnavailable', `${what} is busy; retry later`, { headers: { 'retry-after': '1' } });
+    this.name = 'BusyError';
+  }
+}
+
+export function busy(what: string): BusyError {
+  return new BusyError(what);
+}
+
 export function tooManyRequests(detail: string, retryAfterSeconds?: number): HttpError {
   const headers: ResponseHeaders =
     retryAfterSeconds === undefined ? {} : { 'retry-after': String(Math.ceil(retryAfterSeconds)) };

@@ -103,4 +103,6 @@ export interface ApiAuthentication {
   middleware: RequestHandler;
   /** Alternatives: any one of them authenticates. Keys name `components.securitySchemes`. */
   schemes: Record<string, OpenApiSecurityScheme>;
+  /** The per-subject rate limit of a route, run right after authentication; none: unlimited. */
+  subjectLimit?: (route: AnyRouteDefinition) => RequestHandler | undefined;
 }

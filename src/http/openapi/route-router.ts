@@ -66,10 +66,11 @@ function accessHandlers(
 ): RequestHandler[] {
   if (definition.access === 'public') return [];
   if (!authentication) throw new Error(`${definition.operationId} needs authentication, none is configured`);
-  if (definition.access === 'authenticated') return [authentication.middleware];
-  if ('callers' in definition.access)
-    return [authentication.middleware, requireCaller(definition.access.callers)];
-  return [authentication.middleware, requireAnyRole(requiredRoles(definition.access))];
+  const limit = authentication.subjectLimit?.(definition);
+  const authenticated = [authentication.middleware, ...(limit ? [limit] : [])];
+  if (definition.access === 'authenticated') return authenticated;
+  if ('callers' in definition.access) return [...authenticated, requireCaller(definition.access.callers)];
+  return [...authenticated, requireAnyRole(requiredRoles(definition.access))];
 }
 
 /** 403 with the rule's requirement unless the rule admits the authenticated caller; who was refused is logged. */

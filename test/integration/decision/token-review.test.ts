@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenReviewApi } from '../../../src/auth/token-review-verifier.js';
 import type { TokenReviewApi } from '../../../src/auth/token-review-verifier.js';
@@ -51,7 +52,7 @@ describe('ServiceAccount callers (TokenReview)', () => {
     expect(reviews - before).toBe(1);
   });
 
-  it('rejects a token for another audience, a garbage token and a forged cluster-issued JWT', async () => {
+  it('rejects a token for another audience, a garbage token and a forged cluster-issued JWT, reviewing the JWTs', async () => {
     const otherAudience = await serviceAccountToken(namespace, READER, [
       'https://kubernetes.default.svc.cluster.local',
     ]);
@@ -66,7 +67,19 @@ describe('ServiceAccount callers (TokenReview)', () => {
       expect(status).toBe(401);
       expect(body.result).toEqual({ allowed: false });
     }
-    expect(reviews - before).toBe(3);
+    // The garbage token names no issuer: refused without a TokenReview.
+    expect(reviews - before).toBe(2);
+  });
+
+  it('refuses distinct tokens of foreign issuers without a single TokenReview', async () => {
+    const before = reviews;
+    for (let i = 0; i < 20; i++) {
+      const foreign = await signToken(service.key, {}, { issuer: `https://issuer-${randomUUID()}.example` });
+      const { status, body } = await service.check(check, { authorization: `Bearer ${foreign}` });
+      expect(status).toBe(401);
+      expect(body.result).toEqual({ allowed: false });
+    }
+    expect(reviews).toBe(before);
   });
 
   it('verifies the identity provider’s JWTs without asking the API server', async () => {

@@ -233,8 +233,22 @@ describe('configuration', () => {
           roles: ['gateway', 'decision_client'],
           serviceAccounts: ['data-plane:gateway', 'apps:files'],
         },
-        tokenReview: { enabled: true, audiences: ['a', 'b'] },
+        tokenReview: {
+          enabled: true,
+          audiences: ['a', 'b'],
+          issuers: ['https://oidc.example/1'],
+          concurrency: 3,
+          queue: 9,
+        },
       },
+      rateLimits: {
+        check: '5000/1s',
+        read: 'off',
+        write: '10/1m',
+        authFailures: '5/10m',
+        basicAuth: { concurrency: 2, queue: 4 },
+      },
+      trustProxy: '10.0.0.0/8',
     });
     expect(objects.find((object) => componentOf(object) === 'settings')?.data).toEqual({
       LOG_LEVEL: 'debug',
@@ -242,6 +256,13 @@ describe('configuration', () => {
       SPICEDB_TLS: 'tls',
       JWT_ISSUER: 'https://id.example/',
       JWT_AUDIENCE: 'acl',
+      RATE_LIMIT_CHECK: '5000/1s',
+      RATE_LIMIT_READ: 'off',
+      RATE_LIMIT_WRITE: '10/1m',
+      AUTH_FAILURE_LIMIT: '5/10m',
+      BASIC_AUTH_CONCURRENCY: '2',
+      BASIC_AUTH_QUEUE: '4',
+      TRUST_PROXY: '10.0.0.0/8',
       JWT_ALGORITHMS: 'RS256,ES256',
       ROLES_CLAIM: 'roles',
       ORG_CLAIM: 'org',
@@ -258,6 +279,9 @@ describe('configuration', () => {
       DECISION_CLIENT_SERVICE_ACCOUNTS: 'data-plane:gateway,apps:files',
       TOKEN_REVIEW: 'true',
       TOKEN_REVIEW_AUDIENCES: 'a,b',
+      TOKEN_REVIEW_ISSUERS: 'https://oidc.example/1',
+      TOKEN_REVIEW_CONCURRENCY: '3',
+      TOKEN_REVIEW_QUEUE: '9',
     });
   });
 
@@ -487,6 +511,13 @@ describe('values the chart refuses', () => {
       /set exactly one of url/,
     ],
     ['a JWKS URL over http', { auth: { jwks: { url: 'http://idp.example/jwks' } } }, /auth\/jwks\/url/],
+    ['a rate limit without its window', { rateLimits: { read: '1200' } }, /rateLimits\/read.*does not match/],
+    ['off unquoted (a YAML boolean)', { rateLimits: { write: false } }, /rateLimits\/write.*want string/],
+    [
+      'no scrypt verification at all',
+      { rateLimits: { basicAuth: { concurrency: 0 } } },
+      /rateLimits\/basicAuth\/concurrency.*minimum/,
+    ],
     [
       'no role that may check',
       { decisionService: { checkCallers: { roles: [] } } },

@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import * as secretHash from '../../../src/auth/secret-hash.js';
+import { HttpError } from '../../../src/http/errors.js';
+import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { ORG_ID, USER_ID } from './support/tokens.js';
 import { FAST } from './support/fast-scrypt.js';
 import type { ApplicationCredential } from '../../../src/auth/application-credentials.js';
@@ -11,7 +13,6 @@ vi.mock('../../../src/auth/secret-hash.js', async (importOriginal) => {
   return {
     ...actual,
     verifySecret: vi.fn(actual.verifySecret),
-    // The decoy hash of unknown clients is made with the cheap parameters too.
     hashSecret: vi.fn((secret: string) => actual.hashSecret(secret, FAST)),
   };
 });
@@ -59,11 +60,41 @@ describe('createBasicVerifier', () => {
     );
   });
 
-  it('rejects an unknown client after the same scrypt work as a known one', async () => {
-    const verifier = createBasicVerifier(credentials);
+  it('calibrates at start-up, then rejects unknown clients without running scrypt', async () => {
     vi.mocked(secretHash.verifySecret).mockClear();
-    await expect(verifier.verify('nobody', 'gateway-secret')).rejects.toBeInstanceOf(AuthenticationError);
+    const metricsRegistry = createMetricsRegistry();
+    const verifier = createBasicVerifier(credentials, { metricsRegistry });
     expect(secretHash.verifySecret).toHaveBeenCalledTimes(1);
+    for (let i = 0; i < 5; i++) {
+      await expect(verifier.verify(`nobody-${i}`, 'gateway-secret')).rejects.toBeInstanceOf(
+        AuthenticationError,
+      );
+    }
+    expect(secretHash.verifySecret).toHaveBeenCalledTimes(1);
+    expect(await metricsRegistry.metrics()).toContain(
+      'basic_auth_verifications_total{outcome="unknown_client"} 5',
+    );
+  });
+
+  it('runs at most the bound of scrypt verifications, refusing past its queue with 503 busy', async () => {
+    const metricsRegistry = createMetricsRegistry();
+    const verifier = createBasicVerifier(credentials, {
+      scrypt: { concurrency: 1, queue: 1 },
+      metricsRegistry,
+    });
+    vi.mocked(secretHash.verifySecret).mockClear();
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) => verifier.verify('gateway', `wrong-${i}`)),
+    );
+    const reasons = outcomes.map((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined));
+    expect(reasons.filter((reason) => reason instanceof AuthenticationError)).toHaveLength(2);
+    const busy = reasons.filter((reason) => reason instanceof HttpError);
+    expect(busy).toHaveLength(3);
+    expect(busy[0]).toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
+    expect(secretHash.verifySecret).toHaveBeenCalledTimes(2);
+    const metrics = await metricsRegistry.metrics();
+    expect(metrics).toContain('basic_auth_verifications_total{outcome="rejected"} 2');
+    expect(metrics).toContain('basic_auth_verifications_total{outcome="busy"} 3');
   });
 
   it('skips scrypt for a recently verified secret, but not for another one', async () => {

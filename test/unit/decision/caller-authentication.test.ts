@@ -5,6 +5,7 @@ import type { BearerVerifier } from '../../../src/auth/verifiers.js';
 import { decisionAuthenticators } from '../../../src/decision/caller-authentication.js';
 import { AUDIENCE, ISSUER, USER_ID, jwksOf, signToken, testKey } from '../auth/support/tokens.js';
 
+const CLUSTER_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 const serviceAccount: Principal = {
   kind: 'application',
   id: 'system:serviceaccount:apps:reader',
@@ -26,7 +27,10 @@ async function setUp() {
       return serviceAccount;
     },
   };
-  const { bearer } = decisionAuthenticators({ bearer: jwt }, { verifier: tokenReview, jwtIssuers: [ISSUER] });
+  const { bearer } = decisionAuthenticators(
+    { bearer: jwt },
+    { verifier: tokenReview, jwtIssuers: [ISSUER], serviceAccountIssuers: [CLUSTER_ISSUER] },
+  );
   return { key, bearer: bearer as BearerVerifier, reviewed };
 }
 
@@ -40,12 +44,21 @@ describe('decisionAuthenticators routes bearer tokens by issuer', () => {
     expect(reviewed).toEqual([]);
   });
 
-  it('sends tokens of any other issuer, and opaque tokens, to TokenReview', async () => {
+  it('sends the ServiceAccount issuer’s tokens to TokenReview', async () => {
     const { key, bearer, reviewed } = await setUp();
-    const clusterToken = await signToken(key, {}, { issuer: 'https://kubernetes.default.svc.cluster.local' });
+    const clusterToken = await signToken(key, {}, { issuer: CLUSTER_ISSUER });
     expect(await bearer.verify(clusterToken)).toBe(serviceAccount);
-    expect(await bearer.verify('opaque-token')).toBe(serviceAccount);
-    expect(reviewed).toEqual([clusterToken, 'opaque-token']);
+    expect(reviewed).toEqual([clusterToken]);
+  });
+
+  it('refuses tokens of any other issuer, and opaque tokens, without a TokenReview', async () => {
+    const { key, bearer, reviewed } = await setUp();
+    for (let i = 0; i < 20; i++) {
+      const foreign = await signToken(key, {}, { issuer: `https://issuer-${i}.example` });
+      await expect(bearer.verify(foreign)).rejects.toThrow('invalid token');
+    }
+    await expect(bearer.verify('opaque-token')).rejects.toThrow('invalid token');
+    expect(reviewed).toEqual([]);
   });
 
   it('keeps Basic and caches bearer verifications without TokenReview too', async () => {

@@ -42,6 +42,7 @@ describe('the decision service serves what /docs documents', () => {
       '403',
       '413',
       '415',
+      '429',
       '500',
       '503',
     ]);

@@ -68,7 +68,12 @@ describe('decisionConfigFromEnvironment', () => {
       checkTimeoutMs: 500,
       errorNamespace: 'acme',
       spicedb: { transport: 'plaintext' },
-      tokenReview: { jwtIssuers: ['https://idp.example'], audiences: ['policy-grant-decision', 'other'] },
+      tokenReview: {
+        jwtIssuers: ['https://idp.example'],
+        audiences: ['policy-grant-decision', 'other'],
+        issuers: ['https://kubernetes.default.svc.cluster.local'],
+        bound: { concurrency: 4, queue: 64 },
+      },
     });
     expect(typeof config.tokenReview?.api.createTokenReview).toBe('function');
   });
@@ -103,6 +108,33 @@ describe('decisionConfigFromEnvironment', () => {
     await expect(decisionConfigFromEnvironment({ ...minimal, ...env })).rejects.toThrow(
       /^invalid configuration: DECISION_CLIENT_SERVICE_ACCOUNTS/,
     );
+  });
+
+  it('reads the limits, the ServiceAccount issuers, the TokenReview bound and the trusted proxies', async () => {
+    const config = await decisionConfigFromEnvironment({
+      ...minimal,
+      TOKEN_REVIEW: 'true',
+      TOKEN_REVIEW_ISSUERS: 'https://oidc.eks.example/id/1, https://kubernetes.default.svc',
+      TOKEN_REVIEW_CONCURRENCY: '2',
+      TOKEN_REVIEW_QUEUE: '8',
+      RATE_LIMIT_CHECK: '100/1s',
+      AUTH_FAILURE_LIMIT: 'off',
+      TRUST_PROXY: '1',
+    });
+    expect(config).toMatchObject({
+      tokenReview: {
+        issuers: ['https://oidc.eks.example/id/1', 'https://kubernetes.default.svc'],
+        bound: { concurrency: 2, queue: 8 },
+      },
+      limits: { perSubject: { check: { requests: 100, windowMs: 1_000 } } },
+      trustProxy: 1,
+    });
+    expect(config.limits?.failedAuthentication).toBeUndefined();
+    const listed = await decisionConfigFromEnvironment({
+      ...minimal,
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
+    });
+    expect(listed.trustProxy).toBe('10.0.0.0/8, 192.168.1.1');
   });
 
   it('names the variable that is wrong', async () => {

@@ -15,7 +15,7 @@ type Operation = {
   security?: Array<Record<string, string[]>>;
   parameters?: Array<{ name: string; in: string; required?: boolean }>;
   requestBody?: { content: Record<string, unknown> };
-  responses: Record<string, { content?: Record<string, unknown> }>;
+  responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
 };
 
 function operation(document: ReturnType<RouteRegistry['document']>, path: string, method: string): Operation {
@@ -76,16 +76,23 @@ describe('OpenAPI document', () => {
       '409',
       '413',
       '415',
+      '429',
     ]);
     expect(Object.keys(operation(document, '/policy/platform', 'get').responses).sort()).toEqual([
       '200',
       '400',
       '401',
       '403',
+      '429',
     ]);
     expect(Object.keys(operation(document, '/things/{id}', 'delete').responses).sort()).toEqual([
       '204',
       '400',
+    ]);
+    expect(Object.keys(operation(document, '/policy', 'post').responses['429']?.headers ?? {})).toEqual([
+      'retry-after',
+      'ratelimit',
+      'ratelimit-policy',
     ]);
     expect(operation(document, '/policy', 'post').responses['409']?.content).toEqual({
       'application/json': { schema: { $ref: '#/components/schemas/Problem' } },

@@ -87,15 +87,18 @@ export class AclHarness {
       errorNamespace: 'dx',
       logger: { level: process.env.ACL_TEST_LOG_LEVEL ?? 'silent' },
       kubeConfig: this.kubeConfig,
-      authenticators: await createAuthenticators({
-        JWKS_FILE: this.key.jwksPath,
-        JWT_ISSUER: DEV_TOKEN_ISSUER,
-        JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
-        JWT_ALGORITHMS: ['ES256'],
-        ROLES_CLAIM: 'roles',
-        ORG_CLAIM: 'org',
-        BASIC_CREDENTIALS_DIR: credentialsDir,
-      }),
+      authenticators: await createAuthenticators(
+        {
+          JWKS_FILE: this.key.jwksPath,
+          JWT_ISSUER: DEV_TOKEN_ISSUER,
+          JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
+          JWT_ALGORITHMS: ['ES256'],
+          ROLES_CLAIM: 'roles',
+          ORG_CLAIM: 'org',
+          BASIC_CREDENTIALS_DIR: credentialsDir,
+        },
+        overrides.metricsRegistry ? { metricsRegistry: overrides.metricsRegistry } : {},
+      ),
       closeGraceMs: 1_000,
       ...overrides,
     };

@@ -49,6 +49,7 @@ export interface ServiceOptions {
   tokenReview?: DecisionServiceConfig['tokenReview'];
   /** Default: the service's (the role `decision_client`). */
   checkCallers?: CheckCallers;
+  limits?: DecisionServiceConfig['limits'];
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -75,6 +76,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     authenticators: { bearer, ...(options.basic ? { basic: options.basic } : {}) },
     ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
     ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });
