@@ -50,17 +50,16 @@ describe('createTokenReviewVerifier', () => {
     expect(requests).toEqual([]);
   });
 
+  // The slow API server never answers: only the review's own timeout ends the wait (else the test times out).
   it('answers 503 naming kubernetes when the API server fails or is too slow', async () => {
     const failing = fakeApi(() => Promise.reject(new Error('ECONNREFUSED')));
     const slow = fakeApi(() => new Promise<never>(() => {}));
     for (const { api } of [failing, slow]) {
-      const started = Date.now();
       const error = await createTokenReviewVerifier({ api, audiences: ['decision'], timeoutMs: 100 })
         .verify('t')
         .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(HttpError);
       expect(error).toMatchObject({ status: 503, detail: 'kubernetes is unavailable' });
-      expect(Date.now() - started).toBeLessThan(1_000);
     }
   });
 });
