@@ -1,6 +1,8 @@
 // Valid and invalid specs shared by the zod unit tests and the kube-apiserver integration test, so
 // that the zod validators and the CRD (schema + CEL) are held to the very same examples.
+import { randomUUID } from 'node:crypto';
 import type { CatalogItemSpec, PolicyGrantSpec } from '../../../src/api/v1alpha1/index.js';
+import { MAX_ALLOWED_ORGS } from '../../../src/api/v1alpha1/policy-grant.js';
 
 const USER = '3f1c2a9e-0b4d-4e8a-9c7f-2d5e6a7b8c9d';
 const ORG_A = '0b9e4f1a-7c2d-4a8e-b3f6-5d1c9e2a7b40';
@@ -100,6 +102,18 @@ export const invalidPolicyGrantSpecs: InvalidSpecExample[] = [
     spec: {
       ...groupSpec,
       constraints: { access: groupSpec.constraints.access, subjects: { allowedOrgIds: [] } },
+    },
+    field: ['constraints', 'subjects', 'allowedOrgIds'],
+  },
+  {
+    // The bound keeps a GROUP grant's fan-out (claims, tuples, verify's membership lookups) finite.
+    name: 'more allowedOrgIds than MAX_ALLOWED_ORGS',
+    spec: {
+      ...groupSpec,
+      constraints: {
+        access: groupSpec.constraints.access,
+        subjects: { allowedOrgIds: Array.from({ length: MAX_ALLOWED_ORGS + 1 }, () => randomUUID()) },
+      },
     },
     field: ['constraints', 'subjects', 'allowedOrgIds'],
   },
