@@ -69,9 +69,9 @@ export class Informer<T extends KubernetesObject> {
   private readonly logger: Logger;
   private resourceVersion = '';
   private synced = false;
-  private readonly syncWaiters = new Set<{ resolve: () => void; reject: (err: Error) => void }>();
+  private readonly syncWaiters = new Set<Waiter>();
   /** Callers of relistNow() whose list has not been sent yet. */
-  private relistWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  private readonly relistWaiters = new Set<Waiter>();
   /** Ends the watch in progress so that the run loop lists again. */
   private interruptWatch?: () => void;
   private lifetime?: AbortController;
@@ -108,26 +108,13 @@ export class Informer<T extends KubernetesObject> {
     if (!this.lifetime || this.lifetime.signal.aborted) {
       return Promise.reject(new Error(`informer ${this.name} is not running`));
     }
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        this.relistWaiters = this.relistWaiters.filter((other) => other !== waiter);
-        reject(new Error(`waiting for informer ${this.name} to list again was aborted`));
-      };
-      const waiter = {
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        reject: (err: Error) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(err);
-        },
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.relistWaiters.push(waiter);
-      this.interruptWatch?.();
-    });
+    const listed = waitIn(
+      this.relistWaiters,
+      signal,
+      `waiting for informer ${this.name} to list again was aborted`,
+    );
+    this.interruptWatch?.();
+    return listed;
   }
 
   /** True once the first list has been applied to the cache. */
@@ -142,27 +129,7 @@ export class Informer<T extends KubernetesObject> {
     if (this.lifetime?.signal.aborted) {
       return Promise.reject(new Error(`informer ${this.name} is stopped`));
     }
-    if (signal?.aborted) {
-      return Promise.reject(new Error(`waiting for informer ${this.name} to sync was aborted`));
-    }
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        reject: (err: Error) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(err);
-        },
-      };
-      const onAbort = (): void => {
-        this.syncWaiters.delete(waiter);
-        reject(new Error(`waiting for informer ${this.name} to sync was aborted`));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.syncWaiters.add(waiter);
-    });
+    return waitIn(this.syncWaiters, signal, `waiting for informer ${this.name} to sync was aborted`);
   }
 
   /** The resourceVersion of the last list, event or bookmark applied. */
@@ -222,11 +189,12 @@ export class Informer<T extends KubernetesObject> {
 
   private async relist(signal: AbortSignal): Promise<void> {
     // Only the callers waiting before this list is sent are answered by it.
-    const answered = this.relistWaiters.splice(0);
+    const answered = [...this.relistWaiters];
+    this.relistWaiters.clear();
     try {
       await this.listIntoCache(signal);
     } catch (err) {
-      this.relistWaiters.unshift(...answered);
+      answered.forEach((waiter) => this.relistWaiters.add(waiter));
       throw err;
     }
     if (!signal.aborted) answered.forEach((waiter) => waiter.resolve());
@@ -270,7 +238,7 @@ export class Informer<T extends KubernetesObject> {
 
   /** Watches from the last resourceVersion, re-watching after normal ends and stalls; returns on 410. */
   private async watchUntilRelistNeeded(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted && this.relistWaiters.length === 0) {
+    while (!signal.aborted && this.relistWaiters.size === 0) {
       const outcome = await this.watchOnce(signal);
       if (outcome === 'relist') return;
       if (outcome === 'expired') {
@@ -401,13 +369,43 @@ export class Informer<T extends KubernetesObject> {
   }
 
   private rejectRelistWaiters(error: Error): void {
-    this.relistWaiters.splice(0).forEach((waiter) => waiter.reject(error));
+    rejectAll(this.relistWaiters, error);
   }
 
   private rejectSyncWaiters(error: Error): void {
-    for (const waiter of this.syncWaiters) {
-      waiter.reject(error);
-    }
-    this.syncWaiters.clear();
+    rejectAll(this.syncWaiters, error);
   }
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+/** A promise settled through a waiter kept in `waiters`; it leaves them, rejected, when `signal` aborts. */
+function waitIn(waiters: Set<Waiter>, signal: AbortSignal | undefined, abortMessage: string): Promise<void> {
+  if (signal?.aborted) return Promise.reject(new Error(abortMessage));
+  return new Promise((resolve, reject) => {
+    const waiter: Waiter = {
+      resolve: () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      reject: (err) => {
+        signal?.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    };
+    const onAbort = (): void => {
+      waiters.delete(waiter);
+      reject(new Error(abortMessage));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    waiters.add(waiter);
+  });
+}
+
+function rejectAll(waiters: Set<Waiter>, error: Error): void {
+  for (const waiter of waiters) waiter.reject(error);
+  waiters.clear();
 }
