@@ -141,7 +141,7 @@ export async function startController(
   const memory = new ProjectionMemory();
   const mutex = new KeyedMutex();
   const metrics = new GrantMetrics(metricsRegistry, () => world.allGrants());
-  registerMembershipMetrics(metricsRegistry, () => memberships.allMemberships());
+  registerMembershipMetrics(metricsRegistry, () => memberships.all());
   const relations = managedRelations(registry);
   const spicedb = new FencedSpiceDB({
     client,
@@ -187,7 +187,7 @@ export async function startController(
   const resync = new DriftResync({
     store: spicedb,
     world,
-    memberships,
+    projected: [memberships],
     relations: resyncedRelations(registry),
     mutex,
     metrics,
@@ -221,9 +221,7 @@ export async function startController(
       memory.clear();
       membershipProjector.forgetAll();
       world.allGrants().forEach((grant) => controllers.grants?.enqueue(grantKey(grant)));
-      memberships
-        .allMemberships()
-        .forEach((membership) => controllers.memberships?.enqueue(objectKey(membership)));
+      memberships.all().forEach((membership) => controllers.memberships?.enqueue(objectKey(membership)));
       world.allItems().forEach((item) => controllers.items?.enqueue(item.metadata.name ?? ''));
       scheduler.requestResync();
     },

@@ -59,7 +59,7 @@ function setUp(
   const resync = new DriftResync({
     store,
     world: test.world,
-    memberships: new MembershipWorld(new MemoryStore(memberships)),
+    projected: [new MembershipWorld(new MemoryStore(memberships))],
     relations: resyncedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
