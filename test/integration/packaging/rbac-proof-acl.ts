@@ -515,7 +515,9 @@ class AclFlow {
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: (await response.json()) as Answer['body'] };
+    // A 204 has no body.
+    const text = await response.text();
+    return { status: response.status, body: (text === '' ? {} : JSON.parse(text)) as Answer['body'] };
   }
 
   private async grantsInNamespace(): Promise<PolicyGrant[]> {
