@@ -197,30 +197,18 @@ export async function startController(
     mutex,
     onTuplesDeleted: (keys, except) => recheckMembershipsOf(keys, except),
   });
-  /** Members that project one of `keys` (a group's shared ownership) write again. */
-  const recheckMembershipsOf = (keys: TupleKey[], exceptKey?: string): void => {
-    for (const membership of keys.flatMap((key) => memberships.withTupleKey(key))) {
-      const key = objectKey(membership);
-      if (key === exceptKey) continue;
-      membershipProjector.forget(key);
-      controllers.memberships?.enqueue(key);
-    }
-  };
+  // Members that project a withdrawn tuple (a group's shared ownership), delegations that do (an agent's
+  // ownership), write again.
+  const recheckMembershipsOf = (keys: TupleKey[], exceptKey?: string): void =>
+    membershipProjector.recheck(keys, (key) => controllers.memberships?.enqueue(key), exceptKey);
   const delegationProjector = new ProjectedProjector<Delegation>({
     store: spicedb,
     world: delegations,
     mutex,
     onTuplesDeleted: (keys, except) => recheckDelegationsOf(keys, except),
   });
-  /** Delegations that project one of `keys` (an agent's shared ownership) write again. */
-  const recheckDelegationsOf = (keys: TupleKey[], exceptKey?: string): void => {
-    for (const delegation of keys.flatMap((key) => delegations.withTupleKey(key))) {
-      const key = objectKey(delegation);
-      if (key === exceptKey) continue;
-      delegationProjector.forget(key);
-      controllers.delegations?.enqueue(key);
-    }
-  };
+  const recheckDelegationsOf = (keys: TupleKey[], exceptKey?: string): void =>
+    delegationProjector.recheck(keys, (key) => controllers.delegations?.enqueue(key), exceptKey);
   const resync = new DriftResync({
     store: spicedb,
     world,
