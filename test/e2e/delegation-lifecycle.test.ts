@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
+import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import { SHORT_LIFETIME_MS } from '../support/patience.js';
 import { acl, check, e2e, eventually, kubectlJson, token } from './support/stack-client.js';
 
@@ -10,11 +11,14 @@ import { acl, check, e2e, eventually, kubectlJson, token } from './support/stack
 
 let item: CatalogItem['spec'];
 let provider: string;
+/** An enforcement point: only they may call /v1/check. */
+let checker: string;
 
 beforeAll(async () => {
   const items = await kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
   item = (items.items[0] as CatalogItem).spec;
   provider = await token(item.ownerId);
+  checker = await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
 });
 
 const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();
@@ -63,7 +67,7 @@ async function revokeDelegation(ownerToken: string, delegationId: string): Promi
 
 const agentAllowed = async (agentId: string) =>
   (
-    await check(provider, {
+    await check(checker, {
       subject_type: 'agent',
       subject_id: agentId,
       resource_type: 'resource',
