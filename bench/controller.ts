@@ -134,7 +134,7 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
       ensureSchema: () => client.ensureSchema(readSchemaText()),
     },
     world,
-    memberships: new MembershipWorld(await staticInformer<Membership>([])),
+    projected: [new MembershipWorld(await staticInformer<Membership>([]))],
     relations: managedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(createMetricsRegistry(), () => []),

@@ -49,6 +49,7 @@ function documents(): Record<string, OpenApiDocument> {
     listings: notCalled,
     verifier: notCalled,
     memberships: { applier: notCalled, snapshots: notCalled },
+    delegations: notCalled,
   };
   const acl = aclRoutes(aclServices, { authentication });
   const decisionUrn = createUrnScheme('authz');

@@ -3,6 +3,7 @@ import {
   isMember,
   membershipKeyString,
   type CatalogItem,
+  type Delegation,
   type Membership,
   type MembershipKey,
   type PolicyGrant,
@@ -27,6 +28,7 @@ const BY_TUPLE = 'tupleKey';
 const BY_ORGANISATION = 'organisation';
 const BY_MEMBERSHIP = 'membership';
 const BY_MEMBER_SET = 'memberSet';
+const BY_OWNER = 'owner';
 
 /** Index functions must not throw: a malformed object is indexed nowhere. */
 function safely<T>(indexFunc: (obj: T) => (string | undefined)[]): (obj: T) => string[] {
@@ -56,8 +58,8 @@ interface GrantWaiter {
 
 /**
  * The ACL API's view of the cluster, kept by informers of the project's runtime: every PolicyGrant (all
- * namespaces), every CatalogItem, the namespaces bound to an organisation and the Memberships of the ACL
- * namespace; with the indexes that make each listing and check a lookup rather than a scan or an apiserver
+ * namespaces), every CatalogItem, the namespaces bound to an organisation and the Memberships and Delegations
+ * of the ACL namespace; with the indexes that make each listing and check a lookup rather than a scan or an apiserver
  * list. It is the world of the grant verdict, as the controller's caches are the controller's.
  */
 export class AclCache implements GrantWorld {
@@ -65,6 +67,7 @@ export class AclCache implements GrantWorld {
   readonly items: Informer<CatalogItem>;
   readonly namespaces: Informer<KubernetesObject>;
   readonly memberships: Informer<Membership>;
+  readonly delegations: Informer<Delegation>;
   private readonly waiters = new Map<string, Set<GrantWaiter>>();
   /** The platform listing's order of all grants, kept until the next grant event. */
   private ordered?: PolicyGrant[];
@@ -86,6 +89,7 @@ export class AclCache implements GrantWorld {
     this.items = informer<CatalogItem>(paths.catalogItems);
     this.namespaces = informer<KubernetesObject>(paths.namespaces, ORGANISATION_LABEL);
     this.memberships = informer<Membership>(paths.memberships(aclNamespace));
+    this.delegations = informer<Delegation>(paths.delegations(aclNamespace));
 
     this.grants.addIndex(
       BY_UID,
@@ -124,6 +128,14 @@ export class AclCache implements GrantWorld {
       BY_MEMBER_SET,
       safely((membership) => [memberSetKey(membership.spec.organisationId, membership.spec.groupId)]),
     );
+    this.delegations.addIndex(
+      BY_UID,
+      safely((delegation) => [delegation.metadata.uid]),
+    );
+    this.delegations.addIndex(
+      BY_OWNER,
+      safely((delegation) => [delegation.spec.ownerId]),
+    );
     this.grants.addEventHandler({
       onAdd: (grant) => this.changed(grant),
       onUpdate: (_old, grant) => this.changed(grant),
@@ -137,6 +149,7 @@ export class AclCache implements GrantWorld {
       this.items,
       this.namespaces,
       this.memberships,
+      this.delegations,
     ] as unknown as Informer<KubernetesObject>[];
   }
 
@@ -226,6 +239,15 @@ export class AclCache implements GrantWorld {
   isOrganisationMember(organisationId: string, userId: string): boolean {
     const membership = this.membership({ organisationId, userId });
     return membership !== undefined && isMember(membership);
+  }
+
+  delegationByUid(uid: string): Delegation | undefined {
+    return this.delegations.byIndex(BY_UID, uid)[0];
+  }
+
+  /** The Delegations (of any state) whose delegating user is `ownerId`. */
+  delegationsOf(ownerId: string): Delegation[] {
+    return this.delegations.byIndex(BY_OWNER, ownerId);
   }
 
   organisationOfNamespace(namespace: string): string | undefined {

@@ -19,6 +19,8 @@ import { COS_ADMIN, ORG_ADMIN } from './authorisation.js';
 import type { PolicyCreator } from './policies/create-policies.js';
 import { awaitEnforcement, waitPreference, type WaitTarget } from './policies/enforcement-wait.js';
 import { KUBERNETES_DEPENDENCY, kubernetesFailure } from './kube-errors.js';
+import { addDelegationRoutes } from './delegations/delegation-routes.js';
+import type { Delegations } from './delegations/delegations.js';
 import { addMembershipRoutes, type MembershipServices } from './memberships/membership-routes.js';
 import type { Listing, PolicyListings } from './policies/list-policies.js';
 import type { ListingQuery } from './policies/policy-rows.js';
@@ -33,6 +35,7 @@ export interface AclServices {
   listings: PolicyListings;
   verifier: AccessVerifier;
   memberships: Omit<MembershipServices, 'urn' | 'cache'>;
+  delegations: Delegations;
 }
 
 export interface AclRouteOptions {
@@ -233,7 +236,8 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
         return { status: 200, body: { ...envelope, ...latest } };
       }),
     });
-  return addMembershipRoutes(registry, { urn, cache: services.cache, ...services.memberships }, guarded);
+  addMembershipRoutes(registry, { urn, cache: services.cache, ...services.memberships }, guarded);
+  return addDelegationRoutes(registry, { urn, delegations: services.delegations }, guarded);
 }
 
 /**

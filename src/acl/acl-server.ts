@@ -21,6 +21,7 @@ import { registerGrantMetrics } from './policies/grant-metrics.js';
 import { GrantStore } from './policies/grant-store.js';
 import { KubeClient } from './kube-client.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
+import { Delegations } from './delegations/delegations.js';
 import { MemberEventApplier } from './memberships/member-events.js';
 import { MemberSnapshots } from './memberships/member-snapshot.js';
 import { MembershipStore } from './memberships/membership-store.js';
@@ -64,6 +65,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
   const memberships = new MembershipStore(kube, cache, config.namespace);
   const metricsRegistry = config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
+  const verifier = new AccessVerifier(cache, now);
 
   const routes = aclRoutes(
     {
@@ -77,11 +79,12 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       }),
       revoker: new PolicyRevoker(store, cache, { readYourWriteTimeoutMs, now }),
       listings: new PolicyListings(cache, now),
-      verifier: new AccessVerifier(cache, now),
+      verifier,
       memberships: {
         applier: new MemberEventApplier(memberships, metricsRegistry),
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
+      delegations: new Delegations({ kube, cache, verifier, namespace: config.namespace, now }),
     },
     {
       authentication: limitedAuthentication(apiAuthentication(config.authenticators), {

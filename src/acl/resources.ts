@@ -1,8 +1,10 @@
 import {
+  AGENT_PLURAL,
   API_GROUP,
   API_VERSION,
   CATALOG_ITEM_PLURAL,
   GRANT_CLAIM_PLURAL,
+  DELEGATION_PLURAL,
   MEMBERSHIP_PLURAL,
   POLICY_GRANT_PLURAL,
 } from '../api/v1alpha1/index.js';
@@ -26,4 +28,9 @@ export const paths = {
   grantClaims: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${GRANT_CLAIM_PLURAL}`,
   grantClaim: (namespace: string, name: string) =>
     `${GROUP_PATH}/namespaces/${namespace}/${GRANT_CLAIM_PLURAL}/${name}`,
+  delegations: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${DELEGATION_PLURAL}`,
+  delegation: (namespace: string, name: string) =>
+    `${GROUP_PATH}/namespaces/${namespace}/${DELEGATION_PLURAL}/${name}`,
+  agents: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${AGENT_PLURAL}`,
+  agent: (namespace: string, name: string) => `${GROUP_PATH}/namespaces/${namespace}/${AGENT_PLURAL}/${name}`,
 };

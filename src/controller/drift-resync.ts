@@ -6,15 +6,15 @@ import type { GrantMetrics } from './controller-metrics.js';
 import type { GrantEvaluator } from '../verdict/grant-verdict.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { ManagedRelation } from './managed-relations.js';
-import { isMembershipTuple } from './memberships/membership-projection.js';
-import type { MembershipWorld } from './memberships/membership-world.js';
+import type { ProjectedWorld } from './projected/projected-world.js';
 import type { RelationshipStore } from './relationship-store.js';
 import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
 
 export interface DriftResyncOptions {
   store: RelationshipStore;
   world: ClusterWorld;
-  memberships: MembershipWorld;
+  /** The kinds besides grants and items that own their relations: Memberships, Delegations. */
+  projected: ResyncedWorld[];
   relations: ManagedRelation[];
   mutex: KeyedMutex;
   metrics: GrantMetrics;
@@ -25,6 +25,11 @@ export interface DriftResyncOptions {
   batchSize?: number;
   now?: () => Date;
 }
+
+export type ResyncedWorld = Pick<
+  ProjectedWorld<never>,
+  'manages' | 'explain' | 'explainWritable' | 'wantedRelationships'
+>;
 
 export interface ResyncReport {
   /** Relationships read from SpiceDB. */
@@ -119,7 +124,7 @@ export class DriftResync {
     for (const itemId of new Set(world.allItems().map((item) => item.spec.itemId))) {
       world.ownersOf(itemId).forEach(want);
     }
-    this.options.memberships.wantedRelationships().forEach(want);
+    for (const projected of this.options.projected) projected.wantedRelationships().forEach(want);
     return wanted;
   }
 
@@ -140,8 +145,9 @@ export class DriftResync {
     let written = 0;
     for (const batch of chunk(keys, this.batchSize)) {
       const repaired = await this.repair(batch, isCancelled, (key, evaluator) => {
-        const writable = isMembershipTuple(key)
-          ? this.options.memberships.explainWritable(key)
+        const projected = this.projectedManaging(key);
+        const writable = projected
+          ? projected.explainWritable(key)
           : this.options.world.explainWritable(key, evaluator);
         return writable ? { operation: 'touch', relationship: writable } : undefined;
       });
@@ -152,9 +158,12 @@ export class DriftResync {
   }
 
   private explain(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
-    return isMembershipTuple(key)
-      ? this.options.memberships.explain(key)
-      : this.options.world.explain(key, evaluator);
+    const projected = this.projectedManaging(key);
+    return projected ? projected.explain(key) : this.options.world.explain(key, evaluator);
+  }
+
+  private projectedManaging(key: TupleKey): ResyncedWorld | undefined {
+    return this.options.projected.find((projected) => projected.manages(key));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { REGISTRY_FILE, type Registry } from '../spicedb/registry.js';
+import { delegationRelations } from './delegations/delegation-projection.js';
 import { MEMBERSHIP_RELATIONS } from './memberships/membership-projection.js';
 import { OWNER_RELATION } from '../verdict/projection.js';
 
@@ -52,9 +53,10 @@ export function managedRelations(
 }
 
 /**
- * Every relation the controller is the only writer of: those of grants and CatalogItems, and the members and
- * owners of organisations and groups. The resync reads exactly these and deletes what no resource explains.
+ * Every relation the controller is the only writer of: those of grants and CatalogItems, the members and
+ * owners of organisations and groups, and the delegations and agent ownerships. The resync reads exactly these
+ * and deletes what no resource explains.
  */
 export function resyncedRelations(registry: Registry): ManagedRelation[] {
-  return [...managedRelations(registry), ...MEMBERSHIP_RELATIONS];
+  return [...managedRelations(registry), ...MEMBERSHIP_RELATIONS, ...delegationRelations(registry)];
 }

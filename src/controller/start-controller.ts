@@ -5,7 +5,9 @@ import {
   API_GROUP,
   API_VERSION,
   CATALOG_ITEM_PLURAL,
+  type Agent,
   type CatalogItem,
+  type Delegation,
   type Membership,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
@@ -32,6 +34,11 @@ import { GrantWriter, policyGrantsPath } from './grants/grant-writer.js';
 import { KeepAliveKubeConfig } from './keep-alive-kube-config.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { managedRelations, resyncedRelations } from './managed-relations.js';
+import { delegationKind } from './delegations/delegation-projection.js';
+import { agentsPath, DelegationWriter, delegationsPath } from './delegations/delegation-writer.js';
+import { ProjectedProjector } from './projected/projected-projector.js';
+import { ProjectedReconciler } from './projected/projected-reconciler.js';
+import { ProjectedWorld } from './projected/projected-world.js';
 import { MembershipProjector } from './memberships/membership-projector.js';
 import { MembershipReconciler } from './memberships/membership-reconciler.js';
 import { MembershipWorld } from './memberships/membership-world.js';
@@ -72,6 +79,7 @@ export interface RunningController {
 }
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
+const BY_AGENT_ID = 'agentId';
 
 function loadKubeConfig<T extends KubeConfig>(config: ControllerConfig, kubeConfig: T): T {
   if (config.kubeconfigPath) kubeConfig.loadFromFile(config.kubeconfigPath);
@@ -90,7 +98,8 @@ function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClien
 
 /**
  * Starts the grant controller: informers on PolicyGrants, CatalogItems, bound Namespaces and the ACL
- * namespace's Memberships; the PolicyGrant, CatalogItem and Membership reconcilers (while leading); the
+ * namespace's Memberships, Delegations and Agents; the PolicyGrant, CatalogItem, Membership and Delegation
+ * reconcilers (while leading); the
  * periodic resync (while leading); the SpiceDB guard; and the operational endpoints. Returns once the
  * endpoints listen (caches sync and leadership come later).
  */
@@ -138,10 +147,22 @@ export async function startController(
   const membershipCache = manager.informer<Membership>({ path: membershipsPath(config.aclNamespace) });
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace });
   const memberships = new MembershipWorld(membershipCache);
+  // Delegations count only in the ACL namespace too, and only for the owner their Agent object names.
+  const delegationCache = manager.informer<Delegation>({ path: delegationsPath(config.aclNamespace) });
+  const agentCache = manager.informer<Agent>({ path: agentsPath(config.aclNamespace) });
+  agentCache.addIndex(BY_AGENT_ID, (agent) => [agent.spec.agentId]);
+  delegationCache.addIndex(BY_AGENT_ID, (delegation) => [delegation.spec.agentId]);
+  const delegations = new ProjectedWorld(
+    delegationCache,
+    delegationKind({
+      registry,
+      ownerOf: (agentId) => agentCache.byIndex(BY_AGENT_ID, agentId)[0]?.spec.ownerId,
+    }),
+  );
   const memory = new ProjectionMemory();
   const mutex = new KeyedMutex();
   const metrics = new GrantMetrics(metricsRegistry, () => world.allGrants());
-  registerMembershipMetrics(metricsRegistry, () => memberships.allMemberships());
+  registerMembershipMetrics(metricsRegistry, () => memberships.all());
   const relations = managedRelations(registry);
   const spicedb = new FencedSpiceDB({
     client,
@@ -156,6 +177,7 @@ export async function startController(
     grants?: Controller<PolicyGrant>;
     items?: Controller<CatalogItem>;
     memberships?: Controller<Membership>;
+    delegations?: Controller<Delegation>;
   } = {};
 
   /** Grants that project one of `keys` check again, without trusting what this process thinks it wrote. */
@@ -175,19 +197,22 @@ export async function startController(
     mutex,
     onTuplesDeleted: (keys, except) => recheckMembershipsOf(keys, except),
   });
-  /** Members that project one of `keys` (a group's shared ownership) write again. */
-  const recheckMembershipsOf = (keys: TupleKey[], exceptKey?: string): void => {
-    for (const membership of keys.flatMap((key) => memberships.withTupleKey(key))) {
-      const key = objectKey(membership);
-      if (key === exceptKey) continue;
-      membershipProjector.forget(key);
-      controllers.memberships?.enqueue(key);
-    }
-  };
+  // Members that project a withdrawn tuple (a group's shared ownership), delegations that do (an agent's
+  // ownership), write again.
+  const recheckMembershipsOf = (keys: TupleKey[], exceptKey?: string): void =>
+    membershipProjector.recheck(keys, (key) => controllers.memberships?.enqueue(key), exceptKey);
+  const delegationProjector = new ProjectedProjector<Delegation>({
+    store: spicedb,
+    world: delegations,
+    mutex,
+    onTuplesDeleted: (keys, except) => recheckDelegationsOf(keys, except),
+  });
+  const recheckDelegationsOf = (keys: TupleKey[], exceptKey?: string): void =>
+    delegationProjector.recheck(keys, (key) => controllers.delegations?.enqueue(key), exceptKey);
   const resync = new DriftResync({
     store: spicedb,
     world,
-    memberships,
+    projected: [memberships, delegations],
     relations: resyncedRelations(registry),
     mutex,
     metrics,
@@ -195,6 +220,7 @@ export async function startController(
     onTuplesDeleted: (keys) => {
       recheckGrantsOf(keys);
       recheckMembershipsOf(keys);
+      recheckDelegationsOf(keys);
     },
   });
   const scheduler = new ResyncScheduler({
@@ -206,6 +232,7 @@ export async function startController(
     onStartedLeading: () => {
       memory.clear();
       membershipProjector.forgetAll();
+      delegationProjector.forgetAll();
     },
     metrics,
     logger,
@@ -220,10 +247,9 @@ export async function startController(
       spicedb.forgetFence();
       memory.clear();
       membershipProjector.forgetAll();
+      delegationProjector.forgetAll();
       world.allGrants().forEach((grant) => controllers.grants?.enqueue(grantKey(grant)));
-      memberships
-        .allMemberships()
-        .forEach((membership) => controllers.memberships?.enqueue(objectKey(membership)));
+      memberships.all().forEach((membership) => controllers.memberships?.enqueue(objectKey(membership)));
       world.allItems().forEach((item) => controllers.items?.enqueue(item.metadata.name ?? ''));
       scheduler.requestResync();
     },
@@ -282,6 +308,28 @@ export async function startController(
     name: 'membership',
     for: membershipCache,
     reconcile: membershipReconciler.reconcile,
+    maxConcurrentReconciles: config.maxConcurrentReconciles,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  });
+
+  const delegationReconciler = new ProjectedReconciler<Delegation>({
+    world: delegations,
+    projector: delegationProjector,
+    writer: new DelegationWriter(writeConfig),
+    logger,
+    onSpiceDBError: guard.nudge,
+    trustStatus: () => !guard.wasDisrupted(),
+  });
+  controllers.delegations = manager.addController<Delegation>({
+    name: 'delegation',
+    for: delegationCache,
+    // An Agent object appeared or names another owner: its delegations count, or stop counting.
+    watches: [
+      watchesMapped(agentCache, (agent) =>
+        delegationCache.byIndex(BY_AGENT_ID, agent.spec.agentId).map((delegation) => objectKey(delegation)),
+      ),
+    ],
+    reconcile: delegationReconciler.reconcile,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
     shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
   });

@@ -23,8 +23,8 @@ const id = (description: string) => z.string().min(1).max(MAX_ID_LENGTH).meta({ 
  */
 export const checkRequestSchema = z
   .strictObject({
-    subject_type: name('`user` or `group`', 'user'),
-    subject_id: id('The user id, or the group id within `organisation_id`'),
+    subject_type: name('`user`, `agent` (with the delegated relations) or `group`', 'user'),
+    subject_id: id('The user id, the agent id, or the group id within `organisation_id`'),
     organisation_id: z.string().max(MAX_ID_LENGTH).optional().meta({
       description: 'Required (non-empty) when `subject_type` is `group`; empty or absent otherwise',
     }),
@@ -32,7 +32,8 @@ export const checkRequestSchema = z
     resource_id: id('The item id as the ACL service knows it (a URN)'),
     relation: name(
       'A relation defined on the resource type: owner, editor, viewer, delegated_viewer, ' +
-        'delegated_editor, delegated_querier, or an access type (api, file, sub)',
+        'delegated_editor, delegated_querier (for an agent: an active delegation and its owner holding ' +
+        'viewer, editor or api now), or an access type (api, file, sub)',
       'api',
     ),
     consistency_token: z

@@ -16,6 +16,7 @@ const registryDocument = z.strictObject({
     publicName,
     z.strictObject({ subjectType: spicedbName, subjectRelation: spicedbName.optional() }),
   ),
+  delegationRelations: z.record(publicName, spicedbName),
   check: z.strictObject({
     resourceTypes: z.record(
       publicName,
@@ -104,6 +105,7 @@ export class Registry {
   private readonly itemTypes: Map<string, string>;
   private readonly accessTypes: Map<string, string>;
   private readonly policyTypes: Map<string, GrantSubjectType>;
+  private readonly delegationRelations: Map<string, string>;
   private readonly subjectTypes: Map<string, SubjectTypeEntry>;
   /** Canonical names and aliases → [canonical name, entry]. */
   private readonly resourceTypes = new Map<string, [string, ResourceTypeEntry]>();
@@ -112,6 +114,7 @@ export class Registry {
     this.itemTypes = entriesOf(document.itemTypes);
     this.accessTypes = entriesOf(document.accessTypes);
     this.policyTypes = entriesOf(document.policyTypes);
+    this.delegationRelations = entriesOf(document.delegationRelations);
     this.subjectTypes = entriesOf(document.check.subjectTypes);
     for (const [name, entry] of Object.entries(document.check.resourceTypes)) {
       for (const alias of [name, ...entry.aliases]) {
@@ -136,6 +139,11 @@ export class Registry {
   /** Subject of a grant's relationships, e.g. GROUP → organization#member. */
   subjectOfPolicyType(policyType: string): GrantSubjectType | undefined {
     return this.policyTypes.get(policyType);
+  }
+
+  /** Relation that holds the agents of a delegation, e.g. viewer → viewer_delegate. */
+  relationOfDelegation(relation: string): string | undefined {
+    return this.delegationRelations.get(relation);
   }
 
   canonicalise(request: CheckRequest): CanonicalCheck {
@@ -233,6 +241,8 @@ function encodedOrFieldError(field: CheckRequestField, encode: () => string): st
   }
 }
 
+const DELEGATED_AGENT = 'agent with expiration';
+
 /** Everything the registry names that the schema does not define as it should. Empty: no drift. */
 function findDrift(document: RegistryDocument, schema: SchemaShape): string[] {
   const problems: string[] = [];
@@ -255,6 +265,17 @@ function findDrift(document: RegistryDocument, schema: SchemaShape): string[] {
         if (allowed && !allowed.includes(expected)) {
           problems.push(`policyTypes.${policyType}: ${objectType}#${relation} does not accept "${expected}"`);
         }
+      }
+    }
+  }
+
+  for (const objectType of new Set(Object.values(document.itemTypes))) {
+    const itemDefinition = schema.get(objectType);
+    for (const [delegation, relation] of Object.entries(document.delegationRelations)) {
+      if (itemDefinition && !itemDefinition.relations.get(relation)?.includes(DELEGATED_AGENT)) {
+        problems.push(
+          `delegationRelations.${delegation}: ${objectType}#${relation} does not accept "${DELEGATED_AGENT}"`,
+        );
       }
     }
   }

@@ -64,7 +64,7 @@ export function toRow(
  * uid for grants created in the same second. Oldest first keeps offset pages stable while grants are added:
  * new grants land on the last page instead of shifting every page by one.
  */
-export function compareGrants(a: PolicyGrant, b: PolicyGrant): number {
+export function compareGrants(a: Pick<PolicyGrant, 'metadata'>, b: Pick<PolicyGrant, 'metadata'>): number {
   return (
     compareText(a.metadata.creationTimestamp, b.metadata.creationTimestamp) ||
     compareText(a.metadata.uid, b.metadata.uid)

@@ -1,12 +1,17 @@
 import type { z } from 'zod';
 import { CatalogItemSpecSchema } from './catalog-item.js';
+import { AgentSpecSchema, DelegationSpecSchema, DelegationStatusSchema } from './delegation.js';
 import {
+  AGENT_KIND,
+  AGENT_PLURAL,
   API_GROUP,
   API_VERSION,
   CATALOG_ITEM_KIND,
   CATALOG_ITEM_PLURAL,
   GRANT_CLAIM_KIND,
   GRANT_CLAIM_PLURAL,
+  DELEGATION_KIND,
+  DELEGATION_PLURAL,
   MEMBERSHIP_KIND,
   MEMBERSHIP_PLURAL,
   POLICY_GRANT_KIND,
@@ -187,8 +192,53 @@ export function grantClaimCrd(): CustomResourceDefinition {
   });
 }
 
+export function delegationCrd(): CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: DELEGATION_KIND,
+    plural: DELEGATION_PLURAL,
+    scope: 'Namespaced',
+    shortNames: ['dlg', 'pgdelegation'],
+    description:
+      'A delegation of access on an item to an agent by its owner: the agent is allowed only while the ' +
+      'delegation is active AND the owner holds the access (viewer, editor, api for querier) itself. ' +
+      'Written by the ACL API (POST /v2/delegations) or applied by hand; revocation keeps the object with ' +
+      'spec.revokedAt set. Enforced only while the Agent object of the agent names the same owner.',
+    spec: DelegationSpecSchema,
+    status: DelegationStatusSchema,
+    printerColumns: [
+      column('Agent', '.spec.agentId', 'The agent the access is delegated to.'),
+      column('Owner', '.spec.ownerId', 'The delegating user, owner of the agent.'),
+      column('Item', '.spec.itemId', 'The item the delegation is on.'),
+      column('Relation', '.spec.relation', 'viewer, editor or querier.'),
+      column('Expiry', '.spec.expiryTime', 'When the delegation expires.'),
+      column('Enforced', `${ENFORCED}.status`, 'Whether SpiceDB enforces the delegation.'),
+      AGE_COLUMN,
+      { ...column('Reason', `${ENFORCED}.reason`, 'Reason of the Enforced condition.'), priority: 1 },
+      { ...column('Revoked', '.spec.revokedAt', 'When the delegation was revoked, if it was.'), priority: 1 },
+    ],
+  });
+}
+
+export function agentCrd(): CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: AGENT_KIND,
+    plural: AGENT_PLURAL,
+    scope: 'Namespaced',
+    shortNames: ['pgagent'],
+    description:
+      'An agent and the one user it acts for. The name is derived from the agent id (agent-<sha256 prefix>), ' +
+      'so the first delegation of an agent creates it and a delegation by anyone else meets it: one owner per agent.',
+    spec: AgentSpecSchema,
+    printerColumns: [
+      column('Agent', '.spec.agentId', 'The agent id.'),
+      column('Owner', '.spec.ownerId', 'The user the agent acts for.'),
+      AGE_COLUMN,
+    ],
+  });
+}
+
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [policyGrantCrd(), catalogItemCrd(), membershipCrd(), grantClaimCrd()];
+  return [policyGrantCrd(), catalogItemCrd(), membershipCrd(), grantClaimCrd(), delegationCrd(), agentCrd()];
 }
 
 function column(name: string, jsonPath: string, description: string): PrinterColumn {

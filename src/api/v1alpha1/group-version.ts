@@ -14,3 +14,8 @@ export const MEMBERSHIP_PLURAL = 'memberships';
 
 export const GRANT_CLAIM_KIND = 'GrantClaim';
 export const GRANT_CLAIM_PLURAL = 'grantclaims';
+export const DELEGATION_KIND = 'Delegation';
+export const DELEGATION_PLURAL = 'delegations';
+
+export const AGENT_KIND = 'Agent';
+export const AGENT_PLURAL = 'agents';

@@ -9,5 +9,6 @@ export * from './policy-grant-state.js';
 export * from './catalog-item.js';
 export * from './membership.js';
 export * from './grant-claim.js';
+export * from './delegation.js';
 export * from './crds.js';
 export type { StructuralSchema } from './structural-schema.js';

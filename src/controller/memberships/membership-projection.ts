@@ -1,7 +1,7 @@
-import type { MembershipSpec } from '../../api/v1alpha1/index.js';
+import { isMember, type Membership, type MembershipSpec } from '../../api/v1alpha1/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../spicedb/object-id.js';
-import { parseTupleKey, type TupleKey } from '../../verdict/tuple-key.js';
+import type { ProjectedKind } from '../projected/projected-kind.js';
 
 // The pure projection of a Membership onto SpiceDB relationships (schema.zed: `organization#member`,
 // `group#member`, `group#owner`).
@@ -37,10 +37,13 @@ export function projectMembership(spec: MembershipIds): Relationship[] {
   ];
 }
 
-/** Whether the tuple is of a relation the Membership controller manages. */
-export function isMembershipTuple(key: TupleKey): boolean {
-  const { resource, relation } = parseTupleKey(key);
-  return MEMBERSHIP_RELATIONS.some(
-    (managed) => managed.objectType === resource.type && managed.relation === relation,
-  );
-}
+/** The Enforced reason of a membership that no longer counts: removed, or being deleted. */
+export const REMOVED_REASON = 'Removed';
+
+export const membershipKind: ProjectedKind<Membership> = {
+  name: 'membership',
+  relations: MEMBERSHIP_RELATIONS,
+  project: (membership) => projectMembership(membership.spec),
+  withdrawal: (membership) =>
+    isMember(membership) ? undefined : { reason: REMOVED_REASON, message: 'membership deleted from SpiceDB' },
+};

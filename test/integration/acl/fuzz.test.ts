@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 
 // A few thousand random and mutated requests (bodies, query strings, headers, media types) against every
-// route, the membership routes included: none may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count; the test's timeout
+// route, the membership and delegation routes included: none may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count; the test's timeout
 // bounds its time, sized for a loaded machine: how fast the answers come is the benchmarks' business.
 
 const REQUESTS = 3_000;
@@ -95,6 +95,7 @@ function randomValue(random: Random, depth = 0): unknown {
       const keys = [
         ...['request', 'user', 'item', 'id', 'itemId', 'policyType', 'constraints', '__proto__', 'x'],
         ...['specversion', 'type', 'time', 'data', 'userIds', 'organisationId', 'groupId'],
+        ...['agentId', 'relation', 'expiryTime'],
       ];
       return Object.fromEntries(
         Array.from({ length: random.int(5) }, () => [random.pick(keys), randomValue(random, depth + 1)]),
@@ -153,6 +154,15 @@ function validEvents(random: Random): unknown {
     : Array.from({ length: random.int(4) }, () => validEvent(random));
 }
 
+function validDelegation(random: Random): unknown {
+  return {
+    agentId: random.pick(['agent-1', `urn:dx:agent:${randomUUID()}`]),
+    itemId,
+    relation: random.pick(['viewer', 'editor', 'querier']),
+    expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+  };
+}
+
 interface FuzzRequest {
   method: string;
   path: string;
@@ -183,7 +193,7 @@ function randomQuery(random: Random): string {
 function randomRequest(random: Random): FuzzRequest {
   const caller = random.next() < 0.05 ? undefined : random.pick(callers);
   const headers: Record<string, string> = caller ? { authorization: caller.authorization } : {};
-  const kind = random.int(9);
+  const kind = random.int(11);
   const jsonBody = (value: unknown) => {
     headers['content-type'] =
       random.next() < 0.05
@@ -248,6 +258,15 @@ function randomRequest(random: Random): FuzzRequest {
     const body =
       random.next() < 0.6 ? mutate(random, valid) : random.next() < 0.5 ? valid : randomValue(random);
     return { method: 'PUT', path, body: jsonBody(body), headers };
+  }
+  if (kind === 9) {
+    const body = random.next() < 0.7 ? mutate(random, validDelegation(random)) : randomValue(random);
+    return { method: 'POST', path: '/delegations', body: jsonBody(body), headers };
+  }
+  if (kind === 10) {
+    const id = random.next() < 0.5 ? randomUUID() : String(random.pick(ODD_STRINGS));
+    if (random.next() < 0.3) return { method: 'GET', path: `/delegations${randomQuery(random)}`, headers };
+    return { method: random.pick(['GET', 'DELETE']), path: `/delegations/${encode(id)}`, headers };
   }
   const listing = random.pick(['consumer', 'provider', 'organisation', 'platform']);
   const method = random.next() < 0.05 ? random.pick(['PUT', 'PATCH', 'POST', 'HEAD', 'OPTIONS']) : 'GET';

@@ -52,17 +52,21 @@ describe('contract', () => {
     expect(comparison.undocumented).toEqual([]);
     expect(comparison.unserved).toEqual([]);
     expect(comparison.served.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+      'DELETE /v2/delegations/:id',
       'DELETE /v2/policy',
       'GET /docs',
       'GET /healthz/live',
       'GET /healthz/ready',
       'GET /metrics',
+      'GET /v2/delegations',
+      'GET /v2/delegations/:id',
       'GET /v2/organisations/:organisationId/groups/:groupId/members',
       'GET /v2/organisations/:organisationId/members',
       'GET /v2/policy/consumer',
       'GET /v2/policy/organisation',
       'GET /v2/policy/platform',
       'GET /v2/policy/provider',
+      'POST /v2/delegations',
       'POST /v2/events',
       'POST /v2/policy',
       'POST /v2/verify',

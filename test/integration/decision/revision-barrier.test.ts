@@ -124,6 +124,43 @@ describe('the revision barrier, without any token', () => {
     expect(await allowed(viewerCheck), 'no longer a group member').toBe(false);
   });
 
+  it('sees an agent owner’s membership change at once, though it touches neither the item nor the agent', async () => {
+    const itemId = `urn:dx:item:${uniqueId('agent-members')}`;
+    const resource = { type: 'resource', id: encodeObjectId(itemId) };
+    const [org, owner] = [uniqueId('org'), uniqueId('owner')];
+    const agent = { type: 'agent', id: uniqueId('agent') };
+    const orgObject = { type: 'organization', id: encodeObjectId(org) };
+    for (const relationship of [
+      {
+        resource,
+        relation: 'api_consumer',
+        subject: { ...orgObject, relation: 'member' },
+        expiresAt: inAnHour(),
+      },
+      { resource, relation: 'querier_delegate', subject: agent, expiresAt: inAnHour() },
+      { resource: { type: 'user', id: owner }, relation: 'agent', subject: agent },
+    ]) {
+      await write('touch', relationship);
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETENTION_MS + 500));
+    const agentCheck = {
+      ...apiCheck(agent.id, itemId),
+      subject_type: 'agent',
+      relation: 'delegated_querier',
+    };
+    const ownersMembership: Relationship = {
+      resource: orgObject,
+      relation: 'member',
+      subject: { type: 'user', id: owner },
+    };
+
+    expect(await allowed(agentCheck)).toBe(false);
+    await write('touch', ownersMembership);
+    expect(await allowed(agentCheck), 'owner joined the organisation').toBe(true);
+    await write('delete', ownersMembership);
+    expect(await allowed(agentCheck), 'owner left the organisation').toBe(false);
+  });
+
   it('reports a current Watch in readiness and metrics', async () => {
     const ready = await fetch(`${service.url}/healthz/ready`);
     expect(ready.status).toBe(200);

@@ -80,6 +80,9 @@ export const ACL_STEP = {
   memberAdded: 'a membership event adds the member: its Membership is created',
   memberRemoved: 'a removal event updates the Membership',
   memberRace: 'events racing on one new membership all apply',
+  delegate: 'delegate: 201, the caller owns the agent, listed (read-your-write)',
+  delegationConflict: 'another user delegating the agent: 409',
+  delegationRevoke: 'revoke a delegation: 204, listed as DELETED (read-your-write)',
   namespaces: NAMESPACE_STEPS,
 };
 
@@ -92,7 +95,13 @@ interface Answer {
   status: number;
   body: {
     detail?: string;
-    results?: { policyId?: string; id?: string; status?: string; outcome?: string }[];
+    results?: {
+      policyId?: string;
+      id?: string;
+      status?: string;
+      outcome?: string;
+      delegationId?: string;
+    }[];
   };
 }
 
@@ -212,6 +221,8 @@ class AclFlow {
   private policyId = '';
   private gitOpsNamespace = '';
   private member?: MembershipKey;
+  private readonly agentId = `urn:dx:agent:${randomUUID()}`;
+  private delegationId = '';
 
   constructor(
     private readonly api: RunningAclApi,
@@ -240,6 +251,9 @@ class AclFlow {
       { name: ACL_STEP.memberAdded, run: () => this.memberAdded() },
       { name: ACL_STEP.memberRemoved, run: () => this.memberRemoved() },
       { name: ACL_STEP.memberRace, run: () => this.eventsRace() },
+      { name: ACL_STEP.delegate, run: () => this.delegate() },
+      { name: ACL_STEP.delegationConflict, run: () => this.delegateAnothersAgent() },
+      { name: ACL_STEP.delegationRevoke, run: () => this.revokeDelegation() },
       ...ACL_STEP.namespaces.map((name, index) => ({
         name,
         run: () => this.bindNamespace(index % 2 === 0),
@@ -430,6 +444,41 @@ class AclFlow {
     });
   }
 
+  private delegateAgent(caller: Caller) {
+    return this.request('POST', '/delegations', caller, {
+      agentId: this.agentId,
+      itemId: this.firstItem,
+      relation: 'viewer',
+      expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+  }
+
+  private async delegate(): Promise<void> {
+    const { consumer } = this.callers;
+    const answer = await this.delegateAgent(consumer);
+    expect(answer.status, describe(answer)).toBe(201);
+    this.delegationId = answer.body.results?.[0]?.delegationId ?? '';
+    expect(await this.delegationStatus()).toBe('ACTIVE');
+  }
+
+  private async delegateAnothersAgent(): Promise<void> {
+    const answer = await this.delegateAgent(this.callers.stranger);
+    expect(answer.status, describe(answer)).toBe(409);
+  }
+
+  private async revokeDelegation(): Promise<void> {
+    const { consumer } = this.callers;
+    const answer = await this.request('DELETE', `/delegations/${this.delegationId}`, consumer);
+    expect(answer.status, describe(answer)).toBe(204);
+    expect(await this.delegationStatus()).toBe('DELETED');
+  }
+
+  private async delegationStatus(): Promise<string | undefined> {
+    const answer = await this.request('GET', `/delegations/${this.delegationId}`, this.callers.consumer);
+    expect(answer.status, describe(answer)).toBe(200);
+    return answer.body.results?.[0]?.status;
+  }
+
   private async created(answer: Answer): Promise<string> {
     expect(answer.status, describe(answer)).toBe(201);
     return answer.body.results?.[0]?.policyId as string;
@@ -466,7 +515,9 @@ class AclFlow {
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: (await response.json()) as Answer['body'] };
+    // A 204 has no body.
+    const text = await response.text();
+    return { status: response.status, body: (text === '' ? {} : JSON.parse(text)) as Answer['body'] };
   }
 
   private async grantsInNamespace(): Promise<PolicyGrant[]> {

@@ -20,13 +20,16 @@ import {
   type OwnSpiceDB,
 } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
+import { projectDelegation } from '../../../src/controller/delegations/delegation-projection.js';
+import { loadRegistry } from '../../../src/spicedb/registry.js';
+import { DelegationResources, querierDelegation } from '../controller/support/delegations.js';
 import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import {
   informerList,
   promptly,
   runSteps,
-  WATCH_STEPS,
-  watchSteps,
+  CONTROLLER_WATCH_STEPS,
+  controllerWatchSteps,
   type FlowOutcome,
   type RenderedComponent,
   type Step,
@@ -41,7 +44,7 @@ import {
 export const CONTROLLER_STEP = {
   leads: 'acquires its Lease and leads',
   synced: 'its caches sync',
-  watches: WATCH_STEPS,
+  watches: CONTROLLER_WATCH_STEPS,
   renews: 'renews its Lease',
   catalog: [
     "projects a new CatalogItem's owners",
@@ -50,6 +53,7 @@ export const CONTROLLER_STEP = {
   ],
   enforce: 'enforces a grant in the release namespace: finalizer, tuple, Enforced=True',
   member: 'projects a Membership: finalizer, member tuple, Enforced=True',
+  delegation: 'projects a Delegation of its Agent’s owner: finalizer, delegated tuple, Enforced=True',
   event: 'records an Event about it',
   revoke: 'withdraws the revoked grant: Enforced=False Revoked',
   delete: 'deleting the grant removes its tuples, then its finalizer',
@@ -70,6 +74,8 @@ const leaseRenewal = (call: KubeCall) => call.resource === 'leases' && call.meth
 const grantUpdate = (call: KubeCall) => call.resource === 'policygrants' && call.method === 'PUT';
 /** Updating a Membership or its status: the finalizer and the Enforced condition. */
 const membershipUpdate = (call: KubeCall) => call.resource === 'memberships' && call.method === 'PUT';
+/** Updating a Delegation or its status: the finalizer and the Enforced condition. */
+const delegationUpdate = (call: KubeCall) => call.resource === 'delegations' && call.method === 'PUT';
 const eventCreation = (call: KubeCall) => call.resource === 'events' && call.method === 'POST';
 
 /** The proof's release namespace and SpiceDB, shared by every run of the controller's flow. */
@@ -151,13 +157,14 @@ class ControllerFlow {
     return [
       { name: CONTROLLER_STEP.leads, run: () => this.leads() },
       { name: CONTROLLER_STEP.synced, run: () => this.syncs() },
-      ...watchSteps(this.traffic),
+      ...controllerWatchSteps(this.traffic),
       { name: CONTROLLER_STEP.renews, run: () => this.renews() },
       { name: newItem, run: () => this.projectsNewItem() },
       { name: ownerChange, run: () => this.followsOwnerChange() },
       { name: secondItem, run: () => this.projectsNewItem() },
       { name: CONTROLLER_STEP.enforce, run: () => this.enforces() },
       { name: CONTROLLER_STEP.member, run: () => this.projectsMember() },
+      { name: CONTROLLER_STEP.delegation, run: () => this.projectsDelegation() },
       { name: CONTROLLER_STEP.event, run: () => this.recordsEvent() },
       { name: CONTROLLER_STEP.revoke, run: () => this.withdrawsRevoked() },
       { name: CONTROLLER_STEP.delete, run: () => this.releasesDeleted() },
@@ -247,6 +254,28 @@ class ControllerFlow {
       consistency: { fullyConsistent: true },
     });
     expect(allowed, 'the member tuple').toBe(true);
+  }
+
+  private async projectsDelegation(): Promise<void> {
+    const ownerId = randomUUID();
+    const spec = querierDelegation((this.items[0] as Item).itemId, ownerId);
+    const delegations = new DelegationResources(this.namespace);
+    await delegations.claimAgent(spec.agentId, ownerId);
+    const name = await delegations.create(spec);
+    const delegation = await promptly(async () => {
+      const current = await delegations.get(name);
+      expect(enforcedCondition(current)?.reason).toBe(EnforcedReason.Projected);
+      return current;
+    }, this.unlessRefused(delegationUpdate));
+    expect(delegation.metadata.finalizers).toContain(RELATIONSHIPS_FINALIZER);
+    const [delegated] = projectDelegation(spec, loadRegistry());
+    const { allowed } = await this.spicedb.client.checkPermission({
+      resource: delegated?.resource ?? { type: '', id: '' },
+      permission: delegated?.relation ?? '',
+      subject: { type: 'agent', id: encodeObjectId(spec.agentId) },
+      consistency: { fullyConsistent: true },
+    });
+    expect(allowed, 'the delegated tuple').toBe(true);
   }
 
   private async recordsEvent(): Promise<void> {

@@ -20,7 +20,16 @@ import { until } from '../../support/until.js';
 const STEP_LIMIT_MS = 2 * PATIENCE_MS;
 
 /** What the project's informers list and watch, in both the ACL API and the controller. */
-const INFORMER_RESOURCES = ['policygrants', 'catalogitems', 'namespaces', 'memberships'];
+const SHARED_INFORMER_RESOURCES = [
+  'policygrants',
+  'catalogitems',
+  'namespaces',
+  'memberships',
+  'delegations',
+];
+/** What only the controller's informers list and watch (the ACL API reads Agents one at a time). */
+const CONTROLLER_INFORMER_RESOURCES = [...SHARED_INFORMER_RESOURCES, 'agents'];
+const INFORMER_RESOURCES = CONTROLLER_INFORMER_RESOURCES;
 
 export interface Step {
   name: string;
@@ -96,12 +105,18 @@ export const informerList = (call: KubeCall) =>
 
 export const watchStepName = (resource: string) => `watches ${resource}`;
 
-/** The names of the watch steps, one per informer. */
-export const WATCH_STEPS = INFORMER_RESOURCES.map(watchStepName);
+/** The names of the watch steps, one per informer: of both services, and of the controller. */
+export const WATCH_STEPS = SHARED_INFORMER_RESOURCES.map(watchStepName);
+export const CONTROLLER_WATCH_STEPS = CONTROLLER_INFORMER_RESOURCES.map(watchStepName);
 
 /** A step per informer showing that the service follows its resource by watch. */
-export function watchSteps(traffic: KubeTraffic): Step[] {
-  return INFORMER_RESOURCES.map((resource) => watchStep(traffic, resource));
+export function watchSteps(traffic: KubeTraffic, resources = SHARED_INFORMER_RESOURCES): Step[] {
+  return resources.map((resource) => watchStep(traffic, resource));
+}
+
+/** The controller's watch steps. */
+export function controllerWatchSteps(traffic: KubeTraffic): Step[] {
+  return watchSteps(traffic, CONTROLLER_INFORMER_RESOURCES);
 }
 
 /** The step that shows the service follows `resource` by watch: its first watch of it is answered 200. */

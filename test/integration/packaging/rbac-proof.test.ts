@@ -119,6 +119,9 @@ describe('the ACL API as its chart ServiceAccount', () => {
       ACL_STEP.memberAdded,
       ACL_STEP.memberRemoved,
       ACL_STEP.memberRace,
+      ACL_STEP.delegate,
+      ACL_STEP.delegationConflict,
+      ACL_STEP.delegationRevoke,
       ...ACL_STEP.namespaces,
     ],
     breaks: {
@@ -146,6 +149,14 @@ describe('the ACL API as its chart ServiceAccount', () => {
       'Role create acl.policygrant.dev/memberships': [ACL_STEP.memberAdded],
       'Role update acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
       'Role get acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
+      // Delegations: the Agent object claims the agent, the Delegation records the delegation; a delegation
+      // of someone else's agent reads its Agent; revocation patches revokedAt.
+      'Role list acl.policygrant.dev/delegations': [ACL_STEP.ready],
+      'Role watch acl.policygrant.dev/delegations': [watchStepName('delegations')],
+      'Role create acl.policygrant.dev/agents': [ACL_STEP.delegate],
+      'Role create acl.policygrant.dev/delegations': [ACL_STEP.delegate],
+      'Role get acl.policygrant.dev/agents': [ACL_STEP.delegationConflict],
+      'Role patch acl.policygrant.dev/delegations': [ACL_STEP.delegationRevoke],
     },
   });
 });
@@ -213,6 +224,7 @@ describe('the grant controller as its chart ServiceAccount', () => {
       ...CONTROLLER_STEP.catalog,
       CONTROLLER_STEP.enforce,
       CONTROLLER_STEP.member,
+      CONTROLLER_STEP.delegation,
       CONTROLLER_STEP.event,
       CONTROLLER_STEP.revoke,
       CONTROLLER_STEP.delete,
@@ -235,6 +247,13 @@ describe('the grant controller as its chart ServiceAccount', () => {
       'Role watch acl.policygrant.dev/memberships': [watchStepName('memberships')],
       'Role update acl.policygrant.dev/memberships': [CONTROLLER_STEP.member],
       'Role update acl.policygrant.dev/memberships/status': [CONTROLLER_STEP.member],
+      // Delegations and Agents too: a delegation counts only for the owner its Agent names.
+      'Role list acl.policygrant.dev/delegations': [CONTROLLER_STEP.synced],
+      'Role watch acl.policygrant.dev/delegations': [watchStepName('delegations')],
+      'Role list acl.policygrant.dev/agents': [CONTROLLER_STEP.synced],
+      'Role watch acl.policygrant.dev/agents': [watchStepName('agents')],
+      'Role update acl.policygrant.dev/delegations': [CONTROLLER_STEP.delegation],
+      'Role update acl.policygrant.dev/delegations/status': [CONTROLLER_STEP.delegation],
       // Leader election: read the Lease, create it when absent, renew it.
       'Role get coordination.k8s.io/leases (own name)': [CONTROLLER_STEP.leads],
       'Role create coordination.k8s.io/leases': [CONTROLLER_STEP.leads],

@@ -57,6 +57,8 @@ describe('crds/', () => {
       'acl.policygrant.dev_catalogitems.yaml',
       'acl.policygrant.dev_memberships.yaml',
       'acl.policygrant.dev_grantclaims.yaml',
+      'acl.policygrant.dev_delegations.yaml',
+      'acl.policygrant.dev_agents.yaml',
     ]);
   });
 });

@@ -59,7 +59,7 @@ function setUp(
   const resync = new DriftResync({
     store,
     world: test.world,
-    memberships: new MembershipWorld(new MemoryStore(memberships)),
+    projected: [new MembershipWorld(new MemoryStore(memberships))],
     relations: resyncedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
@@ -161,13 +161,18 @@ describe('the resync', () => {
     expect(
       store.readCalls.map((call) => `${call.filter.resourceType}#${call.filter.relation}`).sort(),
     ).toEqual([
+      'agent#owner',
       'group#member',
       'group#owner',
       'organization#member',
       'resource#api_consumer',
+      'resource#editor_delegate',
       'resource#file_consumer',
       'resource#owner',
+      'resource#querier_delegate',
       'resource#sub_consumer',
+      'resource#viewer_delegate',
+      'user#agent',
     ]);
     expect(store.readCalls.every((call) => call.pageSize === 100)).toBe(true);
     // Deletes as pages fill up, then the two missing owners.

@@ -97,7 +97,7 @@ describe('POST /v1/check answers enforcement points only', () => {
 
 describe('POST /v1/check rejects what the spec does not allow, naming the field', () => {
   const cases: Array<[string, Record<string, unknown> | unknown, string]> = [
-    ['subject_type not user or group', aliceChecksApi({ subject_type: 'agent' }), 'subject_type'],
+    ['subject_type not user, agent or group', aliceChecksApi({ subject_type: 'robot' }), 'subject_type'],
     ['subject_type missing', aliceChecksApi({ subject_type: undefined }), 'subject_type'],
     ['subject_id empty', aliceChecksApi({ subject_id: '' }), 'subject_id'],
     ['subject_id too long', aliceChecksApi({ subject_id: 'x'.repeat(1025) }), 'subject_id'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkKeys, relationshipKeys } from '../../../src/decision/revision-keys.js';
+import { checkKeys, MEMBERSHIPS_KEY, relationshipKeys } from '../../../src/decision/revision-keys.js';
 
 describe('revision keys', () => {
   it('marks both ends of a changed relationship: a membership marks the organisation and the user', () => {
@@ -9,7 +9,7 @@ describe('revision keys', () => {
         relation: 'member',
         subject: { type: 'user', id: 'u' },
       }),
-    ).toEqual(['organization:o', 'user:u']);
+    ).toEqual(['organization:o', 'user:u', MEMBERSHIPS_KEY]);
   });
 
   it('marks a grant to an organisation’s members by the resource and the organisation', () => {
@@ -31,5 +31,34 @@ describe('revision keys', () => {
       subject: { type: 'user', id: 'u' },
     });
     expect(keys.some((key) => membership.includes(key))).toBe(true);
+  });
+
+  it('looks an agent check up by the memberships too: the owner’s membership lies between resource and agent', () => {
+    const keys = checkKeys({ resource: { type: 'resource', id: 'r' }, subject: { type: 'agent', id: 'a' } });
+    const ownersMembership = relationshipKeys({
+      resource: { type: 'organization', id: 'o' },
+      relation: 'member',
+      subject: { type: 'user', id: 'owner' },
+    });
+    expect(keys.some((key) => ownersMembership.includes(key))).toBe(true);
+    expect(
+      checkKeys({ resource: { type: 'resource', id: 'r' }, subject: { type: 'user', id: 'u' } }),
+    ).not.toContain(MEMBERSHIPS_KEY);
+  });
+
+  it('marks a delegation and an ownership by their ends, which the agent check looks up', () => {
+    const keys = checkKeys({ resource: { type: 'resource', id: 'r' }, subject: { type: 'agent', id: 'a' } });
+    const delegation = relationshipKeys({
+      resource: { type: 'resource', id: 'r' },
+      relation: 'viewer_delegate',
+      subject: { type: 'agent', id: 'a' },
+    });
+    const ownership = relationshipKeys({
+      resource: { type: 'user', id: 'owner' },
+      relation: 'agent',
+      subject: { type: 'agent', id: 'a' },
+    });
+    expect(delegation).toEqual(['resource:r', 'agent:a']);
+    expect(keys.some((key) => ownership.includes(key))).toBe(true);
   });
 });

@@ -87,9 +87,21 @@ describe('the registry and schema.zed agree (drift)', () => {
     ],
     [
       'the member relation of groups',
-      'relation member: user\n}\n\ndefinition resource',
-      'relation members: user\n}\n\ndefinition resource',
+      'relation member: user\n\tpermission agent = member->agent\n}\n\ndefinition resource',
+      'relation members: user\n\tpermission agent = member->agent\n}\n\ndefinition resource',
       'member',
+    ],
+    [
+      'the expiration of a delegation relation',
+      'relation editor_delegate: agent with expiration',
+      'relation editor_delegate: agent',
+      'delegationRelations.editor',
+    ],
+    [
+      'the intersection of the delegated querier',
+      'permission delegated_querier =',
+      'permission delegated_querying =',
+      'delegated_querier',
     ],
   ])('refuses a schema that lost %s', (_, from, to, named) => {
     const drifted = schemaText.replace(from, to);
@@ -126,6 +138,13 @@ describe('ACL vocabulary', () => {
       subjectType: 'organization',
       subjectRelation: 'member',
     });
+  });
+
+  it('maps delegation relations to the relations holding the delegated agents', () => {
+    expect(registry.relationOfDelegation('viewer')).toBe('viewer_delegate');
+    expect(registry.relationOfDelegation('editor')).toBe('editor_delegate');
+    expect(registry.relationOfDelegation('querier')).toBe('querier_delegate');
+    expect(registry.relationOfDelegation('api')).toBeUndefined();
   });
 
   it('knows nothing else, prototype names included', () => {
@@ -178,13 +197,28 @@ describe('canonicalise', () => {
     });
   });
 
+  it('maps an agent check of a delegated relation to the intersecting permission', () => {
+    const canonical = registry.canonicalise({
+      ...aliceChecksApi,
+      subject_type: 'agent',
+      subject_id: 'urn:agent:7',
+      relation: 'delegated_querier',
+    });
+    expect(canonical.subject).toEqual({ type: 'agent', id: 'urn:agent:7' });
+    expect(canonical.spicedb).toMatchObject({
+      subjectType: 'agent',
+      subjectId: 'urn=3Aagent=3A7',
+      permission: 'delegated_querier',
+    });
+  });
+
   it('accepts an absent organisation_id for a user', () => {
     const { organisation_id: _, ...withoutOrganisation } = aliceChecksApi;
     expect(registry.canonicalise(withoutOrganisation).subject).toEqual({ type: 'user', id: 'alice' });
   });
 
   it.each<[string, Partial<CheckRequest>, CheckRequestField]>([
-    ['an unknown subject type', { subject_type: 'agent' }, 'subject_type'],
+    ['an unknown subject type', { subject_type: 'robot' }, 'subject_type'],
     ['an empty subject id', { subject_id: '' }, 'subject_id'],
     ['a subject id that is not well-formed Unicode', { subject_id: 'a\ud800' }, 'subject_id'],
     ['a group without organisation', { subject_type: 'group', organisation_id: '' }, 'organisation_id'],

@@ -14,7 +14,13 @@ describe('parseSchemaShape', () => {
       'user',
     ]);
     const resource = shape.get('resource');
-    expect([...(resource?.permissions ?? [])]).toEqual(['viewer']);
+    expect([...(resource?.permissions ?? [])]).toEqual([
+      'viewer',
+      'delegated_viewer',
+      'delegated_editor',
+      'delegated_querier',
+    ]);
+    expect(resource?.relations.get('viewer_delegate')).toEqual(['agent with expiration']);
     expect(resource?.relations.get('editor')).toEqual(['user', 'group#member', 'organization#member']);
     expect(resource?.relations.has('viewer')).toBe(false);
   });

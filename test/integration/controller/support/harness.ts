@@ -516,12 +516,17 @@ export class Resources {
   }
 }
 
-export function enforcedCondition(object: Pick<PolicyGrant | Membership, 'status'>): Condition | undefined {
+interface WithConditions {
+  metadata: { generation?: number };
+  status?: { conditions?: Condition[] };
+}
+
+export function enforcedCondition(object: Pick<WithConditions, 'status'>): Condition | undefined {
   return findStatusCondition(object.status?.conditions ?? [], ENFORCED_CONDITION);
 }
 
 /** Polls `read` until the object's Enforced condition has `reason` for its current generation. */
-function untilReason<T extends PolicyGrant | Membership>(
+export function untilReason<T extends WithConditions>(
   what: string,
   read: () => Promise<T>,
   reason: string,

@@ -39,13 +39,13 @@ describe('the status of a membership', () => {
 
   it('says Removed for a removed membership, and nothing changes when it is said again', () => {
     const removed = membership('m', { removedAt: '2026-05-01T00:00:00Z' });
-    const first = nextMembershipStatus(removed, { kind: 'removed', zedToken: 't2' }, NOW);
+    const first = nextMembershipStatus(removed, { kind: 'withdrawn', zedToken: 't2' }, NOW);
     expect(first.status.conditions?.[0]).toMatchObject({ status: 'False', reason: 'Removed' });
     expect(currentReason(withStatus(removed, first))).toBe('Removed');
 
     const again = nextMembershipStatus(
       withStatus(removed, first),
-      { kind: 'removed', zedToken: undefined },
+      { kind: 'withdrawn', zedToken: undefined },
       LATER,
     );
     expect(again).toMatchObject({ changed: false, status: { zedToken: 't2' } });

@@ -1,0 +1,167 @@
+import {
+  AGENT_KIND,
+  agentName,
+  DELEGATION_KIND,
+  delegationState,
+  ENFORCED_CONDITION,
+  findStatusCondition,
+  GROUP_VERSION,
+  type Agent,
+  type Delegation,
+} from '../../api/v1alpha1/index.js';
+import type { Principal } from '../../auth/principal.js';
+import type { PaginationInfo } from '../../http/envelope.js';
+import { HttpError } from '../../http/errors.js';
+import type { AclCache } from '../acl-cache.js';
+import type { KubeClient } from '../kube-client.js';
+import { isAlreadyExists } from '../kube-errors.js';
+import { compareGrants, utcTimestamp, type Page } from '../policies/policy-rows.js';
+import type { AccessVerifier } from '../policies/verify-access.js';
+import { paths } from '../resources.js';
+import type { CreateDelegationBody, DelegationRow } from './delegation-schemas.js';
+
+/** How long a create or revoke waits for the cache to show it, so that the caller's next GET does. */
+const READ_YOUR_WRITE_MS = 5_000;
+const CACHE_POLL_MS = 50;
+
+export type DelegationCache = Pick<AclCache, 'delegationByUid' | 'delegationsOf'>;
+
+export interface DelegationsOptions {
+  kube: KubeClient;
+  cache: DelegationCache;
+  verifier: Pick<AccessVerifier, 'verify'>;
+  namespace: string;
+  now: () => Date;
+}
+
+/**
+ * The delegation lifecycle of the ACL API (docs/acl-api.md, "Delegations"): a user delegates access to an
+ * agent, lists and revokes their own delegations. One owner per agent: the first delegation creates the
+ * agent's Agent object under a name derived from the agent id, so the apiserver lets exactly one user create
+ * it; a delegation by anyone else meets it and is a 409.
+ */
+export class Delegations {
+  constructor(private readonly options: DelegationsOptions) {}
+
+  async create(principal: Principal, body: CreateDelegationBody): Promise<string> {
+    assertUser(principal);
+    if (body.relation === 'querier') this.assertHoldsApi(principal, body.itemId);
+    await this.claimAgent(body.agentId, principal.id);
+    const created = await this.options.kube.call<Delegation>({
+      method: 'POST',
+      path: paths.delegations(this.options.namespace),
+      body: {
+        apiVersion: GROUP_VERSION,
+        kind: DELEGATION_KIND,
+        metadata: { generateName: 'delegation-' },
+        spec: { ...body, ownerId: principal.id },
+      },
+    });
+    const uid = created.metadata.uid ?? '';
+    await this.untilCached(uid, () => true);
+    return uid;
+  }
+
+  list(principal: Principal, page: Page): { results: DelegationRow[]; paginationInfo: PaginationInfo } {
+    const ordered = [...this.options.cache.delegationsOf(principal.id)].sort(compareGrants);
+    return {
+      results: ordered.slice(page.offset, page.offset + page.limit).map((delegation) => this.row(delegation)),
+      paginationInfo: { offset: page.offset, limit: page.limit, totalHits: ordered.length },
+    };
+  }
+
+  get(principal: Principal, id: string): DelegationRow {
+    return this.row(this.ownDelegation(principal, id));
+  }
+
+  /** Soft delete: sets spec.revokedAt (the record stays); revoking a revoked delegation changes nothing. */
+  async revoke(principal: Principal, id: string): Promise<void> {
+    const delegation = this.ownDelegation(principal, id);
+    if (delegation.spec.revokedAt !== undefined) return;
+    await this.options.kube.call({
+      method: 'PATCH',
+      path: paths.delegation(this.options.namespace, delegation.metadata.name ?? ''),
+      body: { spec: { revokedAt: this.options.now().toISOString() } },
+    });
+    await this.untilCached(id, (cached) => cached.spec.revokedAt !== undefined);
+  }
+
+  private ownDelegation(principal: Principal, id: string): Delegation {
+    const delegation = this.options.cache.delegationByUid(id);
+    if (!delegation) throw new HttpError('NotFound', `no delegation has id ${id}`);
+    if (delegation.spec.ownerId !== principal.id) {
+      throw new HttpError(
+        'Forbidden',
+        `delegation ${id} is not the caller's: only the delegating user may see or revoke it`,
+      );
+    }
+    return delegation;
+  }
+
+  /** Querier is the api access type: the caller must hold an effective api policy on the item now. */
+  private assertHoldsApi(principal: Principal, itemId: string): void {
+    try {
+      this.options.verifier.verify(principal, principal.id, itemId);
+    } catch (error) {
+      if (!(error instanceof HttpError) || error.kind !== 'Forbidden') throw error;
+      throw new HttpError(
+        'Forbidden',
+        `the caller holds no active api policy on item ${itemId}, so has no querier access to delegate`,
+      );
+    }
+  }
+
+  /** Makes the caller the agent's owner, or finds it already is; 409 when another user owns the agent. */
+  private async claimAgent(agentId: string, ownerId: string): Promise<void> {
+    const { kube, namespace } = this.options;
+    const name = agentName(agentId);
+    try {
+      await kube.call({
+        method: 'POST',
+        path: paths.agents(namespace),
+        body: { apiVersion: GROUP_VERSION, kind: AGENT_KIND, metadata: { name }, spec: { agentId, ownerId } },
+      });
+      return;
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+    const agent = await kube.call<Agent>({ method: 'GET', path: paths.agent(namespace, name) });
+    if (agent.spec.ownerId !== ownerId) {
+      throw new HttpError(
+        'Conflict',
+        `agent ${agentId} belongs to another user: an agent acts for one owner only`,
+      );
+    }
+  }
+
+  private row(delegation: Delegation): DelegationRow {
+    const { spec, metadata } = delegation;
+    const condition = findStatusCondition(delegation.status?.conditions ?? [], ENFORCED_CONDITION);
+    return {
+      delegationId: metadata.uid ?? '',
+      agentId: spec.agentId,
+      itemId: spec.itemId,
+      relation: spec.relation,
+      status: delegationState(spec, this.options.now()),
+      enforced: condition?.status === 'True' && condition.observedGeneration === metadata.generation,
+      expiryAt: utcTimestamp(spec.expiryTime),
+      ...(spec.revokedAt === undefined ? {} : { revokedAt: utcTimestamp(spec.revokedAt) }),
+    };
+  }
+
+  /** Waits (bounded) until the cache holds the delegation in a state that satisfies `seen`. */
+  private async untilCached(uid: string, seen: (delegation: Delegation) => boolean): Promise<void> {
+    const deadline = Date.now() + READ_YOUR_WRITE_MS;
+    while (Date.now() < deadline) {
+      const cached = this.options.cache.delegationByUid(uid);
+      if (cached && seen(cached)) return;
+      await new Promise((resolve) => setTimeout(resolve, CACHE_POLL_MS));
+    }
+  }
+}
+
+function assertUser(principal: Principal): void {
+  if (principal.kind !== 'user') {
+    throw new HttpError('Forbidden', 'only a user may delegate access to an agent (applications may not)');
+  }
+}

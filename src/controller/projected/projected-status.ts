@@ -1,0 +1,91 @@
+import {
+  ENFORCED_CONDITION,
+  findStatusCondition,
+  setStatusCondition,
+  type Condition,
+} from '../../api/v1alpha1/index.js';
+import {
+  ProjectionReason,
+  type ProjectedKind,
+  type ProjectedObject,
+  type ProjectedStatus,
+  type ProjectionOutcome,
+} from './projected-kind.js';
+
+export interface ProjectedStatusChange {
+  status: ProjectedStatus;
+  /** False: the status already says all this. */
+  changed: boolean;
+}
+
+/** Condition messages are bounded by the API (32 KiB); error messages are not. */
+const MAX_MESSAGE_LENGTH = 4_096;
+
+function conditionOf<T extends ProjectedObject>(
+  kind: ProjectedKind<T>,
+  object: T,
+  outcome: ProjectionOutcome,
+): Pick<Condition, 'status' | 'reason' | 'message'> {
+  switch (outcome.kind) {
+    case 'projected':
+      return {
+        status: 'True',
+        reason: ProjectionReason.Projected,
+        message: `${kind.name} written to SpiceDB`,
+      };
+    case 'withdrawn': {
+      const withdrawal = kind.withdrawal(object) ?? { reason: 'Withdrawn', message: '' };
+      return { status: 'False', reason: withdrawal.reason, message: withdrawal.message };
+    }
+    case 'failed':
+      return {
+        status: 'False',
+        reason: ProjectionReason.ProjectionFailed,
+        message: outcome.message.slice(0, MAX_MESSAGE_LENGTH),
+      };
+  }
+}
+
+/**
+ * The status an object should have after `outcome`: observedGeneration, the Enforced condition
+ * (lastTransitionTime kept unless its status flips) and the ZedToken of the last write (a failure keeps the
+ * last success's).
+ */
+export function nextProjectedStatus<T extends ProjectedObject>(
+  kind: ProjectedKind<T>,
+  object: T,
+  outcome: ProjectionOutcome,
+  now: Date,
+): ProjectedStatusChange {
+  const previous = object.status;
+  const generation = object.metadata.generation ?? 0;
+  const { conditions, changed: conditionChanged } = setStatusCondition(
+    previous?.conditions ?? [],
+    { type: ENFORCED_CONDITION, ...conditionOf(kind, object, outcome), observedGeneration: generation },
+    now,
+  );
+  const zedToken = outcome.kind === 'failed' ? previous?.zedToken : (outcome.zedToken ?? previous?.zedToken);
+  const status: ProjectedStatus = {
+    observedGeneration: generation,
+    conditions,
+    ...(zedToken === undefined ? {} : { zedToken }),
+  };
+  const changed =
+    conditionChanged || previous?.observedGeneration !== generation || previous.zedToken !== zedToken;
+  return { status, changed };
+}
+
+/** The reason of the object's Enforced condition, when it was set for its current generation. */
+export function currentReason(object: ProjectedObject): string | undefined {
+  const condition = findStatusCondition(object.status?.conditions ?? [], ENFORCED_CONDITION);
+  const generation = object.metadata.generation ?? 0;
+  return condition?.observedGeneration === generation && object.status?.observedGeneration === generation
+    ? condition.reason
+    : undefined;
+}
+
+/** A dead letter: its projection keeps failing, retried with backoff. */
+export function isDeadLetter(object: ProjectedObject): boolean {
+  const condition = findStatusCondition(object.status?.conditions ?? [], ENFORCED_CONDITION);
+  return condition?.reason === ProjectionReason.ProjectionFailed;
+}
