@@ -57,6 +57,9 @@ describe('contract', () => {
       'GET /healthz/live',
       'GET /healthz/ready',
       'GET /metrics',
+      'GET /v2/audit',
+      'GET /v2/audit/export',
+      'GET /v2/audit/verify',
       'GET /v2/organisations/:organisationId/groups/:groupId/members',
       'GET /v2/organisations/:organisationId/members',
       'GET /v2/policy/consumer',
@@ -158,6 +161,7 @@ describe('operational endpoints', () => {
     expect(ready.body.results.map((check) => [check.name, check.status])).toEqual([
       ['kubernetes', 'ok'],
       ['kubernetes-informers', 'ok'],
+      ['postgres', 'ok'],
     ]);
   });
 
