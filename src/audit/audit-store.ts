@@ -64,6 +64,10 @@ export class AuditStore {
   async append(entries: readonly AuditEntry[]): Promise<AuditRecord[]> {
     if (entries.length === 0) return [];
     const client = await this.pool.connect();
+    // A connection that breaks between two queries of the transaction fails the next query; without a
+    // listener its 'error' event would be an uncaught exception.
+    const ignore = () => undefined;
+    client.on('error', ignore);
     let broken = false;
     try {
       await client.query('BEGIN');
@@ -80,6 +84,7 @@ export class AuditStore {
       );
       throw error;
     } finally {
+      client.off('error', ignore);
       client.release(broken);
     }
   }

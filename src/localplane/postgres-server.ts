@@ -50,7 +50,9 @@ export async function startPostgres(options: PostgresServerOptions): Promise<Pos
       command: options.binaries.postgres,
       args: [
         ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', ''],
-        ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+        // fsync off: what a commit wrote survives the server's death, not the machine's. synchronous_commit
+        // stays on: off, a commit acknowledged just before a kill would be lost with the server's WAL buffers.
+        ...['-c', 'fsync=off', '-c', 'full_page_writes=off'],
         ...['-c', 'max_connections=200'],
       ],
       logFile: join(options.stateDir, `${name}.log`),

@@ -113,6 +113,37 @@ describe('PostgreSQL stopped', () => {
   });
 });
 
+describe('PostgreSQL killed during a stream of creates', () => {
+  it('every acknowledged create has its record, and none was acknowledged without one', async () => {
+    const acknowledged: string[] = [];
+    const refused: number[] = [];
+    const creator = async (count: number) => {
+      for (let n = 0; n < count; n++) {
+        const answer = await create();
+        if (answer.status === 201) acknowledged.push(answer.body.results?.[0]?.policyId as string);
+        else refused.push(answer.status);
+      }
+    };
+    const stream = Promise.all([creator(15), creator(15), creator(15)]);
+    await until(() => acknowledged.length >= 5, 'the first creates acknowledged');
+    await postgres.process.kill();
+    await stream;
+    expect(refused.length, 'creates after the kill were refused').toBeGreaterThan(0);
+    expect(new Set(refused)).toEqual(new Set([503]));
+
+    postgres = await startServer(postgres.port);
+    let recorded = new Set<string>();
+    await until(async () => {
+      const rows = await database
+        .query<{ target_id: string }>("SELECT target_id FROM audit.records WHERE action = 'policy.created'")
+        .catch(() => undefined);
+      recorded = new Set(rows?.map((row) => row.target_id));
+      return rows !== undefined;
+    }, 'PostgreSQL answering again');
+    expect(acknowledged.filter((policyId) => !recorded.has(policyId))).toEqual([]);
+  });
+});
+
 async function grantName(policyId: string): Promise<string> {
   const grant = harness.api.cache.grantByUid(policyId);
   if (!grant?.metadata.name) throw new Error(`policy ${policyId} is not cached`);
