@@ -20,6 +20,8 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev
 import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
 import { startAclApi, type RunningAclApi } from '../src/cmd/acl-api.js';
 import { startLocalControlPlane } from '../src/localplane/control-plane.js';
+import { resolvePostgresBinaries } from '../src/localplane/postgres-binaries.js';
+import { startPostgres } from '../src/localplane/postgres-server.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
@@ -129,8 +131,9 @@ async function listingLatency(api: RunningAclApi, authorization: string, path: s
 
 async function main(): Promise<void> {
   const stateDir = await mkdtemp(join(tmpdir(), 'acl-bench-'));
-  console.error('starting the control plane (etcd, kube-apiserver)…');
+  console.error('starting the control plane (etcd, kube-apiserver) and PostgreSQL…');
   const plane = await startLocalControlPlane({ stateDir, withSpiceDB: false });
+  const postgres = await startPostgres({ binaries: await resolvePostgresBinaries(), stateDir });
   let api: RunningAclApi | undefined;
   try {
     const kubeConfig = plane.kubeConfig();
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
       errorNamespace: 'dx',
       logger: { level: 'silent' },
       kubeConfig,
+      audit: { databaseUrl: postgres.url, migrate: true },
       authenticators: {
         bearer: await createJwtVerifier({
           keys: { kind: 'jwks', jwks: key.jwks },
@@ -251,7 +255,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await api?.stop();
-    await plane.stop();
+    await Promise.all([plane.stop(), postgres.process.stop()]);
     await rm(stateDir, { recursive: true, force: true });
   }
 }

@@ -8,6 +8,7 @@ import * as prettier from 'prettier';
 import { aclEnvironment } from '../src/acl/acl-config.js';
 import { aclDocument } from '../src/acl/acl-document.js';
 import { aclRoutes } from '../src/acl/acl-routes.js';
+import { AuditedRoutes } from '../src/acl/audit/audited-routes.js';
 import { apiAuthentication } from '../src/auth/middleware.js';
 import { controllerDocument } from '../src/controller/operational-app.js';
 import { DEFAULT_CHECK_CALLERS } from '../src/decision/check-callers.js';
@@ -50,6 +51,8 @@ function documents(): Record<string, OpenApiDocument> {
     verifier: notCalled,
     memberships: { applier: notCalled, snapshots: notCalled },
     delegations: notCalled,
+    audited: new AuditedRoutes(notCalled),
+    auditReads: { reader: notCalled, ping: notCalled },
   };
   const acl = aclRoutes(aclServices, { authentication });
   const decisionUrn = createUrnScheme('authz');

@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Authenticators } from '../auth/middleware.js';
+import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
 import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import type { TrustProxy } from '../config/common-config.js';
@@ -40,6 +41,8 @@ export interface AclApiConfig {
   logger: Logger | { level: string };
   kubeConfig: KubeConfig;
   authenticators: Authenticators;
+  /** The audit store every mutation is recorded in (docs/audit.md). */
+  audit: AuditConfig;
   readYourWriteTimeoutMs?: number;
   claimPendingTimeoutMs?: number;
   kubeTimeoutMs?: number;
@@ -61,6 +64,7 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
   const acl = readEnvironment(aclEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
   const metricsRegistry = createMetricsRegistry({ processMetrics: true });
+  const audit = readEnvironment(auditEnvironment, env);
   return {
     port: acl.ACL_PORT,
     host: acl.ACL_HOST,
@@ -73,6 +77,7 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     limits: aclRequestLimits(env),
     metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
+    audit: auditConfig(audit),
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,
     claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
     kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,

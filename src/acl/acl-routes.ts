@@ -26,6 +26,9 @@ import type { Listing, PolicyListings } from './policies/list-policies.js';
 import type { ListingQuery } from './policies/policy-rows.js';
 import type { PolicyRevoker } from './policies/revoke-policy.js';
 import type { AccessVerifier } from './policies/verify-access.js';
+import { addAuditRoutes, type AuditReadServices } from './audit/audit-routes.js';
+import type { AuditedRoutes } from './audit/audited-routes.js';
+import { mutationAudits } from './audit/mutation-audits.js';
 
 export interface AclServices {
   urn: UrnScheme;
@@ -36,6 +39,9 @@ export interface AclServices {
   verifier: AccessVerifier;
   memberships: Omit<MembershipServices, 'urn' | 'cache'>;
   delegations: Delegations;
+  /** Records every mutating route's actions (docs/audit.md). */
+  audited: AuditedRoutes;
+  auditReads: AuditReadServices;
 }
 
 export interface AclRouteOptions {
@@ -53,7 +59,8 @@ function count(n: number, what: string): string {
 
 /** The routes of the ACL API, each declared once: validation, handler, and its OpenAPI operation. */
 export function aclRoutes(services: AclServices, options: AclRouteOptions): RouteRegistry {
-  const { urn, creator, revoker, listings, verifier } = services;
+  const { urn, creator, revoker, listings, verifier, audited } = services;
+  const audits = mutationAudits(services.cache);
   const schemas = responseSchemas(urn);
   const guarded = guard(services.cache);
   const listingResult = (listing: Listing) => ({
@@ -104,86 +111,90 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     authentication: options.authentication,
     validateResponses: options.validateResponses,
   })
-    .add({
-      method: 'post',
-      path: '/policy',
-      operationId: 'createPolicy',
-      summary: 'Create policy grants (all or none)',
-      description:
-        'The caller must own each item or be an org_admin of its organisation. Authority comes first: a ' +
-        'caller who could not grant on an item as named gets 403, never a 404, 409 or 400 about the item ' +
-        '(cos_admin learns them, and gets 403 for a well-named item). 409 when an active policy ' +
-        'already gives the same subject the same access type on the item. With Idempotency-Key, a retry ' +
-        'with the same body answers the first answer again and creates nothing.',
-      tags: TAGS,
-      access: 'authenticated',
-      request: { body: CreateBodySchema, headers: CreateHeadersSchema },
-      responses: {
-        201: {
-          description: 'Created; results carry the policyIds in request order',
-          schema: schemas.created,
+    .add(
+      audited.wrap(audits.create, {
+        method: 'post',
+        path: '/policy',
+        operationId: 'createPolicy',
+        summary: 'Create policy grants (all or none)',
+        description:
+          'The caller must own each item or be an org_admin of its organisation. Authority comes first: a ' +
+          'caller who could not grant on an item as named gets 403, never a 404, 409 or 400 about the item ' +
+          '(cos_admin learns them, and gets 403 for a well-named item). 409 when an active policy ' +
+          'already gives the same subject the same access type on the item. With Idempotency-Key, a retry ' +
+          'with the same body answers the first answer again and creates nothing.',
+        tags: TAGS,
+        access: 'authenticated',
+        request: { body: CreateBodySchema, headers: CreateHeadersSchema },
+        responses: {
+          201: {
+            description: 'Created; results carry the policyIds in request order',
+            schema: schemas.created,
+          },
+          403: problemResponse(
+            'The caller is neither the item owner nor an org_admin of its organisation; also whenever the ' +
+              'caller could not grant on the item as named, whatever the catalog holds',
+          ),
+          404: problemResponse('No CatalogItem has the itemId (told to cos_admin only)'),
+          409: problemResponse(
+            'An active policy exists, the item is ambiguous, or the Idempotency-Key was reused',
+          ),
+          503: unavailable,
         },
-        403: problemResponse(
-          'The caller is neither the item owner nor an org_admin of its organisation; also whenever the ' +
-            'caller could not grant on the item as named, whatever the catalog holds',
-        ),
-        404: problemResponse('No CatalogItem has the itemId (told to cos_admin only)'),
-        409: problemResponse(
-          'An active policy exists, the item is ambiguous, or the Idempotency-Key was reused',
-        ),
-        503: unavailable,
-      },
-      handler: guarded(async ({ principal, body, headers, request }) => {
-        const outcome = await creator.create({
-          principal,
-          items: body.request,
-          idempotencyKey: headers['idempotency-key'],
-          log: request.log,
-        });
-        const waited = await waitIfPreferred(headers.prefer, outcome.policyIds, 'enforced');
-        return {
-          status: 201,
-          headers: waited.headers,
-          body: successEnvelope(urn, {
-            title: 'Created',
-            detail: count(outcome.policyIds.length, 'created') + waited.detail,
-            results: waited.reports ?? outcome.policyIds.map((policyId) => ({ policyId })),
-          }),
-        };
+        handler: guarded(async ({ principal, body, headers, request }) => {
+          const outcome = await creator.create({
+            principal,
+            items: body.request,
+            idempotencyKey: headers['idempotency-key'],
+            log: request.log,
+          });
+          const waited = await waitIfPreferred(headers.prefer, outcome.policyIds, 'enforced');
+          return {
+            status: 201,
+            headers: waited.headers,
+            body: successEnvelope(urn, {
+              title: 'Created',
+              detail: count(outcome.policyIds.length, 'created') + waited.detail,
+              results: waited.reports ?? outcome.policyIds.map((policyId) => ({ policyId })),
+            }),
+          };
+        }),
       }),
-    })
-    .add({
-      method: 'delete',
-      path: '/policy',
-      operationId: 'deletePolicy',
-      summary: 'Revoke a policy (soft delete: the record stays, its status becomes DELETED)',
-      description:
-        'Allowed for the issuer, the item owner, an org_admin of its organisation, and cos_admin. ' +
-        'Deleting an already revoked policy answers 200 with "0 policies deleted" and changes nothing.',
-      tags: TAGS,
-      access: 'authenticated',
-      request: { query: DeleteQuerySchema, headers: PreferHeadersSchema },
-      responses: {
-        200: { description: 'Revoked, or already revoked (detail says which)', schema: schemas.deleted },
-        403: problemResponse('The caller may not revoke this policy'),
-        404: problemResponse('No policy has this id'),
-        409: problemResponse('The policy kept changing during the revocation; retry'),
-        503: unavailable,
-      },
-      handler: guarded(async ({ principal, query, headers, request }) => {
-        const outcome = await revoker.revoke(principal, query.id, request.log);
-        const detail = outcome.revoked
-          ? count(1, 'deleted')
-          : `${count(0, 'deleted')}; ${query.id} was already deleted at ${outcome.revokedAt}`;
-        const waited = await waitIfPreferred(headers.prefer, [query.id], 'revoked');
-        const results = waited.reports ? { results: waited.reports } : {};
-        return {
-          status: 200,
-          headers: waited.headers,
-          body: successEnvelope(urn, { title: 'Deleted', detail: detail + waited.detail, ...results }),
-        };
+    )
+    .add(
+      audited.wrap(audits.revoke, {
+        method: 'delete',
+        path: '/policy',
+        operationId: 'deletePolicy',
+        summary: 'Revoke a policy (soft delete: the record stays, its status becomes DELETED)',
+        description:
+          'Allowed for the issuer, the item owner, an org_admin of its organisation, and cos_admin. ' +
+          'Deleting an already revoked policy answers 200 with "0 policies deleted" and changes nothing.',
+        tags: TAGS,
+        access: 'authenticated',
+        request: { query: DeleteQuerySchema, headers: PreferHeadersSchema },
+        responses: {
+          200: { description: 'Revoked, or already revoked (detail says which)', schema: schemas.deleted },
+          403: problemResponse('The caller may not revoke this policy'),
+          404: problemResponse('No policy has this id'),
+          409: problemResponse('The policy kept changing during the revocation; retry'),
+          503: unavailable,
+        },
+        handler: guarded(async ({ principal, query, headers, request }) => {
+          const outcome = await revoker.revoke(principal, query.id, request.log);
+          const detail = outcome.revoked
+            ? count(1, 'deleted')
+            : `${count(0, 'deleted')}; ${query.id} was already deleted at ${outcome.revokedAt}`;
+          const waited = await waitIfPreferred(headers.prefer, [query.id], 'revoked');
+          const results = waited.reports ? { results: waited.reports } : {};
+          return {
+            status: 200,
+            headers: waited.headers,
+            body: successEnvelope(urn, { title: 'Deleted', detail: detail + waited.detail, ...results }),
+          };
+        }),
       }),
-    })
+    )
     .add({
       ...listingRoute('/policy/consumer', 'listConsumerPolicies', 'Policies usable by the caller', (p, q) =>
         listings.consumer(p, q),
@@ -236,8 +247,17 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
         return { status: 200, body: { ...envelope, ...latest } };
       }),
     });
-  addMembershipRoutes(registry, { urn, cache: services.cache, ...services.memberships }, guarded);
-  return addDelegationRoutes(registry, { urn, delegations: services.delegations }, guarded);
+  addMembershipRoutes(registry, { urn, cache: services.cache, ...services.memberships }, guarded, {
+    routes: audited,
+    events: audits.events,
+    snapshot: audits.snapshot,
+  });
+  addDelegationRoutes(registry, { urn, delegations: services.delegations }, guarded, {
+    routes: audited,
+    delegate: audits.delegate,
+    undelegate: audits.undelegate,
+  });
+  return addAuditRoutes(registry, { urn, ...services.auditReads });
 }
 
 /**

@@ -28,6 +28,13 @@ import { MembershipStore } from './memberships/membership-store.js';
 import { PolicyListings } from './policies/list-policies.js';
 import { PolicyRevoker } from './policies/revoke-policy.js';
 import { AccessVerifier } from './policies/verify-access.js';
+import { AuditReader } from '../audit/audit-reader.js';
+import { AuditStore, POSTGRES_DEPENDENCY } from '../audit/audit-store.js';
+import { schedulePruning } from '../audit/retention.js';
+import { startSchemaMigrator, type SchemaMigrator } from '../audit/schema-migrator.js';
+import type { AuditConfig } from '../config/audit-config.js';
+import { AuditedRoutes } from './audit/audited-routes.js';
+import { MutationAuditor } from './audit/mutation-auditor.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
@@ -43,6 +50,8 @@ export interface RunningAclApi {
   routes: RouteRegistry;
   /** The informer caches the API answers from (tests and the dev stack wait on them). */
   cache: AclCache;
+  /** The audit store's routes: which operations are audited (tests walk them). */
+  audited: AuditedRoutes;
   document: OpenApiDocument;
   /** Stops serving (in-flight requests finish within the grace period), then the informers and clients. */
   stop(): Promise<void>;
@@ -65,6 +74,10 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
   const memberships = new MembershipStore(kube, cache, config.namespace);
   const metricsRegistry = config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
+  const audit = await startAudit(config.audit, logger);
+  const audited = new AuditedRoutes(
+    new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator?.ready() ?? true),
+  );
   const verifier = new AccessVerifier(cache, now);
 
   const routes = aclRoutes(
@@ -85,6 +98,8 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
       delegations: new Delegations({ kube, cache, verifier, namespace: config.namespace, now }),
+      audited,
+      auditReads: { reader: new AuditReader(audit.store.pool), ping: () => audit.store.ping() },
     },
     {
       authentication: limitedAuthentication(apiAuthentication(config.authenticators), {
@@ -102,10 +117,10 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     urn,
     logger,
     metricsRegistry,
-    readinessChecks: readinessChecks(store, cache),
+    readinessChecks: [...readinessChecks(store, cache), auditReadiness(audit.store)],
     openApiDocument: document,
     ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
-    routers: [{ path: config.basePath, router: routes.router() }],
+    routers: [{ path: config.basePath, router: audited.withRefusalsRecorded(routes.router()) }],
   });
 
   cache.start();
@@ -114,6 +129,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const stopClients = async () => {
     await cache.stop();
     kube.close();
+    await audit.stop();
   };
   const server = await listen(app, {
     port: config.port,
@@ -134,6 +150,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     app,
     routes,
     cache,
+    audited,
     document,
     async stop() {
       await server.close();
@@ -154,4 +171,37 @@ function readinessChecks(store: GrantStore, cache: AclCache): ReadinessCheck[] {
       },
     },
   ];
+}
+
+interface RunningAudit {
+  store: AuditStore;
+  migrator?: SchemaMigrator;
+  stop(): Promise<void>;
+}
+
+/** The audit store, its schema migrated (or migrating, while PostgreSQL is away) and pruned past retention. */
+async function startAudit(config: AuditConfig, logger: Logger): Promise<RunningAudit> {
+  const store = new AuditStore({ connectionString: config.databaseUrl });
+  const migrator = config.migrate
+    ? await startSchemaMigrator({
+        connectionString: config.migrationUrl ?? config.databaseUrl,
+        logger,
+        ...(config.retentionDays ? { retentionDays: config.retentionDays } : {}),
+      })
+    : undefined;
+  const stopPruning = config.retentionDays ? schedulePruning(store, logger) : () => undefined;
+  return {
+    store,
+    ...(migrator ? { migrator } : {}),
+    async stop() {
+      stopPruning();
+      migrator?.stop();
+      await store.close();
+    },
+  };
+}
+
+/** Named in the readiness answer, which stays 200 without it: reads go on, mutations answer 503. */
+function auditReadiness(store: AuditStore): ReadinessCheck {
+  return { name: POSTGRES_DEPENDENCY, check: () => store.ping(), required: false };
 }

@@ -70,7 +70,7 @@ export const CreateHeadersSchema = z.object({
 });
 
 /** A non-negative decimal integer without sign, exponent or leading zeros, as a query parameter. */
-const decimal = (name: string) =>
+export const decimal = (name: string) =>
   z
     .string()
     .regex(/^(0|[1-9][0-9]{0,8})$/, `${name} must be a non-negative decimal integer`)

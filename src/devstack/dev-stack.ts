@@ -14,6 +14,7 @@ import {
 } from '../localplane/control-plane.js';
 import { repoRoot } from '../localplane/repo-root.js';
 import { applyAdmissionPolicies } from './admission-policy.js';
+import { startAuditDatabase } from './audit-database.js';
 import { waitForFirstResync } from './first-resync.js';
 import { applySampleCatalogItems } from './samples.js';
 import { writeStateFile, type DevStackEnv } from './state-file.js';
@@ -40,8 +41,8 @@ const FIRST_RESYNC_TIMEOUT_MS = 120_000;
 
 /**
  * The whole system on one machine (docs/architecture.md, "The development stack"): the local control plane
- * and SpiceDB unless KUBECONFIG names a cluster, the CRDs, the sample CatalogItems, and the three services in
- * this process. The `env` file is written last and removed first (at start, whatever an earlier run left, and
+ * and SpiceDB unless KUBECONFIG names a cluster, PostgreSQL for the audit trail unless DATABASE_URL names one,
+ * the CRDs, the sample CatalogItems, and the three services in this process. The `env` file is written last and removed first (at start, whatever an earlier run left, and
  * at stop), so its presence means the stack is ready.
  */
 export async function startDevStack({ stateDir, env, log }: DevStackOptions): Promise<RunningDevStack> {
@@ -60,6 +61,8 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
     const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
     await ensureNamespace(cluster.kubeConfig, namespace);
     if (cluster.plane) await installAdmissionPolicies(cluster.kubeConfig, log);
+    const audit = await startAuditDatabase(stateDir, env, log);
+    running.push(audit);
     const key = await ensureDevSigningKey(stateDir);
     const serviceEnv: NodeJS.ProcessEnv = {
       LOG_LEVEL: 'warn',
@@ -93,7 +96,8 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
     const decision = await startDecisionService(await decisionConfigFromEnvironment(spicedbClientEnv));
     running.push(decision);
     log('starting the ACL API');
-    const acl = await startAclApi(await aclConfigFromEnvironment(serviceEnv));
+    const aclEnv = { ...serviceEnv, DATABASE_URL: audit.serviceUrl, DATABASE_MIGRATION_URL: audit.ownerUrl };
+    const acl = await startAclApi(await aclConfigFromEnvironment(aclEnv));
     running.push(acl);
     // Only on our own control plane: on another cluster, a replica deployed there may lead for good.
     if (cluster.plane) {
@@ -109,6 +113,7 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       SPICEDB_ENDPOINT: cluster.spicedb.endpoint,
       SPICEDB_TOKEN: cluster.spicedb.token,
       NAMESPACE: namespace,
+      DATABASE_URL: audit.ownerUrl,
     };
     await writeStateFile(envFile, stackEnv);
     return { env: stackEnv, aclDocsUrl: `${acl.rootUrl}/docs`, sampleItem: samples[0], stop };

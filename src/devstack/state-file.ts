@@ -9,6 +9,8 @@ export interface DevStackEnv {
   SPICEDB_ENDPOINT: string;
   SPICEDB_TOKEN: string;
   NAMESPACE: string;
+  /** The audit database, as its owner (psql "$DATABASE_URL"). */
+  DATABASE_URL: string;
 }
 
 /** Appears whole (written aside, then renamed): a reader that finds the file finds all of it. */

@@ -42,6 +42,7 @@ export function tourText({ env, stateDir, aclDocsUrl, item }: TourInput): string
     `  curl -s -X POST "$DECISION_URL/v1/check" -H "Authorization: Bearer $OWNER" -H 'Content-Type: application/json' -d "$CHECK"     # 403: the owner is no enforcement point`,
     `  curl -s -X DELETE "$ACL_URL/policy?id=$POLICY" -H "Authorization: Bearer $OWNER"`,
     `  curl -s -X POST "$DECISION_URL/v1/check" -H "Authorization: Bearer $CHECKER" -H 'Content-Type: application/json' -d "$CHECK"   # allowed: false`,
+    `  curl -s "$ACL_URL/audit" -H "Authorization: Bearer $OWNER"   # the owner's actions, newest first (docs/audit.md)`,
     '',
     'Ctrl-C stops everything.',
   ];

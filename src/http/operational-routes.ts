@@ -102,8 +102,10 @@ export function operationalRoutes(options: OperationalRoutesOptions): RouteRegis
         const outcomes = await runReadinessChecks(options.readinessChecks, options.readinessTimeoutMs);
         const failed = outcomes.filter((outcome) => outcome.status !== 'ok');
         const results = outcomes.map(({ name, status, durationMs }) => ({ name, status, durationMs }));
-        if (failed.length === 0)
-          return { status: 200, body: { ...successEnvelope(urn, { title: 'Ready', results }), ...fields() } };
+        if (failed.every((outcome) => !outcome.required)) {
+          const title = failed.length === 0 ? 'Ready' : `Ready, degraded: ${describeFailures(failed)}`;
+          return { status: 200, body: { ...successEnvelope(urn, { title, results }), ...fields() } };
+        }
         request.log.warn({ checks: failed }, 'not ready');
         return { status: 503, body: { ...problemBody(urn, notReady(failed)), results, ...fields() } };
       },
@@ -129,8 +131,11 @@ export function operationalRoutes(options: OperationalRoutesOptions): RouteRegis
 }
 
 function notReady(failed: readonly CheckOutcome[]): HttpError {
-  const names = failed.map(
-    (outcome) => `${outcome.name} (${outcome.status === 'timeout' ? 'timed out' : 'failed'})`,
-  );
-  return new HttpError('DependencyUnavailable', `not ready: ${names.join(', ')}`);
+  return new HttpError('DependencyUnavailable', `not ready: ${describeFailures(failed)}`);
+}
+
+function describeFailures(failed: readonly CheckOutcome[]): string {
+  return failed
+    .map((outcome) => `${outcome.name} (${outcome.status === 'timeout' ? 'timed out' : 'failed'})`)
+    .join(', ');
 }

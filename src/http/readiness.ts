@@ -4,12 +4,18 @@ export interface ReadinessCheck {
   /** Resolves when the dependency is usable; the signal aborts when the check has timed out. */
   check: (signal: AbortSignal) => Promise<unknown>;
   timeoutMs?: number;
+  /**
+   * False for a dependency the service can partly work without (the audit store: reads go on, mutations
+   * answer 503): its failure is named in the answer, which stays 200 so that the replica keeps serving.
+   */
+  required?: boolean;
 }
 
 export type CheckStatus = 'ok' | 'failed' | 'timeout';
 
 export interface CheckOutcome {
   name: string;
+  required: boolean;
   status: CheckStatus;
   durationMs: number;
   /** Why it failed; logged, not returned to callers. */
@@ -35,6 +41,7 @@ async function runCheck(readiness: ReadinessCheck, timeoutMs: number): Promise<C
   });
   const outcome = (status: CheckStatus, error?: string): CheckOutcome => ({
     name: readiness.name,
+    required: readiness.required ?? true,
     status,
     durationMs: Math.round(performance.now() - started),
     ...(error === undefined ? {} : { error }),

@@ -10,6 +10,10 @@ export interface ProcessSpec {
   env?: NodeJS.ProcessEnv;
   /** Start it as the leader of a new process group (its children join the group unless they leave it). */
   processGroup?: boolean;
+  /** Run it as this user and group (numeric ids): servers that refuse to run as root (PostgreSQL). */
+  runAs?: { uid: number; gid: number };
+  /** The signal stop() sends first (default SIGTERM). */
+  stopSignal?: NodeJS.Signals;
 }
 
 export interface ManagedProcess {
@@ -36,9 +40,7 @@ process.once('exit', () => {
 
 export function startProcess(spec: ProcessSpec): ManagedProcess {
   const logFd = openSync(spec.logFile, 'a');
-  const [command, args] = existsSync(SETPRIV)
-    ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args]]
-    : [spec.command, spec.args];
+  const [command, args] = commandLine(spec);
   const child = spawn(command, args, {
     env: spec.env ?? process.env,
     stdio: ['ignore', logFd, logFd],
@@ -68,12 +70,26 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
     exited,
     isRunning,
     async stop(graceMs = 10_000) {
-      if (!(await signalAndWait('SIGTERM', graceMs))) await signalAndWait('SIGKILL', graceMs);
+      if (!(await signalAndWait(spec.stopSignal ?? 'SIGTERM', graceMs)))
+        await signalAndWait('SIGKILL', graceMs);
     },
     async kill() {
       await signalAndWait('SIGKILL', 10_000);
     },
   };
+}
+
+/** The command and its arguments, behind setpriv when it is there (or when `runAs` needs it). */
+function commandLine(spec: ProcessSpec): [string, string[]] {
+  const identity = spec.runAs
+    ? [`--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, '--clear-groups']
+    : [];
+  if (!existsSync(SETPRIV)) {
+    if (spec.runAs) throw new Error(`${spec.name}: running as another user needs ${SETPRIV} (util-linux)`);
+    return [spec.command, spec.args];
+  }
+  // After the identity change: a change of user clears the parent-death signal.
+  return [SETPRIV, [...identity, '--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args]];
 }
 
 export function delay(ms: number): Promise<void> {

@@ -64,6 +64,11 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- printf "%s-jwks" (include "pgo.fullname" .) }}
 {{- end }}
 
+{{/* The Secret with the audit database's connection strings (the user creates it). */}}
+{{- define "pgo.auditDatabaseSecretName" -}}
+{{- .Values.audit.database.existingSecret | default (printf "%s-audit-database" (include "pgo.fullname" .)) }}
+{{- end }}
+
 {{/* The Secret with SpiceDB's endpoint and preshared key: the user's, or the chart's. */}}
 {{- define "pgo.spicedbSecretName" -}}
 {{- if and .Values.spicedb.existingSecret (not .Values.spicedb.bundled.enabled) }}
@@ -130,8 +135,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 
 {{/*
 Environment of a service container beyond the settings ConfigMap: the namespace it runs in, SpiceDB's endpoint and
-key from the Secret (SpiceDB clients only), and the paths of mounted files. Takes the component dict of
-pgo.deployment.
+key from the Secret (SpiceDB clients only), the audit database's connection strings (the ACL API only), and the
+paths of mounted files. Takes the component dict of pgo.deployment.
 */}}
 {{- define "pgo.env" -}}
 {{- $root := .root }}
@@ -163,6 +168,19 @@ pgo.deployment.
 - name: SPICEDB_CA_FILE
   value: /etc/policy-grant-operator/spicedb-ca/ca.crt
 {{- end }}
+{{- end }}
+{{- if eq .component "acl-api" }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.auditDatabaseSecretName" $root }}
+      key: {{ $root.Values.audit.database.urlKey }}
+- name: DATABASE_MIGRATION_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.auditDatabaseSecretName" $root }}
+      key: {{ $root.Values.audit.database.migrationUrlKey }}
+      optional: true
 {{- end }}
 {{- if .authenticates }}
 {{- if not (has (include "pgo.jwksSource" $root) (list "url" "none")) }}

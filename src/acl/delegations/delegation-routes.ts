@@ -3,6 +3,7 @@ import { successEnvelope } from '../../http/envelope.js';
 import type { RouteRegistry } from '../../http/openapi/route-registry.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
+import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
 import type { Guard } from '../memberships/membership-routes.js';
 import type { Page } from '../policies/policy-rows.js';
 import {
@@ -15,6 +16,13 @@ import type { Delegations } from './delegations.js';
 
 const TAGS = ['delegations'];
 
+/** The audit of the two mutating delegation routes (docs/audit.md). */
+export interface DelegationAudit {
+  routes: AuditedRoutes;
+  delegate: MutationAudit<{ body: { itemId: string } }>;
+  undelegate: MutationAudit<{ params: { id: string } }>;
+}
+
 const unavailable = problemResponse('Kubernetes is unavailable; detail names it');
 const notTheCallers = problemResponse(
   'The delegation is another user’s: only the delegating user may see or revoke it',
@@ -26,39 +34,45 @@ export function addDelegationRoutes(
   registry: RouteRegistry,
   services: { urn: UrnScheme; delegations: Delegations },
   guarded: Guard,
+  audit: DelegationAudit,
 ): RouteRegistry {
   const { urn, delegations } = services;
+  const { routes, delegate, undelegate } = audit;
   const schemas = delegationResponseSchemas(urn);
   return registry
-    .add({
-      method: 'post',
-      path: '/delegations',
-      operationId: 'createDelegation',
-      summary: 'Delegate access on an item to an agent',
-      description:
-        'The agent may then act as the caller on the item (POST /v1/check with subject_type agent and ' +
-        'relation delegated_<relation>), only while the delegation is active AND the caller holds the ' +
-        'access (viewer, editor; api for querier) too. The first delegation of an agent makes the caller ' +
-        'its owner; a delegation of an agent another user owns is a 409. Delegating querier needs an active ' +
-        'api policy on the item (else 403); viewer and editor are granted outside the ACL service, so only ' +
-        'the check can tell, and it does.',
-      tags: TAGS,
-      access: 'authenticated',
-      request: { body: CreateDelegationBodySchema },
-      responses: {
-        201: { description: 'Created; results: [{delegationId}]', schema: schemas.created },
-        403: problemResponse('The caller is not a user, or holds no active api policy on the item (querier)'),
-        409: problemResponse('The agent belongs to another user'),
-        503: unavailable,
-      },
-      handler: guarded(async ({ principal, body }) => {
-        const delegationId = await delegations.create(principal, body);
-        return {
-          status: 201,
-          body: successEnvelope(urn, { title: 'Created', results: [{ delegationId }] }),
-        };
+    .add(
+      routes.wrap(delegate, {
+        method: 'post',
+        path: '/delegations',
+        operationId: 'createDelegation',
+        summary: 'Delegate access on an item to an agent',
+        description:
+          'The agent may then act as the caller on the item (POST /v1/check with subject_type agent and ' +
+          'relation delegated_<relation>), only while the delegation is active AND the caller holds the ' +
+          'access (viewer, editor; api for querier) too. The first delegation of an agent makes the caller ' +
+          'its owner; a delegation of an agent another user owns is a 409. Delegating querier needs an active ' +
+          'api policy on the item (else 403); viewer and editor are granted outside the ACL service, so only ' +
+          'the check can tell, and it does.',
+        tags: TAGS,
+        access: 'authenticated',
+        request: { body: CreateDelegationBodySchema },
+        responses: {
+          201: { description: 'Created; results: [{delegationId}]', schema: schemas.created },
+          403: problemResponse(
+            'The caller is not a user, or holds no active api policy on the item (querier)',
+          ),
+          409: problemResponse('The agent belongs to another user'),
+          503: unavailable,
+        },
+        handler: guarded(async ({ principal, body }) => {
+          const delegationId = await delegations.create(principal, body);
+          return {
+            status: 201,
+            body: successEnvelope(urn, { title: 'Created', results: [{ delegationId }] }),
+          };
+        }),
       }),
-    })
+    )
     .add({
       method: 'get',
       path: '/delegations',
@@ -95,24 +109,26 @@ export function addDelegationRoutes(
         body: successEnvelope(urn, { title: 'Delegation', results: [delegations.get(principal, params.id)] }),
       })),
     })
-    .add({
-      method: 'delete',
-      path: '/delegations/{id}',
-      operationId: 'deleteDelegation',
-      summary: 'Revoke a delegation (soft delete: the record stays, its status becomes DELETED)',
-      description: 'Revoking a revoked delegation answers 204 too and changes nothing.',
-      tags: TAGS,
-      access: 'authenticated',
-      request: { params: DelegationParamsSchema },
-      responses: {
-        204: { description: 'Revoked' },
-        403: notTheCallers,
-        404: unknown,
-        503: unavailable,
-      },
-      handler: guarded(async ({ principal, params }) => {
-        await delegations.revoke(principal, params.id);
-        return { status: 204 };
+    .add(
+      routes.wrap(undelegate, {
+        method: 'delete',
+        path: '/delegations/{id}',
+        operationId: 'deleteDelegation',
+        summary: 'Revoke a delegation (soft delete: the record stays, its status becomes DELETED)',
+        description: 'Revoking a revoked delegation answers 204 too and changes nothing.',
+        tags: TAGS,
+        access: 'authenticated',
+        request: { params: DelegationParamsSchema },
+        responses: {
+          204: { description: 'Revoked' },
+          403: notTheCallers,
+          404: unknown,
+          503: unavailable,
+        },
+        handler: guarded(async ({ principal, params }) => {
+          await delegations.revoke(principal, params.id);
+          return { status: 204 };
+        }),
       }),
-    });
+    );
 }

@@ -8,9 +8,11 @@ import type { UrnScheme } from '../../http/urn.js';
 import type { AclCache } from '../acl-cache.js';
 import { COS_ADMIN, ORG_ADMIN, isOrgAdminOf } from '../authorisation.js';
 import type { Page } from '../policies/policy-rows.js';
+import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
 import type { MemberEventApplier } from './member-events.js';
 import { listMembers } from './member-listing.js';
 import type { MemberSnapshots } from './member-snapshot.js';
+import type { MemberEvent } from './cloud-events.js';
 import {
   EventBodies,
   GroupParamsSchema,
@@ -47,11 +49,19 @@ const unavailable = problemResponse(
 );
 const keptChanging = problemResponse('A membership kept changing during the retries; send the request again');
 
+/** How the mutating membership routes are audited (docs/audit.md). */
+export interface MembershipAudit {
+  routes: AuditedRoutes;
+  events: MutationAudit<{ body: MemberEvent | MemberEvent[] }>;
+  snapshot: MutationAudit<{ params: MemberSet }>;
+}
+
 /** POST /events, and PUT and GET on the member paths of an organisation and of a group. */
 export function addMembershipRoutes(
   registry: RouteRegistry,
   services: MembershipServices,
   guarded: Guard,
+  audit: MembershipAudit,
 ): RouteRegistry {
   const { urn, cache, applier, snapshots } = services;
   const schemas = membershipResponseSchemas(urn);
@@ -94,59 +104,65 @@ export function addMembershipRoutes(
   };
 
   return registry
-    .add({
-      method: 'post',
-      path: '/events',
-      operationId: 'postMemberEvents',
-      summary: 'Apply membership events (CloudEvents 1.0, structured or batch)',
-      description:
-        'Types org.member.added, org.member.removed (data {organisationId, userId}), group.member.added, ' +
-        'group.member.removed (data {organisationId, groupId, userId}); time is required. A malformed event ' +
-        'rejects the whole batch (400 naming the index and field) and nothing is applied. Idempotent: an ' +
-        'event already applied (source, id) is a duplicate, an event older than the membership state is ' +
-        'stale; a retried batch is safe. Role event_producer or cos_admin.',
-      tags: TAGS,
-      access: PRODUCERS,
-      request: { bodies: EventBodies },
-      responses: {
-        200: { description: 'One result per event, in request order', schema: schemas.events },
-        409: keptChanging,
-        503: unavailable,
-      },
-      handler: guarded(async ({ body }) => {
-        const results = await applier.apply(Array.isArray(body) ? body : [body]);
-        return {
-          status: 200,
-          body: successEnvelope(urn, { title: 'Events processed', detail: summary(results), results }),
-        };
+    .add(
+      audit.routes.wrap(audit.events, {
+        method: 'post',
+        path: '/events',
+        operationId: 'postMemberEvents',
+        summary: 'Apply membership events (CloudEvents 1.0, structured or batch)',
+        description:
+          'Types org.member.added, org.member.removed (data {organisationId, userId}), group.member.added, ' +
+          'group.member.removed (data {organisationId, groupId, userId}); time is required. A malformed event ' +
+          'rejects the whole batch (400 naming the index and field) and nothing is applied. Idempotent: an ' +
+          'event already applied (source, id) is a duplicate, an event older than the membership state is ' +
+          'stale; a retried batch is safe. Role event_producer or cos_admin.',
+        tags: TAGS,
+        access: PRODUCERS,
+        request: { bodies: EventBodies },
+        responses: {
+          200: { description: 'One result per event, in request order', schema: schemas.events },
+          409: keptChanging,
+          503: unavailable,
+        },
+        handler: guarded(async ({ body }) => {
+          const results = await applier.apply(Array.isArray(body) ? body : [body]);
+          return {
+            status: 200,
+            body: successEnvelope(urn, { title: 'Events processed', detail: summary(results), results }),
+          };
+        }),
       }),
-    })
-    .add({
-      method: 'put',
-      path: '/organisations/{organisationId}/members',
-      operationId: 'replaceOrganisationMembers',
-      summary: "Replace an organisation's members with an authoritative snapshot",
-      description:
-        'Missing members are added, members not listed are removed. Role event_producer or cos_admin.',
-      tags: TAGS,
-      access: PRODUCERS,
-      request: { params: OrganisationParamsSchema, body: SnapshotBodySchema },
-      responses: snapshotResponses,
-      handler: snapshotHandler,
-    })
-    .add({
-      method: 'put',
-      path: '/organisations/{organisationId}/groups/{groupId}/members',
-      operationId: 'replaceGroupMembers',
-      summary: "Replace a group's members with an authoritative snapshot",
-      description:
-        'Missing members are added, members not listed are removed. Role event_producer or cos_admin.',
-      tags: TAGS,
-      access: PRODUCERS,
-      request: { params: GroupParamsSchema, body: SnapshotBodySchema },
-      responses: snapshotResponses,
-      handler: snapshotHandler,
-    })
+    )
+    .add(
+      audit.routes.wrap(audit.snapshot, {
+        method: 'put',
+        path: '/organisations/{organisationId}/members',
+        operationId: 'replaceOrganisationMembers',
+        summary: "Replace an organisation's members with an authoritative snapshot",
+        description:
+          'Missing members are added, members not listed are removed. Role event_producer or cos_admin.',
+        tags: TAGS,
+        access: PRODUCERS,
+        request: { params: OrganisationParamsSchema, body: SnapshotBodySchema },
+        responses: snapshotResponses,
+        handler: snapshotHandler,
+      }),
+    )
+    .add(
+      audit.routes.wrap(audit.snapshot, {
+        method: 'put',
+        path: '/organisations/{organisationId}/groups/{groupId}/members',
+        operationId: 'replaceGroupMembers',
+        summary: "Replace a group's members with an authoritative snapshot",
+        description:
+          'Missing members are added, members not listed are removed. Role event_producer or cos_admin.',
+        tags: TAGS,
+        access: PRODUCERS,
+        request: { params: GroupParamsSchema, body: SnapshotBodySchema },
+        responses: snapshotResponses,
+        handler: snapshotHandler,
+      }),
+    )
     .add({
       method: 'get',
       path: '/organisations/{organisationId}/members',

@@ -1,4 +1,5 @@
 import express from 'express';
+import { Readable, pipeline } from 'node:stream';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import { requireAnyRole } from '../../auth/middleware.js';
@@ -144,6 +145,8 @@ function send(res: Response, result: RouteResult, mediaType: string): void {
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
   res.status(result.status);
   if (result.body === undefined) res.end();
+  // A stream (e.g. an NDJSON export) is piped as it comes; a failure midway cuts the response short.
+  else if (result.body instanceof Readable) pipeline(result.body, res.type(mediaType), () => undefined);
   else if (mediaType === JSON_MEDIA_TYPE) res.json(result.body);
   else res.type(mediaType).send(result.body);
 }

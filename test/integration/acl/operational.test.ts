@@ -58,6 +58,9 @@ describe('contract', () => {
       'GET /healthz/live',
       'GET /healthz/ready',
       'GET /metrics',
+      'GET /v2/audit',
+      'GET /v2/audit/export',
+      'GET /v2/audit/verify',
       'GET /v2/delegations',
       'GET /v2/delegations/:id',
       'GET /v2/organisations/:organisationId/groups/:groupId/members',
@@ -162,6 +165,7 @@ describe('operational endpoints', () => {
     expect(ready.body.results.map((check) => [check.name, check.status])).toEqual([
       ['kubernetes', 'ok'],
       ['kubernetes-informers', 'ok'],
+      ['postgres', 'ok'],
     ]);
   });
 

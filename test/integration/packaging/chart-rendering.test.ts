@@ -234,6 +234,7 @@ describe('configuration', () => {
         jwks: { url: 'https://id.example/jwks' },
       },
       aclApi: { basePath: '/v9' },
+      audit: { migrations: 'skip', retentionDays: 90 },
       controller: { resyncPeriod: '5m', leaderElection: { enabled: true, exitOnLoss: false } },
       decisionService: {
         checkTimeout: '750ms',
@@ -277,6 +278,8 @@ describe('configuration', () => {
       JWKS_URL: 'https://id.example/jwks',
       ACL_PORT: '8080',
       ACL_BASE_PATH: '/v9',
+      AUDIT_MIGRATIONS: 'skip',
+      AUDIT_RETENTION_DAYS: '90',
       CONTROLLER_PORT: '8082',
       RESYNC_PERIOD: '5m',
       LEADER_ELECTION: 'true',
@@ -302,6 +305,24 @@ describe('configuration', () => {
       TOKEN_REVIEW_AUDIENCES: 'policy-grant-decision',
     });
     expect(settings).not.toHaveProperty('DECISION_CLIENT_SERVICE_ACCOUNTS');
+  });
+
+  it("the audit database's connection strings come from the Secret the values name, for the ACL API only", async () => {
+    const objects = await renderChart(NAMESPACE, {
+      audit: { database: { existingSecret: 'audit-db', urlKey: 'service', migrationUrlKey: 'owner' } },
+    });
+    expect(deployment(objects, 'acl-api').container.env).toEqual(
+      expect.arrayContaining([
+        { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'audit-db', key: 'service' } } },
+        {
+          name: 'DATABASE_MIGRATION_URL',
+          valueFrom: { secretKeyRef: { name: 'audit-db', key: 'owner', optional: true } },
+        },
+      ]),
+    );
+    for (const component of ['controller', 'decision-service']) {
+      expect(JSON.stringify(deployment(objects, component).container.env)).not.toContain('DATABASE_URL');
+    }
   });
 
   it('SpiceDB endpoint and key come from the Secret the values name', async () => {

@@ -34,6 +34,7 @@ import { individual, Resources } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../../support/member-events.js';
 import { PATIENCE_MS } from '../../support/patience.js';
+import { testAuditConfig } from '../support/database.js';
 import type { KubeTraffic } from './kube-traffic.js';
 import {
   informerList,
@@ -138,7 +139,7 @@ export class AclProof {
 
   /** Starts the ACL API as the ServiceAccount that `traffic` relays, runs its flow, and stops it. */
   async run(traffic: KubeTraffic): Promise<FlowOutcome> {
-    const api = await startAclApi(this.config(traffic.kubeConfig), { validateResponses: true });
+    const api = await startAclApi(await this.config(traffic.kubeConfig), { validateResponses: true });
     try {
       const flow = new AclFlow(
         api,
@@ -161,7 +162,7 @@ export class AclProof {
     await rm(this.tempDir, { recursive: true, force: true });
   }
 
-  private config(kubeConfig: KubeConfig): AclApiConfig {
+  private async config(kubeConfig: KubeConfig): Promise<AclApiConfig> {
     return {
       port: 0,
       host: '127.0.0.1',
@@ -175,6 +176,7 @@ export class AclProof {
       startupSyncTimeoutMs: 1_000,
       kubeTimeoutMs: PATIENCE_MS,
       closeGraceMs: 500,
+      audit: await testAuditConfig('rbac'),
     };
   }
 

@@ -9,6 +9,8 @@ export interface ControlPlaneInfo {
   stateDir: string;
   logFiles: string[];
   tools: Partial<ToolPaths>;
+  /** A PostgreSQL superuser's connection string; test files make databases of their own (testDatabase()). */
+  postgresUrl: string;
 }
 
 declare module 'vitest' {

@@ -3,14 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startLocalControlPlane } from '../../../src/localplane/control-plane.js';
+import { resolvePostgresBinaries } from '../../../src/localplane/postgres-binaries.js';
+import { startPostgres } from '../../../src/localplane/postgres-server.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
 import type { ControlPlaneInfo } from './control-plane-info.js';
 
 /**
- * One real control plane (etcd, kube-apiserver, SpiceDB) for the whole integration run; test files
- * isolate themselves by namespace and ids. USE_EXISTING_CLUSTER=true (envtest's switch) runs against
- * KUBECONFIG and SPICEDB_ENDPOINT/SPICEDB_TOKEN instead.
+ * One real control plane (etcd, kube-apiserver, SpiceDB) and one PostgreSQL server for the whole integration
+ * run; test files isolate themselves by namespace, ids and databases. USE_EXISTING_CLUSTER=true (envtest's
+ * switch) runs against KUBECONFIG, SPICEDB_ENDPOINT/SPICEDB_TOKEN and TEST_DATABASE_URL instead.
  */
 export default async function setup(project: TestProject) {
   if (process.env.USE_EXISTING_CLUSTER === 'true') {
@@ -19,7 +21,10 @@ export default async function setup(project: TestProject) {
   }
   const started = Date.now();
   const stateDir = await mkdtemp(join(tmpdir(), 'policy-grant-it-'));
-  const plane = await startLocalControlPlane({ stateDir, log: (m) => console.log(`[control-plane] ${m}`) });
+  const [plane, postgres] = await Promise.all([
+    startLocalControlPlane({ stateDir, log: (m) => console.log(`[control-plane] ${m}`) }),
+    startPostgres({ binaries: await resolvePostgresBinaries(), stateDir }),
+  ]);
   await writeProjectSchema(plane.spicedb);
   console.log(`[control-plane] ready in ${Date.now() - started} ms; logs: ${plane.logFiles.join(', ')}`);
   project.provide('controlPlane', {
@@ -27,13 +32,16 @@ export default async function setup(project: TestProject) {
     spicedbEndpoint: plane.spicedb?.endpoint ?? '',
     spicedbToken: plane.spicedb?.token ?? '',
     stateDir,
-    logFiles: plane.logFiles,
+    logFiles: [...plane.logFiles, postgres.process.logFile],
     tools: { ...plane.tools },
+    postgresUrl: postgres.url,
   });
   return async () => {
-    await plane.stop();
+    await Promise.all([plane.stop(), postgres.process.stop()]);
     // Logs stay for a look after a failure; the data does not.
-    await rm(join(stateDir, 'etcd-data'), { recursive: true, force: true });
+    for (const data of ['etcd-data', 'postgres-data']) {
+      await rm(join(stateDir, data), { recursive: true, force: true });
+    }
   };
 }
 
@@ -65,5 +73,6 @@ function existingCluster(): ControlPlaneInfo {
     stateDir: '',
     logFiles: [],
     tools: {},
+    postgresUrl: required('TEST_DATABASE_URL'),
   };
 }

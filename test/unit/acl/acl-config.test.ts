@@ -24,6 +24,7 @@ beforeAll(async () => {
     JWT_ISSUER: 'https://id.example/',
     JWT_AUDIENCE: 'acl',
     ACL_NAMESPACE: 'grants',
+    DATABASE_URL: 'postgres://acl@db.example:5432/audit',
   };
 });
 
@@ -43,5 +44,34 @@ describe('the ACL API configuration', () => {
       SPICEDB_TLS: 'maybe',
     });
     expect(JSON.stringify({ ...config, metricsRegistry: undefined })).not.toContain('no port');
+  });
+
+  it('needs DATABASE_URL: every mutation is recorded in PostgreSQL', async () => {
+    await expect(aclConfigFromEnvironment({ ...env, DATABASE_URL: undefined })).rejects.toThrow(
+      /DATABASE_URL/,
+    );
+    await expect(aclConfigFromEnvironment({ ...env, DATABASE_URL: 'mysql://x' })).rejects.toThrow(
+      /DATABASE_URL/,
+    );
+  });
+
+  it('reads the audit settings: migration URL, migrations at start-up or not, retention', async () => {
+    const defaults = await aclConfigFromEnvironment(env);
+    expect(defaults.audit).toEqual({ databaseUrl: 'postgres://acl@db.example:5432/audit', migrate: true });
+    const set = await aclConfigFromEnvironment({
+      ...env,
+      DATABASE_MIGRATION_URL: 'postgresql://owner@db.example/audit',
+      AUDIT_MIGRATIONS: 'skip',
+      AUDIT_RETENTION_DAYS: '400',
+    });
+    expect(set.audit).toEqual({
+      databaseUrl: 'postgres://acl@db.example:5432/audit',
+      migrationUrl: 'postgresql://owner@db.example/audit',
+      migrate: false,
+      retentionDays: 400,
+    });
+    await expect(aclConfigFromEnvironment({ ...env, AUDIT_RETENTION_DAYS: '0' })).rejects.toThrow(
+      /AUDIT_RETENTION_DAYS/,
+    );
   });
 });

@@ -64,6 +64,17 @@ describe('readiness', () => {
     expect(logs.text()).toContain('connection refused');
   });
 
+  it('stays 200 when only a dependency that is not required fails, naming it', async () => {
+    const { base } = await start([passing('kubernetes'), { ...failing('postgres'), required: false }]);
+    const response = await fetch(`${base}/healthz/ready`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { title: string; results: unknown[] };
+    expect(body.title).toBe('Ready, degraded: postgres (failed)');
+    expect(body.results).toContainEqual(expect.objectContaining({ name: 'postgres', status: 'failed' }));
+    const both = await start([failing('kubernetes'), { ...failing('postgres'), required: false }]);
+    expect((await fetch(`${both.base}/healthz/ready`)).status, 'a required one still fails it').toBe(503);
+  });
+
   it('aborts the signal of a check that timed out', async () => {
     let aborted = false;
     const [outcome] = await runReadinessChecks([

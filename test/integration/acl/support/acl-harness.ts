@@ -29,6 +29,7 @@ import { createAuthenticators } from '../../../../src/config/auth-config.js';
 import type { AclApiConfig } from '../../../../src/acl/acl-config.js';
 import { startAclApi, type RunningAclApi } from '../../../../src/cmd/acl-api.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../../support/cluster.js';
+import { testAuditConfig } from '../../support/database.js';
 import { until } from '../../../support/until.js';
 
 // One ACL API per test file, in-process on an ephemeral port, writing into its own namespace, with a dev
@@ -59,6 +60,8 @@ export class AclHarness {
   namespace!: string;
   key!: DevSigningKey;
   private tempDir!: string;
+  /** The audit store of the API (a database of its own on the shared PostgreSQL server). */
+  audit: AclApiConfig['audit'] | undefined;
   private readonly itemNames: string[] = [];
 
   /** Starts the API in a namespace of its own, or in `overrides.namespace` (a controller's ACL namespace). */
@@ -100,6 +103,7 @@ export class AclHarness {
         overrides.metricsRegistry ? { metricsRegistry: overrides.metricsRegistry } : {},
       ),
       closeGraceMs: 1_000,
+      audit: (this.audit ??= await testAuditConfig('acl')),
       ...overrides,
     };
   }

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { decodeCursor } from '../../audit/audit-cursor.js';
+import { successEnvelopeSchema } from '../../http/envelope.js';
+import type { UrnScheme } from '../../http/urn.js';
+import { DEFAULT_LISTING_LIMIT, MAX_LISTING_LIMIT, decimal } from '../api-schemas.js';
+
+// The request and response schemas of GET /audit, /audit/export and /audit/verify.
+
+const instant = (name: string) =>
+  z.iso
+    .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z` })
+    .transform((text) => new Date(text));
+
+const text = (description: string) => z.string().min(1).max(512).optional().describe(description);
+
+const TimeRangeShape = {
+  from: instant('from').optional().describe('Records at or after this time (ISO 8601).'),
+  to: instant('to').optional().describe('Records before this time (ISO 8601).'),
+};
+
+function orderedRange<T extends { from?: Date | undefined; to?: Date | undefined }>(
+  range: T,
+  ctx: z.RefinementCtx,
+) {
+  if (range.from && range.to && range.from.getTime() >= range.to.getTime()) {
+    ctx.addIssue({ code: 'custom', path: ['to'], message: 'to must be later than from' });
+  }
+}
+
+export const TimeRangeQuerySchema = z.object(TimeRangeShape).superRefine(orderedRange);
+
+export const AuditQuerySchema = z
+  .object({
+    actor: text('Only actions of this actor id (a user id, or an application client id).'),
+    action: text('Only this action, e.g. policy.created.'),
+    itemId: text('Only actions on this item.'),
+    policyId: text('Only actions on this policy.'),
+    ...TimeRangeShape,
+    limit: decimal('limit')
+      .pipe(z.int().min(1).max(MAX_LISTING_LIMIT))
+      .optional()
+      .default(DEFAULT_LISTING_LIMIT)
+      .describe(`Records per page, 1 to ${MAX_LISTING_LIMIT}; default ${DEFAULT_LISTING_LIMIT}.`),
+    cursor: z
+      .string()
+      .max(256)
+      .refine((value) => decodeCursor(value) !== undefined, 'cursor must be a nextCursor this API returned')
+      .optional()
+      .describe("The previous page's nextCursor."),
+  })
+  .superRefine(orderedRange);
+
+export const AuditRecordSchema = z
+  .object({
+    id: z.string().describe('Consecutive from the first record: a gap shows a deleted record.'),
+    time: z.string().describe('ISO 8601 UTC, from PostgreSQL.'),
+    actor: z.object({ type: z.enum(['user', 'application', 'kubernetes']), id: z.string() }),
+    action: z.string().describe('e.g. policy.created, policy.revoked, membership.added.'),
+    target: z.object({
+      kind: z.string(),
+      id: z.string(),
+      itemId: z.string().optional(),
+      organisationId: z.string().optional().describe("The item's or membership's organisation."),
+    }),
+    outcome: z.object({
+      status: z.int().describe('The HTTP status of the answer.'),
+      detail: z.string().optional(),
+    }),
+    requestId: z.string(),
+    prevHash: z.string().describe('The hash of the previous record (64 zeros before the first).'),
+    hash: z.string().describe('SHA-256 (hex) of the canonical JSON of the record without hash.'),
+  })
+  .meta({ id: 'AuditRecord' });
+
+export const ChainReportSchema = z
+  .object({
+    valid: z.boolean(),
+    checked: z.int().describe('Records checked.'),
+    firstId: z.string().optional(),
+    lastId: z.string().optional(),
+    breaks: z
+      .array(
+        z.object({
+          id: z.string().describe('The record at which the chain stops holding.'),
+          reason: z.enum(['altered', 'missing', 'unlinked']),
+          detail: z.string(),
+        }),
+      )
+      .describe('Where the chain breaks, oldest first (at most 100).'),
+  })
+  .meta({ id: 'AuditChainReport' });
+
+export function auditResponseSchemas(urn: UrnScheme) {
+  return {
+    page: successEnvelopeSchema(urn, { results: AuditRecordSchema }).extend({
+      nextCursor: z.string().optional().describe('Absent on the last page.'),
+    }),
+    verified: successEnvelopeSchema(urn, { results: ChainReportSchema }),
+  };
+}

@@ -1,0 +1,155 @@
+import type { MembershipKey } from '../../api/v1alpha1/index.js';
+import type { AuditTarget } from '../../audit/audit-record.js';
+import type { AclCache } from '../acl-cache.js';
+import { membershipChange, type MemberEvent } from '../memberships/cloud-events.js';
+import type { MutationAudit } from './audited-routes.js';
+import type { ActionDescription } from './mutation-auditor.js';
+
+// What each mutating route of the ACL API records (docs/audit.md, "What is recorded").
+
+export const ACTIONS = {
+  policyCreated: 'policy.created',
+  policyRevoked: 'policy.revoked',
+  membershipAdded: 'membership.added',
+  membershipRemoved: 'membership.removed',
+  membershipEvents: 'membership.events',
+  membersReplaced: 'membership.replaced',
+  delegationCreated: 'delegation.created',
+  delegationRevoked: 'delegation.revoked',
+} as const;
+
+interface CreateInput {
+  body: { request: readonly { itemId: string }[] };
+}
+interface DeleteInput {
+  query: { id: string };
+}
+interface EventsInput {
+  body: MemberEvent | MemberEvent[];
+}
+interface DelegationCreateInput {
+  body: { itemId: string };
+}
+interface DelegationInput {
+  params: { id: string };
+}
+interface SnapshotInput {
+  params: { organisationId: string; groupId?: string };
+}
+
+interface Envelope {
+  results?: readonly { policyId?: string; delegationId?: string; outcome?: string }[];
+}
+
+export function mutationAudits(cache: AclCache) {
+  const organisationOfItem = (itemId: string) => cache.itemsWithId(itemId)[0]?.spec.organisationId;
+  const itemTarget = (itemId: string): AuditTarget =>
+    withOrganisation({ kind: 'item', id: itemId, itemId }, organisationOfItem(itemId));
+  const policyTarget = (policyId: string, itemId = cache.grantByUid(policyId)?.spec.itemId): AuditTarget =>
+    itemId === undefined
+      ? { kind: 'policy', id: policyId }
+      : withOrganisation({ kind: 'policy', id: policyId, itemId }, organisationOfItem(itemId));
+  const revoked = (policyId: unknown): ActionDescription[] => [
+    { action: ACTIONS.policyRevoked, target: policyTarget(String(policyId ?? '')) },
+  ];
+
+  const create: MutationAudit<CreateInput> = {
+    completed: ({ body }, result) =>
+      ((result.body as Envelope).results ?? []).map((created, index) => ({
+        action: ACTIONS.policyCreated,
+        target: policyTarget(String(created.policyId), body.request[index]?.itemId),
+      })),
+    attempted: ({ body }) =>
+      requestedItems(body).map((itemId) => ({ action: ACTIONS.policyCreated, target: itemTarget(itemId) })),
+  };
+  const revoke: MutationAudit<DeleteInput> = {
+    completed: ({ query }) => revoked(query.id),
+    attempted: ({ query }) => revoked(query.id),
+  };
+  const events: MutationAudit<EventsInput> = {
+    completed: ({ body }, result) => {
+      const outcomes = (result.body as Envelope).results ?? [];
+      return eventList(body).map((event, index) => ({
+        ...eventAction(event),
+        ...(outcomes[index]?.outcome ? { detail: outcomes[index].outcome } : {}),
+      }));
+    },
+    attempted: ({ body }) =>
+      body === undefined
+        ? [{ action: ACTIONS.membershipEvents, target: { kind: 'membership', id: '*' } }]
+        : eventList(body as MemberEvent | MemberEvent[]).map(eventAction),
+  };
+  const snapshot: MutationAudit<SnapshotInput> = {
+    completed: ({ params }) => [snapshotAction(params)],
+    attempted: ({ params }) => [snapshotAction(params as SnapshotInput['params'])],
+  };
+  const delegationTarget = (
+    delegationId: string,
+    itemId = cache.delegationByUid(delegationId)?.spec.itemId,
+  ): AuditTarget =>
+    itemId === undefined
+      ? { kind: 'delegation', id: delegationId }
+      : withOrganisation({ kind: 'delegation', id: delegationId, itemId }, organisationOfItem(itemId));
+  const delegate: MutationAudit<DelegationCreateInput> = {
+    completed: ({ body }, result) =>
+      ((result.body as Envelope).results ?? []).map((created) => ({
+        action: ACTIONS.delegationCreated,
+        target: delegationTarget(String(created.delegationId), body.itemId),
+      })),
+    attempted: ({ body }) => {
+      const itemId = (body as { itemId?: unknown } | undefined)?.itemId;
+      const target = typeof itemId === 'string' ? itemTarget(itemId) : { kind: 'delegation', id: '*' };
+      return [{ action: ACTIONS.delegationCreated, target }];
+    },
+  };
+  const undelegate: MutationAudit<DelegationInput> = {
+    completed: ({ params }) => [{ action: ACTIONS.delegationRevoked, target: delegationTarget(params.id) }],
+    attempted: ({ params }) => [
+      { action: ACTIONS.delegationRevoked, target: delegationTarget(String(params.id ?? '')) },
+    ],
+  };
+  return { create, revoke, events, snapshot, delegate, undelegate };
+}
+
+function withOrganisation(target: AuditTarget, organisationId: string | undefined): AuditTarget {
+  return organisationId === undefined ? target : { ...target, organisationId };
+}
+
+function requestedItems(body: unknown): string[] {
+  const request = (body as { request?: unknown } | undefined)?.request;
+  if (!Array.isArray(request)) return [];
+  return request.map((item) => String((item as { itemId?: unknown }).itemId ?? ''));
+}
+
+function eventList(body: MemberEvent | MemberEvent[]): MemberEvent[] {
+  return Array.isArray(body) ? body : [body];
+}
+
+function eventAction(event: MemberEvent): ActionDescription {
+  const change = membershipChange(event);
+  return {
+    action: change.member ? ACTIONS.membershipAdded : ACTIONS.membershipRemoved,
+    target: membershipTarget(change.key),
+  };
+}
+
+function membershipTarget(key: MembershipKey): AuditTarget {
+  const group = key.groupId === undefined ? '' : `/groups/${key.groupId}`;
+  return {
+    kind: 'membership',
+    id: `${key.organisationId}${group}/members/${key.userId}`,
+    organisationId: key.organisationId,
+  };
+}
+
+function snapshotAction(params: { organisationId: string; groupId?: string }): ActionDescription {
+  const group = params.groupId === undefined ? '' : `/${params.groupId}`;
+  return {
+    action: ACTIONS.membersReplaced,
+    target: {
+      kind: params.groupId === undefined ? 'organisation' : 'group',
+      id: `${params.organisationId}${group}`,
+      organisationId: params.organisationId,
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+
+// The audit record (docs/audit.md, "The record") and its place in the hash chain.
+
+export type ActorType = 'user' | 'application' | 'kubernetes';
+
+export interface AuditActor {
+  type: ActorType;
+  id: string;
+}
+
+export interface AuditTarget {
+  kind: string;
+  id: string;
+  itemId?: string;
+  /** The organisation the target belongs to (an item's, a membership's): what an org_admin may see. */
+  organisationId?: string;
+}
+
+export interface AuditOutcome {
+  /** The HTTP status the action answered. */
+  status: number;
+  detail?: string;
+}
+
+/** What a caller records: the store adds id, time and the chain. */
+export interface AuditEntry {
+  actor: AuditActor;
+  action: string;
+  target: AuditTarget;
+  outcome: AuditOutcome;
+  requestId: string;
+}
+
+export interface AuditRecord extends AuditEntry {
+  /** Decimal: ids are consecutive from the first record, so a gap shows a deleted record. */
+  id: string;
+  /** ISO 8601 with milliseconds, from PostgreSQL's clock; never earlier than the previous record's. */
+  time: string;
+  prevHash: string;
+  hash: string;
+}
+
+/** The prevHash of the first record ever written. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** SHA-256 (hex) over the canonical encoding of everything in the record but its own hash. */
+export function recordHash(record: Omit<AuditRecord, 'hash'>): string {
+  return createHash('sha256').update(canonicalJson(record)).digest('hex');
+}
+
+/** JSON with object keys sorted at every level and absent optional fields left out: one text per record. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const fields = Object.entries(value as Record<string, unknown>)
+      .filter(([, field]) => field !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`);
+    return `{${fields.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

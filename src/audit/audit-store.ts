@@ -1,0 +1,116 @@
+import pg from 'pg';
+import { GENESIS_HASH, recordHash, type AuditEntry, type AuditRecord } from './audit-record.js';
+import { RECORD_COLUMNS, rowValues } from './record-rows.js';
+
+/** How a 503 and the readiness check name the audit store. */
+export const POSTGRES_DEPENDENCY = 'postgres';
+
+// Appends from every replica take this transaction-scoped lock: one writer at a time extends the chain.
+const APPEND_LOCK = "hashtext('policy-grant-operator/audit/append')";
+
+const INSERT = `INSERT INTO audit.records (${RECORD_COLUMNS}) VALUES (${RECORD_COLUMNS.split(',')
+  .map((_, index) => `$${index + 1}`)
+  .join(', ')})`;
+
+// The chain's end (the last record, or the anchor when none is kept) and PostgreSQL's clock, in one round trip.
+const CHAIN_END = `
+  SELECT last.id, last.hash, last.time, anchor.hash AS anchor_hash, anchor.last_pruned_id,
+         date_trunc('milliseconds', clock_timestamp()) AS now
+  FROM audit.chain_anchor anchor
+  LEFT JOIN LATERAL (SELECT id, hash, time FROM audit.records ORDER BY id DESC LIMIT 1) last ON true`;
+
+interface ChainEnd {
+  id: string | null;
+  hash: string | null;
+  time: Date | null;
+  anchor_hash: string;
+  last_pruned_id: string;
+  now: Date;
+}
+
+export interface AuditStoreOptions {
+  connectionString: string;
+  /** Connections per replica (default 10). */
+  maxConnections?: number;
+  /** How long a query may wait for a connection before it fails (default 5 s). */
+  connectTimeoutMs?: number;
+}
+
+/** The append-only store of audit records in PostgreSQL (docs/audit.md). */
+export class AuditStore {
+  readonly pool: pg.Pool;
+
+  constructor(options: AuditStoreOptions) {
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+      // A server that went away must not leave a request waiting on a dead socket.
+      query_timeout: 10_000,
+    });
+    // An idle connection that breaks (the server restarted) is dropped; the next query opens another.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Resolves when PostgreSQL answers a query. */
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  /**
+   * Appends the entries, in order, as consecutive records of the chain, in one transaction: all are
+   * stored or none. Serialized across replicas by an advisory lock held until the commit.
+   */
+  async append(entries: readonly AuditEntry[]): Promise<AuditRecord[]> {
+    if (entries.length === 0) return [];
+    const client = await this.pool.connect();
+    // A connection that breaks between two queries of the transaction fails the next query; without a
+    // listener its 'error' event would be an uncaught exception.
+    const ignore = () => undefined;
+    client.on('error', ignore);
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await client.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
+      const end = (await client.query<ChainEnd>(CHAIN_END)).rows[0] as ChainEnd;
+      const records = chainOn(end, entries);
+      for (const record of records) await client.query(INSERT, rowValues(record));
+      await client.query('COMMIT');
+      return records;
+    } catch (error) {
+      broken = await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+      throw error;
+    } finally {
+      client.off('error', ignore);
+      client.release(broken);
+    }
+  }
+
+  /** Deletes the records past the retention the owner configured (audit.prune()); returns how many. */
+  async prune(): Promise<number> {
+    const { rows } = await this.pool.query<{ deleted: string }>('SELECT audit.prune() AS deleted');
+    return Number(rows[0]?.deleted ?? 0);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** The records that extend the chain at `end`: consecutive ids, times that never go back, linked hashes. */
+function chainOn(end: ChainEnd, entries: readonly AuditEntry[]): AuditRecord[] {
+  let id = BigInt(end.id ?? end.last_pruned_id);
+  let prevHash = end.hash ?? end.anchor_hash ?? GENESIS_HASH;
+  const time = new Date(Math.max(end.now.getTime(), end.time?.getTime() ?? 0)).toISOString();
+  return entries.map((entry) => {
+    id += 1n;
+    const { actor, action, target, outcome, requestId } = entry;
+    const unsigned = { id: id.toString(), time, actor, action, target, outcome, requestId, prevHash };
+    const record = { ...unsigned, hash: recordHash(unsigned) };
+    prevHash = record.hash;
+    return record;
+  });
+}

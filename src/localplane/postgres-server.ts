@@ -1,0 +1,106 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from './free-port.js';
+import { startHealthyProcess, type ManagedProcess } from './managed-process.js';
+import type { PostgresBinaries } from './postgres-binaries.js';
+
+export interface PostgresServer {
+  process: ManagedProcess;
+  port: number;
+  /** The superuser's connection string (trust authentication on loopback). */
+  url: string;
+  /** A connection string for another database or role of this server. */
+  urlFor(options: { database?: string; user?: string; password?: string }): string;
+}
+
+export interface PostgresServerOptions {
+  binaries: PostgresBinaries;
+  /** Holds the data folder (`postgres-data`, kept across restarts) and the log. */
+  stateDir: string;
+  /** Reuse a port, e.g. to start it again where its clients expect it. */
+  port?: number;
+  name?: string;
+}
+
+const run = promisify(execFile);
+const SUPERUSER = 'postgres';
+// PostgreSQL refuses to run as root; as root, the server runs as nobody (65534), owning its data folder.
+const NOBODY = { uid: 65534, gid: 65534 };
+
+/**
+ * A PostgreSQL server on loopback (TCP only, no Unix socket), durability traded for speed (fsync off) as
+ * etcd is here: for tests and the development stack. The data folder is made by initdb on first start and
+ * kept: started again on the same `stateDir`, the server has the data of the previous run.
+ */
+export async function startPostgres(options: PostgresServerOptions): Promise<PostgresServer> {
+  const name = options.name ?? 'postgres';
+  const dataDir = join(options.stateDir, 'postgres-data');
+  const runAs = process.getuid?.() === 0 ? NOBODY : undefined;
+  await initialiseDataDir(options.binaries.initdb, options.stateDir, dataDir, runAs);
+  const port = options.port ?? (await freePort());
+  const urlFor = connectionStrings(port);
+  const url = urlFor({});
+  const server = await startHealthyProcess(
+    {
+      name,
+      command: options.binaries.postgres,
+      args: [
+        ...['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', ''],
+        // fsync off: what a commit wrote survives the server's death, not the machine's. synchronous_commit
+        // stays on: off, a commit acknowledged just before a kill would be lost with the server's WAL buffers.
+        ...['-c', 'fsync=off', '-c', 'full_page_writes=off'],
+        ...['-c', 'max_connections=200'],
+      ],
+      logFile: join(options.stateDir, `${name}.log`),
+      // SIGTERM would wait for every client to disconnect; SIGINT ends their sessions (fast shutdown).
+      stopSignal: 'SIGINT',
+      ...(runAs ? { runAs } : {}),
+    },
+    () => answers(url),
+    60_000,
+  );
+  return { process: server, port, url, urlFor };
+}
+
+async function initialiseDataDir(
+  initdb: string,
+  stateDir: string,
+  dataDir: string,
+  runAs: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return;
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const asUser: string[] = [];
+  if (runAs) {
+    // The server's user must reach its data folder through the state folder (mkdtemp makes it 0700).
+    await chmod(stateDir, 0o711);
+    await chown(dataDir, runAs.uid, runAs.gid);
+    asUser.push('/usr/bin/setpriv', `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--');
+  }
+  const args = ['-D', dataDir, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'];
+  const [command, ...rest] = [...asUser, initdb, ...args] as [string, ...string[]];
+  await run(command, [...rest, '--no-instructions']);
+}
+
+function connectionStrings(port: number) {
+  return (options: { database?: string; user?: string; password?: string }) => {
+    const user = encodeURIComponent(options.user ?? SUPERUSER);
+    const password = options.password === undefined ? '' : `:${encodeURIComponent(options.password)}`;
+    return `postgres://${user}${password}@127.0.0.1:${port}/${encodeURIComponent(options.database ?? 'postgres')}`;
+  };
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,387 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aclRouteClass } from '../../../src/acl/acl-route-classes.js';
+import { AuditStore } from '../../../src/audit/audit-store.js';
+import type { HttpMethod } from '../../../src/http/openapi/route-definition.js';
+import { WRITER_ROLE } from '../../../src/audit/migrations.js';
+import type { AuditRecord } from '../../../src/audit/audit-record.js';
+import { uniqueId } from '../support/cluster.js';
+import { withDatabase } from '../support/database.js';
+import { memberEvent, EVENT_BATCH } from '../../support/member-events.js';
+import { AclHarness, individual, type Caller } from './support/acl-harness.js';
+import { AuditDatabase } from './support/audit-records.js';
+
+// The audit trail of the ACL API against real PostgreSQL and kube-apiserver: one record per action for every
+// mutating route (and every refusal), the hash chain found broken after edits in PostgreSQL, the writer
+// role's limits, and GET /audit, /audit/export and /audit/verify.
+
+const harness = new AclHarness();
+const database = new AuditDatabase(harness);
+const orgId = randomUUID();
+let owner: Caller;
+let orgAdmin: Caller;
+let cosAdmin: Caller;
+let producer: Caller;
+let stranger: Caller;
+let itemId: string;
+
+beforeAll(async () => {
+  await harness.start('acl-audit');
+  owner = await harness.user({ org: orgId });
+  orgAdmin = await harness.user({ roles: ['org_admin'], org: orgId });
+  cosAdmin = await harness.user({ roles: ['cos_admin'] });
+  producer = await harness.user({ roles: ['event_producer'] });
+  stranger = await harness.user({ org: randomUUID() });
+  itemId = (await harness.catalogItem({ ownerId: owner.id, organisationId: orgId })).spec.itemId;
+});
+
+afterAll(() => harness.stop());
+
+/** A request with a request id of its own, so that its records can be found. */
+async function sent(
+  method: string,
+  path: string,
+  caller: Caller,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const requestId = uniqueId('req');
+  const answer = await harness.request<Record<string, unknown>>(method, path, {
+    caller,
+    ...(body === undefined ? {} : { body }),
+    headers: { 'x-request-id': requestId, ...headers },
+  });
+  return { ...answer, requestId, records: await database.ofRequest(requestId) };
+}
+
+function delegationBody() {
+  const expiryTime = new Date(Date.now() + 86_400_000).toISOString();
+  return { agentId: `agent-${randomUUID()}`, itemId, relation: 'viewer', expiryTime };
+}
+
+async function createdDelegation(): Promise<string> {
+  const created = await harness.request<{ results: { delegationId: string }[] }>('POST', '/delegations', {
+    caller: owner,
+    body: delegationBody(),
+  });
+  expect(created.status).toBe(201);
+  return created.body.results[0]?.delegationId ?? '';
+}
+
+function createBody(userId = randomUUID()) {
+  return { request: [individual(itemId, userId, ['api'])] };
+}
+
+async function createdPolicy(caller = owner): Promise<string> {
+  const answer = await sent('POST', '/policy', caller, createBody());
+  expect(answer.status).toBe(201);
+  return (answer.body.results as { policyId: string }[])[0]?.policyId as string;
+}
+
+describe('one record per action', () => {
+  it('POST /policy: one policy.created per grant, with actor, target and outcome', async () => {
+    const body = { request: [individual(itemId, randomUUID()), individual(itemId, randomUUID())] };
+    const answer = await sent('POST', '/policy', orgAdmin, body);
+    expect(answer.status).toBe(201);
+    const policyIds = (answer.body.results as { policyId: string }[]).map((result) => result.policyId);
+    expect(
+      answer.records.map((record) => [record.action, record.target, record.actor, record.outcome]),
+    ).toEqual(
+      policyIds.map((policyId) => [
+        'policy.created',
+        { kind: 'policy', id: policyId, itemId, organisationId: orgId },
+        { type: 'user', id: orgAdmin.id },
+        { status: 201, detail: '2 policies created' },
+      ]),
+    );
+  });
+
+  it('POST /policy refused (403): one record per requested item', async () => {
+    const answer = await sent('POST', '/policy', stranger, createBody());
+    expect(answer.status).toBe(403);
+    // toMatchObject on an array also checks its length: exactly one record.
+    expect(answer.records).toMatchObject([
+      {
+        action: 'policy.created',
+        actor: { type: 'user', id: stranger.id },
+        target: { kind: 'item', id: itemId, itemId, organisationId: orgId },
+        outcome: { status: 403 },
+      },
+    ]);
+  });
+
+  it('DELETE /policy: policy.revoked, and its refusal', async () => {
+    const policyId = await createdPolicy();
+    const refused = await sent('DELETE', `/policy?id=${policyId}`, stranger);
+    expect(refused.status).toBe(403);
+    expect(refused.records).toMatchObject([{ action: 'policy.revoked', outcome: { status: 403 } }]);
+    const revoked = await sent('DELETE', `/policy?id=${policyId}`, owner);
+    expect(revoked.status).toBe(200);
+    expect(
+      revoked.records.map(({ action, actor, target, outcome }) => ({ action, actor, target, outcome })),
+    ).toEqual([
+      {
+        action: 'policy.revoked',
+        actor: { type: 'user', id: owner.id },
+        target: { kind: 'policy', id: policyId, itemId, organisationId: orgId },
+        outcome: { status: 200, detail: '1 policy deleted' },
+      },
+    ]);
+  });
+
+  it('POST /events: one record per event with its outcome; a caller without the role is recorded refused', async () => {
+    const key = { organisationId: orgId, userId: randomUUID() };
+    const events = [memberEvent('added', key), memberEvent('added', { ...key, groupId: 'g1' })];
+    const answer = await sent('POST', '/events', producer, events, { 'content-type': EVENT_BATCH });
+    expect(answer.status).toBe(200);
+    expect(answer.records.map((record) => [record.action, record.target.id, record.outcome.detail])).toEqual([
+      ['membership.added', `${orgId}/members/${key.userId}`, 'applied'],
+      ['membership.added', `${orgId}/groups/g1/members/${key.userId}`, 'applied'],
+    ]);
+    const refused = await sent('POST', '/events', stranger, events, { 'content-type': EVENT_BATCH });
+    expect(refused.status).toBe(403);
+    expect(refused.records).toMatchObject([
+      { action: 'membership.events', actor: { id: stranger.id }, outcome: { status: 403 } },
+    ]);
+  });
+
+  it('PUT .../members: membership.replaced on the organisation or the group', async () => {
+    const userIds = [randomUUID()];
+    const organisation = await sent('PUT', `/organisations/${orgId}/members`, producer, { userIds });
+    const groupAnswer = await sent('PUT', `/organisations/${orgId}/groups/g2/members`, producer, { userIds });
+    expect([organisation.status, groupAnswer.status]).toEqual([200, 200]);
+    expect(organisation.records).toMatchObject([
+      {
+        action: 'membership.replaced',
+        target: { kind: 'organisation', id: orgId },
+        outcome: { status: 200 },
+      },
+    ]);
+    expect(groupAnswer.records).toMatchObject([
+      { action: 'membership.replaced', target: { kind: 'group', id: `${orgId}/g2`, organisationId: orgId } },
+    ]);
+  });
+
+  it('an application is recorded by its client id', async () => {
+    const answer = await sent('PUT', `/organisations/${orgId}/members`, harness.basicCaller(), {
+      userIds: [],
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.records[0]?.actor).toEqual({ type: 'application', id: 'gateway-app' });
+  });
+});
+
+describe('every mutating route of the OpenAPI document is audited', () => {
+  it('walks the document: each mutating operation leaves a record of its request', async () => {
+    const examples: Record<
+      string,
+      () => Promise<{ path: string; caller: Caller; body?: unknown; headers?: Record<string, string> }>
+    > = {
+      createPolicy: async () => ({ path: '/policy', caller: owner, body: createBody() }),
+      deletePolicy: async () => ({ path: `/policy?id=${await createdPolicy()}`, caller: owner }),
+      postMemberEvents: async () => ({
+        path: '/events',
+        caller: producer,
+        body: [memberEvent('added', { organisationId: orgId, userId: randomUUID() })],
+        headers: { 'content-type': EVENT_BATCH },
+      }),
+      replaceOrganisationMembers: async () => ({
+        path: `/organisations/${orgId}/members`,
+        caller: producer,
+        body: { userIds: [] },
+      }),
+      createDelegation: async () => ({ path: '/delegations', caller: owner, body: delegationBody() }),
+      deleteDelegation: async () => ({ path: `/delegations/${await createdDelegation()}`, caller: owner }),
+      replaceGroupMembers: async () => ({
+        path: `/organisations/${orgId}/groups/g3/members`,
+        caller: producer,
+        body: { userIds: [] },
+      }),
+    };
+    const document = (
+      await harness.request<{ paths: Record<string, Record<string, { operationId: string }>> }>(
+        'GET',
+        '/docs',
+      )
+    ).body;
+    // Mutating: the rate limiter's write class (every method but GET, less POST /verify, which reads).
+    const mutating = Object.values(document.paths)
+      .flatMap((operations) =>
+        Object.entries(operations).map(([method, operation]) => ({
+          method,
+          operationId: operation.operationId,
+        })),
+      )
+      .filter((operation): operation is { method: HttpMethod; operationId: string } =>
+        ['get', 'post', 'put', 'patch', 'delete'].includes(operation.method),
+      )
+      .filter((operation) => aclRouteClass(operation) === 'write');
+    expect(mutating.length).toBeGreaterThanOrEqual(5);
+    for (const { method, operationId } of mutating) {
+      const example = examples[operationId];
+      expect(
+        example,
+        `${operationId}: add an example request here; it must leave an audit record`,
+      ).toBeDefined();
+      const { path, caller, body, headers } = await (example as NonNullable<typeof example>)();
+      const answer = await sent(method.toUpperCase(), path, caller, body, headers);
+      expect(answer.status, `${operationId} answered ${JSON.stringify(answer.body)}`).toBeLessThan(300);
+      expect(answer.records.length, `${operationId} left no audit record`).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('GET /audit/verify', () => {
+  it('finds a record edited and a record deleted directly in PostgreSQL, and where', async () => {
+    for (let i = 0; i < 4; i++) await createdPolicy();
+    const intact = await sent('GET', '/audit/verify', cosAdmin);
+    expect(intact.status).toBe(200);
+    expect(intact.body.results).toMatchObject([{ valid: true, breaks: [] }]);
+
+    const [edited, , deleted] = await database.query<{ id: string }>(
+      "SELECT id FROM audit.records WHERE action = 'policy.created' ORDER BY id DESC LIMIT 3",
+    );
+    await database.query("UPDATE audit.records SET outcome_detail = 'nothing happened' WHERE id = $1", [
+      edited?.id,
+    ]);
+    await database.query('DELETE FROM audit.records WHERE id = $1', [deleted?.id]);
+    const broken = await sent('GET', '/audit/verify', cosAdmin);
+    const report = (broken.body.results as { valid: boolean; breaks: { id: string; reason: string }[] }[])[0];
+    expect(report?.valid).toBe(false);
+    expect(report?.breaks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: edited?.id, reason: 'altered' }),
+        expect.objectContaining({ id: String(BigInt(deleted?.id ?? 0) + 1n), reason: 'missing' }),
+      ]),
+    );
+    expect((await sent('GET', '/audit/verify', owner)).status).toBe(403);
+  });
+});
+
+describe('the writer role', () => {
+  it('appends and reads records as the services do, and may never UPDATE or DELETE them', async () => {
+    const login = uniqueId('writer').replace(/-/g, '_');
+    await database.query(`CREATE ROLE ${login} LOGIN PASSWORD 'writer-password' IN ROLE ${WRITER_ROLE}`);
+    const url = withDatabase(harness.audit?.databaseUrl as string, {
+      user: login,
+      password: 'writer-password',
+    });
+    const store = new AuditStore({ connectionString: url });
+    const [appended] = await store
+      .append([
+        {
+          actor: { type: 'user', id: owner.id },
+          action: 'test.appended',
+          target: { kind: 'test', id: 'writer' },
+          outcome: { status: 200 },
+          requestId: uniqueId('req'),
+        },
+      ])
+      .finally(() => store.close());
+    expect(appended?.action).toBe('test.appended');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ count: string }>('SELECT count(*) FROM audit.records');
+      expect(Number(rows[0]?.count)).toBeGreaterThan(0);
+      for (const statement of [
+        "UPDATE audit.records SET outcome_detail = 'x'",
+        'DELETE FROM audit.records',
+        'TRUNCATE audit.records',
+        'UPDATE audit.chain_anchor SET last_pruned_id = 0',
+        'UPDATE audit.settings SET retention_days = 1',
+      ]) {
+        await expect(client.query(statement), statement).rejects.toMatchObject({ code: '42501' });
+      }
+    } finally {
+      await client.end();
+    }
+  });
+});
+
+describe('GET /audit', () => {
+  it('filters by actor, action, itemId, policyId and time, newest first', async () => {
+    const policyId = await createdPolicy(orgAdmin);
+    await sent('DELETE', `/policy?id=${policyId}`, orgAdmin);
+    const listed = async (query: string) =>
+      ((await sent('GET', `/audit?${query}`, cosAdmin)).body.results as AuditRecord[]) ?? [];
+    const ofPolicy = await listed(`policyId=${policyId}`);
+    expect(ofPolicy.map((record) => record.action)).toEqual(['policy.revoked', 'policy.created']);
+    expect(Number(ofPolicy[0]?.id)).toBeGreaterThan(Number(ofPolicy[1]?.id));
+    const revocations = await listed(`actor=${orgAdmin.id}&action=policy.revoked`);
+    expect(revocations.map((record) => record.target.id)).toContain(policyId);
+    expect(revocations.every((record) => record.actor.id === orgAdmin.id)).toBe(true);
+    expect(
+      (await listed(`itemId=${encodeURIComponent(itemId)}`)).every((r) => r.target.itemId === itemId),
+    ).toBe(true);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await listed(`from=${future}`)).toEqual([]);
+    expect((await listed(`to=${future}&policyId=${policyId}`)).length).toBe(2);
+  });
+
+  it('pages with a keyset cursor, without repeats or gaps', async () => {
+    const caller = await harness.user({ org: orgId, id: owner.id });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await sent('GET', `/audit?limit=2${cursor ? `&cursor=${cursor}` : ''}`, caller);
+      expect(page.status).toBe(200);
+      seen.push(...(page.body.results as AuditRecord[]).map((record) => record.id));
+      cursor = page.body.nextCursor as string | undefined;
+    } while (cursor);
+    const all = (await sent('GET', '/audit?limit=1000', caller)).body.results as AuditRecord[];
+    expect(seen).toEqual(all.map((record) => record.id));
+    expect(seen.length).toBeGreaterThan(2);
+  });
+
+  it('shows cos_admin everything, an org_admin their organisation, a user their own actions', async () => {
+    const ids = async (caller: Caller) =>
+      ((await sent('GET', '/audit?limit=1000', caller)).body.results as AuditRecord[]).map((r) => r);
+    const mine = await ids(stranger);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.every((record) => record.actor.id === stranger.id)).toBe(true);
+    const organisation = await ids(orgAdmin);
+    expect(organisation.every((r) => r.target.organisationId === orgId || r.actor.id === orgAdmin.id)).toBe(
+      true,
+    );
+    expect(
+      organisation.some((r) => r.actor.id === stranger.id),
+      "a stranger's attempt on the org's item",
+    ).toBe(true);
+    const everything = await ids(cosAdmin);
+    expect(everything.length).toBeGreaterThan(organisation.length);
+  });
+
+  it('400 naming the field for a bad cursor, time or limit', async () => {
+    for (const [query, field] of [
+      ['cursor=not-ours', 'cursor'],
+      ['from=yesterday', 'from'],
+      ['limit=0', 'limit'],
+      [`from=${new Date().toISOString()}&to=2000-01-01T00:00:00Z`, 'to'],
+    ]) {
+      const answer = await sent('GET', `/audit?${query}`, cosAdmin);
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.detail, query).toContain(field);
+    }
+  });
+});
+
+describe('GET /audit/export', () => {
+  it('streams NDJSON oldest first to cos_admin, and refuses anyone else', async () => {
+    const policyId = await createdPolicy();
+    const response = await fetch(`${harness.api.url}/audit/export`, {
+      headers: { authorization: cosAdmin.authorization },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/x-ndjson');
+    const records = (await response.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as AuditRecord);
+    const ids = records.map((record) => Number(record.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(records.some((record) => record.target.id === policyId)).toBe(true);
+    expect((await sent('GET', '/audit/export', orgAdmin)).status).toBe(403);
+  });
+});
