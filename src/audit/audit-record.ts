@@ -41,6 +41,23 @@ export interface AuditRecord extends AuditEntry {
   hash: string;
 }
 
+/**
+ * The entry as PostgreSQL can store it: its text and jsonb types cannot hold U+0000, which a refused request's
+ * raw input may carry (a path parameter `%00`); each becomes U+FFFD, so the record is kept, not lost.
+ */
+export function storableEntry(entry: AuditEntry): AuditEntry {
+  return withoutNul(entry) as AuditEntry;
+}
+
+function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd');
+  if (Array.isArray(value)) return value.map(withoutNul);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, withoutNul(field)]));
+  }
+  return value;
+}
+
 /** The prevHash of the first record ever written. */
 export const GENESIS_HASH = '0'.repeat(64);
 

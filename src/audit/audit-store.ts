@@ -1,5 +1,11 @@
 import pg from 'pg';
-import { GENESIS_HASH, recordHash, type AuditEntry, type AuditRecord } from './audit-record.js';
+import {
+  GENESIS_HASH,
+  recordHash,
+  storableEntry,
+  type AuditEntry,
+  type AuditRecord,
+} from './audit-record.js';
 import { RECORD_COLUMNS, rowValues } from './record-rows.js';
 
 /** How a 503 and the readiness check name the audit store. */
@@ -73,7 +79,7 @@ export class AuditStore {
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
       const end = (await client.query<ChainEnd>(CHAIN_END)).rows[0] as ChainEnd;
-      const records = chainOn(end, entries);
+      const records = chainOn(end, entries.map(storableEntry));
       for (const record of records) await client.query(INSERT, rowValues(record));
       await client.query('COMMIT');
       return records;

@@ -3,6 +3,7 @@ import {
   canonicalJson,
   GENESIS_HASH,
   recordHash,
+  storableEntry,
   type AuditRecord,
 } from '../../../src/audit/audit-record.js';
 import { decodeCursor, encodeCursor } from '../../../src/audit/audit-cursor.js';
@@ -79,5 +80,21 @@ describe('the keyset cursor', () => {
     ]) {
       expect(decodeCursor(text)).toBeUndefined();
     }
+  });
+});
+
+describe('storableEntry', () => {
+  it('replaces U+0000, which PostgreSQL text cannot hold, in every string and keeps the rest', () => {
+    const entry = {
+      actor: { type: 'user' as const, id: 'u1' },
+      action: 'membership.replaced',
+      target: { kind: 'group', id: 'org/\u0000', organisationId: '\u0000a' },
+      outcome: { status: 403, detail: 'no' },
+      requestId: 'r1',
+    };
+    expect(storableEntry(entry)).toEqual({
+      ...entry,
+      target: { kind: 'group', id: 'org/\ufffd', organisationId: '\ufffda' },
+    });
   });
 });
