@@ -10,8 +10,8 @@ export interface ProcessSpec {
   env?: NodeJS.ProcessEnv;
   /** Start it as the leader of a new process group (its children join the group unless they leave it). */
   processGroup?: boolean;
-  /** Run it as this user and group (numeric ids): servers that refuse to run as root (PostgreSQL). */
-  runAs?: { uid: number; gid: number };
+  /** Run it as a user other than root (see `asNonRoot`): for servers that refuse to run as root (PostgreSQL). */
+  nonRoot?: boolean;
   /** The signal stop() sends first (default SIGTERM). */
   stopSignal?: NodeJS.Signals;
 }
@@ -79,17 +79,31 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   };
 }
 
-/** The command and its arguments, behind setpriv when it is there (or when `runAs` needs it). */
+/** The command and its arguments, behind setpriv when it is there, in a user namespace when `nonRoot`. */
 function commandLine(spec: ProcessSpec): [string, string[]] {
-  const identity = spec.runAs
-    ? [`--reuid=${spec.runAs.uid}`, `--regid=${spec.runAs.gid}`, '--clear-groups']
-    : [];
-  if (!existsSync(SETPRIV)) {
-    if (spec.runAs) throw new Error(`${spec.name}: running as another user needs ${SETPRIV} (util-linux)`);
-    return [spec.command, spec.args];
-  }
-  // After the identity change: a change of user clears the parent-death signal.
-  return [SETPRIV, [...identity, '--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args]];
+  const [command, args]: [string, string[]] = existsSync(SETPRIV)
+    ? [SETPRIV, ['--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args]]
+    : [spec.command, spec.args];
+  // setpriv runs inside the namespace: entering one may clear the parent-death signal.
+  return spec.nonRoot ? asNonRoot(command, args) : [command, args];
+}
+
+const UNSHARE = '/usr/bin/unshare';
+const NON_ROOT_ID = '1000';
+
+/**
+ * `command` for a caller that is root, run as uid 1000 in a user namespace of its own (util-linux unshare),
+ * where the caller's files appear as that user's: the program no longer runs as root, yet reads and writes
+ * the caller's folders whatever their modes (a clone under a 0700 folder), and what it creates stays the
+ * caller's. For a caller that is not root, `command` as it is.
+ */
+export function asNonRoot(command: string, args: string[]): [string, string[]] {
+  if (process.getuid?.() !== 0) return [command, args];
+  if (!existsSync(UNSHARE)) throw new Error(`running ${command} as a user other than root needs ${UNSHARE}`);
+  return [
+    UNSHARE,
+    ['--user', `--map-user=${NON_ROOT_ID}`, `--map-group=${NON_ROOT_ID}`, '--', command, ...args],
+  ];
 }
 
 export function delay(ms: number): Promise<void> {

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './free-port.js';
-import { startHealthyProcess, type ManagedProcess } from './managed-process.js';
+import { asNonRoot, startHealthyProcess, type ManagedProcess } from './managed-process.js';
 import type { PostgresBinaries } from './postgres-binaries.js';
 
 export interface PostgresServer {
@@ -28,8 +28,6 @@ export interface PostgresServerOptions {
 
 const run = promisify(execFile);
 const SUPERUSER = 'postgres';
-// PostgreSQL refuses to run as root; as root, the server runs as nobody (65534), owning its data folder.
-const NOBODY = { uid: 65534, gid: 65534 };
 
 /**
  * A PostgreSQL server on loopback (TCP only, no Unix socket), durability traded for speed (fsync off) as
@@ -39,8 +37,7 @@ const NOBODY = { uid: 65534, gid: 65534 };
 export async function startPostgres(options: PostgresServerOptions): Promise<PostgresServer> {
   const name = options.name ?? 'postgres';
   const dataDir = join(options.stateDir, 'postgres-data');
-  const runAs = process.getuid?.() === 0 ? NOBODY : undefined;
-  await initialiseDataDir(options.binaries.initdb, options.stateDir, dataDir, runAs);
+  await initialiseDataDir(options.binaries.initdb, dataDir);
   const port = options.port ?? (await freePort());
   const urlFor = connectionStrings(port);
   const url = urlFor({});
@@ -58,7 +55,8 @@ export async function startPostgres(options: PostgresServerOptions): Promise<Pos
       logFile: join(options.stateDir, `${name}.log`),
       // SIGTERM would wait for every client to disconnect; SIGINT ends their sessions (fast shutdown).
       stopSignal: 'SIGINT',
-      ...(runAs ? { runAs } : {}),
+      // PostgreSQL refuses to run as root.
+      nonRoot: true,
     },
     () => answers(url),
     60_000,
@@ -66,24 +64,11 @@ export async function startPostgres(options: PostgresServerOptions): Promise<Pos
   return { process: server, port, url, urlFor };
 }
 
-async function initialiseDataDir(
-  initdb: string,
-  stateDir: string,
-  dataDir: string,
-  runAs: { uid: number; gid: number } | undefined,
-): Promise<void> {
+async function initialiseDataDir(initdb: string, dataDir: string): Promise<void> {
   if (existsSync(join(dataDir, 'PG_VERSION'))) return;
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const asUser: string[] = [];
-  if (runAs) {
-    // The server's user must reach its data folder through the state folder (mkdtemp makes it 0700).
-    await chmod(stateDir, 0o711);
-    await chown(dataDir, runAs.uid, runAs.gid);
-    asUser.push('/usr/bin/setpriv', `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--');
-  }
   const args = ['-D', dataDir, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'];
-  const [command, ...rest] = [...asUser, initdb, ...args] as [string, ...string[]];
-  await run(command, [...rest, '--no-instructions']);
+  await run(...asNonRoot(initdb, [...args, '--no-instructions']));
 }
 
 function connectionStrings(port: number) {
