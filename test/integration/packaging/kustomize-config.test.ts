@@ -73,6 +73,9 @@ function secretKeyRefNames(objects: KubeObject[]): string[] {
   return names;
 }
 
+// The audit trail's PostgreSQL is the user's in every overlay (docs/install.md): only the ACL API reads it.
+const AUDIT_DATABASE_SECRET = 'policy-grant-operator-audit-database';
+
 describe('config/ and the chart do not drift apart', () => {
   it('config/rbac, config/manager, config/admission and config/spicedb are exactly what the chart renders', () => {
     const committed = GENERATED_CONFIG_DIRS.flatMap((folder) =>
@@ -120,16 +123,18 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
   it('config/dev wires the bundled SpiceDB: one generated Secret feeds it, the controller and the decision service', async () => {
     const objects = await build('dev');
     const secret = objects.find((object) => object.kind === 'Secret');
-    const references = secretKeyRefNames(objects);
+    const references = secretKeyRefNames(objects).filter((name) => name !== AUDIT_DATABASE_SECRET);
     expect(new Set(references)).toEqual(new Set([secret?.metadata.name]));
     // Endpoint and key for each of the two SpiceDB clients (the ACL API is none), the key for SpiceDB itself.
     expect(references).toHaveLength(2 * 2 + 1);
   });
 
-  it('config/default expects the SpiceDB Secret from the user and creates none', async () => {
+  it('config/default expects the SpiceDB and audit database Secrets from the user and creates none', async () => {
     const objects = await build('default');
     expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
-    expect(new Set(secretKeyRefNames(objects))).toEqual(new Set(['policy-grant-operator-spicedb']));
+    expect(new Set(secretKeyRefNames(objects))).toEqual(
+      new Set(['policy-grant-operator-spicedb', AUDIT_DATABASE_SECRET]),
+    );
   });
 });
 
