@@ -117,7 +117,7 @@ describe('NOTES.txt', () => {
   }
 
   it('warns loudly that the bundled SpiceDB is for development only', async () => {
-    const text = await notes({ spicedb: { bundled: { enabled: true } } });
+    const text = await notes({ spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' } });
     expect(text).toContain('WARNING: BUNDLED SPICEDB - DEVELOPMENT ONLY');
     expect(text).toContain('MEMORY datastore');
   });

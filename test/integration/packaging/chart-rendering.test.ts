@@ -360,7 +360,7 @@ describe('configuration', () => {
     // The registry still: the ACL API judges grants as the controller does.
     expect(mountNames('acl-api')).toContain('spicedb-model');
     const bundled = await renderChart(NAMESPACE, {
-      spicedb: { bundled: { enabled: true } },
+      spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
       networkPolicy: { enabled: true },
     });
     const policy = bundled.find(
@@ -374,12 +374,14 @@ describe('configuration', () => {
     ]);
   });
 
-  it('the bundled SpiceDB: a plaintext endpoint in the release namespace, a generated key, one replica', async () => {
-    const objects = await renderChart(NAMESPACE, { spicedb: { bundled: { enabled: true } } });
+  it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
+    });
     const secret = objects.find((object) => object.kind === 'Secret')?.data as Record<string, string>;
     const decode = (value = '') => Buffer.from(value, 'base64').toString();
     expect(decode(secret.endpoint)).toBe(`pgo-policy-grant-operator-spicedb.${NAMESPACE}.svc:50051`);
-    expect(decode(secret.presharedKey)).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(decode(secret.presharedKey)).toBe('bundled-dev-key');
     const settings = objects.find((object) => componentOf(object) === 'settings')?.data as Record<
       string,
       string

@@ -134,7 +134,7 @@ export function createRestrictedNamespace(prefix: string): Promise<string> {
 
 /** Every optional feature of the chart on at once. */
 export const EVERY_FEATURE_VALUES = {
-  spicedb: { bundled: { enabled: true } },
+  spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
   auth: {
     jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator', algorithms: ['ES256'] },
     jwks: { inline: '{"keys":[]}' },
