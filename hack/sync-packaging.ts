@@ -119,10 +119,19 @@ export async function renderConfigFiles(helm: string): Promise<GeneratedFile[]> 
   // The Secret with SpiceDB's endpoint and key is the user's (config/default) or the dev overlay's (config/dev).
   const spicedbSecret = `${CONFIG_RELEASE.release}-spicedb`;
   const external = parseManifests(
-    await helmTemplate(helm, { ...CONFIG_RELEASE, values: { spicedb: { existingSecret: spicedbSecret } } }),
+    await helmTemplate(helm, {
+      ...CONFIG_RELEASE,
+      values: { spicedb: { existingSecret: spicedbSecret }, tests: { enabled: false } },
+    }),
   );
   const bundled = parseManifests(
-    await helmTemplate(helm, { ...CONFIG_RELEASE, values: { spicedb: { bundled: { enabled: true }, presharedKey: 'not-rendered' } } }),
+    await helmTemplate(helm, {
+      ...CONFIG_RELEASE,
+      values: {
+        spicedb: { bundled: { enabled: true }, presharedKey: 'not-rendered' },
+        tests: { enabled: false },
+      },
+    }),
   );
   const folders: Record<string, KubeObject[]> = {
     rbac: external.filter((object) => RBAC_KINDS.has(object.kind)),

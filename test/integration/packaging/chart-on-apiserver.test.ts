@@ -9,6 +9,7 @@ import {
   EVERY_FEATURE_VALUES,
   EXTERNAL_SPICEDB_VALUES,
   FIXTURES_DIR,
+  OPERATIONS_VALUES,
   isCrd,
   packagingTools,
   podsOfDeployments,
@@ -26,13 +27,18 @@ const RENDERINGS: [string, object][] = [
   ['default values', {}],
   ['every optional feature on', EVERY_FEATURE_VALUES],
   ['external SpiceDB with TLS, JWKS and credentials from Secrets', EXTERNAL_SPICEDB_VALUES],
+  [
+    'alerts, dashboard, Prometheus behind the NetworkPolicy, priority class and controller settings',
+    OPERATIONS_VALUES,
+  ],
 ];
 
 let namespace: string;
 
 beforeAll(async () => {
   namespace = await createRestrictedNamespace('packaging-chart');
-  // The Gateway API's HTTPRoute and the Prometheus Operator's ServiceMonitor (validated subsets, see fixtures/).
+  // The Gateway API's HTTPRoute and the Prometheus Operator's ServiceMonitor and PrometheusRule (validated subsets,
+  // see fixtures/).
   await installCrds(testKubeConfig(), FIXTURES_DIR);
 });
 

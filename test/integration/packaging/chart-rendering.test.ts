@@ -235,7 +235,18 @@ describe('configuration', () => {
       },
       aclApi: { basePath: '/v9' },
       audit: { migrations: 'skip', retentionDays: 90 },
-      controller: { resyncPeriod: '5m', leaderElection: { enabled: true, exitOnLoss: false } },
+      controller: {
+        resyncPeriod: '5m',
+        leaderElection: {
+          enabled: true,
+          exitOnLoss: false,
+          leaseDuration: '20s',
+          renewDeadline: '12s',
+          retryPeriod: '3s',
+        },
+        workers: 6,
+        labelSelector: 'shard in (a,b)',
+      },
       decisionService: {
         checkTimeout: '750ms',
         checkCallers: {
@@ -284,6 +295,11 @@ describe('configuration', () => {
       RESYNC_PERIOD: '5m',
       LEADER_ELECTION: 'true',
       EXIT_ON_LOST_LEADERSHIP: 'false',
+      LEASE_DURATION: '20s',
+      RENEW_DEADLINE: '12s',
+      RETRY_PERIOD: '3s',
+      MAX_CONCURRENT_RECONCILES: '6',
+      WATCH_LABEL_SELECTOR: 'shard in (a,b)',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
       DECISION_CLIENT_ROLES: 'gateway,decision_client',

@@ -175,3 +175,18 @@ export const EXTERNAL_SPICEDB_VALUES = {
     basicCredentialsSecret: 'application-credentials',
   },
 };
+
+/** Alerts, dashboard, NetworkPolicy with Prometheus, a priority class, typed controller settings, global. */
+export const OPERATIONS_VALUES = {
+  ...EXTERNAL_SPICEDB_VALUES,
+  serviceMonitor: { enabled: true },
+  prometheusRule: { enabled: true, labels: { release: 'prometheus' }, alertLabels: { team: 'access' } },
+  grafanaDashboard: { enabled: true },
+  networkPolicy: {
+    enabled: true,
+    apiFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gateway' } } }],
+    metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+  },
+  controller: { priorityClassName: 'system-cluster-critical', workers: 8, labelSelector: 'shard=a' },
+  global: { imageRegistry: 'registry.example.com' },
+};
