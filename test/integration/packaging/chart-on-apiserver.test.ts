@@ -11,10 +11,12 @@ import {
   FIXTURES_DIR,
   OPERATIONS_VALUES,
   isCrd,
+  kubectl,
   packagingTools,
   podsOfDeployments,
   renderChart,
   runCommand,
+  toYamlStream,
   type KubeObject,
   type PodTemplate,
   withValuesFile,
@@ -107,6 +109,55 @@ describe('helm template, applied with server-side dry-run', () => {
     const rejected = await applyDryRun([route as KubeObject]);
     expect(rejected.code).not.toBe(0);
     expect(rejected.stderr).toContain('exactly one PathPrefix match must be specified');
+  });
+});
+
+describe('one controller per cluster', () => {
+  const otherRelease = `other-${process.pid}`;
+  const otherControllerRole = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: {
+      name: `${otherRelease}-policy-grant-operator-controller`,
+      labels: {
+        'app.kubernetes.io/name': 'policy-grant-operator',
+        'app.kubernetes.io/instance': otherRelease,
+        'app.kubernetes.io/component': 'controller',
+      },
+      annotations: {
+        'meta.helm.sh/release-name': otherRelease,
+        'meta.helm.sh/release-namespace': 'elsewhere',
+      },
+    },
+    rules: [],
+  };
+
+  /** `helm install --dry-run=server`: lookup reads the real API server. */
+  async function installDryRun(values: object) {
+    const { helm } = await packagingTools();
+    const install = ['install', 'pgo', CHART_DIR, '--dry-run=server', '--namespace', namespace];
+    return withValuesFile(values, (file) =>
+      runCommand(helm, ['--kubeconfig', controlPlane().kubeconfigPath, ...install, '-f', file]),
+    );
+  }
+
+  it('an install is refused while another release’s controller exists, unless it watches a label selector', async () => {
+    expect((await kubectl(['create', '-f', '-'], toYamlStream([otherControllerRole]))).code).toBe(0);
+    try {
+      const refused = await installDryRun(EXTERNAL_SPICEDB_VALUES);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(
+        `another policy-grant-operator controller is installed (ClusterRole ${otherControllerRole.metadata.name}, release ${otherRelease} in namespace elsewhere)`,
+      );
+      const shard = await installDryRun({
+        ...EXTERNAL_SPICEDB_VALUES,
+        controller: { labelSelector: 'shard=b' },
+      });
+      expect(shard.stderr).toBe('');
+      expect(shard.code).toBe(0);
+    } finally {
+      await kubectl(['delete', 'clusterrole', otherControllerRole.metadata.name]);
+    }
   });
 });
 
