@@ -421,9 +421,9 @@ automountServiceAccountToken: false
 {{- end }}
 
 {{/*
-A PodDisruptionBudget for a service whose values have podDisruptionBudget; takes the component dict. The schema
-refuses maxUnavailable 0 and percentages that block every eviction; a minAvailable count at or above the replica
-count would too, so it fails here.
+A PodDisruptionBudget for a service whose values have podDisruptionBudget (minAvailable when set, else
+maxUnavailable); takes the component dict. The schema refuses maxUnavailable 0 and percentages that block every
+eviction; a minAvailable count at or above the replica count would too, so it fails here.
 */}}
 {{- define "pgo.podDisruptionBudget" -}}
 {{- $pdb := .values.podDisruptionBudget }}
@@ -431,7 +431,7 @@ count would too, so it fails here.
 {{- $minimum := $pdb.minAvailable }}
 {{- $replicas := .values.replicas }}
 {{- if .autoscaled }}{{ $replicas = .values.autoscaling.minReplicas }}{{ end }}
-{{- if and (hasKey $pdb "minAvailable") (not (kindIs "string" $minimum)) (ge (int $minimum) (int $replicas)) }}
+{{- if and (not (kindIs "string" $minimum)) (ge (int $minimum) (int $replicas)) }}
 {{- fail (printf "podDisruptionBudget.minAvailable of the %s (%d) must be below its replica count (%d): otherwise no pod can ever be evicted (node drains hang)" .component (int $minimum) (int $replicas)) }}
 {{- end }}
 apiVersion: policy/v1
@@ -442,10 +442,10 @@ metadata:
   labels:
     {{- include "pgo.labels" . | nindent 4 }}
 spec:
-  {{- if hasKey $pdb "minAvailable" }}
-  minAvailable: {{ $pdb.minAvailable }}
+  {{- if ne (toString $minimum) "" }}
+  minAvailable: {{ $minimum }}
   {{- else }}
-  maxUnavailable: {{ $pdb.maxUnavailable | default 1 }}
+  maxUnavailable: {{ $pdb.maxUnavailable }}
   {{- end }}
   selector:
     matchLabels:

@@ -195,7 +195,7 @@ describe('availability', () => {
   it('minAvailable replaces maxUnavailable', async () => {
     const objects = await renderChart(NAMESPACE, {
       ...EXTERNAL_SPICEDB_VALUES,
-      aclApi: { replicas: 3, podDisruptionBudget: { maxUnavailable: null, minAvailable: 2 } },
+      aclApi: { replicas: 3, podDisruptionBudget: { maxUnavailable: '', minAvailable: 2 } },
     });
     const budget = ofKind(objects, 'PodDisruptionBudget').find((object) => component(object) === 'acl-api');
     expect(budget?.spec).toMatchObject({ minAvailable: 2 });
@@ -203,11 +203,12 @@ describe('availability', () => {
   });
 
   it.each([
-    ['maxUnavailable: 0', { maxUnavailable: 0 }, 'maxUnavailable'],
+    ['maxUnavailable: 0', { maxUnavailable: 0 }, 'minimum: got 0, want 1'],
     ['a percentage over 100%', { maxUnavailable: '150%' }, 'maxUnavailable'],
-    ['minAvailable 100%', { maxUnavailable: null, minAvailable: '100%' }, 'minAvailable'],
-    ['both at once', { minAvailable: 1 }, 'podDisruptionBudget'],
-    ['minAvailable at the replica count', { maxUnavailable: null, minAvailable: 2 }, 'minAvailable'],
+    ['minAvailable 100%', { maxUnavailable: '', minAvailable: '100%' }, 'minAvailable'],
+    ['both at once', { minAvailable: 1 }, "maxUnavailable': value must be ''"],
+    ['neither', { maxUnavailable: '' }, "maxUnavailable': 'not' failed"],
+    ['minAvailable at the replica count', { maxUnavailable: '', minAvailable: 2 }, 'minAvailable'],
   ])('refuses %s', async (_name, budget, field) => {
     const error = await renderError({
       ...EXTERNAL_SPICEDB_VALUES,
