@@ -192,6 +192,15 @@ describe('availability', () => {
     }
   });
 
+  it('defaultTopologySpread: false leaves the scheduling to the cluster', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...EXTERNAL_SPICEDB_VALUES,
+      defaultTopologySpread: false,
+    });
+    for (const deployment of ofKind(objects, 'Deployment'))
+      expect(deployment.spec).not.toHaveProperty('template.spec.topologySpreadConstraints');
+  });
+
   it('minAvailable replaces maxUnavailable', async () => {
     const objects = await renderChart(NAMESPACE, {
       ...EXTERNAL_SPICEDB_VALUES,
@@ -292,9 +301,24 @@ describe('the chart as a citizen', () => {
     expect(await secretOf()).toEqual(await secretOf());
   });
 
-  it('helm lint --strict passes with alerts, dashboard, policies, typed settings and global values', async () => {
+  it.each([
+    ['alerts, dashboard, policies, typed settings and global values', OPERATIONS_VALUES],
+    [
+      'minAvailable budgets, no default spread, no test Pods, custom leader election',
+      {
+        ...EXTERNAL_SPICEDB_VALUES,
+        defaultTopologySpread: false,
+        tests: { enabled: false },
+        aclApi: { replicas: 3, podDisruptionBudget: { maxUnavailable: '', minAvailable: '50%' } },
+        controller: {
+          podDisruptionBudget: { maxUnavailable: '', minAvailable: 1 },
+          leaderElection: { leaseDuration: '30s', renewDeadline: '20s', retryPeriod: '5s' },
+        },
+      },
+    ],
+  ])('helm lint --strict passes with %s', async (_name, values) => {
     const { helm } = await packagingTools();
-    const result = await withValuesFile(OPERATIONS_VALUES, (file) =>
+    const result = await withValuesFile(values, (file) =>
       runCommand(helm, ['lint', '--strict', CHART_DIR, '-f', file]),
     );
     expect(result.stderr + result.stdout).toContain('0 chart(s) failed');
