@@ -96,7 +96,7 @@ install_chart() {
   "$helm" install "$release" "$repo/charts/policy-grant-operator" \
     --kubeconfig "$kubeconfig" --namespace "$namespace" \
     --set image.repository="${image%:*}" --set image.tag="${image##*:}" --set image.pullPolicy=Never \
-    --set spicedb.bundled.enabled=true \
+    --set spicedb.bundled.enabled=true --set spicedb.presharedKey="$(openssl rand -hex 20)" \
     --set auth.jwt.issuer=policy-grant-operator-dev --set auth.jwt.audience=policy-grant-operator \
     --set-file auth.jwks.inline="$repo/.dev/jwks.json" \
     --wait --timeout 5m

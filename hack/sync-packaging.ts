@@ -71,6 +71,9 @@ export interface TemplateOptions {
 
 const run = promisify(execFile);
 
+/** The oldest Kubernetes the chart supports (Chart.yaml's kubeVersion): `helm template` assumes v1.20 otherwise. */
+export const TEMPLATE_KUBE_VERSION = '1.30.0';
+
 /** `helm template`; rejects with helm's message when the chart refuses the values. */
 export async function helmTemplate(helm: string, options: TemplateOptions): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'pgo-values-'));
@@ -78,6 +81,7 @@ export async function helmTemplate(helm: string, options: TemplateOptions): Prom
     const valuesFile = join(dir, 'values.json');
     writeFileSync(valuesFile, JSON.stringify(options.values ?? {}));
     const args = ['template', options.release ?? 'pgo', CHART_DIR, '--namespace', options.namespace];
+    args.push('--kube-version', TEMPLATE_KUBE_VERSION);
     args.push('--values', valuesFile, ...(options.includeCrds ? ['--include-crds'] : []));
     const { stdout } = await run(helm, args, { maxBuffer: 16 << 20 }).catch((error: { stderr?: string }) => {
       throw new Error(`helm template failed: ${error.stderr ?? String(error)}`);
@@ -115,10 +119,19 @@ export async function renderConfigFiles(helm: string): Promise<GeneratedFile[]> 
   // The Secret with SpiceDB's endpoint and key is the user's (config/default) or the dev overlay's (config/dev).
   const spicedbSecret = `${CONFIG_RELEASE.release}-spicedb`;
   const external = parseManifests(
-    await helmTemplate(helm, { ...CONFIG_RELEASE, values: { spicedb: { existingSecret: spicedbSecret } } }),
+    await helmTemplate(helm, {
+      ...CONFIG_RELEASE,
+      values: { spicedb: { existingSecret: spicedbSecret }, tests: { enabled: false } },
+    }),
   );
   const bundled = parseManifests(
-    await helmTemplate(helm, { ...CONFIG_RELEASE, values: { spicedb: { bundled: { enabled: true } } } }),
+    await helmTemplate(helm, {
+      ...CONFIG_RELEASE,
+      values: {
+        spicedb: { bundled: { enabled: true }, presharedKey: 'not-rendered' },
+        tests: { enabled: false },
+      },
+    }),
   );
   const folders: Record<string, KubeObject[]> = {
     rbac: external.filter((object) => RBAC_KINDS.has(object.kind)),

@@ -364,9 +364,23 @@ spec:
       affinity:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $v.topologySpreadConstraints }}
+      {{- with $v.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      {{- if $v.topologySpreadConstraints }}
       topologySpreadConstraints:
-        {{- toYaml . | nindent 8 }}
+        {{- toYaml $v.topologySpreadConstraints | nindent 8 }}
+      {{- else if $root.Values.defaultTopologySpread }}
+      topologySpreadConstraints:
+        {{- range list "kubernetes.io/hostname" "topology.kubernetes.io/zone" }}
+        - maxSkew: 1
+          topologyKey: {{ . }}
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              {{- include "pgo.selectorLabels" $ | nindent 14 }}
+          matchLabelKeys: [pod-template-hash]
+        {{- end }}
       {{- end }}
 {{- end }}
 
@@ -406,9 +420,20 @@ metadata:
 automountServiceAccountToken: false
 {{- end }}
 
-{{/* A PodDisruptionBudget for a service whose values have podDisruptionBudget; takes the component dict. */}}
+{{/*
+A PodDisruptionBudget for a service whose values have podDisruptionBudget (minAvailable when set, else
+maxUnavailable); takes the component dict. The schema refuses maxUnavailable 0 and percentages that block every
+eviction; a minAvailable count at or above the replica count would too, so it fails here.
+*/}}
 {{- define "pgo.podDisruptionBudget" -}}
-{{- if .values.podDisruptionBudget.enabled }}
+{{- $pdb := .values.podDisruptionBudget }}
+{{- if $pdb.enabled }}
+{{- $minimum := $pdb.minAvailable }}
+{{- $replicas := .values.replicas }}
+{{- if .autoscaled }}{{ $replicas = .values.autoscaling.minReplicas }}{{ end }}
+{{- if and (not (kindIs "string" $minimum)) (ge (int $minimum) (int $replicas)) }}
+{{- fail (printf "podDisruptionBudget.minAvailable of the %s (%d) must be below its replica count (%d): otherwise no pod can ever be evicted (node drains hang)" .component (int $minimum) (int $replicas)) }}
+{{- end }}
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
@@ -417,7 +442,11 @@ metadata:
   labels:
     {{- include "pgo.labels" . | nindent 4 }}
 spec:
-  maxUnavailable: {{ .values.podDisruptionBudget.maxUnavailable }}
+  {{- if ne (toString $minimum) "" }}
+  minAvailable: {{ $minimum }}
+  {{- else }}
+  maxUnavailable: {{ $pdb.maxUnavailable }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "pgo.selectorLabels" . | nindent 6 }}
@@ -484,4 +513,11 @@ subjects:
     name: {{ include "pgo.componentName" . }}
     namespace: {{ .root.Release.Namespace }}
 {{- end }}
+{{- end }}
+
+{{/* A duration value such as 500ms, 15s, 2m or 1h in milliseconds (one unit; the schema allows no other form). */}}
+{{- define "pgo.durationMs" -}}
+{{- $number := regexFind "^[0-9]+" . | int }}
+{{- $unit := trimPrefix (toString $number) . }}
+{{- mul $number (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) $unit) }}
 {{- end }}

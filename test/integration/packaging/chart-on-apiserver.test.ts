@@ -9,11 +9,14 @@ import {
   EVERY_FEATURE_VALUES,
   EXTERNAL_SPICEDB_VALUES,
   FIXTURES_DIR,
+  OPERATIONS_VALUES,
   isCrd,
+  kubectl,
   packagingTools,
   podsOfDeployments,
   renderChart,
   runCommand,
+  toYamlStream,
   type KubeObject,
   type PodTemplate,
   withValuesFile,
@@ -26,13 +29,18 @@ const RENDERINGS: [string, object][] = [
   ['default values', {}],
   ['every optional feature on', EVERY_FEATURE_VALUES],
   ['external SpiceDB with TLS, JWKS and credentials from Secrets', EXTERNAL_SPICEDB_VALUES],
+  [
+    'alerts, dashboard, Prometheus behind the NetworkPolicy, priority class and controller settings',
+    OPERATIONS_VALUES,
+  ],
 ];
 
 let namespace: string;
 
 beforeAll(async () => {
   namespace = await createRestrictedNamespace('packaging-chart');
-  // The Gateway API's HTTPRoute and the Prometheus Operator's ServiceMonitor (validated subsets, see fixtures/).
+  // The Gateway API's HTTPRoute and the Prometheus Operator's ServiceMonitor and PrometheusRule (validated subsets,
+  // see fixtures/).
   await installCrds(testKubeConfig(), FIXTURES_DIR);
 });
 
@@ -104,6 +112,55 @@ describe('helm template, applied with server-side dry-run', () => {
   });
 });
 
+describe('one controller per cluster', () => {
+  const otherRelease = `other-${process.pid}`;
+  const otherControllerRole = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: {
+      name: `${otherRelease}-policy-grant-operator-controller`,
+      labels: {
+        'app.kubernetes.io/name': 'policy-grant-operator',
+        'app.kubernetes.io/instance': otherRelease,
+        'app.kubernetes.io/component': 'controller',
+      },
+      annotations: {
+        'meta.helm.sh/release-name': otherRelease,
+        'meta.helm.sh/release-namespace': 'elsewhere',
+      },
+    },
+    rules: [],
+  };
+
+  /** `helm install --dry-run=server`: lookup reads the real API server. */
+  async function installDryRun(values: object) {
+    const { helm } = await packagingTools();
+    const install = ['install', 'pgo', CHART_DIR, '--dry-run=server', '--namespace', namespace];
+    return withValuesFile(values, (file) =>
+      runCommand(helm, ['--kubeconfig', controlPlane().kubeconfigPath, ...install, '-f', file]),
+    );
+  }
+
+  it('an install is refused while another release’s controller exists, unless it watches a label selector', async () => {
+    expect((await kubectl(['create', '-f', '-'], toYamlStream([otherControllerRole]))).code).toBe(0);
+    try {
+      const refused = await installDryRun(EXTERNAL_SPICEDB_VALUES);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(
+        `another policy-grant-operator controller is installed (ClusterRole ${otherControllerRole.metadata.name}, release ${otherRelease} in namespace elsewhere)`,
+      );
+      const shard = await installDryRun({
+        ...EXTERNAL_SPICEDB_VALUES,
+        controller: { labelSelector: 'shard=b' },
+      });
+      expect(shard.stderr).toBe('');
+      expect(shard.code).toBe(0);
+    } finally {
+      await kubectl(['delete', 'clusterrole', otherControllerRole.metadata.name]);
+    }
+  });
+});
+
 describe('NOTES.txt', () => {
   /** `helm install --dry-run` renders NOTES.txt (helm template does not); it still asks the API server its version. */
   async function notes(values: object): Promise<string> {
@@ -117,7 +174,7 @@ describe('NOTES.txt', () => {
   }
 
   it('warns loudly that the bundled SpiceDB is for development only', async () => {
-    const text = await notes({ spicedb: { bundled: { enabled: true } } });
+    const text = await notes({ spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' } });
     expect(text).toContain('WARNING: BUNDLED SPICEDB - DEVELOPMENT ONLY');
     expect(text).toContain('MEMORY datastore');
   });

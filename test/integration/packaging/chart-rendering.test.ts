@@ -235,7 +235,18 @@ describe('configuration', () => {
       },
       aclApi: { basePath: '/v9' },
       audit: { migrations: 'skip', retentionDays: 90 },
-      controller: { resyncPeriod: '5m', leaderElection: { enabled: true, exitOnLoss: false } },
+      controller: {
+        resyncPeriod: '5m',
+        leaderElection: {
+          enabled: true,
+          exitOnLoss: false,
+          leaseDuration: '20s',
+          renewDeadline: '12s',
+          retryPeriod: '3s',
+        },
+        workers: 6,
+        labelSelector: 'shard in (a,b)',
+      },
       decisionService: {
         checkTimeout: '750ms',
         checkCallers: {
@@ -284,6 +295,11 @@ describe('configuration', () => {
       RESYNC_PERIOD: '5m',
       LEADER_ELECTION: 'true',
       EXIT_ON_LOST_LEADERSHIP: 'false',
+      LEASE_DURATION: '20s',
+      RENEW_DEADLINE: '12s',
+      RETRY_PERIOD: '3s',
+      MAX_CONCURRENT_RECONCILES: '6',
+      WATCH_LABEL_SELECTOR: 'shard in (a,b)',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
       DECISION_CLIENT_ROLES: 'gateway,decision_client',
@@ -360,7 +376,7 @@ describe('configuration', () => {
     // The registry still: the ACL API judges grants as the controller does.
     expect(mountNames('acl-api')).toContain('spicedb-model');
     const bundled = await renderChart(NAMESPACE, {
-      spicedb: { bundled: { enabled: true } },
+      spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
       networkPolicy: { enabled: true },
     });
     const policy = bundled.find(
@@ -374,12 +390,14 @@ describe('configuration', () => {
     ]);
   });
 
-  it('the bundled SpiceDB: a plaintext endpoint in the release namespace, a generated key, one replica', async () => {
-    const objects = await renderChart(NAMESPACE, { spicedb: { bundled: { enabled: true } } });
+  it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
+    });
     const secret = objects.find((object) => object.kind === 'Secret')?.data as Record<string, string>;
     const decode = (value = '') => Buffer.from(value, 'base64').toString();
     expect(decode(secret.endpoint)).toBe(`pgo-policy-grant-operator-spicedb.${NAMESPACE}.svc:50051`);
-    expect(decode(secret.presharedKey)).toMatch(/^[A-Za-z0-9]{40}$/);
+    expect(decode(secret.presharedKey)).toBe('bundled-dev-key');
     const settings = objects.find((object) => componentOf(object) === 'settings')?.data as Record<
       string,
       string

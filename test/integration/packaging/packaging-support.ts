@@ -134,7 +134,7 @@ export function createRestrictedNamespace(prefix: string): Promise<string> {
 
 /** Every optional feature of the chart on at once. */
 export const EVERY_FEATURE_VALUES = {
-  spicedb: { bundled: { enabled: true } },
+  spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
   auth: {
     jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator', algorithms: ['ES256'] },
     jwks: { inline: '{"keys":[]}' },
@@ -174,4 +174,19 @@ export const EXTERNAL_SPICEDB_VALUES = {
     jwks: { existingSecret: 'identity-provider-jwks' },
     basicCredentialsSecret: 'application-credentials',
   },
+};
+
+/** Alerts, dashboard, NetworkPolicy with Prometheus, a priority class, typed controller settings, global. */
+export const OPERATIONS_VALUES = {
+  ...EXTERNAL_SPICEDB_VALUES,
+  serviceMonitor: { enabled: true },
+  prometheusRule: { enabled: true, labels: { release: 'prometheus' }, alertLabels: { team: 'access' } },
+  grafanaDashboard: { enabled: true },
+  networkPolicy: {
+    enabled: true,
+    apiFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gateway' } } }],
+    metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+  },
+  controller: { priorityClassName: 'system-cluster-critical', workers: 8, labelSelector: 'shard=a' },
+  global: { imageRegistry: 'registry.example.com' },
 };
