@@ -34,6 +34,7 @@ export default defineConfig({
         ...floor(89, 80, 92, 90),
         'src/acl/**': floor(89, 73, 92, 91),
         'src/api/**': floor(98, 93, 98, 98),
+        'src/audit/**': floor(85, 86, 78, 87),
         'src/auth/**': floor(94, 90, 93, 96),
         'src/cmd/**': floor(28, 33, 17, 30),
         'src/config/**': floor(95, 75, 98, 98),
