@@ -5,9 +5,11 @@ import { CheckRequestError } from '../spicedb/registry.js';
 import type { CanonicalCheck, Registry } from '../spicedb/registry.js';
 import type { CheckRequestBody } from './check-request.js';
 import type { ConsistencySource } from './consistency-choice.js';
+import type { Decision } from './decision-cache.js';
 import type { DecisionMetrics } from './decision-metrics.js';
 import { grpcStatusName } from './grpc-status.js';
 import type { RevisionBarrier } from './revision-barrier.js';
+import { checkKeys } from './revision-keys.js';
 
 /** What the decision service needs of SpiceDB; SpiceDBClient is one. */
 export type PermissionChecker = Pick<SpiceDBClient, 'checkPermission' | 'health'>;
@@ -26,8 +28,8 @@ export type CheckEvaluator = (body: CheckRequestBody) => Promise<CheckResult>;
 export interface CheckEvaluatorOptions {
   registry: Registry;
   spicedb: PermissionChecker;
-  /** Picks each check's consistency (docs/decision-service.md, "Freshness"). */
-  barrier: Pick<RevisionBarrier, 'consistencyFor'>;
+  /** Picks each check's consistency (docs/decision-service.md, "Freshness") and keeps the decision cache. */
+  barrier: Pick<RevisionBarrier, 'consistencyFor' | 'decisions'>;
   metrics: DecisionMetrics;
 }
 
@@ -35,45 +37,80 @@ export interface CheckEvaluatorOptions {
 const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
 
 /**
- * Canonicalises the request with the registry, lets the barrier pick the consistency and asks SpiceDB, within
- * the client's check deadline. Only SpiceDB's HAS_PERMISSION allows; any failure of SpiceDB is a 503 naming it
- * (the route adds `allowed: false` to every error answer).
+ * Canonicalises the request with the registry and answers it from the decision cache, or lets the barrier pick
+ * the consistency and asks SpiceDB, within the client's check deadline. Only SpiceDB's HAS_PERMISSION allows;
+ * any failure of SpiceDB is a 503 naming it (the route adds `allowed: false` to every error answer).
  */
 export function createCheckEvaluator(options: CheckEvaluatorOptions): CheckEvaluator {
-  const { registry, spicedb, barrier, metrics } = options;
+  const { registry, barrier, metrics } = options;
+  const ask = askSpiceDB(options);
   return async (body) => {
     const check = canonicalOrBadRequest(registry, body);
     const started = performance.now();
     const elapsedSeconds = () => (performance.now() - started) / 1000;
     const query = spicedbQuery(check);
-    let answer: Awaited<ReturnType<PermissionChecker['checkPermission']>>;
+    const callerToken = body.consistency_token;
+    let decision: Decision;
+    try {
+      decision = await barrier.decisions.decide(checkIdentity(query, callerToken), () =>
+        ask(query, callerToken),
+      );
+    } catch (error) {
+      if (!(error instanceof HttpError && error.kind === 'BadRequest'))
+        metrics.decided('error', elapsedSeconds());
+      throw error;
+    }
+    metrics.decided(decision.allowed ? 'allowed' : 'denied', elapsedSeconds());
+    return {
+      allowed: decision.allowed,
+      subject: check.subject,
+      object: check.object,
+      relation: check.relation,
+      ...(decision.checkedAt ? { checked_at: decision.checkedAt } : {}),
+    };
+  };
+}
+
+/**
+ * One SpiceDB check at the consistency the barrier picks (synchronously, before the first await, as the decision
+ * cache requires); its failures as the HTTP errors every check sharing it answers.
+ */
+function askSpiceDB({ spicedb, barrier, metrics }: CheckEvaluatorOptions) {
+  return async (query: CheckPermissionInput, callerToken: string | undefined): Promise<Decision> => {
     let source: ConsistencySource | undefined;
     try {
-      const chosen = await barrier.consistencyFor(query, body.consistency_token);
+      const chosen = await barrier.consistencyFor(query, callerToken);
       source = chosen.source;
-      answer = await spicedb.checkPermission({ ...query, consistency: chosen.consistency });
+      const answer = await spicedb.checkPermission({ ...query, consistency: chosen.consistency });
+      return {
+        allowed: answer.allowed === true,
+        ...(answer.checkedAt ? { checkedAt: answer.checkedAt } : {}),
+      };
     } catch (error) {
       if (source === 'caller_token' && isUnknownRevision(error)) {
         throw new HttpError('BadRequest', 'consistency_token: not a revision this SpiceDB knows', {
           cause: error,
         });
       }
-      metrics.decided('error', elapsedSeconds());
       if (!(error instanceof SpiceDBError)) throw error;
       metrics.backendError(grpcStatusName(error.code));
       throw new HttpError('DependencyUnavailable', 'spicedb could not evaluate the check; denied', {
         cause: error,
       });
     }
-    const allowed = answer.allowed === true;
-    metrics.decided(allowed ? 'allowed' : 'denied', elapsedSeconds());
-    return {
-      allowed,
-      subject: check.subject,
-      object: check.object,
-      relation: check.relation,
-      ...(answer.checkedAt ? { checked_at: answer.checkedAt } : {}),
-    };
+  };
+}
+
+/** Equal for checks that must get the same answer: the same SpiceDB check and the same caller's token. */
+function checkIdentity(
+  { resource, permission, subject }: CheckPermissionInput,
+  callerToken: string | undefined,
+) {
+  const id = `${resource.type}:${resource.id}#${permission}@${subject.type}:${subject.id}#${subject.relation ?? ''}`;
+  return {
+    id: callerToken === undefined ? id : `${id} ${callerToken}`,
+    keys: checkKeys({ resource, subject }),
+    rememberable: callerToken === undefined,
   };
 }
 

@@ -28,7 +28,7 @@ export interface DecisionAppOptions {
   metricsRegistry: MetricsRegistry;
   registry: Registry;
   spicedb: PermissionChecker;
-  barrier: Pick<RevisionBarrier, 'consistencyFor' | 'readiness'>;
+  barrier: Pick<RevisionBarrier, 'consistencyFor' | 'readiness' | 'decisions'>;
   authenticators: Authenticators;
   /** The enforcement points: the only callers that may check. */
   checkCallers: CheckCallers;

@@ -11,6 +11,7 @@ import { decisionRequestLimits, scryptBound } from '../config/rate-limit-config.
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
 import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
+import { DEFAULT_DECISION_CACHE } from './decision-cache.js';
 import {
   DEFAULT_CHECK_TIMEOUT_MS,
   DEFAULT_DECISION_PORT,
@@ -55,6 +56,12 @@ export const decisionEnvironment = z
     REVISION_BARRIER_MARGIN: duration.default(DEFAULT_REVISION_BARRIER.marginMs),
     /** Bound on the objects and revisions the barrier remembers; past it every check counts as touched. */
     REVISION_BARRIER_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_REVISION_BARRIER.maxEntries),
+    /** Remember decisions until the Watch shows a change that touches them (docs: "Decision cache"). */
+    DECISION_CACHE: booleanFlag.default(DEFAULT_DECISION_CACHE.enabled),
+    DECISION_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_DECISION_CACHE.maxEntries),
+    /** Longest an allow is remembered: bounds how long past a grant's expiry it may still be served. */
+    DECISION_CACHE_ALLOW_TTL: duration.default(DEFAULT_DECISION_CACHE.allowTtlMs),
+    DECISION_CACHE_DENY_TTL: duration.default(DEFAULT_DECISION_CACHE.denyTtlMs),
   })
   .refine((env) => env.TOKEN_REVIEW || env.DECISION_CLIENT_SERVICE_ACCOUNTS.length === 0, {
     message: 'ServiceAccounts can only call with TOKEN_REVIEW=true',
@@ -98,6 +105,12 @@ export async function decisionConfigFromEnvironment(
       quantizationMs: decision.SPICEDB_QUANTIZATION_INTERVAL,
       marginMs: decision.REVISION_BARRIER_MARGIN,
       maxEntries: decision.REVISION_BARRIER_MAX_ENTRIES,
+    },
+    decisionCache: {
+      enabled: decision.DECISION_CACHE,
+      maxEntries: decision.DECISION_CACHE_MAX_ENTRIES,
+      allowTtlMs: decision.DECISION_CACHE_ALLOW_TTL,
+      denyTtlMs: decision.DECISION_CACHE_DENY_TTL,
     },
     errorNamespace: common.ERROR_NAMESPACE,
     logger: createLogger({ level: common.LOG_LEVEL, name: 'decision-service' }),

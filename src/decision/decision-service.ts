@@ -17,6 +17,7 @@ import { decisionAuthenticators } from './caller-authentication.js';
 import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
 import type { CheckCallers } from './check-callers.js';
 import { createDecisionApp, probeQuery } from './decision-app.js';
+import type { DecisionCacheSettings } from './decision-cache.js';
 import { DEFAULT_REVISION_BARRIER, RevisionBarrier } from './revision-barrier.js';
 import type { RevisionBarrierSettings } from './revision-barrier.js';
 
@@ -57,6 +58,8 @@ export interface DecisionServiceConfig {
   metricsRegistry?: MetricsRegistry;
   /** The revision barrier's window (SpiceDB's quantization interval), margin and memory bound. */
   revisionBarrier?: RevisionBarrierSettings;
+  /** The decision cache: on, its bound and how long allows and denies are remembered; the defaults when absent. */
+  decisionCache?: DecisionCacheSettings;
   /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies may name the client address; none when absent. */
@@ -87,6 +90,7 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
     spicedb,
     headProbe: probeQuery(registry),
     settings: config.revisionBarrier ?? DEFAULT_REVISION_BARRIER,
+    ...(config.decisionCache ? { cache: config.decisionCache } : {}),
     logger,
     metricsRegistry,
   });

@@ -5,6 +5,9 @@ import type { CheckPermissionInput, Consistency, SpiceDBClient } from '../spiced
 import { SpiceDBError } from '../spicedb/errors.js';
 import { chooseConsistency } from './consistency-choice.js';
 import type { ConsistencySource } from './consistency-choice.js';
+import { DecisionCache } from './decision-cache.js';
+import type { DecisionCacheSettings } from './decision-cache.js';
+import { decisionCacheMetrics } from './decision-cache-metrics.js';
 import { coalescedHeadRevision } from './head-revision.js';
 import { checkKeys } from './revision-keys.js';
 import { revisionBarrierMetrics } from './revision-barrier-metrics.js';
@@ -31,6 +34,8 @@ export interface RevisionBarrierOptions {
   /** A check whose answer does not matter: evaluated fully consistent, its checked_at is the head revision. */
   headProbe: CheckPermissionInput;
   settings?: RevisionBarrierSettings;
+  /** Decisions remembered until the Watch shows a change that touches them. */
+  cache?: DecisionCacheSettings;
   logger: Logger;
   metricsRegistry: MetricsRegistry;
 }
@@ -49,6 +54,8 @@ const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
  * head revision read after it arrived (or fails closed when SpiceDB cannot tell it).
  */
 export class RevisionBarrier {
+  /** Decisions the Watch keeps fresh; the check evaluator asks it before SpiceDB. */
+  readonly decisions: DecisionCache;
   private readonly tracker: RevisionTracker;
   private readonly watch: RevisionWatch;
   private readonly headRevision: () => Promise<string>;
@@ -65,6 +72,11 @@ export class RevisionBarrier {
       lastMessageAt: () => this.watch.lastMessageAt,
       trackedEntries: () => this.tracker.size,
     });
+    this.decisions = new DecisionCache({
+      ...(options.cache ? { settings: options.cache } : {}),
+      trustworthy: () => this.watch.current,
+      events: decisionCacheMetrics(options.metricsRegistry, () => this.decisions.size),
+    });
     this.watch = new RevisionWatch({
       spicedb: options.spicedb,
       tracker: this.tracker,
@@ -73,6 +85,10 @@ export class RevisionBarrier {
         options.spicedb.checkPermission({ ...options.headProbe, consistency: { atExactSnapshot: token } }),
       logger: options.logger,
       events: this.metrics,
+      changes: {
+        touched: (keys) => this.decisions.changed(keys),
+        unknown: () => this.decisions.dropAll(),
+      },
     });
   }
 

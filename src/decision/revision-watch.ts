@@ -16,6 +16,14 @@ export interface RevisionWatchEvents {
   delivered(): void;
 }
 
+/** Told what the Watch learns, beyond the tracker: the decision cache forgets what a change may alter. */
+export interface WatchChangeListener {
+  /** A change touched these keys (revision-keys.ts). */
+  touched(keys: readonly string[]): void;
+  /** What changed is unknown: the Watch stopped being current, started again from the head, or the schema changed. */
+  unknown(): void;
+}
+
 export interface RevisionWatchOptions {
   spicedb: Pick<SpiceDBClient, 'watch'>;
   tracker: RevisionTracker;
@@ -25,6 +33,7 @@ export interface RevisionWatchOptions {
   readAt: (token: string) => Promise<unknown>;
   logger: Logger;
   events: RevisionWatchEvents;
+  changes?: WatchChangeListener;
   /** Delay before reconnecting, doubling up to maxMs while SpiceDB delivers nothing. */
   retry?: { initialMs: number; maxMs: number };
 }
@@ -135,6 +144,7 @@ export class RevisionWatch {
     tracker.reset();
     tracker.record(head, []);
     tracker.touchEverything();
+    this.options.changes?.unknown();
     this.cursor = head;
     return head;
   }
@@ -143,12 +153,14 @@ export class RevisionWatch {
     const { tracker, events } = this.options;
     this.lastMessage = performance.now();
     events.delivered();
-    tracker.record(
-      event.changesThrough,
-      event.updates.flatMap(({ relationship }) => relationshipKeys(relationship)),
-    );
+    const keys = event.updates.flatMap(({ relationship }) => relationshipKeys(relationship));
+    tracker.record(event.changesThrough, keys);
+    this.options.changes?.touched(keys);
     // A schema change can change any answer.
-    if (event.schemaUpdated) tracker.touchEverything();
+    if (event.schemaUpdated) {
+      tracker.touchEverything();
+      this.options.changes?.unknown();
+    }
     this.cursor = event.changesThrough;
   }
 
@@ -171,6 +183,7 @@ export class RevisionWatch {
   private setCurrent(up: boolean): void {
     if (this.isCurrent === up) return;
     this.isCurrent = up;
+    if (!up) this.options.changes?.unknown();
     this.options.events.current(up);
     if (up) this.options.logger.info('SpiceDB Watch is current');
   }

@@ -41,6 +41,28 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.checkCallers).toEqual({ roles: ['decision_client'], serviceAccounts: [] });
     // SpiceDB's default quantization interval, plus the margin.
     expect(config.revisionBarrier).toEqual({ quantizationMs: 5_000, marginMs: 2_000, maxEntries: 100_000 });
+    expect(config.decisionCache).toEqual({
+      enabled: true,
+      maxEntries: 10_000,
+      allowTtlMs: 5_000,
+      denyTtlMs: 1_000,
+    });
+  });
+
+  it('reads the decision cache’s switch, bound and lifetimes', async () => {
+    const config = await decisionConfigFromEnvironment({
+      ...minimal,
+      DECISION_CACHE: 'false',
+      DECISION_CACHE_MAX_ENTRIES: '500',
+      DECISION_CACHE_ALLOW_TTL: '2s',
+      DECISION_CACHE_DENY_TTL: '250ms',
+    });
+    expect(config.decisionCache).toEqual({
+      enabled: false,
+      maxEntries: 500,
+      allowTtlMs: 2_000,
+      denyTtlMs: 250,
+    });
   });
 
   it('reads the revision barrier’s window, margin and bound', async () => {
@@ -144,6 +166,9 @@ describe('decisionConfigFromEnvironment', () => {
       ['DECISION_PORT', '70000'],
       ['SPICEDB_QUANTIZATION_INTERVAL', '5'],
       ['REVISION_BARRIER_MAX_ENTRIES', '0'],
+      ['DECISION_CACHE', 'on'],
+      ['DECISION_CACHE_MAX_ENTRIES', '0'],
+      ['DECISION_CACHE_DENY_TTL', '1'],
       ['DECISION_CLIENT_ROLES', ' , '],
       ['TOKEN_REVIEW_AUDIENCES', ','],
     ];

@@ -81,6 +81,8 @@ function startWatch(spicedb: ScriptedWatch, head = heads()) {
   const tracker = new RevisionTracker({ retentionMs: 60_000, maxEntries: 1_000 });
   const restarts: WatchRestartReason[] = [];
   const states: boolean[] = [];
+  /** What the change listener heard: the keys of each change, or `unknown`. */
+  const heard: Array<readonly string[] | 'unknown'> = [];
   watch = new RevisionWatch({
     spicedb,
     tracker,
@@ -92,10 +94,11 @@ function startWatch(spicedb: ScriptedWatch, head = heads()) {
       restarted: (reason) => restarts.push(reason),
       delivered: () => undefined,
     },
+    changes: { touched: (keys) => heard.push(keys), unknown: () => heard.push('unknown') },
     retry: { initialMs: 5, maxMs: 20 },
   });
   watch.start();
-  return { tracker, restarts, states, watch };
+  return { tracker, restarts, states, heard, watch };
 }
 
 describe('RevisionWatch', () => {
@@ -135,6 +138,22 @@ describe('RevisionWatch', () => {
     expect(restarts).toEqual(['error', 'unknown_revision']);
     expect(tracker.positionOf('t1')).toBeUndefined();
     expect(tracker.newestTouching(['resource:elsewhere'])?.token).toBe('n1');
+  });
+
+  it('tells its change listener the keys of each change, and that what changed is unknown on a restart', async () => {
+    const spicedb = new ScriptedWatch([
+      deliver([change('t1', 'r1')], unavailable),
+      deliver([{ ...change('t2', 'r2'), schemaUpdated: true }], 'wait'),
+    ]);
+    const { tracker, heard } = startWatch(spicedb);
+    await until(() => tracker.newest?.token === 't2', 'the change after the reconnection');
+    expect(heard).toEqual([
+      'unknown', // started from the head
+      ['resource:r1', 'user:u'],
+      'unknown', // not current while reconnecting
+      ['resource:r2', 'user:u'],
+      'unknown', // the schema changed
+    ]);
   });
 
   it('is current once a read at its start revision answers after the Watch was sent, not before', async () => {

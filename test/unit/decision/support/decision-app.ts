@@ -3,6 +3,7 @@ import { DECISION_CLIENT_ROLE, DEFAULT_CHECK_CALLERS } from '../../../../src/dec
 import { createDecisionApp } from '../../../../src/decision/decision-app.js';
 import type { DecisionApp, DecisionAppOptions } from '../../../../src/decision/decision-app.js';
 import type { PermissionChecker } from '../../../../src/decision/check-evaluator.js';
+import { DecisionCache } from '../../../../src/decision/decision-cache.js';
 import { createUrnScheme } from '../../../../src/http/urn.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
 import type { CheckPermissionInput, CheckPermissionResult } from '../../../../src/spicedb/client.js';
@@ -34,8 +35,13 @@ export class FakeSpiceDB implements PermissionChecker {
 
 type Barrier = DecisionAppOptions['barrier'];
 
-/** Stands in for the revision barrier; by default its Watch is current and saw no recent change. */
+/**
+ * Stands in for the revision barrier; by default its Watch is current and saw no recent change. Its decision
+ * cache never trusts its Watch, so every check reaches the fake SpiceDB.
+ */
 export class FakeBarrier implements Barrier {
+  readonly decisions = new DecisionCache({ trustworthy: () => false });
+
   choose: Barrier['consistencyFor'] = async (_query, callerToken) =>
     callerToken === undefined
       ? { consistency: { minimizeLatency: true }, source: 'minimize_latency' }

@@ -1,0 +1,40 @@
+import type { Registry } from 'prom-client';
+import { counter, gauge } from '../observability/metrics.js';
+import type { CacheEviction, CacheLookup, DecisionCacheEvents } from './decision-cache.js';
+
+const LOOKUPS: readonly CacheLookup[] = ['hit', 'miss', 'shared'];
+const EVICTIONS: readonly CacheEviction[] = ['capacity', 'expired', 'changed', 'dropped'];
+
+/**
+ * `decision_cache_lookups_total{outcome}`, `decision_cache_evictions_total{reason}` and
+ * `decision_cache_entries`.
+ */
+export function decisionCacheMetrics(registry: Registry, entries: () => number): DecisionCacheEvents {
+  const lookups = counter(registry, {
+    name: 'decision_cache_lookups_total',
+    help:
+      'Checks by where their answer came from: hit (remembered), shared (an identical check in flight), ' +
+      'miss (asked SpiceDB). Checks while the Watch is not current are not looked up.',
+    labelNames: ['outcome'],
+  });
+  const evictions = counter(registry, {
+    name: 'decision_cache_evictions_total',
+    help:
+      'Remembered decisions forgotten, by reason: capacity (least recently used), expired (TTL), changed ' +
+      '(a Watch change touched them), dropped (Watch not current, restarted, or schema changed).',
+    labelNames: ['reason'],
+  });
+  gauge(registry, {
+    name: 'decision_cache_entries',
+    help: 'Decisions remembered (bounded by DECISION_CACHE_MAX_ENTRIES).',
+    collect() {
+      this.set(entries());
+    },
+  });
+  for (const outcome of LOOKUPS) lookups.inc({ outcome }, 0);
+  for (const reason of EVICTIONS) evictions.inc({ reason }, 0);
+  return {
+    looked: (outcome) => lookups.inc({ outcome }),
+    evicted: (reason, count) => evictions.inc({ reason }, count),
+  };
+}

@@ -1,0 +1,220 @@
+/** What SpiceDB answered to one check: whether it allowed, and the revision it evaluated it at. */
+export interface Decision {
+  allowed: boolean;
+  checkedAt?: string;
+}
+
+export interface DecisionCacheSettings {
+  /** Off: every check goes to SpiceDB (identical checks in flight still share one call). */
+  enabled: boolean;
+  /** Bound on remembered decisions; past it the least recently used goes. */
+  maxEntries: number;
+  /**
+   * Longest an allow is served from memory. The Watch purges an allow as soon as a change touches it; this bounds
+   * what SpiceDB applies without a change on the Watch (a grant's expiry) to SpiceDB's own quantization window.
+   */
+  allowTtlMs: number;
+  /** Longest a deny is served from memory. */
+  denyTtlMs: number;
+}
+
+export const DEFAULT_DECISION_CACHE: DecisionCacheSettings = {
+  enabled: true,
+  maxEntries: 10_000,
+  allowTtlMs: 5_000,
+  denyTtlMs: 1_000,
+};
+
+export type CacheLookup = 'hit' | 'miss' | 'shared';
+export type CacheEviction = 'capacity' | 'expired' | 'changed' | 'dropped';
+
+export interface DecisionCacheEvents {
+  /** A check was answered from memory (`hit`), joined an identical check in flight (`shared`), or asked SpiceDB. */
+  looked(outcome: CacheLookup): void;
+  evicted(reason: CacheEviction, count: number): void;
+}
+
+export interface DecisionCacheOptions {
+  settings?: DecisionCacheSettings;
+  /** False while the revision barrier's Watch is not current: nothing is served from memory or shared then. */
+  trustworthy: () => boolean;
+  events?: DecisionCacheEvents;
+  /** A monotonic clock in milliseconds. */
+  now?: () => number;
+}
+
+export interface CheckIdentity {
+  /** The whole check and its consistency requirement: equal ids get equal answers. */
+  id: string;
+  /** The revision keys of the check (revision-keys.ts): a change touching one of them may change the answer. */
+  keys: readonly string[];
+  /** Only checks without a caller's token are remembered; any check may share an identical one in flight. */
+  rememberable: boolean;
+}
+
+interface Entry {
+  decision: Decision;
+  keys: readonly string[];
+  expiresAt: number;
+}
+
+interface Flight {
+  decision: Promise<Decision>;
+  keys: readonly string[];
+  /** A change touched the check's keys (or the cache was dropped) after it was sent: its answer may predate it. */
+  overtaken: boolean;
+}
+
+const NO_EVENTS: DecisionCacheEvents = { looked: () => undefined, evicted: () => undefined };
+
+/**
+ * Decisions remembered until a change could alter them, and identical checks in flight sharing one SpiceDB
+ * call. A decision is remembered only when no change touching its keys reached the Watch between the moment
+ * its check was sent (after the revision barrier chose its consistency) and its answer, and it is forgotten
+ * as soon as one does: so it never answers older than a change the revision barrier has seen. While the Watch
+ * is not current, or on any event that makes what changed unknown (`dropAll`), nothing is served from memory.
+ */
+export class DecisionCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly flights = new Map<string, Flight>();
+  /** Revision key → ids of the checks remembered or in flight that it touches. */
+  private readonly byKey = new Map<string, Set<string>>();
+  private readonly settings: DecisionCacheSettings;
+  private readonly trustworthy: () => boolean;
+  private readonly events: DecisionCacheEvents;
+  private readonly now: () => number;
+
+  constructor(options: DecisionCacheOptions) {
+    this.settings = options.settings ?? DEFAULT_DECISION_CACHE;
+    this.trustworthy = options.trustworthy;
+    this.events = options.events ?? NO_EVENTS;
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /**
+   * The decision of `check`: remembered, shared with the identical check in flight, or `ask`ed. `ask` must choose
+   * the check's consistency before its first await, so that a change seen later overtakes it.
+   */
+  decide(check: CheckIdentity, ask: () => Promise<Decision>): Promise<Decision> {
+    if (!this.trustworthy()) return ask();
+    const remembered = check.rememberable ? this.remembered(check.id) : undefined;
+    if (remembered) {
+      this.events.looked('hit');
+      return Promise.resolve(remembered);
+    }
+    const flight = this.flights.get(check.id);
+    if (flight) {
+      this.events.looked('shared');
+      return flight.decision;
+    }
+    this.events.looked('miss');
+    return this.fly(check, ask);
+  }
+
+  /** A change touched these keys: forget every decision on them and let no check in flight be remembered. */
+  changed(keys: Iterable<string>): void {
+    let forgotten = 0;
+    for (const key of keys) {
+      const ids = this.byKey.get(key);
+      if (!ids) continue;
+      for (const id of [...ids]) if (this.forget(id)) forgotten += 1;
+    }
+    if (forgotten > 0) this.events.evicted('changed', forgotten);
+  }
+
+  /** What changed is unknown (Watch restarted or not current, schema changed): forget everything. */
+  dropAll(): void {
+    const forgotten = this.entries.size;
+    for (const flight of this.flights.values()) flight.overtaken = true;
+    this.entries.clear();
+    this.flights.clear();
+    this.byKey.clear();
+    if (forgotten > 0) this.events.evicted('dropped', forgotten);
+  }
+
+  /** Decisions remembered now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private remembered(id: string): Decision | undefined {
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.remove(id, entry.keys);
+      this.events.evicted('expired', 1);
+      return undefined;
+    }
+    // Least recently used first: a hit moves to the back.
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    return entry.decision;
+  }
+
+  private fly(check: CheckIdentity, ask: () => Promise<Decision>): Promise<Decision> {
+    const flight: Flight = { decision: ask(), keys: check.keys, overtaken: false };
+    this.flights.set(check.id, flight);
+    this.index(check.id, check.keys);
+    const landed = () => {
+      if (this.flights.get(check.id) !== flight) return;
+      this.flights.delete(check.id);
+      if (!this.entries.has(check.id)) this.unindex(check.id, check.keys);
+    };
+    flight.decision.then((decision) => {
+      landed();
+      if (check.rememberable && !flight.overtaken && this.trustworthy()) this.remember(check, decision);
+    }, landed);
+    return flight.decision;
+  }
+
+  private remember(check: CheckIdentity, decision: Decision): void {
+    const { enabled, maxEntries, allowTtlMs, denyTtlMs } = this.settings;
+    if (!enabled || maxEntries < 1) return;
+    const ttl = decision.allowed ? allowTtlMs : denyTtlMs;
+    this.entries.delete(check.id);
+    this.entries.set(check.id, { decision, keys: check.keys, expiresAt: this.now() + ttl });
+    this.index(check.id, check.keys);
+    if (this.entries.size > maxEntries) this.evictLeastRecentlyUsed();
+  }
+
+  private evictLeastRecentlyUsed(): void {
+    const [id, entry] = this.entries.entries().next().value as [string, Entry];
+    this.remove(id, entry.keys);
+    this.events.evicted('capacity', 1);
+  }
+
+  /** Forgets a check's decision and overtakes its flight; true when a decision was forgotten. */
+  private forget(id: string): boolean {
+    const flight = this.flights.get(id);
+    if (flight) {
+      flight.overtaken = true;
+      this.flights.delete(id);
+    }
+    const entry = this.entries.get(id);
+    if (entry) this.entries.delete(id);
+    const keys = entry?.keys ?? flight?.keys;
+    if (keys) this.unindex(id, keys);
+    return entry !== undefined;
+  }
+
+  private remove(id: string, keys: readonly string[]): void {
+    this.entries.delete(id);
+    if (!this.flights.has(id)) this.unindex(id, keys);
+  }
+
+  private index(id: string, keys: readonly string[]): void {
+    for (const key of keys) {
+      let ids = this.byKey.get(key);
+      if (!ids) this.byKey.set(key, (ids = new Set()));
+      ids.add(id);
+    }
+  }
+
+  private unindex(id: string, keys: readonly string[]): void {
+    for (const key of keys) {
+      const ids = this.byKey.get(key);
+      ids?.delete(id);
+      if (ids?.size === 0) this.byKey.delete(key);
+    }
+  }
+}
