@@ -79,8 +79,6 @@ interface LoadSetup {
 // ---------------------------------------------------------------------------------------------------------
 // Load generator (worker thread)
 
-if (!isMainThread) runLoadWorker(workerData as LoadSetup);
-
 type Send = (body: Buffer, query: CheckPermissionInput) => Promise<boolean>;
 
 function runLoadWorker(setup: LoadSetup): void {
@@ -783,6 +781,9 @@ function printLevel(workload: Workload, concurrency: number, direct: Summary, se
   ];
   console.log(`${ratios.map((cell) => cell.padStart(12)).join('')}${verdict}\n`);
 }
+
+// Last, once every constant above is initialised.
+if (!isMainThread) runLoadWorker(workerData as LoadSetup);
 
 if (isMainThread) {
   main().catch((error: unknown) => {
