@@ -249,6 +249,7 @@ describe('configuration', () => {
       },
       decisionService: {
         checkTimeout: '750ms',
+        cache: { enabled: false, maxEntries: 500, allowTtl: '2s', denyTtl: '250ms' },
         checkCallers: {
           roles: ['gateway', 'decision_client'],
           serviceAccounts: ['data-plane:gateway', 'apps:files'],
@@ -302,6 +303,10 @@ describe('configuration', () => {
       WATCH_LABEL_SELECTOR: 'shard in (a,b)',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
+      DECISION_CACHE: 'false',
+      DECISION_CACHE_MAX_ENTRIES: '500',
+      DECISION_CACHE_ALLOW_TTL: '2s',
+      DECISION_CACHE_DENY_TTL: '250ms',
       DECISION_CLIENT_ROLES: 'gateway,decision_client',
       DECISION_CLIENT_SERVICE_ACCOUNTS: 'data-plane:gateway,apps:files',
       TOKEN_REVIEW: 'true',
