@@ -7,7 +7,7 @@ export type DecisionResult = 'allowed' | 'denied' | 'error';
 const CHECK_DURATION_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 export interface DecisionMetrics {
-  /** One evaluated check: its outcome and how long SpiceDB took (seconds). */
+  /** One evaluated check: its outcome and how long it took (seconds), from SpiceDB or the decision cache. */
   decided(result: DecisionResult, seconds: number): void;
   /** SpiceDB failed a check; `code` is the gRPC status name. */
   backendError(code: string): void;
@@ -26,7 +26,7 @@ export function decisionMetrics(registry: Registry): DecisionMetrics {
   });
   const duration = histogram(registry, {
     name: 'authz_check_duration_seconds',
-    help: 'Time to evaluate a check against SpiceDB, by result.',
+    help: 'Time to evaluate a check (against SpiceDB, or from the decision cache), by result.',
     labelNames: ['result'],
     buckets: CHECK_DURATION_BUCKETS,
   });
