@@ -5,7 +5,7 @@ import { CheckRequestError } from '../spicedb/registry.js';
 import type { CanonicalCheck, Registry } from '../spicedb/registry.js';
 import type { CheckRequestBody } from './check-request.js';
 import type { ConsistencySource } from './consistency-choice.js';
-import type { Decision } from './decision-cache.js';
+import type { CheckIdentity, Decision } from './decision-cache.js';
 import type { DecisionMetrics } from './decision-metrics.js';
 import { grpcStatusName } from './grpc-status.js';
 import type { RevisionBarrier } from './revision-barrier.js';
@@ -56,8 +56,9 @@ export function createCheckEvaluator(options: CheckEvaluatorOptions): CheckEvalu
         ask(query, callerToken),
       );
     } catch (error) {
-      if (!(error instanceof HttpError && error.kind === 'BadRequest'))
-        metrics.decided('error', elapsedSeconds());
+      // A token SpiceDB does not know is the caller's input, not a decision.
+      const rejectedInput = error instanceof HttpError && error.kind === 'BadRequest';
+      if (!rejectedInput) metrics.decided('error', elapsedSeconds());
       throw error;
     }
     metrics.decided(decision.allowed ? 'allowed' : 'denied', elapsedSeconds());
@@ -105,7 +106,7 @@ function askSpiceDB({ spicedb, barrier, metrics }: CheckEvaluatorOptions) {
 function checkIdentity(
   { resource, permission, subject }: CheckPermissionInput,
   callerToken: string | undefined,
-) {
+): CheckIdentity {
   const id = `${resource.type}:${resource.id}#${permission}@${subject.type}:${subject.id}#${subject.relation ?? ''}`;
   return {
     id: callerToken === undefined ? id : `${id} ${callerToken}`,
