@@ -12,10 +12,10 @@ const floor = (statements: number, branches: number, functions: number, lines: n
 // Polls of another process (expect.poll) wait as long as the shared until() does: see test/support/patience.ts.
 const patientPolls = { poll: { timeout: PATIENCE_MS, interval: 100 } };
 
-// Four projects: unit tests of pure logic, integration tests that share one real control plane (etcd,
-// kube-apiserver, SpiceDB) started once per run by the global setup, the end-to-end suite that drives the
-// development stack from outside, and the controller chaos test, last and alone. Coverage (npm test) is
-// measured over all four.
+// Five projects: unit tests of pure logic, integration tests that share one real control plane (etcd,
+// kube-apiserver, SpiceDB) started once per run by the global setup, a few of them again with SpiceDB on
+// PostgreSQL, the end-to-end suite that drives the development stack from outside, and the controller chaos
+// test, last and alone. Coverage (npm test) is measured over all five.
 export default defineConfig({
   test: {
     coverage: {
@@ -74,6 +74,27 @@ export default defineConfig({
       },
       {
         test: {
+          // The same tests on SpiceDB's PostgreSQL datastore, production's: a few files that cover the
+          // controller (grant lifecycle, drift resync) and the decision service (check, revision barrier: the
+          // Watch on PostgreSQL), on a control plane of its own whose SpiceDBs keep their data in PostgreSQL.
+          name: 'integration-postgres',
+          include: [
+            'test/integration/controller/grant-lifecycle.test.ts',
+            'test/integration/controller/drift-resync.test.ts',
+            'test/integration/decision/check.test.ts',
+            'test/integration/decision/revision-barrier.test.ts',
+          ],
+          environment: 'node',
+          globalSetup: ['test/integration/support/global-setup-postgres.ts'],
+          testTimeout: TEST_TIMEOUT_MS,
+          hookTimeout: HOOK_TIMEOUT_MS,
+          expect: patientPolls,
+          maxWorkers: 2,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
@@ -82,7 +103,7 @@ export default defineConfig({
           hookTimeout: HOOK_TIMEOUT_MS,
           expect: patientPolls,
           maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
       {
@@ -95,7 +116,7 @@ export default defineConfig({
           testTimeout: 600_000,
           hookTimeout: 300_000,
           maxWorkers: 1,
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
         },
       },
     ],

@@ -1,8 +1,6 @@
-import { join } from 'node:path';
 import pg from 'pg';
 import { migrate, WRITER_ROLE } from '../audit/migrations.js';
-import { resolvePostgresBinaries } from '../localplane/postgres-binaries.js';
-import { startPostgres } from '../localplane/postgres-server.js';
+import type { LocalPostgres } from './local-postgres.js';
 
 export const DEV_DATABASE = 'policy_grant';
 /** The ACL API's login role in the development stack: a member of the writer role, nothing more. */
@@ -13,49 +11,26 @@ export interface AuditDatabase {
   ownerUrl: string;
   /** The services' connection: INSERT and SELECT on the records only. */
   serviceUrl: string;
-  stop(): Promise<void>;
 }
 
 /**
  * The audit store of the development stack: DATABASE_URL's server when set (the caller's to prepare), else a
- * local PostgreSQL whose data survives restarts in `stateDir`, with its database migrated and a service
- * role that may only append and read, as in production.
+ * database of the stack's local PostgreSQL (whose data survives restarts), migrated, with a service role that
+ * may only append and read, as in production.
  */
-export async function startAuditDatabase(
-  stateDir: string,
+export async function prepareAuditDatabase(
+  postgres: LocalPostgres,
   env: NodeJS.ProcessEnv,
   log: (message: string) => void,
 ): Promise<AuditDatabase> {
   if (env.DATABASE_URL) {
     log('using the PostgreSQL of DATABASE_URL for the audit trail');
-    const ownerUrl = env.DATABASE_MIGRATION_URL ?? env.DATABASE_URL;
-    return { ownerUrl, serviceUrl: env.DATABASE_URL, stop: async () => undefined };
+    return { ownerUrl: env.DATABASE_MIGRATION_URL ?? env.DATABASE_URL, serviceUrl: env.DATABASE_URL };
   }
-  log('starting PostgreSQL');
-  const server = await startPostgres({
-    binaries: await resolvePostgresBinaries(env),
-    stateDir: join(stateDir, 'postgres'),
-  });
-  try {
-    await ensureDatabase(server.url, DEV_DATABASE);
-    const ownerUrl = server.urlFor({ database: DEV_DATABASE });
-    await prepare(ownerUrl);
-    return {
-      ownerUrl,
-      serviceUrl: server.urlFor({ database: DEV_DATABASE, user: DEV_SERVICE_ROLE }),
-      stop: () => server.process.stop(),
-    };
-  } catch (error) {
-    await server.process.stop();
-    throw error;
-  }
-}
-
-async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
-  await withClient(serverUrl, async (client) => {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
-  });
+  const server = await postgres.server();
+  const ownerUrl = await server.ensureDatabase(DEV_DATABASE);
+  await prepare(ownerUrl);
+  return { ownerUrl, serviceUrl: server.urlFor({ database: DEV_DATABASE, user: DEV_SERVICE_ROLE }) };
 }
 
 /** Migrates, and makes the service role (trust authentication on loopback: no password). */

@@ -13,10 +13,13 @@ import {
   type LocalControlPlane,
 } from '../localplane/control-plane.js';
 import { repoRoot } from '../localplane/repo-root.js';
+import type { SpiceDBDatastore } from '../localplane/spicedb-server.js';
 import { applyAdmissionPolicies } from './admission-policy.js';
-import { startAuditDatabase } from './audit-database.js';
+import { prepareAuditDatabase } from './audit-database.js';
 import { waitForFirstResync } from './first-resync.js';
+import { localPostgres } from './local-postgres.js';
 import { applySampleCatalogItems } from './samples.js';
+import { datastoreChoice, spicedbDatastore } from './spicedb-datastore.js';
 import { writeStateFile, type DevStackEnv } from './state-file.js';
 
 export interface DevStackOptions {
@@ -41,9 +44,10 @@ const FIRST_RESYNC_TIMEOUT_MS = 120_000;
 
 /**
  * The whole system on one machine (docs/architecture.md, "The development stack"): the local control plane
- * and SpiceDB unless KUBECONFIG names a cluster, PostgreSQL for the audit trail unless DATABASE_URL names one,
- * the CRDs, the sample CatalogItems, and the three services in this process. The `env` file is written last and removed first (at start, whatever an earlier run left, and
- * at stop), so its presence means the stack is ready.
+ * and SpiceDB (on SPICEDB_DATASTORE) unless KUBECONFIG names a cluster, PostgreSQL for the audit trail unless
+ * DATABASE_URL names one (and for SpiceDB on postgres unless SPICEDB_DATASTORE_URL does), the CRDs, the sample
+ * CatalogItems, and the three services in this process. The `env` file is written last and removed first (at
+ * start, whatever an earlier run left, and at stop), so its presence means the stack is ready.
  */
 export async function startDevStack({ stateDir, env, log }: DevStackOptions): Promise<RunningDevStack> {
   const envFile = join(stateDir, 'env');
@@ -54,15 +58,18 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       await part.stop().catch((error: unknown) => log(`stop failed: ${String(error)}`));
   };
   try {
+    const choice = datastoreChoice(env);
     await mkdir(stateDir, { recursive: true });
     await rm(envFile, { force: true });
-    const cluster = await clusterFor(stateDir, env, log);
+    // Stopped last: SpiceDB may keep its data there.
+    const postgres = localPostgres(stateDir, env, log);
+    running.push(postgres);
+    const cluster = await clusterFor(stateDir, env, log, () => spicedbDatastore(choice, postgres));
     if (cluster.plane) running.push(cluster.plane);
     const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
     await ensureNamespace(cluster.kubeConfig, namespace);
     if (cluster.plane) await installAdmissionPolicies(cluster.kubeConfig, log);
-    const audit = await startAuditDatabase(stateDir, env, log);
-    running.push(audit);
+    const audit = await prepareAuditDatabase(postgres, env, log);
     const key = await ensureDevSigningKey(stateDir);
     const serviceEnv: NodeJS.ProcessEnv = {
       LOG_LEVEL: 'warn',
@@ -134,6 +141,7 @@ async function clusterFor(
   stateDir: string,
   env: NodeJS.ProcessEnv,
   log: (m: string) => void,
+  datastore: () => Promise<SpiceDBDatastore>,
 ): Promise<Cluster> {
   if (env.KUBECONFIG) {
     if (!env.SPICEDB_ENDPOINT || !env.SPICEDB_TOKEN) {
@@ -146,7 +154,13 @@ async function clusterFor(
     const spicedb = { endpoint: env.SPICEDB_ENDPOINT, token: env.SPICEDB_TOKEN };
     return { kubeConfig: loadKubeConfig(kubeconfigPath), kubeconfigPath, spicedb };
   }
-  const plane = await startLocalControlPlane({ stateDir: join(stateDir, 'control-plane'), log });
+  const spicedbDatastore = await datastore();
+  log(`SpiceDB on the ${spicedbDatastore.engine} datastore`);
+  const plane = await startLocalControlPlane({
+    stateDir: join(stateDir, 'control-plane'),
+    log,
+    spicedbDatastore,
+  });
   const spicedb = plane.spicedb as { endpoint: string; token: string };
   return { kubeConfig: plane.kubeConfig(), kubeconfigPath: plane.kubeconfigPath, spicedb, plane };
 }

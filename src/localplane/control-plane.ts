@@ -7,7 +7,7 @@ import { startEtcd, type Etcd } from './etcd.js';
 import { startKubeApiserver, writeApiserverCredentials, type KubeApiserver } from './kube-apiserver.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { repoRoot } from './repo-root.js';
-import { startSpiceDB, type SpiceDBServer } from './spicedb-server.js';
+import { startSpiceDB, type SpiceDBDatastore, type SpiceDBServer } from './spicedb-server.js';
 import { resolveToolPaths, type ToolPaths } from './tool-paths.js';
 
 export interface LocalControlPlaneOptions {
@@ -17,6 +17,8 @@ export interface LocalControlPlaneOptions {
   crdDir?: string;
   /** Also start SpiceDB (default true). */
   withSpiceDB?: boolean;
+  /** SpiceDB's datastore (default memory). */
+  spicedbDatastore?: SpiceDBDatastore;
   tools?: ToolPaths;
   log?: (message: string) => void;
 }
@@ -39,8 +41,8 @@ export interface LocalControlPlane {
 /**
  * etcd, kube-apiserver and (optionally) SpiceDB as local processes, as controller-runtime's envtest does.
  * Started again on the same `stateDir`, it keeps etcd's data and makes everything else anew: certificates,
- * keys, ports, kubeconfig, and an empty SpiceDB (memory datastore). A start that fails stops what it started
- * and leaves no kubeconfig behind.
+ * keys, ports, kubeconfig, and SpiceDB's process (empty on the memory datastore; on PostgreSQL with the data
+ * of its database). A start that fails stops what it started and leaves no kubeconfig behind.
  */
 export async function startLocalControlPlane(options: LocalControlPlaneOptions): Promise<LocalControlPlane> {
   const log = options.log ?? (() => undefined);
@@ -72,7 +74,9 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
     // Both run to the end, so that a failure of one never leaves the other starting unseen.
     const [apiserverStart, spicedbStart] = await Promise.allSettled([
       startKubeApiserver(apiserverOptions),
-      options.withSpiceDB === false ? undefined : startSpiceDB({ binary: tools.spicedb, stateDir }),
+      options.withSpiceDB === false
+        ? undefined
+        : startSpiceDB({ binary: tools.spicedb, stateDir, datastore: options.spicedbDatastore }),
     ]);
     started.apiserver = fulfilled(apiserverStart);
     started.spicedb = fulfilled(spicedbStart);

@@ -15,6 +15,8 @@ export interface PostgresServer {
   url: string;
   /** A connection string for another database or role of this server. */
   urlFor(options: { database?: string; user?: string; password?: string }): string;
+  /** Creates the database unless it exists; resolves with the superuser's connection string to it. */
+  ensureDatabase(name: string): Promise<string>;
 }
 
 export interface PostgresServerOptions {
@@ -51,6 +53,8 @@ export async function startPostgres(options: PostgresServerOptions): Promise<Pos
         // stays on: off, a commit acknowledged just before a kill would be lost with the server's WAL buffers.
         ...['-c', 'fsync=off', '-c', 'full_page_writes=off'],
         ...['-c', 'max_connections=200'],
+        // SpiceDB's PostgreSQL datastore serves its Watch (the decision service's revision barrier) only with it.
+        ...['-c', 'track_commit_timestamp=on'],
       ],
       logFile: join(options.stateDir, `${name}.log`),
       // SIGTERM would wait for every client to disconnect; SIGINT ends their sessions (fast shutdown).
@@ -61,7 +65,11 @@ export async function startPostgres(options: PostgresServerOptions): Promise<Pos
     () => answers(url),
     60_000,
   );
-  return { process: server, port, url, urlFor };
+  const ensureDatabase = async (database: string) => {
+    await createDatabaseUnlessExists(url, database);
+    return urlFor({ database });
+  };
+  return { process: server, port, url, urlFor, ensureDatabase };
 }
 
 async function initialiseDataDir(initdb: string, dataDir: string): Promise<void> {
@@ -77,6 +85,18 @@ function connectionStrings(port: number) {
     const password = options.password === undefined ? '' : `:${encodeURIComponent(options.password)}`;
     return `postgres://${user}${password}@127.0.0.1:${port}/${encodeURIComponent(options.database ?? 'postgres')}`;
   };
+}
+
+async function createDatabaseUnlessExists(serverUrl: string, name: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
 }
 
 async function answers(url: string): Promise<boolean> {

@@ -1,6 +1,8 @@
 import { v1 } from '@authzed/authzed-node';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
 import { startHealthyProcess, type ManagedProcess } from './managed-process.js';
 
@@ -11,9 +13,17 @@ export interface SpiceDBServer {
   token: string;
 }
 
+/**
+ * Where SpiceDB keeps its relationships: in memory (gone when the process ends), or in a PostgreSQL database
+ * (kept; the server needs `track_commit_timestamp=on` for the Watch, which `startPostgres` sets).
+ */
+export type SpiceDBDatastore = { engine: 'memory' } | { engine: 'postgres'; url: string };
+
 export interface SpiceDBServerOptions {
   binary: string;
   stateDir: string;
+  /** Default: memory. */
+  datastore?: SpiceDBDatastore;
   /** Reuse an endpoint and key, e.g. to restart SpiceDB where its clients expect it. */
   port?: number;
   token?: string;
@@ -21,12 +31,25 @@ export interface SpiceDBServerOptions {
 }
 
 const GRPC_NOT_FOUND = 5;
+const run = promisify(execFile);
+
+// A development or test SpiceDB shares its PostgreSQL server with others (max_connections 200): small pools
+// instead of SpiceDB's 20 readers and 10 writers, each opened at start.
+const SMALL_CONNECTION_POOLS = [
+  '--datastore-conn-pool-read-max-open=8',
+  '--datastore-conn-pool-read-min-open=1',
+  '--datastore-conn-pool-write-max-open=4',
+  '--datastore-conn-pool-write-min-open=1',
+];
 
 /**
- * SpiceDB with the memory datastore, gRPC on loopback behind a preshared key. Every other listener
- * (HTTP gateway, metrics, dispatch) is off so that nothing binds a fixed port, and nothing phones home.
+ * SpiceDB on the given datastore, gRPC on loopback behind a preshared key. Every other listener (HTTP gateway,
+ * metrics, dispatch) is off so that nothing binds a fixed port, and nothing phones home. On PostgreSQL the
+ * database is migrated to SpiceDB's head first (a no-op when it is there already).
  */
 export async function startSpiceDB(options: SpiceDBServerOptions): Promise<SpiceDBServer> {
+  const datastore = options.datastore ?? { engine: 'memory' };
+  if (datastore.engine === 'postgres') await migrateDatastore(options.binary, datastore.url);
   const port = options.port ?? (await freePort());
   const token = options.token ?? randomBytes(24).toString('hex');
   const endpoint = `127.0.0.1:${port}`;
@@ -37,7 +60,7 @@ export async function startSpiceDB(options: SpiceDBServerOptions): Promise<Spice
       command: options.binary,
       args: [
         'serve',
-        '--datastore-engine=memory',
+        ...datastoreFlags(datastore),
         `--grpc-preshared-key=${token}`,
         `--grpc-addr=${endpoint}`,
         '--http-enabled=false',
@@ -53,6 +76,24 @@ export async function startSpiceDB(options: SpiceDBServerOptions): Promise<Spice
     60_000,
   );
   return { process, endpoint, token };
+}
+
+function datastoreFlags(datastore: SpiceDBDatastore): string[] {
+  if (datastore.engine === 'memory') return ['--datastore-engine=memory'];
+  return ['--datastore-engine=postgres', `--datastore-conn-uri=${datastore.url}`, ...SMALL_CONNECTION_POOLS];
+}
+
+/** `spicedb datastore migrate head`: creates SpiceDB's tables in an empty database, else brings them up to date. */
+async function migrateDatastore(binary: string, url: string): Promise<void> {
+  const flags = ['--datastore-engine=postgres', `--datastore-conn-uri=${url}`, '--skip-release-check'];
+  try {
+    await run(binary, ['datastore', 'migrate', 'head', ...flags, '--log-level=warn'], { timeout: 120_000 });
+  } catch (error) {
+    const { stderr } = error as { stderr?: string };
+    throw new Error(`spicedb datastore migrate head failed: ${stderr?.trim().slice(-2_000) ?? ''}`, {
+      cause: error,
+    });
+  }
 }
 
 async function spicedbAnswers(endpoint: string, token: string): Promise<boolean> {

@@ -11,6 +11,8 @@ export interface ControlPlaneInfo {
   tools: Partial<ToolPaths>;
   /** A PostgreSQL superuser's connection string; test files make databases of their own (testDatabase()). */
   postgresUrl: string;
+  /** SpiceDB's datastore in this run: the shared SpiceDB's, and that of the SpiceDBs test files start. */
+  spicedbDatastore: 'memory' | 'postgres';
 }
 
 declare module 'vitest' {

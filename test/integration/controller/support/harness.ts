@@ -32,7 +32,11 @@ import { createLogger } from '../../../../src/observability/logger.js';
 import { freePort } from '../../../../src/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../../../../src/localplane/managed-process.js';
 import { repoRoot } from '../../../../src/localplane/repo-root.js';
-import { startSpiceDB, type SpiceDBServer } from '../../../../src/localplane/spicedb-server.js';
+import {
+  startSpiceDB,
+  type SpiceDBDatastore,
+  type SpiceDBServer,
+} from '../../../../src/localplane/spicedb-server.js';
 import { resolveToolPaths } from '../../../../src/localplane/tool-paths.js';
 import { SpiceDBClient, type Relationship } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
@@ -41,6 +45,7 @@ import type { ResyncReport } from '../../../../src/controller/drift-resync.js';
 import { PATIENCE_MS } from '../../../support/patience.js';
 import { until } from '../../../support/until.js';
 import { controlPlane, testKubeConfig, uniqueId } from '../../support/cluster.js';
+import { testDatabase } from '../../support/database.js';
 
 // Controllers under test run in this process against the shared kube-apiserver (or a control plane of their
 // own), but always against a SpiceDB of their own: the resync deletes every grant tuple no CR it sees explains,
@@ -52,7 +57,7 @@ export const SCOPE_LABEL = 'test.policygrant.dev/scope';
 export interface OwnSpiceDB {
   server: SpiceDBServer;
   client: SpiceDBClient;
-  /** Stops and starts it on the same port and key: the memory datastore comes back empty. */
+  /** Stops and starts it on the same port, key and datastore: memory comes back empty, PostgreSQL does not. */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -66,10 +71,24 @@ export function makeStateDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `${prefix}-`));
 }
 
-/** A SpiceDB of the test's own, with the project's schema written. */
-export async function startOwnSpiceDB(stateDir: string, name: string): Promise<OwnSpiceDB> {
+/**
+ * A datastore of the run's engine (the project's global setup chooses): memory, or a fresh database of the
+ * shared PostgreSQL server.
+ */
+export async function ownDatastore(): Promise<SpiceDBDatastore> {
+  if (controlPlane().spicedbDatastore !== 'postgres') return { engine: 'memory' };
+  return { engine: 'postgres', url: (await testDatabase('spicedb')).url };
+}
+
+/** A SpiceDB of the test's own, on a datastore of its own, with the project's schema written. */
+export async function startOwnSpiceDB(
+  stateDir: string,
+  name: string,
+  datastore?: SpiceDBDatastore,
+): Promise<OwnSpiceDB> {
   const binary = await spicedbBinary();
-  let server = await startSpiceDB({ binary, stateDir, name });
+  const options = { binary, stateDir, name, datastore: datastore ?? (await ownDatastore()) };
+  let server = await startSpiceDB(options);
   const client = new SpiceDBClient({
     endpoint: server.endpoint,
     token: server.token,
@@ -84,7 +103,7 @@ export async function startOwnSpiceDB(stateDir: string, name: string): Promise<O
     client,
     async restart() {
       await server.process.stop();
-      server = await startSpiceDB({ binary, stateDir, name, port, token: server.token });
+      server = await startSpiceDB({ ...options, port, token: server.token });
     },
     async stop() {
       client.close();
