@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
 import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import { freePort } from '../../src/localplane/free-port.js';
+import { SpiceDBClient, type Relationship } from '../../src/spicedb/client.js';
+import { encodeObjectId } from '../../src/spicedb/object-id.js';
 import { readLogTail } from '../../src/localplane/log-tail.js';
 import {
   assertNoProcessLeft,
@@ -22,7 +24,9 @@ import { e2e, eventually, stackClient } from './support/stack-client.js';
 import { occupyPort } from '../integration/localplane/occupied-port.js';
 
 // A stack of its own, restarted in one state folder on the same ports (so one gateway serves every start),
-// as a developer's `npm start`, Ctrl-C, `npm start` in one checkout does. The steps build on each other.
+// as a developer's `npm start`, Ctrl-C, `npm start` in one checkout does. The steps build on each other. Its
+// SpiceDB keeps its data in the stack's PostgreSQL (SPICEDB_DATASTORE=postgres), as in production; the suite's
+// other stack runs it on memory.
 let stateDir: string;
 let ports: DevStackPorts;
 let stack: DevStackProcess | undefined;
@@ -35,6 +39,9 @@ let owner: string;
 let checker: string;
 let consumer: string;
 let policyId: string;
+/** Written into SpiceDB directly: nothing but SpiceDB's datastore keeps it across a restart. */
+let unmanaged: Relationship;
+let spicedbOfStack: { endpoint: string; token: string };
 
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'policy-grant-e2e-restart-'));
@@ -52,8 +59,9 @@ afterAll(async () => {
 
 async function start(): Promise<void> {
   const startedAt = Date.now();
-  stack = spawnDevStack(stateDir, ports);
+  stack = spawnDevStack(stateDir, ports, { SPICEDB_DATASTORE: 'postgres' });
   const env = await waitUntilReady(stack, startedAt);
+  spicedbOfStack = { endpoint: env.SPICEDB_ENDPOINT, token: env.SPICEDB_TOKEN };
   gateway ??= await startGateway([
     { prefix: '/acl', upstream: env.ACL_URL },
     { prefix: '/v1', upstream: `${env.DECISION_URL}/v1` },
@@ -66,6 +74,38 @@ async function start(): Promise<void> {
     namespace: env.NAMESPACE,
     stateDir,
   };
+}
+
+/** A relation the controller does not manage (its resync leaves it alone), on the sample item. */
+async function writeUnmanagedRelationship(): Promise<Relationship> {
+  const relationship: Relationship = {
+    resource: { type: 'resource', id: encodeObjectId((await sampleItem()).itemId) },
+    relation: 'editor',
+    subject: { type: 'user', id: randomUUID() },
+  };
+  await withSpiceDB((spicedb) => spicedb.writeRelationships([{ operation: 'touch', relationship }]));
+  return relationship;
+}
+
+/** The subjects of the unmanaged relation, read from the running stack's SpiceDB. */
+function unmanagedSubjects(): Promise<string[]> {
+  return withSpiceDB(async (spicedb) => {
+    const subjects: string[] = [];
+    const filter = { resourceType: 'resource', resourceId: unmanaged.resource.id, relation: 'editor' };
+    for await (const page of spicedb.readRelationships(filter)) {
+      subjects.push(...page.relationships.map((r) => r.subject.id));
+    }
+    return subjects;
+  });
+}
+
+async function withSpiceDB<T>(use: (spicedb: SpiceDBClient) => Promise<T>): Promise<T> {
+  const spicedb = new SpiceDBClient({ ...spicedbOfStack, transport: 'plaintext' });
+  try {
+    return await use(spicedb);
+  } finally {
+    spicedb.close();
+  }
 }
 
 function running(): DevStackProcess {
@@ -140,6 +180,7 @@ describe('npm start, stopped and started again in the same state folder', () => 
       expect(created.status).toBe(201);
       policyId = (created.body.results[0] as { policyId: string }).policyId;
       await becomesAllowed(consumer);
+      unmanaged = await writeUnmanagedRelationship();
 
       expect(await running().signal('SIGINT')).toBe(0);
       await assertNoProcessLeft(running());
@@ -149,6 +190,7 @@ describe('npm start, stopped and started again in the same state folder', () => 
       expect((await grantByPolicyId(policyId))?.spec.userId).toBe(consumer);
       await becomesAllowed(consumer);
       expect(await checkAllowed(randomUUID())).toBe(false);
+      expect(await unmanagedSubjects()).toEqual([unmanaged.subject.id]);
     },
   );
 
@@ -179,6 +221,7 @@ describe('npm start, stopped and started again in the same state folder', () => 
       await start();
       expect((await grantByPolicyId(policyId))?.spec.userId).toBe(consumer);
       await becomesAllowed(consumer);
+      expect(await unmanagedSubjects()).toEqual([unmanaged.subject.id]);
     },
   );
 });

@@ -34,9 +34,14 @@ export interface DevStackProcess {
 
 /**
  * Starts the development stack exactly as a developer does (`npm start`'s entrypoint), in `stateDir`, on the
- * given ports (free ones when 0). Its output goes to `dev-stack.log` in the state folder.
+ * given ports (free ones when 0), with `env` added to its environment. Its output goes to `dev-stack.log` in
+ * the state folder.
  */
-export function spawnDevStack(stateDir: string, ports: DevStackPorts | 0 = 0): DevStackProcess {
+export function spawnDevStack(
+  stateDir: string,
+  ports: DevStackPorts | 0 = 0,
+  env: NodeJS.ProcessEnv = {},
+): DevStackProcess {
   const process = startProcess({
     name: 'dev-stack',
     command: globalThis.process.execPath,
@@ -48,6 +53,7 @@ export function spawnDevStack(stateDir: string, ports: DevStackPorts | 0 = 0): D
       ACL_PORT: String(ports ? ports.acl : 0),
       DECISION_PORT: String(ports ? ports.decision : 0),
       CONTROLLER_PORT: String(ports ? ports.controller : 0),
+      ...env,
     },
     processGroup: true,
   });
