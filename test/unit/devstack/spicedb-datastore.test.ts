@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { datastoreChoice } from '../../../src/devstack/spicedb-datastore.js';
+import type { LocalPostgres } from '../../../src/devstack/local-postgres.js';
+import type { PostgresServer } from '../../../src/localplane/postgres-server.js';
+import { datastoreChoice, spicedbDatastore } from '../../../src/devstack/spicedb-datastore.js';
 
 describe("the development stack's SpiceDB datastore", () => {
   it('is memory by default', () => {
@@ -28,5 +30,47 @@ describe("the development stack's SpiceDB datastore", () => {
     expect(() => datastoreChoice({ SPICEDB_DATASTORE_URL: 'mysql://h/db' })).toThrow(
       /SPICEDB_DATASTORE_URL must be a postgres/,
     );
+  });
+});
+
+describe('the datastore SpiceDB is started on', () => {
+  /** A stand-in for the stack's server that records the databases asked for, and whether it was started. */
+  function fakePostgres() {
+    const asked: string[] = [];
+    const server = {
+      ensureDatabase: async (name: string) => {
+        asked.push(name);
+        return `postgres://postgres@127.0.0.1:5432/${name}`;
+      },
+    } as unknown as PostgresServer;
+    let started = false;
+    const postgres: LocalPostgres = {
+      server: async () => {
+        started = true;
+        return server;
+      },
+      stop: async () => undefined,
+    };
+    return { postgres, asked, started: () => started };
+  }
+
+  it("is a database `spicedb` of the stack's server for postgres without a URL", async () => {
+    const fake = fakePostgres();
+    expect(await spicedbDatastore({ engine: 'postgres' }, fake.postgres)).toEqual({
+      engine: 'postgres',
+      url: 'postgres://postgres@127.0.0.1:5432/spicedb',
+    });
+    expect(fake.asked).toEqual(['spicedb']);
+  });
+
+  it("starts no server for memory or a URL of the caller's", async () => {
+    const fake = fakePostgres();
+    expect(await spicedbDatastore({ engine: 'memory' }, fake.postgres)).toEqual({ engine: 'memory' });
+    const url = 'postgres://db.example/spicedb';
+    expect(await spicedbDatastore({ engine: 'postgres', url }, fake.postgres)).toEqual({
+      engine: 'postgres',
+      url,
+    });
+    expect(fake.started()).toBe(false);
   });
 });
