@@ -49,7 +49,7 @@ const SMALL_CONNECTION_POOLS = [
  */
 export async function startSpiceDB(options: SpiceDBServerOptions): Promise<SpiceDBServer> {
   const datastore = options.datastore ?? { engine: 'memory' };
-  if (datastore.engine === 'postgres') await migrateDatastore(options.binary, datastore.url);
+  if (datastore.engine === 'postgres') await migrateDatastore(options.binary, datastore);
   const port = options.port ?? (await freePort());
   const token = options.token ?? randomBytes(24).toString('hex');
   const endpoint = `127.0.0.1:${port}`;
@@ -58,6 +58,7 @@ export async function startSpiceDB(options: SpiceDBServerOptions): Promise<Spice
     {
       name,
       command: options.binary,
+      env: datastoreEnvironment(datastore),
       args: [
         'serve',
         ...datastoreFlags(datastore),
@@ -82,18 +83,26 @@ function datastoreFlags(datastore: SpiceDBDatastore): string[] {
   if (datastore.engine === 'memory') return ['--datastore-engine=memory'];
   return [
     '--datastore-engine=postgres',
-    `--datastore-conn-uri=${datastore.url}`,
     ...SMALL_CONNECTION_POOLS,
     // SpiceDB polls PostgreSQL for the Watch at this period (default 1 s), as docs/install.md advises production.
     '--watch-api-heartbeat=100ms',
   ];
 }
 
+/** The connection string in SpiceDB's environment, not on its command line, where `ps` would show a password. */
+function datastoreEnvironment(datastore: SpiceDBDatastore): NodeJS.ProcessEnv {
+  const url = datastore.engine === 'postgres' ? datastore.url : undefined;
+  return { ...process.env, SPICEDB_DATASTORE_CONN_URI: url };
+}
+
 /** `spicedb datastore migrate head`: creates SpiceDB's tables in an empty database, else brings them up to date. */
-async function migrateDatastore(binary: string, url: string): Promise<void> {
-  const flags = ['--datastore-engine=postgres', `--datastore-conn-uri=${url}`, '--skip-release-check'];
+async function migrateDatastore(binary: string, datastore: SpiceDBDatastore): Promise<void> {
+  const args = ['datastore', 'migrate', 'head', '--datastore-engine=postgres', '--skip-release-check'];
   try {
-    await run(binary, ['datastore', 'migrate', 'head', ...flags, '--log-level=warn'], { timeout: 120_000 });
+    await run(binary, [...args, '--log-level=warn'], {
+      env: datastoreEnvironment(datastore),
+      timeout: 120_000,
+    });
   } catch (error) {
     const { stderr } = error as { stderr?: string };
     throw new Error(`spicedb datastore migrate head failed: ${stderr?.trim().slice(-2_000) ?? ''}`, {
