@@ -122,21 +122,30 @@ const COMPONENT_FILES: Record<string, string> = {
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
 /** config/rbac, config/manager, config/admission and config/spicedb as the chart renders them (with kustomizations). */
+// The chart refuses to render without an identity provider; config/ leaves those settings to the overlay
+// (config/default/settings_patch.yaml), so they are rendered as placeholders and emptied again.
+const OVERLAY_AUTH = {
+  jwt: { issuer: 'set-by-the-overlay', audience: 'set-by-the-overlay' },
+  jwks: { url: 'https://set-by-the-overlay.invalid/jwks.json' },
+};
+
+/** The values config/ is rendered with: an external SpiceDB whose Secret is the user's (config/default). */
+export const CONFIG_VALUES = {
+  spicedb: { existingSecret: `${CONFIG_RELEASE.release}-spicedb` },
+  auth: OVERLAY_AUTH,
+  tests: { enabled: false },
+};
+
+/** config/rbac, config/manager, config/admission and config/spicedb as the chart renders them (with kustomizations). */
 export async function renderConfigFiles(helm: string): Promise<GeneratedFile[]> {
-  // The Secret with SpiceDB's endpoint and key is the user's (config/default) or the dev overlay's (config/dev).
-  const spicedbSecret = `${CONFIG_RELEASE.release}-spicedb`;
-  const external = parseManifests(
-    await helmTemplate(helm, {
-      ...CONFIG_RELEASE,
-      values: { spicedb: { existingSecret: spicedbSecret }, tests: { enabled: false } },
-    }),
-  );
+  const external = parseManifests(await helmTemplate(helm, { ...CONFIG_RELEASE, values: CONFIG_VALUES }));
+  // The dev overlay (config/dev) generates the Secret of its bundled SpiceDB.
   const bundled = parseManifests(
     await helmTemplate(helm, {
       ...CONFIG_RELEASE,
       values: {
+        ...CONFIG_VALUES,
         spicedb: { bundled: { enabled: true }, presharedKey: 'not-rendered' },
-        tests: { enabled: false },
       },
     }),
   );
@@ -196,13 +205,23 @@ function folderFiles(folder: string, objects: KubeObject[]): GeneratedFile[] {
   ];
 }
 
-/** Helm's bookkeeping out: no chart label, managed by kustomize, no checksums of chart-rendered ConfigMaps. */
+/**
+ * Helm's bookkeeping out: no chart label, managed by kustomize, no checksums of chart-rendered ConfigMaps; the
+ * identity provider's settings empty, for the overlay to set.
+ */
 function asKustomizeObject(object: KubeObject): KubeObject {
   const copy = structuredClone(object);
   relabel(copy.metadata);
+  if (component(copy) === 'settings') withoutOverlaySettings(copy.data as Record<string, string>);
   const template = (copy.spec as { template?: { metadata?: KubeObject['metadata'] } } | undefined)?.template;
   if (template?.metadata) relabel(template.metadata);
   return copy;
+}
+
+function withoutOverlaySettings(data: Record<string, string>): void {
+  data.JWT_ISSUER = '';
+  data.JWT_AUDIENCE = '';
+  delete data.JWKS_URL;
 }
 
 function relabel(metadata: Partial<KubeObject['metadata']>): void {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONFIG_DIR,
   CONFIG_RELEASE,
+  CONFIG_VALUES,
   GENERATED_CONFIG_DIRS,
   helmTemplate,
   renderConfigFiles,
@@ -95,7 +96,9 @@ describe('config/ and the chart do not drift apart', () => {
           .filter((object) => object.kind === 'ClusterRole' || object.kind === 'Role')
           .map((role) => [`${role.kind}/${role.metadata.name}`, role.rules]),
       );
-    const chart = parseManifests(await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE }));
+    const chart = parseManifests(
+      await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE, values: CONFIG_VALUES }),
+    );
     expect(rulesByRole(await build('default'))).toEqual(rulesByRole(chart));
   });
 });
@@ -150,7 +153,9 @@ describe('config/crd, installed apart', () => {
 
   it('config/crd builds every CRD with the labels the chart gives them, the version among them', async () => {
     const crds = await build('crd');
-    const chart = parseManifests(await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE }));
+    const chart = parseManifests(
+      await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE, values: CONFIG_VALUES }),
+    );
     expect(crds.map((crd) => crd.metadata.name).sort()).toEqual(
       chart
         .filter(isCrd)

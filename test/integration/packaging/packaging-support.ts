@@ -91,9 +91,18 @@ export function createDryRun(objects: object[]): Promise<CommandResult> {
   return kubectl(['create', '--dry-run=server', '-o', 'name', '-f', '-'], toYamlStream(objects));
 }
 
+/** The least an install sets: without them the chart refuses to render (the services would not start). */
+export const REQUIRED_VALUES = {
+  spicedb: { existingSecret: 'spicedb-credentials' },
+  auth: {
+    jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator' },
+    jwks: { url: 'https://issuer.example.com/.well-known/jwks.json' },
+  },
+};
+
 export async function renderChart(
   namespace: string,
-  values: object = {},
+  values: object = REQUIRED_VALUES,
   release = 'pgo',
 ): Promise<KubeObject[]> {
   const { helm } = await packagingTools();
