@@ -48,8 +48,13 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 [controller, decision-service]
 {{- end }}
 
+{{/* The services' image: by digest when one is given (the tag is then ignored), else by tag. */}}
 {{- define "pgo.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{- define "pgo.settingsName" -}}

@@ -318,6 +318,16 @@ describe('the chart as a citizen', () => {
         },
       },
     ],
+    [
+      'an image by digest from a registry with a port, CRDs managed apart, the bundled SpiceDB',
+      {
+        auth: REQUIRED_VALUES.auth,
+        spicedb: { bundled: { enabled: true }, presharedKey: 'dev-key' },
+        image: { repository: 'localhost:5001/pgo', digest: `sha256:${'ab'.repeat(32)}`, pullPolicy: 'Never' },
+        crds: { enabled: false },
+      },
+    ],
+    ['CRDs that helm uninstall deletes', { ...EXTERNAL_SPICEDB_VALUES, crds: { keep: false } }],
   ])('helm lint --strict passes with %s', async (_name, values) => {
     const { helm } = await packagingTools();
     const result = await withValuesFile(values, (file) =>

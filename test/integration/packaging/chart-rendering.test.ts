@@ -552,6 +552,41 @@ describe('the namespace-binding admission policy', () => {
   });
 });
 
+describe('the image', () => {
+  const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
+  const images = (objects: KubeObject[]) =>
+    objects
+      .filter((object) => object.kind === 'Deployment' || object.kind === 'Pod')
+      .filter((object) => componentOf(object) !== 'spicedb')
+      .flatMap((object) => {
+        const spec = (object.spec as { template?: PodTemplate }).template?.spec ?? object.spec;
+        return (spec as { containers: { image: string }[] }).containers.map((container) => container.image);
+      });
+
+  it('defaults to a registry-qualified placeholder at the chart’s appVersion', async () => {
+    const found = images(await renderChart(NAMESPACE));
+    expect(found.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(found)).toEqual(new Set(['registry.example.com/policy-grant-operator:0.1.0']));
+  });
+
+  it('image.digest pins every service and test Pod by digest, over the tag', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      image: { repository: 'localhost:5001/pgo', tag: 'ignored', digest: DIGEST, pullPolicy: 'IfNotPresent' },
+    });
+    expect(new Set(images(objects))).toEqual(new Set([`localhost:5001/pgo@${DIGEST}`]));
+  });
+
+  it.each(['sha256:abc', `sha512:${'0'.repeat(64)}`, `${DIGEST}0`])(
+    'refuses the digest %s',
+    async (digest) => {
+      const { helm } = await packagingTools();
+      const values = { ...REQUIRED_VALUES, image: { repository: 'pgo', pullPolicy: 'Always', digest } };
+      await expect(helmTemplate(helm, { namespace: NAMESPACE, values })).rejects.toThrow(/image\/digest/);
+    },
+  );
+});
+
 describe('values the chart refuses', () => {
   const refused: [string, object, RegExp][] = [
     ['a port out of range', { aclApi: { port: 70000 } }, /aclApi\/port.*maximum/],
