@@ -9,13 +9,16 @@
 # Environment:
 #   KIND_CLUSTER     cluster name (default policy-grant-e2e); it must not exist yet
 #   KIND_NODE_IMAGE  node image, e.g. kindest/node:v1.35.x (default: the one of your kind release)
-#   IMAGE            image to build and load (default policy-grant-operator:e2e)
+#   IMAGE            image to build and load (default policy-grant-operator:e2e); a registry with a port works,
+#                    e.g. localhost:5001/policy-grant-operator:dev
 #   KEEP_CLUSTER=1   keep the cluster afterwards (its kubeconfig path is printed)
 #   HELM_BIN, KUBECTL_BIN  helm and kubectl to use (default: on PATH, else the pinned builds of hack/tools)
 # Needs docker, kind, node and npm (run `npm ci` first).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/image-reference.sh
+source "$repo/hack/image-reference.sh"
 cluster="${KIND_CLUSTER:-policy-grant-e2e}"
 image="${IMAGE:-policy-grant-operator:e2e}"
 release=policy-grant-operator
@@ -77,7 +80,10 @@ create_cluster() {
 
 build_and_load_image() {
   log "building $image"
-  docker build --tag "$image" "$repo"
+  docker build --tag "$image" \
+    --build-arg VERSION="$(node -p 'require(process.argv[1]).version' "$repo/package.json")" \
+    --build-arg REVISION="$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)" \
+    "$repo"
   log "loading $image into $cluster"
   kind load docker-image "$image" --name "$cluster"
 }
@@ -95,7 +101,8 @@ install_chart() {
   k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
   "$helm" install "$release" "$repo/charts/policy-grant-operator" \
     --kubeconfig "$kubeconfig" --namespace "$namespace" \
-    --set image.repository="${image%:*}" --set image.tag="${image##*:}" --set image.pullPolicy=Never \
+    --set image.repository="$(image_repository "$image")" --set image.tag="$(image_tag "$image")" \
+    --set image.pullPolicy=Never \
     --set spicedb.bundled.enabled=true --set spicedb.presharedKey="$(openssl rand -hex 20)" \
     --set auth.jwt.issuer=policy-grant-operator-dev --set auth.jwt.audience=policy-grant-operator \
     --set-file auth.jwks.inline="$repo/.dev/jwks.json" \

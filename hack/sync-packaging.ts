@@ -1,8 +1,9 @@
 // Keeps the packaging in step with its sources, so that the chart and config/ cannot drift apart:
-// - copies crds/ into the chart (charts/policy-grant-operator/crds/) and into config/crd/bases/, and the SpiceDB
-//   schema and registry (src/spicedb/) into the chart's files/;
+// - copies crds/ into the chart (charts/policy-grant-operator/files/crds/, which templates/crds.yaml renders) and
+//   into config/crd/bases/, and the SpiceDB schema and registry (src/spicedb/) into the chart's files/;
 // - renders config/rbac, config/manager, config/admission and config/spicedb from the chart with `helm template`, so
-//   the kustomize manifests are the chart's manifests (same RBAC rules, probes, security contexts, admission policy).
+//   the kustomize manifests are the chart's manifests (same RBAC rules, probes, security contexts, admission policy),
+//   and config/crd/kustomization.yaml with the labels the chart gives the CRDs (their version among them).
 // Tests compare every file this writes with what is committed.
 // Usage: npx tsx hack/sync-packaging.ts
 import { execFile } from 'node:child_process';
@@ -34,14 +35,19 @@ export interface CopiedFile {
   target: string;
 }
 
+/** Where the CRDs of crds/ are copied to: the chart's templates/crds.yaml renders the first, config/crd the second. */
+export const CRD_COPY_DIRS = ['charts/policy-grant-operator/files/crds', 'config/crd/bases'];
+
+export function crdFileNames(): string[] {
+  return readdirSync(join(REPO_ROOT, 'crds')).filter((file) => file.endsWith('.yaml'));
+}
+
 /** Files that are verbatim copies, as paths relative to the repository root. */
 export function copiedFiles(): CopiedFile[] {
-  const crds = readdirSync(join(REPO_ROOT, 'crds')).filter((file) => file.endsWith('.yaml'));
   return [
-    ...crds.flatMap((file) => [
-      { source: `crds/${file}`, target: `charts/policy-grant-operator/crds/${file}` },
-      { source: `crds/${file}`, target: `config/crd/bases/${file}` },
-    ]),
+    ...crdFileNames().flatMap((file) =>
+      CRD_COPY_DIRS.map((dir) => ({ source: `crds/${file}`, target: `${dir}/${file}` })),
+    ),
     ...['schema.zed', 'registry.yaml'].map((file) => ({
       source: `src/spicedb/${file}`,
       target: `charts/policy-grant-operator/files/${file}`,
@@ -66,7 +72,6 @@ export interface TemplateOptions {
   namespace: string;
   /** Values beside the chart's values.yaml (JSON is YAML, so they go to helm as a values file). */
   values?: object;
-  includeCrds?: boolean;
 }
 
 const run = promisify(execFile);
@@ -82,7 +87,7 @@ export async function helmTemplate(helm: string, options: TemplateOptions): Prom
     writeFileSync(valuesFile, JSON.stringify(options.values ?? {}));
     const args = ['template', options.release ?? 'pgo', CHART_DIR, '--namespace', options.namespace];
     args.push('--kube-version', TEMPLATE_KUBE_VERSION);
-    args.push('--values', valuesFile, ...(options.includeCrds ? ['--include-crds'] : []));
+    args.push('--values', valuesFile);
     const { stdout } = await run(helm, args, { maxBuffer: 16 << 20 }).catch((error: { stderr?: string }) => {
       throw new Error(`helm template failed: ${error.stderr ?? String(error)}`);
     });
@@ -91,6 +96,8 @@ export async function helmTemplate(helm: string, options: TemplateOptions): Prom
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+export const isCrd = (object: KubeObject) => object.kind === 'CustomResourceDefinition';
 
 export function parseManifests(text: string): KubeObject[] {
   return yaml.loadAll(text).filter((document): document is KubeObject => !!document);
@@ -115,32 +122,64 @@ const COMPONENT_FILES: Record<string, string> = {
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
 /** config/rbac, config/manager, config/admission and config/spicedb as the chart renders them (with kustomizations). */
+// The chart refuses to render without an identity provider; config/ leaves those settings to the overlay
+// (config/default/settings_patch.yaml), so they are rendered as placeholders and emptied again.
+const OVERLAY_AUTH = {
+  jwt: { issuer: 'set-by-the-overlay', audience: 'set-by-the-overlay' },
+  jwks: { url: 'https://set-by-the-overlay.invalid/jwks.json' },
+};
+
+/** The values config/ is rendered with: an external SpiceDB whose Secret is the user's (config/default). */
+export const CONFIG_VALUES = {
+  spicedb: { existingSecret: `${CONFIG_RELEASE.release}-spicedb` },
+  auth: OVERLAY_AUTH,
+  tests: { enabled: false },
+};
+
+/** config/rbac, config/manager, config/admission and config/spicedb as the chart renders them (with kustomizations). */
 export async function renderConfigFiles(helm: string): Promise<GeneratedFile[]> {
-  // The Secret with SpiceDB's endpoint and key is the user's (config/default) or the dev overlay's (config/dev).
-  const spicedbSecret = `${CONFIG_RELEASE.release}-spicedb`;
-  const external = parseManifests(
-    await helmTemplate(helm, {
-      ...CONFIG_RELEASE,
-      values: { spicedb: { existingSecret: spicedbSecret }, tests: { enabled: false } },
-    }),
-  );
+  const external = parseManifests(await helmTemplate(helm, { ...CONFIG_RELEASE, values: CONFIG_VALUES }));
+  // The dev overlay (config/dev) generates the Secret of its bundled SpiceDB.
   const bundled = parseManifests(
     await helmTemplate(helm, {
       ...CONFIG_RELEASE,
       values: {
+        ...CONFIG_VALUES,
         spicedb: { bundled: { enabled: true }, presharedKey: 'not-rendered' },
-        tests: { enabled: false },
       },
     }),
   );
+  const crds = external.filter(isCrd);
+  const installed = external.filter((object) => !isCrd(object));
   const folders: Record<string, KubeObject[]> = {
-    rbac: external.filter((object) => RBAC_KINDS.has(object.kind)),
-    manager: external.filter((object) => !RBAC_KINDS.has(object.kind) && !ADMISSION_KINDS.has(object.kind)),
-    admission: external.filter((object) => ADMISSION_KINDS.has(object.kind)),
+    rbac: installed.filter((object) => RBAC_KINDS.has(object.kind)),
+    manager: installed.filter((object) => !RBAC_KINDS.has(object.kind) && !ADMISSION_KINDS.has(object.kind)),
+    admission: installed.filter((object) => ADMISSION_KINDS.has(object.kind)),
     spicedb: bundled.filter((object) => component(object) === 'spicedb' && object.kind !== 'Secret'),
   };
-  const files = Object.entries(folders).flatMap(([folder, objects]) => folderFiles(folder, objects));
+  const files = [
+    ...Object.entries(folders).flatMap(([folder, objects]) => folderFiles(folder, objects)),
+    crdKustomization(crds),
+  ];
   return Promise.all(files.map(async (file) => ({ ...file, content: await formatYaml(file) })));
+}
+
+/**
+ * config/crd/kustomization.yaml: the copies in bases/, labelled as the chart labels its CRDs. config/default does not
+ * include it, so that `kubectl delete -k config/default` leaves the CRDs, and so every grant, in place.
+ */
+function crdKustomization(crds: KubeObject[]): GeneratedFile {
+  const [first] = crds.map(asKustomizeObject);
+  if (!first) throw new Error('the chart rendered no CustomResourceDefinition');
+  const kustomization = {
+    apiVersion: 'kustomize.config.k8s.io/v1beta1',
+    kind: 'Kustomization',
+    labels: [{ pairs: first.metadata.labels, includeSelectors: false }],
+    resources: crdFileNames()
+      .sort()
+      .map((file) => `bases/${file}`),
+  };
+  return { path: 'config/crd/kustomization.yaml', content: dumpAll([kustomization]) };
 }
 
 function component(object: KubeObject): string {
@@ -166,13 +205,23 @@ function folderFiles(folder: string, objects: KubeObject[]): GeneratedFile[] {
   ];
 }
 
-/** Helm's bookkeeping out: no chart label, managed by kustomize, no checksums of chart-rendered ConfigMaps. */
+/**
+ * Helm's bookkeeping out: no chart label, managed by kustomize, no checksums of chart-rendered ConfigMaps; the
+ * identity provider's settings empty, for the overlay to set.
+ */
 function asKustomizeObject(object: KubeObject): KubeObject {
   const copy = structuredClone(object);
   relabel(copy.metadata);
+  if (component(copy) === 'settings') withoutOverlaySettings(copy.data as Record<string, string>);
   const template = (copy.spec as { template?: { metadata?: KubeObject['metadata'] } } | undefined)?.template;
   if (template?.metadata) relabel(template.metadata);
   return copy;
+}
+
+function withoutOverlaySettings(data: Record<string, string>): void {
+  data.JWT_ISSUER = '';
+  data.JWT_AUDIENCE = '';
+  delete data.JWKS_URL;
 }
 
 function relabel(metadata: Partial<KubeObject['metadata']>): void {
@@ -201,6 +250,7 @@ async function formatYaml(file: GeneratedFile): Promise<string> {
 }
 
 async function main(): Promise<void> {
+  for (const dir of CRD_COPY_DIRS) rmSync(join(REPO_ROOT, dir), { recursive: true, force: true });
   for (const { source, target } of copiedFiles()) {
     mkdirSync(dirname(join(REPO_ROOT, target)), { recursive: true });
     copyFileSync(join(REPO_ROOT, source), join(REPO_ROOT, target));

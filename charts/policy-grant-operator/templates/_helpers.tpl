@@ -48,8 +48,13 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 [controller, decision-service]
 {{- end }}
 
+{{/* The services' image: by digest when one is given (the tag is then ignored), else by tag. */}}
 {{- define "pgo.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{- define "pgo.settingsName" -}}
@@ -120,17 +125,38 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- end }}
 {{- end }}
 
-{{/* Settings the values leave unset that the services cannot start without (NOTES.txt lists them). */}}
+{{/* Settings the values leave unset that the services cannot start without. */}}
 {{- define "pgo.missingSettings" -}}
 {{- $missing := list }}
 {{- if not (or .Values.spicedb.bundled.enabled .Values.spicedb.existingSecret) }}
-{{- if not .Values.spicedb.endpoint }}{{ $missing = append $missing "spicedb.endpoint (or spicedb.existingSecret)" }}{{ end }}
-{{- if not .Values.spicedb.presharedKey }}{{ $missing = append $missing "spicedb.presharedKey (or spicedb.existingSecret)" }}{{ end }}
+{{- if not .Values.spicedb.endpoint }}{{ $missing = append $missing "spicedb.endpoint: host:port of SpiceDB's gRPC API (or spicedb.existingSecret; spicedb.bundled.enabled for development)" }}{{ end }}
+{{- if not .Values.spicedb.presharedKey }}{{ $missing = append $missing "spicedb.presharedKey: SpiceDB's preshared key (or spicedb.existingSecret)" }}{{ end }}
 {{- end }}
-{{- if not .Values.auth.jwt.issuer }}{{ $missing = append $missing "auth.jwt.issuer" }}{{ end }}
-{{- if not .Values.auth.jwt.audience }}{{ $missing = append $missing "auth.jwt.audience" }}{{ end }}
-{{- if eq (include "pgo.jwksSource" .) "none" }}{{ $missing = append $missing "auth.jwks (url, inline, existingConfigMap or existingSecret)" }}{{ end }}
+{{- if not .Values.auth.jwt.issuer }}{{ $missing = append $missing "auth.jwt.issuer: the iss of the JWTs the ACL API and the decision service accept" }}{{ end }}
+{{- if not .Values.auth.jwt.audience }}{{ $missing = append $missing "auth.jwt.audience: the aud of those JWTs" }}{{ end }}
+{{- if eq (include "pgo.jwksSource" .) "none" }}{{ $missing = append $missing "auth.jwks: the keys JWTs are verified with (url, inline, existingConfigMap or existingSecret)" }}{{ end }}
 {{- join "\n" $missing }}
+{{- end }}
+
+{{/*
+Fails the render, rather than leaving the services to crash-loop, when a setting they refuse to start without is
+missing; and, when Helm sees the cluster (install, upgrade, --dry-run=server: kube-system is visible), when the
+audit database Secret or its url key is absent from the release namespace.
+*/}}
+{{- define "pgo.requireSettings" -}}
+{{- with include "pgo.missingSettings" . }}
+{{- fail (printf "the services refuse to start without these values:\n  - %s" (splitList "\n" . | join "\n  - ")) }}
+{{- end }}
+{{- if lookup "v1" "Namespace" "" "kube-system" }}
+{{- $name := include "pgo.auditDatabaseSecretName" . }}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace $name }}
+{{- if not $secret }}
+{{- fail (printf "the audit database Secret %s does not exist in namespace %s: create it with the key %s (docs/install.md), or name another in audit.database.existingSecret; the ACL API refuses to start without it" $name .Release.Namespace .Values.audit.database.urlKey) }}
+{{- end }}
+{{- if not (hasKey ($secret.data | default dict) .Values.audit.database.urlKey) }}
+{{- fail (printf "the audit database Secret %s has no key %s (audit.database.urlKey): the ACL API refuses to start without its connection string" $name .Values.audit.database.urlKey) }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/*

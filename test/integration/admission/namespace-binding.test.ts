@@ -12,7 +12,13 @@ import { ADMISSION_KINDS, applyAdmissionPolicies } from '../../../src/devstack/a
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { until } from '../../support/until.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
-import { kubectl, renderChart, toYamlStream, type KubeObject } from '../packaging/packaging-support.js';
+import {
+  kubectl,
+  renderChart,
+  REQUIRED_VALUES,
+  toYamlStream,
+  type KubeObject,
+} from '../packaging/packaging-support.js';
 import {
   serviceAccountKubeConfig,
   type ServiceAccountSession,
@@ -131,7 +137,9 @@ beforeAll(async () => {
   core = namespaceAdmin.kubeConfig.makeApiClient(CoreV1Api);
   await createAsAdmin(gitOpsUserRbac());
   // The shipped policy with the chart's defaults, under a release of its own (its objects are cluster-wide).
-  const policy = (await renderChart(home, {}, uniqueId('vap'))).filter((o) => ADMISSION_KINDS.has(o.kind));
+  const policy = (await renderChart(home, REQUIRED_VALUES, uniqueId('vap'))).filter((o) =>
+    ADMISSION_KINDS.has(o.kind),
+  );
   expect(policy.map((object) => object.kind).sort()).toEqual([...ADMISSION_KINDS].sort());
   policyName = policy[0]?.metadata.name as string;
   await createAsAdmin(policy);

@@ -16,6 +16,7 @@ import {
   OPERATIONS_VALUES,
   packagingTools,
   renderChart,
+  REQUIRED_VALUES,
   runCommand,
   withValuesFile,
   type KubeObject,
@@ -292,8 +293,9 @@ describe('the chart as a citizen', () => {
   });
 
   it('the bundled SpiceDB key is required on a first install and renders the same every time', async () => {
-    expect(await renderError({ spicedb: { bundled: { enabled: true } } })).toContain('spicedb.presharedKey');
-    const values = { spicedb: { bundled: { enabled: true }, presharedKey: 'dev-key' } };
+    const bundled = { ...REQUIRED_VALUES, spicedb: { bundled: { enabled: true } } };
+    expect(await renderError(bundled)).toContain('spicedb.bundled.enabled needs spicedb.presharedKey');
+    const values = { ...REQUIRED_VALUES, spicedb: { bundled: { enabled: true }, presharedKey: 'dev-key' } };
     const secretOf = async () =>
       ofKind(await renderChart(NAMESPACE, values), 'Secret').find(
         (secret) => component(secret) === 'spicedb',
@@ -316,6 +318,16 @@ describe('the chart as a citizen', () => {
         },
       },
     ],
+    [
+      'an image by digest from a registry with a port, CRDs managed apart, the bundled SpiceDB',
+      {
+        auth: REQUIRED_VALUES.auth,
+        spicedb: { bundled: { enabled: true }, presharedKey: 'dev-key' },
+        image: { repository: 'localhost:5001/pgo', digest: `sha256:${'ab'.repeat(32)}`, pullPolicy: 'Never' },
+        crds: { enabled: false },
+      },
+    ],
+    ['CRDs that helm uninstall deletes', { ...EXTERNAL_SPICEDB_VALUES, crds: { keep: false } }],
   ])('helm lint --strict passes with %s', async (_name, values) => {
     const { helm } = await packagingTools();
     const result = await withValuesFile(values, (file) =>

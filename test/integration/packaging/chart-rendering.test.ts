@@ -7,6 +7,7 @@ import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation
 import {
   EVERY_FEATURE_VALUES,
   packagingTools,
+  REQUIRED_VALUES,
   parseManifests,
   renderChart,
   type KubeObject,
@@ -128,7 +129,10 @@ describe('RBAC', () => {
   it('the decision service gets a token and TokenReview rights only when it verifies ServiceAccount tokens', async () => {
     const off = await renderChart(NAMESPACE);
     expect(deployment(off, 'decision-service').pod.automountServiceAccountToken).toBe(false);
-    const on = await renderChart(NAMESPACE, { decisionService: { tokenReview: { enabled: true } } });
+    const on = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      decisionService: { tokenReview: { enabled: true } },
+    });
     expect(deployment(on, 'decision-service').pod.automountServiceAccountToken).toBe(true);
     expect(rulesOf(on, 'decision-service', 'ClusterRole')).toEqual([
       rule('authentication.k8s.io', ['tokenreviews'], ['create']),
@@ -137,6 +141,7 @@ describe('RBAC', () => {
 
   it('the controller has no Lease rights without leader election', async () => {
     const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       controller: { replicas: 1, leaderElection: { enabled: false } },
     });
     const withoutLeases = EXPECTED_RBAC.controller?.Role.filter(
@@ -227,6 +232,7 @@ describe('configuration', () => {
 
   it('hands every setting to the services under the variable names they read', async () => {
     const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       logLevel: 'debug',
       errorNamespace: 'acme',
       auth: {
@@ -330,6 +336,7 @@ describe('configuration', () => {
 
   it("the audit database's connection strings come from the Secret the values name, for the ACL API only", async () => {
     const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       audit: { database: { existingSecret: 'audit-db', urlKey: 'service', migrationUrlKey: 'owner' } },
     });
     expect(deployment(objects, 'acl-api').container.env).toEqual(
@@ -348,6 +355,7 @@ describe('configuration', () => {
 
   it('SpiceDB endpoint and key come from the Secret the values name', async () => {
     const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       spicedb: { existingSecret: 'mine', existingSecretKeys: { endpoint: 'host', presharedKey: 'token' } },
     });
     expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
@@ -364,6 +372,7 @@ describe('configuration', () => {
 
   it('only the controller and the decision service get SpiceDB: the ACL API has no key, CA or admission', async () => {
     const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       spicedb: { existingSecret: 'mine', tls: { caSecret: 'spicedb-ca' } },
     });
     const spicedbVariables = (name: string) =>
@@ -381,6 +390,7 @@ describe('configuration', () => {
     // The registry still: the ACL API judges grants as the controller does.
     expect(mountNames('acl-api')).toContain('spicedb-model');
     const bundled = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
       networkPolicy: { enabled: true },
     });
@@ -397,6 +407,7 @@ describe('configuration', () => {
 
   it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
     const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
     });
     const secret = objects.find((object) => object.kind === 'Secret')?.data as Record<string, string>;
@@ -413,7 +424,8 @@ describe('configuration', () => {
 
   it('a JWKS file from a Secret is mounted into the ACL API and the decision service only', async () => {
     const objects = await renderChart(NAMESPACE, {
-      auth: { jwks: { existingSecret: 'jwks', key: 'keys.json' } },
+      ...REQUIRED_VALUES,
+      auth: { ...REQUIRED_VALUES.auth, jwks: { existingSecret: 'jwks', key: 'keys.json' } },
     });
     for (const name of ['acl-api', 'decision-service']) {
       const { container, pod } = deployment(objects, name);
@@ -434,6 +446,7 @@ describe('configuration', () => {
 
 describe('gateway routes (the spec strip-prefix contract)', () => {
   const values = {
+    ...REQUIRED_VALUES,
     aclApi: { basePath: '/v2' },
     httpRoute: { enabled: true, parentRefs: [{ name: 'public' }], aclPathPrefix: '/acl' },
     ingress: { enabled: true, aclPathPrefix: '/acl' },
@@ -524,16 +537,54 @@ describe('the namespace-binding admission policy', () => {
   it('allows the groups the values list, quoted for CEL', async () => {
     const groups = ['system:serviceaccounts:argocd', 'odd "group" \\ name'];
     const [policy] = admission(
-      await renderChart(NAMESPACE, { namespaceBindingPolicy: { allowedGroups: groups } }),
+      await renderChart(NAMESPACE, { ...REQUIRED_VALUES, namespaceBindingPolicy: { allowedGroups: groups } }),
     );
     expect(allowedGroups(policy)).toEqual(groups);
   });
 
   it('is left out when disabled', async () => {
-    const objects = await renderChart(NAMESPACE, { namespaceBindingPolicy: { enabled: false } });
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      namespaceBindingPolicy: { enabled: false },
+    });
     expect(admission(objects)).toEqual([]);
     expect(objects.some((object) => object.kind.startsWith('ValidatingAdmission'))).toBe(false);
   });
+});
+
+describe('the image', () => {
+  const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
+  const images = (objects: KubeObject[]) =>
+    objects
+      .filter((object) => object.kind === 'Deployment' || object.kind === 'Pod')
+      .filter((object) => componentOf(object) !== 'spicedb')
+      .flatMap((object) => {
+        const spec = (object.spec as { template?: PodTemplate }).template?.spec ?? object.spec;
+        return (spec as { containers: { image: string }[] }).containers.map((container) => container.image);
+      });
+
+  it('defaults to a registry-qualified placeholder at the chart’s appVersion', async () => {
+    const found = images(await renderChart(NAMESPACE));
+    expect(found.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(found)).toEqual(new Set(['registry.example.com/policy-grant-operator:0.1.0']));
+  });
+
+  it('image.digest pins every service and test Pod by digest, over the tag', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      image: { repository: 'localhost:5001/pgo', tag: 'ignored', digest: DIGEST, pullPolicy: 'IfNotPresent' },
+    });
+    expect(new Set(images(objects))).toEqual(new Set([`localhost:5001/pgo@${DIGEST}`]));
+  });
+
+  it.each(['sha256:abc', `sha512:${'0'.repeat(64)}`, `${DIGEST}0`])(
+    'refuses the digest %s',
+    async (digest) => {
+      const { helm } = await packagingTools();
+      const values = { ...REQUIRED_VALUES, image: { repository: 'pgo', pullPolicy: 'Always', digest } };
+      await expect(helmTemplate(helm, { namespace: NAMESPACE, values })).rejects.toThrow(/image\/digest/);
+    },
+  );
 });
 
 describe('values the chart refuses', () => {
@@ -599,11 +650,69 @@ describe('values the chart refuses', () => {
 
   it.each(refused)('%s', async (_name, values, message) => {
     const { helm } = await packagingTools();
-    await expect(helmTemplate(helm, { namespace: NAMESPACE, values })).rejects.toThrow(message);
+    await expect(
+      helmTemplate(helm, { namespace: NAMESPACE, values: { ...REQUIRED_VALUES, ...values } }),
+    ).rejects.toThrow(message);
   });
 
-  it('while the defaults render', async () => {
+  it('while the required settings alone render', async () => {
     const { helm } = await packagingTools();
-    expect(parseManifests(await helmTemplate(helm, { namespace: NAMESPACE })).length).toBeGreaterThan(10);
+    const rendered = await helmTemplate(helm, { namespace: NAMESPACE, values: REQUIRED_VALUES });
+    expect(parseManifests(rendered).length).toBeGreaterThan(10);
+  });
+});
+
+describe('settings the services cannot start without fail the render, not the pods', () => {
+  const { jwt } = REQUIRED_VALUES.auth;
+  const withAuth = (auth: object) => ({ ...REQUIRED_VALUES, auth });
+  const missing: [string, object, string[]][] = [
+    [
+      'SpiceDB',
+      { auth: REQUIRED_VALUES.auth },
+      ['spicedb.endpoint: host:port', 'spicedb.presharedKey: SpiceDB'],
+    ],
+    [
+      "SpiceDB's key",
+      { ...REQUIRED_VALUES, spicedb: { endpoint: 'spicedb:50051' } },
+      ['spicedb.presharedKey'],
+    ],
+    [
+      'the issuer',
+      withAuth({ ...REQUIRED_VALUES.auth, jwt: { audience: jwt.audience } }),
+      ['auth.jwt.issuer'],
+    ],
+    [
+      'the audience',
+      withAuth({ ...REQUIRED_VALUES.auth, jwt: { issuer: jwt.issuer } }),
+      ['auth.jwt.audience'],
+    ],
+    ['the JWKS', withAuth({ jwt }), ['auth.jwks: the keys JWTs are verified with']],
+  ];
+
+  it.each(missing)('without %s, helm template fails naming it', async (_name, values, names) => {
+    const { helm } = await packagingTools();
+    const failure = helmTemplate(helm, { namespace: NAMESPACE, values }).then(
+      () => 'rendered',
+      (error: Error) => error.message,
+    );
+    const message = await failure;
+    expect(message).toContain('the services refuse to start without these values');
+    for (const name of names) expect(message).toContain(`  - ${name}`);
+    expect(message.match(/\n {2}- /g)).toHaveLength(names.length);
+  });
+
+  it('with no values at all, the message lists all five', async () => {
+    const { helm } = await packagingTools();
+    await expect(helmTemplate(helm, { namespace: NAMESPACE })).rejects.toThrow(
+      /spicedb.endpoint.*\n.*spicedb.presharedKey.*\n.*auth.jwt.issuer.*\n.*auth.jwt.audience.*\n.*auth.jwks/,
+    );
+  });
+
+  it('the bundled SpiceDB (with its key) stands in for SpiceDB', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      auth: REQUIRED_VALUES.auth,
+      spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
+    });
+    expect(objects.some((object) => object.kind === 'Deployment')).toBe(true);
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONFIG_DIR,
   CONFIG_RELEASE,
+  CONFIG_VALUES,
   GENERATED_CONFIG_DIRS,
   helmTemplate,
   renderConfigFiles,
@@ -77,11 +78,13 @@ function secretKeyRefNames(objects: KubeObject[]): string[] {
 const AUDIT_DATABASE_SECRET = 'policy-grant-operator-audit-database';
 
 describe('config/ and the chart do not drift apart', () => {
-  it('config/rbac, config/manager, config/admission and config/spicedb are exactly what the chart renders', () => {
+  it('config/rbac, config/manager, config/admission, config/spicedb and config/crd/kustomization.yaml are exactly what the chart renders', () => {
     const committed = GENERATED_CONFIG_DIRS.flatMap((folder) =>
       readdirSync(join(CONFIG_DIR, folder)).map((file) => `config/${folder}/${file}`),
-    ).sort();
-    expect(committed, REGENERATE).toEqual(generated.map((file) => file.path).sort());
+    );
+    expect([...committed, 'config/crd/kustomization.yaml'].sort(), REGENERATE).toEqual(
+      generated.map((file) => file.path).sort(),
+    );
     for (const file of generated)
       expect(readFileSync(join(REPO_ROOT, file.path), 'utf8'), REGENERATE).toBe(file.content);
   });
@@ -93,23 +96,25 @@ describe('config/ and the chart do not drift apart', () => {
           .filter((object) => object.kind === 'ClusterRole' || object.kind === 'Role')
           .map((role) => [`${role.kind}/${role.metadata.name}`, role.rules]),
       );
-    const chart = parseManifests(await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE }));
+    const chart = parseManifests(
+      await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE, values: CONFIG_VALUES }),
+    );
     expect(rulesByRole(await build('default'))).toEqual(rulesByRole(chart));
   });
 });
 
 describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Security restricted)', () => {
   it.each(['default', 'dev'])(
-    'config/%s: every object is accepted, CRDs first, without a warning',
+    'config/%s: every object is accepted, after config/crd, without a warning',
     async (overlay) => {
       const namespace = await createRestrictedNamespace(`kustomize-${overlay}`);
       const objects = await buildInto(overlay, namespace);
       expect(
         objects.filter((object) => object.kind === 'Namespace').map((object) => object.metadata.name),
       ).toEqual([namespace]);
-      const crds = await applyDryRun(objects.filter(isCrd));
+      const crds = await applyDryRun(await build('crd'));
       expect(crds.code).toBe(0);
-      const applied = await applyDryRun(objects.filter((object) => !isCrd(object)));
+      const applied = await applyDryRun(objects);
       expect(applied.stderr).toBe('');
       expect(applied.code).toBe(0);
       const pods = podsOfDeployments(objects);
@@ -135,6 +140,35 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
     expect(new Set(secretKeyRefNames(objects))).toEqual(
       new Set(['policy-grant-operator-spicedb', AUDIT_DATABASE_SECRET]),
     );
+  });
+});
+
+describe('config/crd, installed apart', () => {
+  // `kubectl delete -k config/default` deletes what config/default builds: were the CRDs in it, every grant too.
+  it.each(['default', 'dev'])('config/%s renders no CustomResourceDefinition', async (overlay) => {
+    const objects = await build(overlay);
+    expect(objects.filter(isCrd)).toEqual([]);
+    expect(objects.some((object) => object.kind === 'Deployment')).toBe(true);
+  });
+
+  it('config/crd builds every CRD with the labels the chart gives them, the version among them', async () => {
+    const crds = await build('crd');
+    const chart = parseManifests(
+      await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE, values: CONFIG_VALUES }),
+    );
+    expect(crds.map((crd) => crd.metadata.name).sort()).toEqual(
+      chart
+        .filter(isCrd)
+        .map((crd) => crd.metadata.name)
+        .sort(),
+    );
+    const version = chart.find(isCrd)?.metadata.labels?.['app.kubernetes.io/version'];
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const crd of crds)
+      expect(crd.metadata.labels).toMatchObject({
+        'app.kubernetes.io/version': version,
+        'app.kubernetes.io/managed-by': 'kustomize',
+      });
   });
 });
 

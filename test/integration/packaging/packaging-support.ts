@@ -3,11 +3,17 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { CHART_DIR, helmTemplate, parseManifests, type KubeObject } from '../../../hack/sync-packaging.js';
+import {
+  CHART_DIR,
+  helmTemplate,
+  isCrd,
+  parseManifests,
+  type KubeObject,
+} from '../../../hack/sync-packaging.js';
 import { resolveToolPaths } from '../../../src/localplane/tool-paths.js';
 import { controlPlane, createTestNamespace } from '../support/cluster.js';
 
-export { CHART_DIR, parseManifests, type KubeObject };
+export { CHART_DIR, isCrd, parseManifests, type KubeObject };
 
 export const FIXTURES_DIR = join(import.meta.dirname, 'fixtures');
 
@@ -85,16 +91,23 @@ export function createDryRun(objects: object[]): Promise<CommandResult> {
   return kubectl(['create', '--dry-run=server', '-o', 'name', '-f', '-'], toYamlStream(objects));
 }
 
+/** The least an install sets: without them the chart refuses to render (the services would not start). */
+export const REQUIRED_VALUES = {
+  spicedb: { existingSecret: 'spicedb-credentials' },
+  auth: {
+    jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator' },
+    jwks: { url: 'https://issuer.example.com/.well-known/jwks.json' },
+  },
+};
+
 export async function renderChart(
   namespace: string,
-  values: object = {},
+  values: object = REQUIRED_VALUES,
   release = 'pgo',
 ): Promise<KubeObject[]> {
   const { helm } = await packagingTools();
-  return parseManifests(await helmTemplate(helm, { release, namespace, values, includeCrds: true }));
+  return parseManifests(await helmTemplate(helm, { release, namespace, values }));
 }
-
-export const isCrd = (object: KubeObject) => object.kind === 'CustomResourceDefinition';
 
 export interface PodTemplate {
   metadata?: { labels?: Record<string, string> };

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { renderChart, type KubeObject } from './packaging-support.js';
+import { renderChart, REQUIRED_VALUES, type KubeObject } from './packaging-support.js';
 import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import { rbacOf, type Permission } from './service-account-kubeconfig.js';
 import { uniqueId } from '../support/cluster.js';
@@ -155,7 +155,7 @@ export async function renderComponent(
   component: string,
   values: object = {},
 ): Promise<RenderedComponent> {
-  const objects = await renderChart(namespace, values, uniqueId('proof'));
+  const objects = await renderChart(namespace, { ...REQUIRED_VALUES, ...values }, uniqueId('proof'));
   const deployment = objects.find(
     (object) =>
       object.kind === 'Deployment' && object.metadata.labels?.['app.kubernetes.io/component'] === component,

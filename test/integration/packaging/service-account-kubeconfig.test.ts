@@ -19,7 +19,7 @@ import {
 import { claimName, claimObject } from '../../../src/acl/policies/claims.js';
 import { individualSpec } from '../../unit/api/spec-examples.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
-import { renderChart, type KubeObject } from './packaging-support.js';
+import { renderChart, REQUIRED_VALUES, type KubeObject } from './packaging-support.js';
 import {
   callStatus,
   permissionsOf,
@@ -38,7 +38,7 @@ const sessions: ServiceAccountSession[] = [];
 
 async function renderRbac(component: string): Promise<KubeObject[]> {
   // A release name of its own per call: ClusterRoles are cluster-wide, so sessions must not share their names.
-  const values = { decisionService: { tokenReview: { enabled: true } } };
+  const values = { ...REQUIRED_VALUES, decisionService: { tokenReview: { enabled: true } } };
   return rbacOf(await renderChart(namespace, values, uniqueId('rbac')), component);
 }
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CHART_DIR, copiedFiles, REPO_ROOT } from '../../../hack/sync-packaging.js';
+import { copiedFiles, CRD_COPY_DIRS, REPO_ROOT } from '../../../hack/sync-packaging.js';
 
 // One source of truth each: the CRDs are crds/, the SpiceDB schema and registry are src/spicedb/. The chart and
 // config/ hold copies, which must not differ.
@@ -15,10 +15,9 @@ describe('packaging copies', () => {
     expect(read(target), RESYNC).toBe(read(source));
   });
 
-  it('the chart and config/crd/bases hold every CRD of crds/ and nothing else', () => {
+  it.each(CRD_COPY_DIRS)('%s holds every CRD of crds/ and nothing else', (dir) => {
     const crds = readdirSync(join(REPO_ROOT, 'crds')).sort();
-    expect(readdirSync(join(CHART_DIR, 'crds')).sort(), RESYNC).toEqual(crds);
-    expect(readdirSync(join(REPO_ROOT, 'config/crd/bases')).sort(), RESYNC).toEqual(crds);
+    expect(readdirSync(join(REPO_ROOT, dir)).sort(), RESYNC).toEqual(crds);
   });
 
   it('config/crd/kustomization.yaml lists every CRD', () => {

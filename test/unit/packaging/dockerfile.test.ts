@@ -19,13 +19,45 @@ const stages = instructions
 const runtime = stages.at(-1) ?? '';
 
 describe('Dockerfile', () => {
-  it('builds in one stage and runs from a fresh one, with production dependencies only', () => {
-    expect(stages).toHaveLength(2);
+  it('builds in one stage, installs production dependencies in another, and runs from a fresh one', () => {
+    expect(stages.map((stage) => stage.split('\n')[0])).toEqual([
+      '${NODE_IMAGE} AS build',
+      '${NODE_IMAGE} AS dependencies',
+      '${NODE_IMAGE} AS runtime',
+    ]);
     expect(stages[0]).toMatch(/^RUN npm ci\b/m);
     expect(stages[0]).toMatch(/^RUN npm run build$/m);
-    expect(runtime).toMatch(/^RUN npm ci --omit=dev\b/m);
+    expect(stages[1]).toMatch(/^RUN npm ci --omit=dev\b/m);
+    expect(runtime).toMatch(/^COPY --from=dependencies \/src\/node_modules \.\/node_modules$/m);
     expect(runtime).toMatch(/^COPY --from=build \/src\/dist \.\/dist$/m);
     expect(runtime).not.toMatch(/^COPY (src|\.) /m);
+  });
+
+  it('the runtime has no package manager: npm, npx and corepack are removed, and nothing runs them', () => {
+    const removal = /^RUN rm -rf (.+)$/m.exec(runtime)?.[1]?.split(/\s+/) ?? [];
+    for (const path of [
+      '/usr/local/lib/node_modules/npm',
+      '/usr/local/lib/node_modules/corepack',
+      '/usr/local/bin/npm',
+      '/usr/local/bin/npx',
+      '/usr/local/bin/corepack',
+    ])
+      expect(removal).toContain(path);
+    const runs = runtime.split('\n').filter((line) => /^(RUN|ENTRYPOINT|CMD) /.test(line));
+    expect(
+      runs.filter((line) => /\b(npm|npx|corepack|yarn)\b/.test(line) && !line.startsWith('RUN rm ')),
+    ).toEqual([]);
+  });
+
+  it('labels the image with its source, version and revision (OCI annotations from build arguments)', () => {
+    for (const [label, argument] of [
+      ['source', 'SOURCE'],
+      ['version', 'VERSION'],
+      ['revision', 'REVISION'],
+    ]) {
+      expect(runtime).toMatch(new RegExp(`^ARG ${argument}=\\S+$`, 'm'));
+      expect(runtime).toContain(`org.opencontainers.image.${label}="\${${argument}}"`);
+    }
   });
 
   it('pins a slim Node.js base image by its full version', () => {
