@@ -59,6 +59,7 @@ describe('crds/', () => {
       'acl.policygrant.dev_grantclaims.yaml',
       'acl.policygrant.dev_delegations.yaml',
       'acl.policygrant.dev_agents.yaml',
+      'acl.policygrant.dev_accessrequests.yaml',
     ]);
   });
 });
