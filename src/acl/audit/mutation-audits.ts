@@ -20,7 +20,6 @@ export const ACTIONS = {
   accessRequestApproved: 'accessrequest.approved',
   accessRequestRejected: 'accessrequest.rejected',
   accessRequestWithdrawn: 'accessrequest.withdrawn',
-  accessRequestExpired: 'accessrequest.expired',
 } as const;
 
 const DECISION_ACTIONS: Record<string, string> = {

@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, CustomObjectsApi, type V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
+import {
+  ACCESS_REQUEST_KIND,
+  ACCESS_REQUEST_PLURAL,
+  API_GROUP,
+  API_VERSION,
+  EnforcedReason,
+  GROUP_VERSION,
+  type AccessRequest,
+} from '../../../src/api/v1alpha1/index.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
@@ -54,6 +62,7 @@ export const CONTROLLER_STEP = {
   enforce: 'enforces a grant in the release namespace: finalizer, tuple, Enforced=True',
   member: 'projects a Membership: finalizer, member tuple, Enforced=True',
   delegation: 'projects a Delegation of its Agent’s owner: finalizer, delegated tuple, Enforced=True',
+  accessRequest: 'marks an AccessRequest applied without a state PENDING',
   event: 'records an Event about it',
   revoke: 'withdraws the revoked grant: Enforced=False Revoked',
   delete: 'deleting the grant removes its tuples, then its finalizer',
@@ -76,6 +85,9 @@ const grantUpdate = (call: KubeCall) => call.resource === 'policygrants' && call
 const membershipUpdate = (call: KubeCall) => call.resource === 'memberships' && call.method === 'PUT';
 /** Updating a Delegation or its status: the finalizer and the Enforced condition. */
 const delegationUpdate = (call: KubeCall) => call.resource === 'delegations' && call.method === 'PUT';
+/** Writing an AccessRequest's status: its state. */
+const accessRequestStatusUpdate = (call: KubeCall) =>
+  call.resource === 'accessrequests' && call.method === 'PUT';
 const eventCreation = (call: KubeCall) => call.resource === 'events' && call.method === 'POST';
 
 /** The proof's release namespace and SpiceDB, shared by every run of the controller's flow. */
@@ -165,6 +177,7 @@ class ControllerFlow {
       { name: CONTROLLER_STEP.enforce, run: () => this.enforces() },
       { name: CONTROLLER_STEP.member, run: () => this.projectsMember() },
       { name: CONTROLLER_STEP.delegation, run: () => this.projectsDelegation() },
+      { name: CONTROLLER_STEP.accessRequest, run: () => this.marksAccessRequestPending() },
       { name: CONTROLLER_STEP.event, run: () => this.recordsEvent() },
       { name: CONTROLLER_STEP.revoke, run: () => this.withdrawsRevoked() },
       { name: CONTROLLER_STEP.delete, run: () => this.releasesDeleted() },
@@ -276,6 +289,36 @@ class ControllerFlow {
       consistency: { fullyConsistent: true },
     });
     expect(allowed, 'the delegated tuple').toBe(true);
+  }
+
+  private async marksAccessRequestPending(): Promise<void> {
+    const api = testKubeConfig().makeApiClient(CustomObjectsApi);
+    const where = {
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace: this.namespace,
+      plural: ACCESS_REQUEST_PLURAL,
+    };
+    const created = (await api.createNamespacedCustomObject({
+      ...where,
+      body: {
+        apiVersion: GROUP_VERSION,
+        kind: ACCESS_REQUEST_KIND,
+        metadata: { generateName: 'request-' },
+        spec: {
+          consumerId: randomUUID(),
+          itemId: (this.items[0] as Item).itemId,
+          itemType: 'DATABANK',
+          access: [{ accessType: 'api' }],
+          expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+        },
+      },
+    })) as AccessRequest;
+    const name = created.metadata.name ?? '';
+    await promptly(async () => {
+      const current = (await api.getNamespacedCustomObject({ ...where, name })) as AccessRequest;
+      expect(current.status?.state).toBe('PENDING');
+    }, this.unlessRefused(accessRequestStatusUpdate));
   }
 
   private async recordsEvent(): Promise<void> {
