@@ -1,18 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import {
-  ACCESS_REQUEST_KIND,
-  ACCESS_REQUEST_PLURAL,
-  API_GROUP,
-  API_VERSION,
-  GROUP_VERSION,
-  type AccessRequest,
-  type AccessRequestStatus,
-} from '../../../src/api/v1alpha1/index.js';
+import type { AccessRequest } from '../../../src/api/v1alpha1/index.js';
 import { EXPIRED_BY } from '../../../src/controller/access-requests/access-request-reconciler.js';
 import { until } from '../../support/until.js';
-import { testKubeConfig } from '../support/cluster.js';
+import { AccessRequestResources } from './support/access-requests.js';
 import { useControllerFixture } from './support/harness.js';
 
 // The controller's part of the access-request lifecycle, with a pending TTL of 4 s: a request applied without
@@ -20,41 +11,9 @@ import { useControllerFixture } from './support/harness.js';
 // decision has one Event on the request.
 
 const world = useControllerFixture('access-requests', { ACCESS_REQUEST_PENDING_TTL: '4s' });
-const api = testKubeConfig().makeApiClient(CustomObjectsApi);
-const where = () => ({
-  group: API_GROUP,
-  version: API_VERSION,
-  namespace: world.aclNamespace,
-  plural: ACCESS_REQUEST_PLURAL,
-});
-
-async function apply(): Promise<AccessRequest> {
-  return (await api.createNamespacedCustomObject({
-    ...where(),
-    body: {
-      apiVersion: GROUP_VERSION,
-      kind: ACCESS_REQUEST_KIND,
-      metadata: { generateName: 'request-' },
-      spec: {
-        consumerId: randomUUID(),
-        itemId: `urn:dx:item:${randomUUID()}`,
-        itemType: 'DATABANK',
-        access: [{ accessType: 'api' }],
-        expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
-      },
-    },
-  })) as AccessRequest;
-}
-
-async function current(name: string): Promise<AccessRequest> {
-  return (await api.getNamespacedCustomObject({ ...where(), name })) as AccessRequest;
-}
-
-/** As the ACL API decides: a status write on the version read. */
-async function decide(name: string, status: AccessRequestStatus): Promise<void> {
-  const request = await current(name);
-  await api.replaceNamespacedCustomObjectStatus({ ...where(), name, body: { ...request, status } });
-}
+const requests = () => new AccessRequestResources(world.aclNamespace);
+const apply = () => requests().apply();
+const current = (name: string) => requests().get(name);
 
 async function untilState(name: string, state: string): Promise<AccessRequest> {
   let seen: AccessRequest | undefined;
@@ -88,7 +47,7 @@ describe('an AccessRequest', () => {
     const decided = (await apply()).metadata.name ?? '';
     const pending = (await apply()).metadata.name ?? '';
     await untilState(decided, 'PENDING');
-    await decide(decided, {
+    await requests().writeStatus(decided, {
       state: 'REJECTED',
       decidedBy: randomUUID(),
       decidedAt: new Date().toISOString(),

@@ -1,17 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CoordinationV1Api, CustomObjectsApi, type V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import {
-  ACCESS_REQUEST_KIND,
-  ACCESS_REQUEST_PLURAL,
-  API_GROUP,
-  API_VERSION,
-  EnforcedReason,
-  GROUP_VERSION,
-  type AccessRequest,
-} from '../../../src/api/v1alpha1/index.js';
+import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
@@ -31,6 +23,7 @@ import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluste
 import { projectDelegation } from '../../../src/controller/delegations/delegation-projection.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { DelegationResources, querierDelegation } from '../controller/support/delegations.js';
+import { AccessRequestResources } from '../controller/support/access-requests.js';
 import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import {
   informerList,
@@ -292,32 +285,10 @@ class ControllerFlow {
   }
 
   private async marksAccessRequestPending(): Promise<void> {
-    const api = testKubeConfig().makeApiClient(CustomObjectsApi);
-    const where = {
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: this.namespace,
-      plural: ACCESS_REQUEST_PLURAL,
-    };
-    const created = (await api.createNamespacedCustomObject({
-      ...where,
-      body: {
-        apiVersion: GROUP_VERSION,
-        kind: ACCESS_REQUEST_KIND,
-        metadata: { generateName: 'request-' },
-        spec: {
-          consumerId: randomUUID(),
-          itemId: (this.items[0] as Item).itemId,
-          itemType: 'DATABANK',
-          access: [{ accessType: 'api' }],
-          expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
-        },
-      },
-    })) as AccessRequest;
-    const name = created.metadata.name ?? '';
+    const requests = new AccessRequestResources(this.namespace);
+    const { metadata } = await requests.apply((this.items[0] as Item).itemId);
     await promptly(async () => {
-      const current = (await api.getNamespacedCustomObject({ ...where, name })) as AccessRequest;
-      expect(current.status?.state).toBe('PENDING');
+      expect((await requests.get(metadata.name ?? '')).status?.state).toBe('PENDING');
     }, this.unlessRefused(accessRequestStatusUpdate));
   }
 

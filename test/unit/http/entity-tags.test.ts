@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertIfMatch, entityTag, ifMatchVersions } from '../../../src/http/entity-tags.js';
-import { HttpError } from '../../../src/http/errors.js';
-
-function kindOf(action: () => unknown): string | undefined {
-  try {
-    action();
-    return undefined;
-  } catch (error) {
-    return error instanceof HttpError ? error.kind : 'not an HttpError';
-  }
-}
+import { errorKindOf as kindOf } from './support/error-kind.js';
 
 describe('entityTag', () => {
   it('quotes the version', () => {

@@ -7,16 +7,7 @@ import {
   type Decision,
   type Standing,
 } from '../../../../src/acl/access-requests/decision-rules.js';
-import { HttpError } from '../../../../src/http/errors.js';
-
-function kindOf(action: () => unknown): string | undefined {
-  try {
-    action();
-    return undefined;
-  } catch (error) {
-    return error instanceof HttpError ? error.kind : 'not an HttpError';
-  }
-}
+import { errorKindOf as kindOf } from '../../http/support/error-kind.js';
 
 const consumer: Standing = { consumer: true, decider: false };
 const decider: Standing = { consumer: false, decider: true };
