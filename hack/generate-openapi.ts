@@ -51,6 +51,7 @@ function documents(): Record<string, OpenApiDocument> {
     verifier: notCalled,
     memberships: { applier: notCalled, snapshots: notCalled },
     delegations: notCalled,
+    accessRequests: notCalled,
     audited: new AuditedRoutes(notCalled),
     auditReads: { reader: notCalled, ping: notCalled },
   };

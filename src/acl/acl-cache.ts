@@ -1,6 +1,7 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import {
   isMember,
+  type AccessRequest,
   membershipKeyString,
   type CatalogItem,
   type Delegation,
@@ -58,8 +59,8 @@ interface GrantWaiter {
 
 /**
  * The ACL API's view of the cluster, kept by informers of the project's runtime: every PolicyGrant (all
- * namespaces), every CatalogItem, the namespaces bound to an organisation and the Memberships and Delegations
- * of the ACL namespace; with the indexes that make each listing and check a lookup rather than a scan or an apiserver
+ * namespaces), every CatalogItem, the namespaces bound to an organisation and the Memberships, Delegations and
+ * AccessRequests of the ACL namespace; with the indexes that make each listing and check a lookup rather than a scan or an apiserver
  * list. It is the world of the grant verdict, as the controller's caches are the controller's.
  */
 export class AclCache implements GrantWorld {
@@ -68,6 +69,7 @@ export class AclCache implements GrantWorld {
   readonly namespaces: Informer<KubernetesObject>;
   readonly memberships: Informer<Membership>;
   readonly delegations: Informer<Delegation>;
+  readonly accessRequests: Informer<AccessRequest>;
   private readonly waiters = new Map<string, Set<GrantWaiter>>();
   /** The platform listing's order of all grants, kept until the next grant event. */
   private ordered?: PolicyGrant[];
@@ -90,6 +92,7 @@ export class AclCache implements GrantWorld {
     this.namespaces = informer<KubernetesObject>(paths.namespaces, ORGANISATION_LABEL);
     this.memberships = informer<Membership>(paths.memberships(aclNamespace));
     this.delegations = informer<Delegation>(paths.delegations(aclNamespace));
+    this.accessRequests = informer<AccessRequest>(paths.accessRequests(aclNamespace));
 
     this.grants.addIndex(
       BY_UID,
@@ -120,6 +123,10 @@ export class AclCache implements GrantWorld {
       BY_ORGANISATION,
       safely((item) => [item.spec.organisationId]),
     );
+    this.items.addIndex(
+      BY_OWNER,
+      safely((item) => [item.spec.ownerId]),
+    );
     this.memberships.addIndex(
       BY_MEMBERSHIP,
       safely((membership) => [membershipKeyString(membership.spec)]),
@@ -136,6 +143,18 @@ export class AclCache implements GrantWorld {
       BY_OWNER,
       safely((delegation) => [delegation.spec.ownerId]),
     );
+    this.accessRequests.addIndex(
+      BY_UID,
+      safely((request) => [request.metadata.uid]),
+    );
+    this.accessRequests.addIndex(
+      BY_CONSUMER,
+      safely((request) => [request.spec.consumerId]),
+    );
+    this.accessRequests.addIndex(
+      BY_ITEM,
+      safely((request) => [request.spec.itemId]),
+    );
     this.grants.addEventHandler({
       onAdd: (grant) => this.changed(grant),
       onUpdate: (_old, grant) => this.changed(grant),
@@ -150,6 +169,7 @@ export class AclCache implements GrantWorld {
       this.namespaces,
       this.memberships,
       this.delegations,
+      this.accessRequests,
     ] as unknown as Informer<KubernetesObject>[];
   }
 
@@ -221,6 +241,10 @@ export class AclCache implements GrantWorld {
     return this.items.byIndex(BY_ITEM, itemId);
   }
 
+  itemsOwnedBy(ownerId: string): CatalogItem[] {
+    return this.items.byIndex(BY_OWNER, ownerId);
+  }
+
   itemsOfOrganisation(organisationId: string): CatalogItem[] {
     return this.items.byIndex(BY_ORGANISATION, organisationId);
   }
@@ -248,6 +272,20 @@ export class AclCache implements GrantWorld {
   /** The Delegations (of any state) whose delegating user is `ownerId`. */
   delegationsOf(ownerId: string): Delegation[] {
     return this.delegations.byIndex(BY_OWNER, ownerId);
+  }
+
+  accessRequestByUid(uid: string): AccessRequest | undefined {
+    return this.accessRequests.byIndex(BY_UID, uid)[0];
+  }
+
+  /** The AccessRequests (of any state) that `consumerId` made. */
+  accessRequestsOf(consumerId: string): AccessRequest[] {
+    return this.accessRequests.byIndex(BY_CONSUMER, consumerId);
+  }
+
+  /** The AccessRequests (of any state) on the item. */
+  accessRequestsOnItem(itemId: string): AccessRequest[] {
+    return this.accessRequests.byIndex(BY_ITEM, itemId);
   }
 
   organisationOfNamespace(namespace: string): string | undefined {

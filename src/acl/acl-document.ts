@@ -14,7 +14,7 @@ export function aclDocument(routes: RouteRegistry, basePath: string, urn: UrnSch
         title: 'policy-grant-operator ACL API',
         version: '2.0.0',
         description:
-          'Administration of policy grants: create, revoke, list, verify; membership events, snapshots and listings.',
+          'Administration of policy grants: create, revoke, list, verify; membership events, snapshots and listings; delegations; access requests.',
       },
       servers: [{ url: basePath }],
     },

@@ -19,6 +19,8 @@ import { COS_ADMIN, ORG_ADMIN } from './authorisation.js';
 import type { PolicyCreator } from './policies/create-policies.js';
 import { awaitEnforcement, waitPreference, type WaitTarget } from './policies/enforcement-wait.js';
 import { KUBERNETES_DEPENDENCY, kubernetesFailure } from './kube-errors.js';
+import { addAccessRequestRoutes } from './access-requests/access-request-routes.js';
+import type { AccessRequests } from './access-requests/access-requests.js';
 import { addDelegationRoutes } from './delegations/delegation-routes.js';
 import type { Delegations } from './delegations/delegations.js';
 import { addMembershipRoutes, type MembershipServices } from './memberships/membership-routes.js';
@@ -39,6 +41,7 @@ export interface AclServices {
   verifier: AccessVerifier;
   memberships: Omit<MembershipServices, 'urn' | 'cache'>;
   delegations: Delegations;
+  accessRequests: AccessRequests;
   /** Records every mutating route's actions (docs/audit.md). */
   audited: AuditedRoutes;
   auditReads: AuditReadServices;
@@ -256,6 +259,11 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     routes: audited,
     delegate: audits.delegate,
     undelegate: audits.undelegate,
+  });
+  addAccessRequestRoutes(registry, { urn, accessRequests: services.accessRequests }, guarded, {
+    routes: audited,
+    ask: audits.ask,
+    decide: audits.decide,
   });
   return addAuditRoutes(registry, { urn, ...services.auditReads });
 }

@@ -21,6 +21,7 @@ import { registerGrantMetrics } from './policies/grant-metrics.js';
 import { GrantStore } from './policies/grant-store.js';
 import { KubeClient } from './kube-client.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
+import { AccessRequests } from './access-requests/access-requests.js';
 import { Delegations } from './delegations/delegations.js';
 import { MemberEventApplier } from './memberships/member-events.js';
 import { MemberSnapshots } from './memberships/member-snapshot.js';
@@ -79,17 +80,18 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator?.ready() ?? true),
   );
   const verifier = new AccessVerifier(cache, now);
+  const creator = new PolicyCreator(store, cache, {
+    claimPendingTimeoutMs: config.claimPendingTimeoutMs ?? DEFAULT_CLAIM_PENDING_TIMEOUT_MS,
+    claimWaitMs: DEFAULT_CLAIM_WAIT_MS,
+    readYourWriteTimeoutMs,
+    now,
+  });
 
   const routes = aclRoutes(
     {
       urn,
       cache,
-      creator: new PolicyCreator(store, cache, {
-        claimPendingTimeoutMs: config.claimPendingTimeoutMs ?? DEFAULT_CLAIM_PENDING_TIMEOUT_MS,
-        claimWaitMs: DEFAULT_CLAIM_WAIT_MS,
-        readYourWriteTimeoutMs,
-        now,
-      }),
+      creator,
       revoker: new PolicyRevoker(store, cache, { readYourWriteTimeoutMs, now }),
       listings: new PolicyListings(cache, now),
       verifier,
@@ -98,6 +100,15 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
       delegations: new Delegations({ kube, cache, verifier, namespace: config.namespace, now }),
+      accessRequests: new AccessRequests({
+        kube,
+        cache,
+        creator,
+        grants: store,
+        verifier,
+        namespace: config.namespace,
+        now,
+      }),
       audited,
       auditReads: { reader: new AuditReader(audit.store.pool), ping: () => audit.store.ping() },
     },

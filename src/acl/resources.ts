@@ -1,4 +1,5 @@
 import {
+  ACCESS_REQUEST_PLURAL,
   AGENT_PLURAL,
   API_GROUP,
   API_VERSION,
@@ -33,4 +34,7 @@ export const paths = {
     `${GROUP_PATH}/namespaces/${namespace}/${DELEGATION_PLURAL}/${name}`,
   agents: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${AGENT_PLURAL}`,
   agent: (namespace: string, name: string) => `${GROUP_PATH}/namespaces/${namespace}/${AGENT_PLURAL}/${name}`,
+  accessRequests: (namespace: string) => `${GROUP_PATH}/namespaces/${namespace}/${ACCESS_REQUEST_PLURAL}`,
+  accessRequest: (namespace: string, name: string) =>
+    `${GROUP_PATH}/namespaces/${namespace}/${ACCESS_REQUEST_PLURAL}/${name}`,
 };

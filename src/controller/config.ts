@@ -38,6 +38,8 @@ export interface ControllerConfig {
    */
   labelSelector?: string;
   maxConcurrentReconciles: number;
+  /** How long an AccessRequest may stay PENDING before the controller expires it. */
+  accessRequestPendingTtlMs: number;
   logLevel: string;
   /** The `<ns>` of `urn:<ns>:controller:<Kind>` (ERROR_NAMESPACE, as the other services); default `dx`. */
   errorNamespace?: string;
@@ -80,6 +82,7 @@ const environmentSchema = z.object({
   EXIT_ON_LOST_LEADERSHIP: flag(true),
   WATCH_LABEL_SELECTOR: nonEmpty.optional(),
   MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(4),
+  ACCESS_REQUEST_PENDING_TTL: atLeast('168h', 1_000),
 });
 
 export type ControllerEnvironment = Partial<Record<keyof z.input<typeof environmentSchema>, string>>;
@@ -118,6 +121,7 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
     },
     ...(e.WATCH_LABEL_SELECTOR ? { labelSelector: e.WATCH_LABEL_SELECTOR } : {}),
     maxConcurrentReconciles: e.MAX_CONCURRENT_RECONCILES,
+    accessRequestPendingTtlMs: e.ACCESS_REQUEST_PENDING_TTL,
     logLevel: e.LOG_LEVEL,
     errorNamespace: e.ERROR_NAMESPACE,
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.js';
+import { isConflict } from '../runtime/index.js';
 import { requestJson } from '../runtime/kube-request.js';
 
 export const REPORTING_CONTROLLER = 'acl.policygrant.dev/policy-grant-controller';
@@ -8,9 +9,14 @@ export const REPORTING_CONTROLLER = 'acl.policygrant.dev/policy-grant-controller
 export interface RecordedEvent {
   type: 'Normal' | 'Warning';
   reason: string;
-  /** What the controller did: `Project` or `Withdraw`. */
+  /** What the controller did: `Project`, `Withdraw`, or `Decide` (an access request's decision). */
   action: string;
   note: string;
+  /**
+   * A name suffix of its own instead of a unique one: an Event recorded under it is recorded once (while the
+   * apiserver keeps it), however many replicas or restarts record it.
+   */
+  once?: string;
 }
 
 /** events.k8s.io/v1 caps `note` at 1 KiB. */
@@ -45,7 +51,7 @@ export class EventRecorder {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
       // client-go's naming: <object>.<unique hex>; generateName cannot end in a dot.
-      metadata: { name: `${name}.${uniqueSuffix()}`, namespace },
+      metadata: { name: `${name}.${event.once ?? uniqueSuffix()}`, namespace },
       eventTime: microTime(new Date()),
       reportingController: REPORTING_CONTROLLER,
       reportingInstance: this.reportingInstance.slice(0, 128),
@@ -70,6 +76,7 @@ export class EventRecorder {
         timeoutMs: EVENT_TIMEOUT_MS,
       });
     } catch (err) {
+      if (event.once !== undefined && isConflict(err)) return;
       this.logger.warn(
         { err, object: `${namespace}/${name}`, reason: event.reason },
         'could not record event',

@@ -5,6 +5,7 @@ import {
   API_GROUP,
   API_VERSION,
   CATALOG_ITEM_PLURAL,
+  type AccessRequest,
   type Agent,
   type CatalogItem,
   type Delegation,
@@ -20,6 +21,7 @@ import { requestJson } from '../runtime/kube-request.js';
 import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
+import { AccessRequestReconciler, accessRequestsPath } from './access-requests/access-request-reconciler.js';
 import { CatalogItemReconciler } from './catalog-items/catalog-item-reconciler.js';
 import { ClusterWorld } from './cluster-world.js';
 import type { ControllerConfig } from './config.js';
@@ -98,8 +100,8 @@ function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClien
 
 /**
  * Starts the grant controller: informers on PolicyGrants, CatalogItems, bound Namespaces and the ACL
- * namespace's Memberships, Delegations and Agents; the PolicyGrant, CatalogItem, Membership and Delegation
- * reconcilers (while leading); the
+ * namespace's Memberships, Delegations, Agents and AccessRequests; the PolicyGrant, CatalogItem, Membership,
+ * Delegation and AccessRequest reconcilers (while leading); the
  * periodic resync (while leading); the SpiceDB guard; and the operational endpoints. Returns once the
  * endpoints listen (caches sync and leadership come later).
  */
@@ -150,6 +152,9 @@ export async function startController(
   // Delegations count only in the ACL namespace too, and only for the owner their Agent object names.
   const delegationCache = manager.informer<Delegation>({ path: delegationsPath(config.aclNamespace) });
   const agentCache = manager.informer<Agent>({ path: agentsPath(config.aclNamespace) });
+  const accessRequestCache = manager.informer<AccessRequest>({
+    path: accessRequestsPath(config.aclNamespace),
+  });
   agentCache.addIndex(BY_AGENT_ID, (agent) => [agent.spec.agentId]);
   delegationCache.addIndex(BY_AGENT_ID, (delegation) => [delegation.spec.agentId]);
   const delegations = new ProjectedWorld(
@@ -263,12 +268,13 @@ export async function startController(
     onTuplesDeleted: recheckGrantsOf,
   });
   const identity = manager.identity ?? 'policy-grant-controller';
+  const events = new EventRecorder(writeConfig, identity, logger);
   const grantReconciler = new GrantReconciler({
     world,
     projector,
     memory,
     writer: new GrantWriter(writeConfig),
-    events: new EventRecorder(writeConfig, identity, logger),
+    events,
     metrics,
     logger,
     onSpiceDBError: guard.nudge,
@@ -331,6 +337,21 @@ export async function startController(
     ],
     reconcile: delegationReconciler.reconcile,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  });
+
+  const accessRequestReconciler = new AccessRequestReconciler({
+    cache: accessRequestCache,
+    kubeConfig: writeConfig,
+    events,
+    pendingTtlMs: config.accessRequestPendingTtlMs,
+    isLeader: () => manager.isLeader(),
+    now: () => new Date(),
+  });
+  manager.addController<AccessRequest>({
+    name: 'accessrequest',
+    for: accessRequestCache,
+    reconcile: accessRequestReconciler.reconcile,
     shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
   });
 

@@ -16,7 +16,17 @@ export const ACTIONS = {
   membersReplaced: 'membership.replaced',
   delegationCreated: 'delegation.created',
   delegationRevoked: 'delegation.revoked',
+  accessRequestCreated: 'accessrequest.created',
+  accessRequestApproved: 'accessrequest.approved',
+  accessRequestRejected: 'accessrequest.rejected',
+  accessRequestWithdrawn: 'accessrequest.withdrawn',
 } as const;
+
+const DECISION_ACTIONS: Record<string, string> = {
+  APPROVED: ACTIONS.accessRequestApproved,
+  REJECTED: ACTIONS.accessRequestRejected,
+  WITHDRAWN: ACTIONS.accessRequestWithdrawn,
+};
 
 interface CreateInput {
   body: { request: readonly { itemId: string }[] };
@@ -33,12 +43,25 @@ interface DelegationCreateInput {
 interface DelegationInput {
   params: { id: string };
 }
+interface AccessRequestAskInput {
+  body: { itemId: string };
+}
+interface AccessRequestDecideInput {
+  params: { id: string };
+  body: { status: string };
+}
 interface SnapshotInput {
   params: { organisationId: string; groupId?: string };
 }
 
 interface Envelope {
-  results?: readonly { policyId?: string; delegationId?: string; outcome?: string }[];
+  results?: readonly {
+    policyId?: string;
+    delegationId?: string;
+    requestId?: string;
+    policyIds?: string[];
+    outcome?: string;
+  }[];
 }
 
 export function mutationAudits(cache: AclCache) {
@@ -108,7 +131,51 @@ export function mutationAudits(cache: AclCache) {
       { action: ACTIONS.delegationRevoked, target: delegationTarget(String(params.id ?? '')) },
     ],
   };
-  return { create, revoke, events, snapshot, delegate, undelegate };
+  const requestTarget = (
+    requestId: string,
+    itemId = cache.accessRequestByUid(requestId)?.spec.itemId,
+  ): AuditTarget =>
+    itemId === undefined
+      ? { kind: 'accessrequest', id: requestId }
+      : withOrganisation({ kind: 'accessrequest', id: requestId, itemId }, organisationOfItem(itemId));
+  const ask: MutationAudit<AccessRequestAskInput> = {
+    completed: ({ body }, result) =>
+      ((result.body as Envelope).results ?? []).map((created) => ({
+        action: ACTIONS.accessRequestCreated,
+        target: requestTarget(String(created.requestId), body.itemId),
+      })),
+    attempted: ({ body }) => {
+      const itemId = (body as { itemId?: unknown } | undefined)?.itemId;
+      const target = typeof itemId === 'string' ? itemTarget(itemId) : { kind: 'accessrequest', id: '*' };
+      return [{ action: ACTIONS.accessRequestCreated, target }];
+    },
+  };
+  /** The decision, and for an approval one policy.created per grant it made. */
+  const decide: MutationAudit<AccessRequestDecideInput> = {
+    completed: ({ params, body }, result) => {
+      const [decided] = (result.body as Envelope).results ?? [];
+      const itemId = cache.accessRequestByUid(params.id)?.spec.itemId;
+      return [
+        { action: decisionAction(body.status), target: requestTarget(params.id) },
+        ...(decided?.policyIds ?? []).map((policyId) => ({
+          action: ACTIONS.policyCreated,
+          target: policyTarget(policyId, itemId),
+        })),
+      ];
+    },
+    attempted: ({ params, body }) => [
+      {
+        action: decisionAction((body as { status?: unknown } | undefined)?.status),
+        target: requestTarget(String(params.id ?? '')),
+      },
+    ],
+  };
+  return { create, revoke, events, snapshot, delegate, undelegate, ask, decide };
+}
+
+/** An unknown or missing status is recorded as a decision attempted, naming none. */
+function decisionAction(status: unknown): string {
+  return DECISION_ACTIONS[String(status)] ?? 'accessrequest.decided';
 }
 
 function withOrganisation(target: AuditTarget, organisationId: string | undefined): AuditTarget {

@@ -70,6 +70,8 @@ export interface CreateInput {
   items: readonly CreateItem[];
   idempotencyKey: string | undefined;
   log: Logger;
+  /** More labels for the grants, e.g. the access request an approval creates them for. */
+  labels?: Record<string, string>;
 }
 
 export interface CreateOutcome {
@@ -134,7 +136,7 @@ export class PolicyCreator {
     const transaction = new CreateTransaction(this.store, this.cache, this.settings, input.log);
     try {
       const grants = await transaction.run(plan, {
-        labels: { [CREATED_BY_LABEL]: CREATED_BY_ACL_API },
+        labels: { ...input.labels, [CREATED_BY_LABEL]: CREATED_BY_ACL_API },
         annotations: hash === undefined ? {} : { [REQUEST_HASH_ANNOTATION]: hash },
         idempotencyKey,
       });

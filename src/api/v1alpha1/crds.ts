@@ -1,7 +1,10 @@
 import type { z } from 'zod';
+import { AccessRequestSpecSchema, AccessRequestStatusSchema } from './access-request.js';
 import { CatalogItemSpecSchema } from './catalog-item.js';
 import { AgentSpecSchema, DelegationSpecSchema, DelegationStatusSchema } from './delegation.js';
 import {
+  ACCESS_REQUEST_KIND,
+  ACCESS_REQUEST_PLURAL,
   AGENT_KIND,
   AGENT_PLURAL,
   API_GROUP,
@@ -237,8 +240,41 @@ export function agentCrd(): CustomResourceDefinition {
   });
 }
 
+export function accessRequestCrd(): CustomResourceDefinition {
+  return customResourceDefinition({
+    kind: ACCESS_REQUEST_KIND,
+    plural: ACCESS_REQUEST_PLURAL,
+    scope: 'Namespaced',
+    shortNames: ['areq', 'pgrequest'],
+    description:
+      'A consumer’s request for access to a catalog item, decided by the item owner or an org_admin of its ' +
+      'organisation (POST and PATCH /v2/access-requests). Approval creates the PolicyGrant asked for, ' +
+      'labelled with the request name, and lists its id in status.policyIds. A request pending too long ' +
+      'becomes EXPIRED (the controller). The request id is metadata.uid.',
+    spec: AccessRequestSpecSchema,
+    status: AccessRequestStatusSchema,
+    printerColumns: [
+      column('Consumer', '.spec.consumerId', 'The user who asks for access.'),
+      column('Item', '.spec.itemId', 'The item access is asked for.'),
+      column('Access', '.spec.access', 'The access types asked for.'),
+      column('State', '.status.state', 'PENDING, APPROVED, REJECTED, WITHDRAWN or EXPIRED.'),
+      AGE_COLUMN,
+      { ...column('Decided', '.status.decidedBy', 'Who decided the request.'), priority: 1 },
+      { ...column('Policies', '.status.policyIds', 'The policies the approval created.'), priority: 1 },
+    ],
+  });
+}
+
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [policyGrantCrd(), catalogItemCrd(), membershipCrd(), grantClaimCrd(), delegationCrd(), agentCrd()];
+  return [
+    policyGrantCrd(),
+    catalogItemCrd(),
+    membershipCrd(),
+    grantClaimCrd(),
+    delegationCrd(),
+    agentCrd(),
+    accessRequestCrd(),
+  ];
 }
 
 function column(name: string, jsonPath: string, description: string): PrinterColumn {

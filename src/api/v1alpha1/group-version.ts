@@ -19,3 +19,6 @@ export const DELEGATION_PLURAL = 'delegations';
 
 export const AGENT_KIND = 'Agent';
 export const AGENT_PLURAL = 'agents';
+
+export const ACCESS_REQUEST_KIND = 'AccessRequest';
+export const ACCESS_REQUEST_PLURAL = 'accessrequests';

@@ -10,5 +10,6 @@ export * from './catalog-item.js';
 export * from './membership.js';
 export * from './grant-claim.js';
 export * from './delegation.js';
+export * from './access-request.js';
 export * from './crds.js';
 export type { StructuralSchema } from './structural-schema.js';

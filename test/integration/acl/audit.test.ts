@@ -69,6 +69,22 @@ async function createdDelegation(): Promise<string> {
   return created.body.results[0]?.delegationId ?? '';
 }
 
+function accessRequestBody() {
+  const expiryTime = new Date(Date.now() + 86_400_000).toISOString();
+  return { itemId, itemType: 'DATABANK', access: [{ accessType: 'api' }], expiryTime };
+}
+
+/** A pending access request of a new consumer: its id and ETag. */
+async function askedAccess(): Promise<{ id: string; etag: string }> {
+  const consumer = await harness.user();
+  const asked = await harness.request<{ results: { requestId: string }[] }>('POST', '/access-requests', {
+    caller: consumer,
+    body: accessRequestBody(),
+  });
+  expect(asked.status).toBe(201);
+  return { id: asked.body.results[0]?.requestId ?? '', etag: asked.headers.get('etag') ?? '' };
+}
+
 function createBody(userId = randomUUID()) {
   return { request: [individual(itemId, userId, ['api'])] };
 }
@@ -163,6 +179,48 @@ describe('one record per action', () => {
     ]);
   });
 
+  it('access requests: accessrequest.created; an approval is accessrequest.approved and policy.created; a refusal too', async () => {
+    const consumer = await harness.user();
+    const asked = await sent('POST', '/access-requests', consumer, accessRequestBody());
+    expect(asked.status).toBe(201);
+    const requestId = (asked.body.results as { requestId: string }[])[0]?.requestId ?? '';
+    const requestTarget = { kind: 'accessrequest', id: requestId, itemId, organisationId: orgId };
+    expect(asked.records).toMatchObject([
+      { action: 'accessrequest.created', actor: { id: consumer.id }, target: requestTarget },
+    ]);
+    const etag = asked.headers.get('etag') ?? '';
+    const refused = await sent(
+      'PATCH',
+      `/access-requests/${requestId}`,
+      stranger,
+      { status: 'APPROVED' },
+      {
+        'if-match': etag,
+      },
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.records).toMatchObject([{ action: 'accessrequest.approved', outcome: { status: 403 } }]);
+    const approved = await sent(
+      'PATCH',
+      `/access-requests/${requestId}`,
+      owner,
+      { status: 'APPROVED' },
+      {
+        'if-match': etag,
+      },
+    );
+    expect(approved.status).toBe(200);
+    const [policyId] = (approved.body.results as { policyIds: string[] }[])[0]?.policyIds ?? [];
+    expect(approved.records.map(({ action, target, outcome }) => ({ action, target, outcome }))).toEqual([
+      { action: 'accessrequest.approved', target: requestTarget, outcome: { status: 200 } },
+      {
+        action: 'policy.created',
+        target: { kind: 'policy', id: policyId, itemId, organisationId: orgId },
+        outcome: { status: 200 },
+      },
+    ]);
+  });
+
   it('an application is recorded by its client id', async () => {
     const answer = await sent('PUT', `/organisations/${orgId}/members`, harness.basicCaller(), {
       userIds: [],
@@ -193,6 +251,20 @@ describe('every mutating route of the OpenAPI document is audited', () => {
       }),
       createDelegation: async () => ({ path: '/delegations', caller: owner, body: delegationBody() }),
       deleteDelegation: async () => ({ path: `/delegations/${await createdDelegation()}`, caller: owner }),
+      createAccessRequest: async () => ({
+        path: '/access-requests',
+        caller: await harness.user(),
+        body: accessRequestBody(),
+      }),
+      decideAccessRequest: async () => {
+        const { id, etag } = await askedAccess();
+        return {
+          path: `/access-requests/${id}`,
+          caller: owner,
+          body: { status: 'APPROVED' },
+          headers: { 'if-match': etag },
+        };
+      },
       replaceGroupMembers: async () => ({
         path: `/organisations/${orgId}/groups/g3/members`,
         caller: producer,

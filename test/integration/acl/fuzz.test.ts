@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 
 // A few thousand random and mutated requests (bodies, query strings, headers, media types) against every
-// route, the membership and delegation routes included: none may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count; the test's timeout
+// route, the membership, delegation and access-request routes included: none may be answered with a 5xx, and every answer is a JSON envelope. Seeded, bounded in count; the test's timeout
 // bounds its time, sized for a loaded machine: how fast the answers come is the benchmarks' business.
 
 const REQUESTS = 3_000;
@@ -14,6 +14,8 @@ const harness = new AclHarness();
 let callers: Caller[];
 let itemId: string;
 let orgId: string;
+/** Requests that exist, for the PATCH and GET of one (random If-Match headers and bodies). */
+const accessRequestIds: string[] = [];
 
 beforeAll(async () => {
   await harness.start('acl-fuzz');
@@ -27,6 +29,14 @@ beforeAll(async () => {
     await harness.user({ roles: ['event_producer'] }),
   ];
   itemId = (await harness.catalogItem({ ownerId: owner.id, organisationId: orgId })).spec.itemId;
+  for (const accessType of ['api', 'file', 'sub']) {
+    const asked = await harness.request<{ results: { requestId: string }[] }>('POST', '/access-requests', {
+      caller: callers[2],
+      body: { ...(validAccessRequest() as object), access: [{ accessType }] },
+    });
+    expect(asked.status).toBe(201);
+    accessRequestIds.push(asked.body.results[0]?.requestId ?? '');
+  }
 });
 
 afterAll(() => harness.stop());
@@ -163,6 +173,28 @@ function validDelegation(random: Random): unknown {
   };
 }
 
+function validAccessRequest(): unknown {
+  return {
+    itemId,
+    itemType: 'DATABANK',
+    access: [{ accessType: 'api' }],
+    expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+    purpose: 'fuzz',
+  };
+}
+
+function validDecision(random: Random): unknown {
+  const status = random.pick(['APPROVED', 'REJECTED', 'WITHDRAWN']);
+  return status === 'APPROVED' && random.next() < 0.5
+    ? { status, expiryTime: new Date(Date.now() + 3_600_000).toISOString() }
+    : { status, reason: 'fuzz' };
+}
+
+/** Header values must be printable ASCII, or fetch refuses to send them. */
+const IF_MATCH = ['"1"', '*', 'W/"1"', 'garbage', '"1", "2"', '""', '"', ...ODD_STRINGS.map(String)].filter(
+  (value) => /^[\x20-\x7e]*$/.test(value),
+);
+
 interface FuzzRequest {
   method: string;
   path: string;
@@ -193,7 +225,7 @@ function randomQuery(random: Random): string {
 function randomRequest(random: Random): FuzzRequest {
   const caller = random.next() < 0.05 ? undefined : random.pick(callers);
   const headers: Record<string, string> = caller ? { authorization: caller.authorization } : {};
-  const kind = random.int(11);
+  const kind = random.int(13);
   const jsonBody = (value: unknown) => {
     headers['content-type'] =
       random.next() < 0.05
@@ -267,6 +299,22 @@ function randomRequest(random: Random): FuzzRequest {
     const id = random.next() < 0.5 ? randomUUID() : String(random.pick(ODD_STRINGS));
     if (random.next() < 0.3) return { method: 'GET', path: `/delegations${randomQuery(random)}`, headers };
     return { method: random.pick(['GET', 'DELETE']), path: `/delegations/${encode(id)}`, headers };
+  }
+  if (kind === 11) {
+    if (random.next() < 0.3) {
+      const listing = random.pick(['consumer', 'provider']);
+      return { method: 'GET', path: `/access-requests/${listing}${randomQuery(random)}`, headers };
+    }
+    const body = random.next() < 0.7 ? mutate(random, validAccessRequest()) : randomValue(random);
+    return { method: 'POST', path: '/access-requests', body: jsonBody(body), headers };
+  }
+  if (kind === 12) {
+    const known = random.next() < 0.7;
+    const id = known ? random.pick(accessRequestIds) : String(random.pick([randomUUID(), ...ODD_STRINGS]));
+    if (random.next() < 0.3) return { method: 'GET', path: `/access-requests/${encode(id)}`, headers };
+    if (random.next() < 0.8) headers['if-match'] = random.pick(IF_MATCH);
+    const body = random.next() < 0.7 ? mutate(random, validDecision(random)) : randomValue(random);
+    return { method: 'PATCH', path: `/access-requests/${encode(id)}`, body: jsonBody(body), headers };
   }
   const listing = random.pick(['consumer', 'provider', 'organisation', 'platform']);
   const method = random.next() < 0.05 ? random.pick(['PUT', 'PATCH', 'POST', 'HEAD', 'OPTIONS']) : 'GET';

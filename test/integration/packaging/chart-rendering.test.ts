@@ -54,6 +54,8 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
       rule('acl.policygrant.dev', ['grantclaims'], ['get', 'create', 'update', 'delete']),
       rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'create', 'patch']),
       rule('acl.policygrant.dev', ['agents'], ['get', 'create']),
+      rule('acl.policygrant.dev', ['accessrequests'], ['get', 'list', 'watch', 'create']),
+      rule('acl.policygrant.dev', ['accessrequests/status'], ['update']),
     ],
   },
   controller: {
@@ -70,6 +72,8 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
       rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'update']),
       rule('acl.policygrant.dev', ['delegations/status'], ['update']),
       rule('acl.policygrant.dev', ['agents'], ['list', 'watch']),
+      rule('acl.policygrant.dev', ['accessrequests'], ['list', 'watch']),
+      rule('acl.policygrant.dev', ['accessrequests/status'], ['update']),
       rule('coordination.k8s.io', ['leases'], ['create']),
       {
         ...rule('coordination.k8s.io', ['leases'], ['get', 'update']),
@@ -243,6 +247,7 @@ describe('configuration', () => {
       audit: { migrations: 'skip', retentionDays: 90 },
       controller: {
         resyncPeriod: '5m',
+        accessRequestPendingTtl: '48h',
         leaderElection: {
           enabled: true,
           exitOnLoss: false,
@@ -306,6 +311,7 @@ describe('configuration', () => {
       RENEW_DEADLINE: '12s',
       RETRY_PERIOD: '3s',
       MAX_CONCURRENT_RECONCILES: '6',
+      ACCESS_REQUEST_PENDING_TTL: '48h',
       WATCH_LABEL_SELECTOR: 'shard in (a,b)',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',

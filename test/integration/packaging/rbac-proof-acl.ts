@@ -84,6 +84,8 @@ export const ACL_STEP = {
   delegate: 'delegate: 201, the caller owns the agent, listed (read-your-write)',
   delegationConflict: 'another user delegating the agent: 409',
   delegationRevoke: 'revoke a delegation: 204, listed as DELETED (read-your-write)',
+  accessRequest: 'ask for access: 201, PENDING (read-your-write)',
+  accessApproval: 'approve the access request with its ETag: 200, its policy created',
   namespaces: NAMESPACE_STEPS,
 };
 
@@ -102,6 +104,9 @@ interface Answer {
       status?: string;
       outcome?: string;
       delegationId?: string;
+      requestId?: string;
+      etag?: string;
+      policyIds?: string[];
     }[];
   };
 }
@@ -225,6 +230,7 @@ class AclFlow {
   private member?: MembershipKey;
   private readonly agentId = `urn:dx:agent:${randomUUID()}`;
   private delegationId = '';
+  private accessRequestId = '';
 
   constructor(
     private readonly api: RunningAclApi,
@@ -256,6 +262,8 @@ class AclFlow {
       { name: ACL_STEP.delegate, run: () => this.delegate() },
       { name: ACL_STEP.delegationConflict, run: () => this.delegateAnothersAgent() },
       { name: ACL_STEP.delegationRevoke, run: () => this.revokeDelegation() },
+      { name: ACL_STEP.accessRequest, run: () => this.askForAccess() },
+      { name: ACL_STEP.accessApproval, run: () => this.approveAccess() },
       ...ACL_STEP.namespaces.map((name, index) => ({
         name,
         run: () => this.bindNamespace(index % 2 === 0),
@@ -479,6 +487,42 @@ class AclFlow {
     const answer = await this.request('GET', `/delegations/${this.delegationId}`, this.callers.consumer);
     expect(answer.status, describe(answer)).toBe(200);
     return answer.body.results?.[0]?.status;
+  }
+
+  private async askForAccess(): Promise<void> {
+    const { stranger } = this.callers;
+    const answer = await this.request('POST', '/access-requests', stranger, {
+      itemId: this.firstItem,
+      itemType: 'DATABANK',
+      access: [{ accessType: 'file' }],
+      expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    expect(answer.status, describe(answer)).toBe(201);
+    this.accessRequestId = answer.body.results?.[0]?.requestId ?? '';
+    expect((await this.accessRequestRow()).status).toBe('PENDING');
+  }
+
+  private async approveAccess(): Promise<void> {
+    const { etag = '' } = await this.accessRequestRow();
+    const answer = await this.request(
+      'PATCH',
+      `/access-requests/${this.accessRequestId}`,
+      this.callers.owner,
+      { status: 'APPROVED' },
+      { 'if-match': etag },
+    );
+    expect(answer.status, describe(answer)).toBe(200);
+    expect(answer.body.results?.[0]?.policyIds).toHaveLength(1);
+  }
+
+  private async accessRequestRow() {
+    const answer = await this.request(
+      'GET',
+      `/access-requests/${this.accessRequestId}`,
+      this.callers.stranger,
+    );
+    expect(answer.status, describe(answer)).toBe(200);
+    return answer.body.results?.[0] ?? {};
   }
 
   private async created(answer: Answer): Promise<string> {

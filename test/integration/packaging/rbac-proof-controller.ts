@@ -23,6 +23,7 @@ import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluste
 import { projectDelegation } from '../../../src/controller/delegations/delegation-projection.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { DelegationResources, querierDelegation } from '../controller/support/delegations.js';
+import { AccessRequestResources } from '../controller/support/access-requests.js';
 import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import {
   informerList,
@@ -54,6 +55,7 @@ export const CONTROLLER_STEP = {
   enforce: 'enforces a grant in the release namespace: finalizer, tuple, Enforced=True',
   member: 'projects a Membership: finalizer, member tuple, Enforced=True',
   delegation: 'projects a Delegation of its Agent’s owner: finalizer, delegated tuple, Enforced=True',
+  accessRequest: 'marks an AccessRequest applied without a state PENDING',
   event: 'records an Event about it',
   revoke: 'withdraws the revoked grant: Enforced=False Revoked',
   delete: 'deleting the grant removes its tuples, then its finalizer',
@@ -76,6 +78,9 @@ const grantUpdate = (call: KubeCall) => call.resource === 'policygrants' && call
 const membershipUpdate = (call: KubeCall) => call.resource === 'memberships' && call.method === 'PUT';
 /** Updating a Delegation or its status: the finalizer and the Enforced condition. */
 const delegationUpdate = (call: KubeCall) => call.resource === 'delegations' && call.method === 'PUT';
+/** Writing an AccessRequest's status: its state. */
+const accessRequestStatusUpdate = (call: KubeCall) =>
+  call.resource === 'accessrequests' && call.method === 'PUT';
 const eventCreation = (call: KubeCall) => call.resource === 'events' && call.method === 'POST';
 
 /** The proof's release namespace and SpiceDB, shared by every run of the controller's flow. */
@@ -165,6 +170,7 @@ class ControllerFlow {
       { name: CONTROLLER_STEP.enforce, run: () => this.enforces() },
       { name: CONTROLLER_STEP.member, run: () => this.projectsMember() },
       { name: CONTROLLER_STEP.delegation, run: () => this.projectsDelegation() },
+      { name: CONTROLLER_STEP.accessRequest, run: () => this.marksAccessRequestPending() },
       { name: CONTROLLER_STEP.event, run: () => this.recordsEvent() },
       { name: CONTROLLER_STEP.revoke, run: () => this.withdrawsRevoked() },
       { name: CONTROLLER_STEP.delete, run: () => this.releasesDeleted() },
@@ -276,6 +282,14 @@ class ControllerFlow {
       consistency: { fullyConsistent: true },
     });
     expect(allowed, 'the delegated tuple').toBe(true);
+  }
+
+  private async marksAccessRequestPending(): Promise<void> {
+    const requests = new AccessRequestResources(this.namespace);
+    const { metadata } = await requests.apply((this.items[0] as Item).itemId);
+    await promptly(async () => {
+      expect((await requests.get(metadata.name ?? '')).status?.state).toBe('PENDING');
+    }, this.unlessRefused(accessRequestStatusUpdate));
   }
 
   private async recordsEvent(): Promise<void> {

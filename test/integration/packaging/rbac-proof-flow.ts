@@ -26,6 +26,7 @@ const SHARED_INFORMER_RESOURCES = [
   'namespaces',
   'memberships',
   'delegations',
+  'accessrequests',
 ];
 /** What only the controller's informers list and watch (the ACL API reads Agents one at a time). */
 const CONTROLLER_INFORMER_RESOURCES = [...SHARED_INFORMER_RESOURCES, 'agents'];

@@ -122,6 +122,8 @@ describe('the ACL API as its chart ServiceAccount', () => {
       ACL_STEP.delegate,
       ACL_STEP.delegationConflict,
       ACL_STEP.delegationRevoke,
+      ACL_STEP.accessRequest,
+      ACL_STEP.accessApproval,
       ...ACL_STEP.namespaces,
     ],
     breaks: {
@@ -157,6 +159,13 @@ describe('the ACL API as its chart ServiceAccount', () => {
       'Role create acl.policygrant.dev/delegations': [ACL_STEP.delegate],
       'Role get acl.policygrant.dev/agents': [ACL_STEP.delegationConflict],
       'Role patch acl.policygrant.dev/delegations': [ACL_STEP.delegationRevoke],
+      // Access requests: created, then marked PENDING through the status; a decision reads the request as
+      // the API server has it (If-Match) and writes the status.
+      'Role list acl.policygrant.dev/accessrequests': [ACL_STEP.ready],
+      'Role watch acl.policygrant.dev/accessrequests': [watchStepName('accessrequests')],
+      'Role create acl.policygrant.dev/accessrequests': [ACL_STEP.accessRequest],
+      'Role update acl.policygrant.dev/accessrequests/status': [ACL_STEP.accessRequest],
+      'Role get acl.policygrant.dev/accessrequests': [ACL_STEP.accessApproval],
     },
   });
 });
@@ -225,6 +234,7 @@ describe('the grant controller as its chart ServiceAccount', () => {
       CONTROLLER_STEP.enforce,
       CONTROLLER_STEP.member,
       CONTROLLER_STEP.delegation,
+      CONTROLLER_STEP.accessRequest,
       CONTROLLER_STEP.event,
       CONTROLLER_STEP.revoke,
       CONTROLLER_STEP.delete,
@@ -254,6 +264,10 @@ describe('the grant controller as its chart ServiceAccount', () => {
       'Role watch acl.policygrant.dev/agents': [watchStepName('agents')],
       'Role update acl.policygrant.dev/delegations': [CONTROLLER_STEP.delegation],
       'Role update acl.policygrant.dev/delegations/status': [CONTROLLER_STEP.delegation],
+      // AccessRequests: followed, and their state written (PENDING for one applied without, EXPIRED).
+      'Role list acl.policygrant.dev/accessrequests': [CONTROLLER_STEP.synced],
+      'Role watch acl.policygrant.dev/accessrequests': [watchStepName('accessrequests')],
+      'Role update acl.policygrant.dev/accessrequests/status': [CONTROLLER_STEP.accessRequest],
       // Leader election: read the Lease, create it when absent, renew it.
       'Role get coordination.k8s.io/leases (own name)': [CONTROLLER_STEP.leads],
       'Role create coordination.k8s.io/leases': [CONTROLLER_STEP.leads],

@@ -21,6 +21,7 @@ describe('parseControllerConfig', () => {
         exitOnLoss: true,
       },
       maxConcurrentReconciles: 4,
+      accessRequestPendingTtlMs: 7 * 24 * 3_600_000,
       logLevel: 'info',
       errorNamespace: 'dx',
     });
@@ -44,6 +45,7 @@ describe('parseControllerConfig', () => {
       EXIT_ON_LOST_LEADERSHIP: 'false',
       WATCH_LABEL_SELECTOR: 'shard=a',
       MAX_CONCURRENT_RECONCILES: '8',
+      ACCESS_REQUEST_PENDING_TTL: '72h',
       LOG_LEVEL: 'debug',
       SPICEDB_PROBE_PERIOD: '500ms',
       ERROR_NAMESPACE: 'acme',
@@ -65,6 +67,7 @@ describe('parseControllerConfig', () => {
       },
       labelSelector: 'shard=a',
       maxConcurrentReconciles: 8,
+      accessRequestPendingTtlMs: 72 * 3_600_000,
       logLevel: 'debug',
       errorNamespace: 'acme',
     });

@@ -1,0 +1,187 @@
+import { successEnvelope } from '../../http/envelope.js';
+import type { RouteRegistry } from '../../http/openapi/route-registry.js';
+import { problemResponse } from '../../http/openapi/route-responses.js';
+import type { UrnScheme } from '../../http/urn.js';
+import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
+import type { Guard } from '../memberships/membership-routes.js';
+import {
+  AccessRequestListingQuerySchema,
+  AccessRequestParamsSchema,
+  CreateAccessRequestBodySchema,
+  DecideAccessRequestBodySchema,
+  ETagHeadersSchema,
+  IfMatchHeadersSchema,
+  accessRequestResponseSchemas,
+  type AccessRequestListingQuery,
+} from './access-request-schemas.js';
+import type { AccessRequests, Listing, ReadRequest } from './access-requests.js';
+import type { Principal } from '../../auth/principal.js';
+
+const TAGS = ['access-requests'];
+
+/** The audit of the two mutating access-request routes (docs/audit.md). */
+export interface AccessRequestAudit {
+  routes: AuditedRoutes;
+  ask: MutationAudit<{ body: { itemId: string } }>;
+  decide: MutationAudit<{ params: { id: string }; body: { status: string } }>;
+}
+
+const unavailable = problemResponse('Kubernetes is unavailable; detail names it');
+const unknown = problemResponse(
+  'No access request has this id, or the caller is neither its consumer nor a decider',
+);
+
+/**
+ * POST /access-requests, the consumer and provider listings, GET and PATCH /access-requests/{id}
+ * (docs/acl-api.md, "Access requests").
+ */
+export function addAccessRequestRoutes(
+  registry: RouteRegistry,
+  services: { urn: UrnScheme; accessRequests: AccessRequests },
+  guarded: Guard,
+  audit: AccessRequestAudit,
+): RouteRegistry {
+  const { urn, accessRequests } = services;
+  const schemas = accessRequestResponseSchemas(urn);
+  const one = (status: number, title: string, read: ReadRequest) => ({
+    status,
+    headers: { etag: read.etag },
+    body: successEnvelope(urn, { title, results: [read.row] }),
+  });
+  const listing = (
+    path: string,
+    operationId: string,
+    summary: string,
+    list: (principal: Principal, query: AccessRequestListingQuery) => Listing,
+  ) => ({
+    method: 'get' as const,
+    path,
+    operationId,
+    summary,
+    tags: TAGS,
+    access: 'authenticated' as const,
+    request: { query: AccessRequestListingQuerySchema },
+    responses: {
+      200: { description: 'A page of access-request rows, oldest first', schema: schemas.listing },
+      503: unavailable,
+    },
+    handler: guarded(({ principal, query }: { principal: Principal; query: AccessRequestListingQuery }) => ({
+      status: 200,
+      body: successEnvelope(urn, { title: 'Access requests', ...list(principal, query) }),
+    })),
+  });
+  return registry
+    .add(
+      audit.routes.wrap(audit.ask, {
+        method: 'post',
+        path: '/access-requests',
+        operationId: 'createAccessRequest',
+        summary: 'Ask for access to an item',
+        description:
+          'The caller (a user) asks the item’s owner or an org_admin of its organisation for a grant of ' +
+          'the access types until expiryTime. 409 when the caller already has a PENDING request or an ' +
+          'effective policy on the item for one of the access types.',
+        tags: TAGS,
+        access: 'authenticated',
+        request: { body: CreateAccessRequestBodySchema },
+        responses: {
+          201: {
+            description: 'Created, PENDING; results: [{requestId}]',
+            schema: schemas.created,
+            headers: ETagHeadersSchema,
+          },
+          403: problemResponse('The caller has no user id'),
+          404: problemResponse('No CatalogItem has the itemId'),
+          409: problemResponse('A pending request or an effective policy exists, or the item is ambiguous'),
+          503: unavailable,
+        },
+        handler: guarded(async ({ principal, body }) => {
+          const read = await accessRequests.create(principal, body);
+          return {
+            status: 201,
+            headers: { etag: read.etag },
+            body: successEnvelope(urn, { title: 'Created', results: [{ requestId: read.row.requestId }] }),
+          };
+        }),
+      }),
+    )
+    .add(
+      listing(
+        '/access-requests/consumer',
+        'listConsumerAccessRequests',
+        'The caller’s own requests',
+        (p, q) => accessRequests.consumerListing(p, q),
+      ),
+    )
+    .add(
+      listing(
+        '/access-requests/provider',
+        'listProviderAccessRequests',
+        'Requests on the items the caller owns (an org_admin: on the items of their organisation)',
+        (p, q) => accessRequests.providerListing(p, q),
+      ),
+    )
+    .add({
+      method: 'get',
+      path: '/access-requests/{id}',
+      operationId: 'getAccessRequest',
+      summary: 'One access request, with its ETag',
+      description:
+        'Visible to its consumer and its deciders (the item owner, an org_admin of its organisation).',
+      tags: TAGS,
+      access: 'authenticated',
+      request: { params: AccessRequestParamsSchema },
+      responses: {
+        200: { description: 'results: [the request row]', schema: schemas.one, headers: ETagHeadersSchema },
+        404: unknown,
+        503: unavailable,
+      },
+      handler: guarded(({ principal, params }) =>
+        one(200, 'Access request', accessRequests.get(principal, params.id)),
+      ),
+    })
+    .add(
+      audit.routes.wrap(audit.decide, {
+        method: 'patch',
+        path: '/access-requests/{id}',
+        operationId: 'decideAccessRequest',
+        summary: 'Approve, reject or withdraw a pending access request',
+        description:
+          'APPROVED or REJECTED by the item owner or an org_admin of its organisation, WITHDRAWN by the ' +
+          'consumer; only from PENDING. If-Match must carry the ETag of the caller’s last read. Approval ' +
+          'creates the grant through the path of POST /policy (its rules and 409s), labelled with the ' +
+          'request; a conflict answers 409, creates nothing and leaves the request PENDING.',
+        tags: TAGS,
+        access: 'authenticated',
+        request: {
+          params: AccessRequestParamsSchema,
+          headers: IfMatchHeadersSchema,
+          body: DecideAccessRequestBodySchema,
+        },
+        responses: {
+          200: {
+            description: 'Decided; results: [the request row, with policyIds when approved]',
+            schema: schemas.one,
+            headers: ETagHeadersSchema,
+          },
+          403: problemResponse('The caller may not take this decision on this request'),
+          404: problemResponse('No access request has this id'),
+          409: problemResponse('The request is no longer PENDING, or the approval conflicts with a policy'),
+          412: problemResponse('If-Match names a version the request no longer has'),
+          428: problemResponse('If-Match is missing'),
+          503: unavailable,
+        },
+        handler: guarded(async ({ principal, params, headers, body, request }) =>
+          one(
+            200,
+            'Decided',
+            await accessRequests.decide(principal, params.id, {
+              ifMatch: headers['if-match'],
+              body,
+              log: request.log,
+            }),
+          ),
+        ),
+      }),
+    );
+}

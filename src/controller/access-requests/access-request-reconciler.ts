@@ -1,0 +1,110 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  ACCESS_REQUEST_PLURAL,
+  accessRequestState,
+  API_GROUP,
+  API_VERSION,
+  type AccessRequest,
+  type AccessRequestState,
+  type AccessRequestStatus,
+} from '../../api/v1alpha1/index.js';
+import { isConflict, isNotFound, type Informer, type ReconcileResult } from '../../runtime/index.js';
+import { requestJson } from '../../runtime/kube-request.js';
+import type { EventRecorder } from '../event-recorder.js';
+import { pendingDeadline, worthAnnouncing } from './pending-deadline.js';
+
+const WRITE_TIMEOUT_MS = 15_000;
+/** Who status.decidedBy names for an expiry. */
+export const EXPIRED_BY = 'policy-grant-controller';
+
+export function accessRequestsPath(namespace: string): string {
+  return `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${ACCESS_REQUEST_PLURAL}`;
+}
+
+const EVENT_REASONS: Record<Exclude<AccessRequestState, 'PENDING'>, string> = {
+  APPROVED: 'Approved',
+  REJECTED: 'Rejected',
+  WITHDRAWN: 'Withdrawn',
+  EXPIRED: 'Expired',
+};
+
+export interface AccessRequestReconcilerOptions {
+  cache: Pick<Informer<AccessRequest>, 'get'>;
+  kubeConfig: KubeConfig;
+  events: Pick<EventRecorder, 'record'>;
+  /** How long a request may stay PENDING (ACCESS_REQUEST_PENDING_TTL). */
+  pendingTtlMs: number;
+  isLeader: () => boolean;
+  now: () => Date;
+}
+
+/**
+ * The controller's part of the access-request lifecycle (docs/controller.md, "Access requests"): a request
+ * PENDING longer than the TTL becomes EXPIRED (a status write conditioned on the resourceVersion, so a decision
+ * the ACL API writes first wins), with a requeue at the due time until then; a request applied without a
+ * state is marked PENDING, so that `kubectl get` shows it; every decision gets one Event on the request (named
+ * after the decision, so that relists, restarts and failovers record it once).
+ */
+export class AccessRequestReconciler {
+  constructor(private readonly options: AccessRequestReconcilerOptions) {}
+
+  reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> => {
+    const request = this.options.cache.get(key);
+    if (!request) return undefined;
+    if (accessRequestState(request) !== 'PENDING') {
+      await this.announce(request);
+      return undefined;
+    }
+    const leftMs = pendingDeadline(request, this.options.pendingTtlMs) - this.options.now().getTime();
+    if (leftMs > 0) {
+      if (request.status?.state === undefined) await this.write(request, { state: 'PENDING' }, signal);
+      return { requeueAfter: leftMs };
+    }
+    await this.write(
+      request,
+      {
+        state: 'EXPIRED',
+        decidedBy: EXPIRED_BY,
+        decidedAt: this.options.now().toISOString(),
+        reason: `pending longer than ${Math.round(this.options.pendingTtlMs / 1000)} s without a decision`,
+      },
+      signal,
+    );
+    return undefined;
+  };
+
+  /** Leader only, and only for the version seen: a 409 or 404 means news, which the informer brings. */
+  private async write(
+    request: AccessRequest,
+    change: AccessRequestStatus,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (signal.aborted || !this.options.isLeader()) return;
+    const { namespace = '', name = '' } = request.metadata;
+    try {
+      await requestJson(this.options.kubeConfig, {
+        method: 'PUT',
+        path: `${accessRequestsPath(namespace)}/${encodeURIComponent(name)}/status`,
+        body: { ...request, status: { ...request.status, ...change } },
+        timeoutMs: WRITE_TIMEOUT_MS,
+        signal,
+      });
+    } catch (error) {
+      if (isConflict(error) || isNotFound(error)) return;
+      throw error;
+    }
+  }
+
+  private async announce(request: AccessRequest): Promise<void> {
+    const state = accessRequestState(request) as Exclude<AccessRequestState, 'PENDING'>;
+    if (!worthAnnouncing(request.status?.decidedAt, this.options.now())) return;
+    const { decidedBy = 'unknown', reason } = request.status ?? {};
+    await this.options.events.record(request, {
+      type: 'Normal',
+      reason: EVENT_REASONS[state],
+      action: 'Decide',
+      note: `${state} by ${decidedBy}${reason ? `: ${reason}` : ''}`,
+      once: state.toLowerCase(),
+    });
+  }
+}

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { AccessRequest, CatalogItem } from '../../src/api/v1alpha1/index.js';
+import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
+import { acl, check, e2e, eventually, kubectlJson, token } from './support/stack-client.js';
+
+// The access-request lifecycle from outside, through `npm start`: a consumer asks over HTTP, the item's owner
+// approves with the request's ETag, and the consumer is allowed by /v1/check; a consumer withdraws, and nothing
+// is granted; kubectl shows the state.
+
+let item: CatalogItem['spec'];
+let provider: string;
+/** An enforcement point: only they may call /v1/check. */
+let checker: string;
+
+interface Row {
+  requestId: string;
+  status: string;
+  policyIds: string[];
+}
+
+beforeAll(async () => {
+  const items = await kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
+  item = (items.items[0] as CatalogItem).spec;
+  provider = await token(item.ownerId);
+  checker = await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
+});
+
+const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();
+
+async function ask(consumerToken: string): Promise<{ requestId: string; etag: string }> {
+  const reply = await acl<{ results: { requestId: string }[] }>('/access-requests', {
+    method: 'POST',
+    token: consumerToken,
+    body: {
+      itemId: item.itemId,
+      itemType: item.itemType,
+      access: [{ accessType: 'api' }],
+      expiryTime: inOneYear(),
+      purpose: 'e2e',
+    },
+  });
+  expect(reply.status).toBe(201);
+  return { requestId: reply.body.results[0]?.requestId ?? '', etag: reply.headers.get('etag') ?? '' };
+}
+
+function decide(callerToken: string, requestId: string, etag: string, status: string) {
+  return acl<{ results: Row[] }>(`/access-requests/${requestId}`, {
+    method: 'PATCH',
+    token: callerToken,
+    body: { status },
+    headers: { 'if-match': etag },
+  });
+}
+
+const allowed = async (userId: string) =>
+  (
+    await check(checker, {
+      subject_type: 'user',
+      subject_id: userId,
+      organisation_id: '',
+      resource_type: 'resource',
+      resource_id: item.itemId,
+      relation: 'api',
+    })
+  ).body.result.allowed;
+
+async function stateInKubernetes(requestId: string): Promise<string | undefined> {
+  const list = await kubectlJson<{ items: AccessRequest[] }>('get', 'accessrequests', '-n', e2e().namespace);
+  return list.items.find((request) => request.metadata.uid === requestId)?.status?.state;
+}
+
+describe('an access request, from the outside', () => {
+  it('request → approve with the ETag → the consumer is allowed by /v1/check', async () => {
+    const consumerId = randomUUID();
+    const consumer = await token(consumerId);
+    const { requestId, etag } = await ask(consumer);
+    expect(await stateInKubernetes(requestId)).toBe('PENDING');
+    expect(await allowed(consumerId)).toBe(false);
+
+    const listed = await acl<{ results: Row[] }>('/access-requests/provider?status=PENDING&limit=1000', {
+      token: provider,
+    });
+    expect(listed.body.results.map((row) => row.requestId)).toContain(requestId);
+
+    const approved = await decide(provider, requestId, etag, 'APPROVED');
+    expect(approved.status).toBe(200);
+    expect(approved.body.results[0]).toMatchObject({ requestId, status: 'APPROVED' });
+    expect(approved.body.results[0]?.policyIds).toHaveLength(1);
+    await eventually('the consumer to be allowed', async () =>
+      (await allowed(consumerId)) ? true : undefined,
+    );
+    expect(await stateInKubernetes(requestId)).toBe('APPROVED');
+  });
+
+  it('withdraw: the consumer withdraws, the owner can no longer approve, nothing is granted', async () => {
+    const consumerId = randomUUID();
+    const consumer = await token(consumerId);
+    const { requestId, etag } = await ask(consumer);
+    const stale = await decide(provider, requestId, '"0"', 'APPROVED');
+    expect(stale.status).toBe(412);
+    const withdrawn = await decide(consumer, requestId, etag, 'WITHDRAWN');
+    expect(withdrawn.status).toBe(200);
+    expect(withdrawn.body.results[0]).toMatchObject({ status: 'WITHDRAWN', policyIds: [] });
+    const late = await decide(provider, requestId, withdrawn.headers.get('etag') ?? '', 'APPROVED');
+    expect(late.status).toBe(409);
+    expect(await stateInKubernetes(requestId)).toBe('WITHDRAWN');
+    expect(await allowed(consumerId)).toBe(false);
+  });
+});

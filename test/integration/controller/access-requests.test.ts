@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { AccessRequest } from '../../../src/api/v1alpha1/index.js';
+import { EXPIRED_BY } from '../../../src/controller/access-requests/access-request-reconciler.js';
+import { until } from '../../support/until.js';
+import { AccessRequestResources } from './support/access-requests.js';
+import { useControllerFixture } from './support/harness.js';
+
+// The controller's part of the access-request lifecycle, with a pending TTL of 4 s: a request applied without
+// a state is marked PENDING, one pending past the TTL becomes EXPIRED, a decided one stays as decided; each
+// decision has one Event on the request.
+
+const world = useControllerFixture('access-requests', { ACCESS_REQUEST_PENDING_TTL: '4s' });
+const requests = () => new AccessRequestResources(world.aclNamespace);
+const apply = () => requests().apply();
+const current = (name: string) => requests().get(name);
+
+async function untilState(name: string, state: string): Promise<AccessRequest> {
+  let seen: AccessRequest | undefined;
+  await until(async () => {
+    seen = await current(name);
+    return seen.status?.state === state;
+  }, `${name} ${state}`);
+  return seen as AccessRequest;
+}
+
+async function eventsOn(name: string): Promise<string[]> {
+  return (await world.resources.listEvents(world.aclNamespace))
+    .filter((event) => event.regarding?.name === name)
+    .map((event) => event.reason ?? '');
+}
+
+describe('an AccessRequest', () => {
+  it('applied without a state is PENDING, then EXPIRED past the TTL, with an Expired Event', async () => {
+    const { metadata } = await apply();
+    const name = metadata.name ?? '';
+    await untilState(name, 'PENDING');
+    const expired = await untilState(name, 'EXPIRED');
+    expect(expired.status).toMatchObject({ decidedBy: EXPIRED_BY });
+    expect(Date.parse(expired.status?.decidedAt ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(String(metadata.creationTimestamp)) + 4_000,
+    );
+    await until(async () => (await eventsOn(name)).includes('Expired'), `Expired Event on ${name}`);
+  });
+
+  it('decided before the TTL stays decided, and has one Event for its decision', async () => {
+    const decided = (await apply()).metadata.name ?? '';
+    const pending = (await apply()).metadata.name ?? '';
+    await untilState(decided, 'PENDING');
+    await requests().writeStatus(decided, {
+      state: 'REJECTED',
+      decidedBy: randomUUID(),
+      decidedAt: new Date().toISOString(),
+      reason: 'not for this project',
+    });
+    // The other request, applied after this one, expiring shows the controller past this one's due time.
+    await untilState(pending, 'EXPIRED');
+    expect((await current(decided)).status?.state).toBe('REJECTED');
+    await until(async () => (await eventsOn(decided)).includes('Rejected'), `Rejected Event on ${decided}`);
+    expect(await eventsOn(decided)).toEqual(['Rejected']);
+  });
+});
