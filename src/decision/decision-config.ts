@@ -4,6 +4,7 @@ import { authEnvironment, createAuthenticators } from '../config/auth-config.js'
 import { commonEnvironment } from '../config/common-config.js';
 import { booleanFlag, commaList, duration, port, readEnvironment } from '../config/environment.js';
 import { loadKubeConfig } from '../config/kube-config.js';
+import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
@@ -76,12 +77,14 @@ export async function decisionConfigFromEnvironment(
   const spicedb = readEnvironment(spicedbEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
   const decision = readEnvironment(decisionEnvironment, env);
+  const shutdown = readEnvironment(shutdownEnvironment, env);
   const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   return {
     host: decision.DECISION_HOST,
     port: decision.DECISION_PORT,
     spicedb: spicedbClientOptions(spicedb),
     checkTimeoutMs: decision.CHECK_TIMEOUT,
+    drainMs: drainMs(shutdown),
     authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry }),
     limits: decisionRequestLimits(env),
     metricsRegistry,
