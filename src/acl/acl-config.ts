@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Authenticators } from '../auth/middleware.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
 import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
+import { createLogger } from '../observability/logger.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustProxy } from '../config/common-config.js';
@@ -77,7 +78,11 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     errorNamespace: common.ERROR_NAMESPACE,
     logger: { level: common.LOG_LEVEL },
     kubeConfig: loadKubeConfig(env),
-    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry }),
+    authenticators: await createAuthenticators(auth, {
+      scrypt: scryptBound(env),
+      metricsRegistry,
+      logger: createLogger({ level: common.LOG_LEVEL, name: 'acl-api' }),
+    }),
     limits: aclRequestLimits(env),
     metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),

@@ -79,13 +79,14 @@ export async function decisionConfigFromEnvironment(
   const decision = readEnvironment(decisionEnvironment, env);
   const shutdown = readEnvironment(shutdownEnvironment, env);
   const metricsRegistry = createMetricsRegistry({ processMetrics: true });
+  const logger = createLogger({ level: common.LOG_LEVEL, name: 'decision-service' });
   return {
     host: decision.DECISION_HOST,
     port: decision.DECISION_PORT,
     spicedb: spicedbClientOptions(spicedb),
     checkTimeoutMs: decision.CHECK_TIMEOUT,
     drainMs: drainMs(shutdown),
-    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry }),
+    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry, logger }),
     limits: decisionRequestLimits(env),
     metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
@@ -116,6 +117,6 @@ export async function decisionConfigFromEnvironment(
       denyTtlMs: decision.DECISION_CACHE_DENY_TTL,
     },
     errorNamespace: common.ERROR_NAMESPACE,
-    logger: createLogger({ level: common.LOG_LEVEL, name: 'decision-service' }),
+    logger,
   };
 }
