@@ -111,7 +111,7 @@ export async function createAuthenticators(
 }
 
 function currentBearer(verifiers: MountedContent<BearerVerifier>): BearerVerifier {
-  return { verify: (token) => verifiers.current.verify(token) };
+  return { verify: (token) => verifiers.current.verify(token), keysVersion: () => verifiers.version };
 }
 
 function currentBasic(verifiers: MountedContent<BasicVerifier>): BasicVerifier {

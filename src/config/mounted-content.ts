@@ -31,6 +31,7 @@ export interface MountedContentOptions<T> {
  */
 export class MountedContent<T> {
   private hash: string;
+  private swaps = 0;
   private timer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -53,6 +54,11 @@ export class MountedContent<T> {
     return this.value;
   }
 
+  /** How many times the value was replaced since the start. */
+  get version(): number {
+    return this.swaps;
+  }
+
   /** Reads the content; rebuilds and swaps the value if it changed and builds. */
   async reload(): Promise<void> {
     const { source, logger } = this.options;
@@ -63,6 +69,7 @@ export class MountedContent<T> {
     try {
       this.value = await this.options.build(content);
       this.hash = hash;
+      this.swaps += 1;
       this.metrics()?.stale.set({ source }, 0);
       logger?.info({ source }, 'credentials reloaded');
     } catch (error) {

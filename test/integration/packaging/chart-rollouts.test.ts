@@ -1,7 +1,13 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CONFIG_DIR } from '../../../hack/sync-packaging.js';
 import {
   EVERY_FEATURE_VALUES,
   EXTERNAL_SPICEDB_VALUES,
+  kubectl,
+  parseManifests,
   renderChart,
   type KubeObject,
 } from './packaging-support.js';
@@ -128,5 +134,51 @@ describe('restarts where a setting is read only at start', () => {
     const { template } = deploymentOf(objects, 'decision-service');
     expect(template.metadata.annotations).not.toHaveProperty('checksum/spicedb-secret');
     expect(template.metadata.annotations).toHaveProperty('checksum/settings');
+  });
+});
+
+/** config/default with LOG_LEVEL set by an overlay's patch: the names of the settings each Deployment reads. */
+async function settingsReadByDeployments(logLevel: string): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'pgo-settings-'));
+  try {
+    const patch = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'policy-grant-operator-settings', namespace: 'policy-grant-system' },
+      data: { LOG_LEVEL: logLevel },
+    };
+    await writeFile(join(dir, 'settings.yaml'), JSON.stringify(patch));
+    await writeFile(
+      join(dir, 'kustomization.yaml'),
+      JSON.stringify({
+        resources: [relative(dir, join(CONFIG_DIR, 'default'))],
+        patches: [{ path: 'settings.yaml' }],
+      }),
+    );
+    const built = parseManifests((await kubectl(['kustomize', dir])).stdout);
+    return built
+      .filter((object) => object.kind === 'Deployment')
+      .map((deployment) => {
+        const { template } = deployment.spec as {
+          template: { spec: { containers: Array<{ envFrom: Array<{ configMapRef: { name: string } }> }> } };
+        };
+        return template.spec.containers[0]?.envFrom[0]?.configMapRef.name ?? '';
+      });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('config/ (kustomize)', () => {
+  it('names the settings ConfigMap by a hash of its content, so that a change rolls the Deployments out', async () => {
+    const [info, debug] = await Promise.all([
+      settingsReadByDeployments('info'),
+      settingsReadByDeployments('debug'),
+    ]);
+    expect(info).toHaveLength(3);
+    expect(new Set(info).size).toBe(1);
+    expect(info[0]).toMatch(/^policy-grant-operator-settings-[a-z0-9]{10}$/);
+    expect(new Set(debug).size).toBe(1);
+    expect(debug[0]).not.toBe(info[0]);
   });
 });
