@@ -52,9 +52,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
     operationalRouter({
       urn: options.urn,
       metricsRegistry: options.metricsRegistry,
-      readinessChecks: options.drain
-        ? [options.drain.readinessCheck, ...options.readinessChecks]
-        : options.readinessChecks,
+      readinessChecks: options.readinessChecks,
+      ...(options.drain ? { drain: options.drain } : {}),
       openApiDocument: options.openApiDocument,
       ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
       ...(options.readinessFields ? { readinessFields: options.readinessFields } : {}),

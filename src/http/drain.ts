@@ -1,8 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ReadinessCheck } from './readiness.js';
-
-/** The readiness check a draining replica fails, as the 503 names it. */
-export const SHUTDOWN_READINESS = 'shutdown';
 
 /**
  * How a replica behind a Service leaves it without losing a request. Endpoints controllers remove a replica
@@ -19,17 +15,10 @@ export class Drain {
     private readonly wait: (ms: number) => Promise<unknown> = sleep,
   ) {}
 
+  /** True from the moment the drain begins: readiness answers 503 at once, without running its checks. */
   get draining(): boolean {
     return this.#draining;
   }
-
-  /** Fails from the moment the drain begins. */
-  readonly readinessCheck: ReadinessCheck = {
-    name: SHUTDOWN_READINESS,
-    check: async () => {
-      if (this.#draining) throw new Error('draining before shutdown');
-    },
-  };
 
   /** Readiness fails now; `close` (stop accepting, finish in-flight requests) runs once the delay is over. */
   async run(close: () => Promise<void>): Promise<void> {
