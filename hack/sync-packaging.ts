@@ -187,8 +187,9 @@ function component(object: KubeObject): string {
 }
 
 function folderFiles(folder: string, objects: KubeObject[]): GeneratedFile[] {
+  const settings = objects.filter((object) => component(object) === 'settings');
   const byFile = new Map<string, KubeObject[]>();
-  for (const object of objects) {
+  for (const object of objects.filter((candidate) => !settings.includes(candidate))) {
     const file = COMPONENT_FILES[component(object)];
     if (!file) throw new Error(`no config/ file for ${object.kind} ${object.metadata.name}`);
     byFile.set(file, [...(byFile.get(file) ?? []), asKustomizeObject(object)]);
@@ -198,11 +199,29 @@ function folderFiles(folder: string, objects: KubeObject[]): GeneratedFile[] {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
     resources: names,
+    ...(settings.length ? { configMapGenerator: settings.map(settingsGenerator) } : {}),
   };
   return [
     ...names.map((name) => ({ path: `config/${folder}/${name}`, content: dumpAll(byFile.get(name) ?? []) })),
     { path: `config/${folder}/kustomization.yaml`, content: dumpAll([kustomization]) },
   ];
+}
+
+/**
+ * The services' settings as a generated ConfigMap: its name carries a hash of its content, so that a change
+ * (an overlay's patch included) rolls the Deployments out, as the chart's checksum annotation does: the
+ * services read these variables at start only.
+ */
+function settingsGenerator(settings: KubeObject) {
+  const kustomized = asKustomizeObject(settings) as KubeObject & { data?: Record<string, string> };
+  const { labels } = kustomized.metadata;
+  const data = kustomized.data ?? {};
+  return {
+    name: settings.metadata.name,
+    namespace: settings.metadata.namespace,
+    ...(labels ? { options: { labels } } : {}),
+    literals: Object.entries(data).map(([key, value]) => `${key}=${value}`),
+  };
 }
 
 /**

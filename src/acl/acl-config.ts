@@ -4,7 +4,9 @@ import { z } from 'zod';
 import type { Authenticators } from '../auth/middleware.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
 import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
+import { createLogger } from '../observability/logger.js';
 import { commonEnvironment } from '../config/common-config.js';
+import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustProxy } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
 import { loadKubeConfig } from '../config/kube-config.js';
@@ -50,6 +52,8 @@ export interface AclApiConfig {
   startupSyncTimeoutMs?: number;
   /** How long stop() lets in-flight requests finish. */
   closeGraceMs?: number;
+  /** How long stop() keeps serving after readiness failed, before it stops accepting; default 0. */
+  drainMs?: number;
   /** Per-subject and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
@@ -65,6 +69,7 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
   const auth = readEnvironment(authEnvironment, env);
   const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   const audit = readEnvironment(auditEnvironment, env);
+  const shutdown = readEnvironment(shutdownEnvironment, env);
   return {
     port: acl.ACL_PORT,
     host: acl.ACL_HOST,
@@ -73,7 +78,11 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     errorNamespace: common.ERROR_NAMESPACE,
     logger: { level: common.LOG_LEVEL },
     kubeConfig: loadKubeConfig(env),
-    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry }),
+    authenticators: await createAuthenticators(auth, {
+      scrypt: scryptBound(env),
+      metricsRegistry,
+      logger: createLogger({ level: common.LOG_LEVEL, name: 'acl-api' }),
+    }),
     limits: aclRequestLimits(env),
     metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
@@ -81,5 +90,6 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,
     claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
     kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,
+    drainMs: drainMs(shutdown),
   };
 }

@@ -6,6 +6,7 @@ import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
 import type { RouteRegistry } from '../http/openapi/route-registry.js';
 import type { ReadinessCheck } from '../http/readiness.js';
+import { Drain } from '../http/drain.js';
 import { listen } from '../http/server.js';
 import { createUrnScheme } from '../http/urn.js';
 import { createLogger, type Logger } from '../observability/logger.js';
@@ -54,7 +55,10 @@ export interface RunningAclApi {
   /** The audit store's routes: which operations are audited (tests walk them). */
   audited: AuditedRoutes;
   document: OpenApiDocument;
-  /** Stops serving (in-flight requests finish within the grace period), then the informers and clients. */
+  /**
+   * Drains (readiness fails, serving goes on for the drain delay), stops serving (in-flight requests finish
+   * within the grace period), then the informers and clients.
+   */
   stop(): Promise<void>;
 }
 
@@ -124,11 +128,13 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   );
   const document = aclDocument(routes, config.basePath, urn);
   registerGrantMetrics(metricsRegistry, cache, now);
+  const drain = new Drain(config.drainMs);
   const app = createHttpApp({
     urn,
     logger,
     metricsRegistry,
     readinessChecks: [...readinessChecks(store, cache), auditReadiness(audit.store)],
+    drain,
     openApiDocument: document,
     ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
     routers: [{ path: config.basePath, router: audited.withRefusalsRecorded(routes.router()) }],
@@ -145,6 +151,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const server = await listen(app, {
     port: config.port,
     host: config.host,
+    drain,
     ...(config.closeGraceMs === undefined ? {} : { closeGraceMs: config.closeGraceMs }),
   }).catch(async (error: unknown) => {
     await stopClients();

@@ -1,4 +1,4 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { parseSecretHash } from './secret-hash.js';
@@ -56,11 +56,16 @@ export function decodeSecretData(data: Readonly<Record<string, string>>): Record
   );
 }
 
-/** A Secret mounted as a volume: one file per key; kubelet's `..data` links and other dot entries are skipped. */
+/**
+ * A Secret mounted as a volume: one file per key; kubelet's `..data` links and other dot entries are skipped.
+ * Read through the `..data` link when there is one, so that the files come from one version of the volume even
+ * while kubelet swaps it.
+ */
 export async function readMountedSecret(directory: string): Promise<Record<string, string>> {
+  const version = await realpath(join(directory, '..data')).catch(() => directory);
   const entries: Record<string, string> = {};
-  for (const name of await readdir(directory)) {
-    const path = join(directory, name);
+  for (const name of (await readdir(version)).sort()) {
+    const path = join(version, name);
     if (name.startsWith('.') || !(await stat(path)).isFile()) continue;
     entries[name] = await readFile(path, 'utf8');
   }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, errors, importJWK, jwtVerify } from 'jose';
 import type { JSONWebKeySet, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
 import { dependencyUnavailable } from '../http/errors.js';
 import { AuthenticationError } from './authentication-error.js';
@@ -51,7 +51,8 @@ const REJECTED_TOKEN_CODES = new Set([
 /**
  * Verifies JWTs: signature against the configured keys (jose caches and rate-limits remote JWKS fetches),
  * allowed algorithm, issuer, audience, `exp` (required) with a small clock tolerance, then the claims that make
- * the Principal. A JWKS file is read once; point at a URL when keys rotate.
+ * the Principal. A JWKS file is read once here; the services watch it and build a new verifier when it
+ * changes (config/auth-config.ts).
  */
 export async function createJwtVerifier(options: JwtVerifierOptions): Promise<BearerVerifier> {
   const algorithms = checkedAlgorithms(options.algorithms ?? DEFAULT_JWT_ALGORITHMS, options.keys);
@@ -94,12 +95,27 @@ async function keyResolver(keys: JwtKeySource): Promise<JWTVerifyGetKey> {
         cacheMaxAge: JWKS_CACHE_MAX_AGE_MS,
       });
     case 'jwks-file':
-      return createLocalJWKSet(JSON.parse(await readFile(keys.path, 'utf8')) as JSONWebKeySet);
+      return createLocalJWKSet(await parseJwks(await readFile(keys.path, 'utf8')));
     case 'jwks':
       return createLocalJWKSet(keys.jwks);
     case 'hmac':
       return () => keys.secret;
   }
+}
+
+/**
+ * A JWKS document, checked in full before it is used: JSON with at least one key, each with its key type, and
+ * each key that names its algorithm importable with it (a damaged key fails here, not at the first token).
+ */
+export async function parseJwks(text: string): Promise<JSONWebKeySet> {
+  const jwks = JSON.parse(text) as Partial<JSONWebKeySet> | null;
+  const keys = jwks?.keys;
+  if (!Array.isArray(keys) || keys.length === 0) throw new Error('a JWKS needs a non-empty "keys" array');
+  for (const [index, key] of keys.entries()) {
+    if (typeof key?.kty !== 'string') throw new Error(`JWKS key ${index} has no "kty"`);
+    if (key.alg !== undefined) await importJWK(key, key.alg);
+  }
+  return { keys };
 }
 
 function rethrowClassified(error: unknown): never {

@@ -6,6 +6,11 @@ import type { Principal } from './principal.js';
  */
 export interface BearerVerifier {
   verify(token: string): Promise<Principal>;
+  /**
+   * Changes whenever the keys do (a reloaded JWKS file): a cache of verified tokens verifies again what it
+   * verified with other keys, so that a removed key is refused at once. Absent: the keys never change here.
+   */
+  keysVersion?(): number;
 }
 
 /** Verifies HTTP Basic application credentials; throws AuthenticationError when they are not accepted. */

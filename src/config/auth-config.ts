@@ -1,11 +1,16 @@
 import { z } from 'zod';
-import { parseApplicationCredentials, readMountedSecret } from '../auth/application-credentials.js';
+import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
+import { parseApplicationCredentials, readMountedSecret } from '../auth/application-credentials.js';
 import { createBasicVerifier } from '../auth/basic-verifier.js';
 import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
-import { createJwtVerifier, DEFAULT_JWT_ALGORITHMS, type JwtKeySource } from '../auth/jwt-verifier.js';
+import { createJwtVerifier, DEFAULT_JWT_ALGORITHMS, parseJwks } from '../auth/jwt-verifier.js';
+import type { JwtVerifierOptions } from '../auth/jwt-verifier.js';
+import type { BasicVerifier, BearerVerifier } from '../auth/verifiers.js';
 import type { Authenticators } from '../auth/middleware.js';
-import { booleanFlag, commaList } from './environment.js';
+import type { Logger } from '../observability/logger.js';
+import { booleanFlag, commaList, duration } from './environment.js';
+import { DEFAULT_RELOAD_INTERVAL_MS, MountedContent } from './mounted-content.js';
 
 /** How callers of the ACL API and the decision service authenticate. */
 export const authEnvironment = z
@@ -21,6 +26,8 @@ export const authEnvironment = z
     ORG_CLAIM: z.string().default('org'),
     /** A mounted Secret: one file per application client id, holding its scrypt hash (see docs). */
     BASIC_CREDENTIALS_DIR: z.string().optional(),
+    /** How often JWKS_FILE and BASIC_CREDENTIALS_DIR are read again: changes apply without a restart. */
+    CREDENTIALS_RELOAD_INTERVAL: duration.default(DEFAULT_RELOAD_INTERVAL_MS),
   })
   .refine((env) => !!env.JWKS_URL !== !!env.JWKS_FILE, {
     message: 'set exactly one of JWKS_URL and JWKS_FILE',
@@ -43,26 +50,70 @@ export type AuthEnvironment = z.output<typeof authEnvironment>;
 export interface AuthenticatorOptions {
   /** Bound on scrypt verifications of Basic secrets. */
   scrypt?: ConcurrencyBound;
-  /** The service's registry, for the Basic verifier's counter. */
+  /** The service's registry, for the Basic verifier's counter and the reload metrics. */
   metricsRegistry?: Registry;
+  /** Where a refused reload is logged. */
+  logger?: Logger;
+  /** Stops reading the mounted credentials again. */
+  signal?: AbortSignal;
 }
 
-/** The flag only decides what the configuration accepts; the verifier fetches whatever URL it is given. */
+/**
+ * The flag only decides what the configuration accepts; the verifier fetches whatever URL it is given (and
+ * fetches it again every 30 s). A JWKS file and the Basic credentials folder are read again every
+ * CREDENTIALS_RELOAD_INTERVAL: a change applies without a restart.
+ */
 export async function createAuthenticators(
-  env: Omit<AuthEnvironment, 'JWKS_ALLOW_HTTP'>,
+  env: Omit<AuthEnvironment, 'JWKS_ALLOW_HTTP' | 'CREDENTIALS_RELOAD_INTERVAL'> &
+    Partial<Pick<AuthEnvironment, 'CREDENTIALS_RELOAD_INTERVAL'>>,
   options: AuthenticatorOptions = {},
 ): Promise<Authenticators> {
-  const keys: JwtKeySource = env.JWKS_URL
-    ? { kind: 'jwks-url', url: env.JWKS_URL }
-    : { kind: 'jwks-file', path: env.JWKS_FILE as string };
-  const bearer = await createJwtVerifier({
-    keys,
+  const verifierOptions: Omit<JwtVerifierOptions, 'keys'> = {
     issuer: env.JWT_ISSUER,
     audience: env.JWT_AUDIENCE,
     algorithms: env.JWT_ALGORITHMS,
     claimNames: { roles: env.ROLES_CLAIM, organisation: env.ORG_CLAIM },
-  });
+  };
+  const watch = <T>(source: string, read: () => Promise<string>, build: (content: string) => Promise<T>) =>
+    MountedContent.start({
+      source,
+      read,
+      build,
+      ...(env.CREDENTIALS_RELOAD_INTERVAL === undefined
+        ? {}
+        : { intervalMs: env.CREDENTIALS_RELOAD_INTERVAL }),
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.metricsRegistry ? { metricsRegistry: options.metricsRegistry } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  const bearer: BearerVerifier = env.JWKS_URL
+    ? await createJwtVerifier({ ...verifierOptions, keys: { kind: 'jwks-url', url: env.JWKS_URL } })
+    : currentBearer(
+        await watch(
+          'jwks',
+          () => readFile(env.JWKS_FILE as string, 'utf8'),
+          async (text) =>
+            createJwtVerifier({ ...verifierOptions, keys: { kind: 'jwks', jwks: await parseJwks(text) } }),
+        ),
+      );
   if (!env.BASIC_CREDENTIALS_DIR) return { bearer };
-  const credentials = parseApplicationCredentials(await readMountedSecret(env.BASIC_CREDENTIALS_DIR));
-  return { bearer, basic: createBasicVerifier(credentials, options) };
+  const directory = env.BASIC_CREDENTIALS_DIR;
+  const basic = await watch(
+    'basic-credentials',
+    async () => JSON.stringify(await readMountedSecret(directory)),
+    async (content) =>
+      createBasicVerifier(
+        parseApplicationCredentials(JSON.parse(content) as Record<string, string>),
+        options,
+      ),
+  );
+  return { bearer, basic: currentBasic(basic) };
+}
+
+function currentBearer(verifiers: MountedContent<BearerVerifier>): BearerVerifier {
+  return { verify: (token) => verifiers.current.verify(token), keysVersion: () => verifiers.version };
+}
+
+function currentBasic(verifiers: MountedContent<BasicVerifier>): BasicVerifier {
+  return { verify: (clientId, secret) => verifiers.current.verify(clientId, secret) };
 }

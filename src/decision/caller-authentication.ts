@@ -46,5 +46,6 @@ function routeByIssuer(
       const issuer = unverifiedIssuer(token);
       return (issuer !== undefined && issuers.has(issuer) ? jwt : verifier).verify(token);
     },
+    ...(jwt.keysVersion ? { keysVersion: () => jwt.keysVersion?.() ?? 0 } : {}),
   };
 }

@@ -6,6 +6,7 @@ import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
 import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
+import type { Drain } from '../http/drain.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
 import type { RouteRegistry } from '../http/openapi/route-registry.js';
 import { documentedOperationalRoutes } from '../http/operational-routes.js';
@@ -35,6 +36,8 @@ export interface DecisionAppOptions {
   /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   trustProxy?: number | string;
+  /** The server's drain: readiness fails once it began. */
+  drain?: Drain;
 }
 
 export interface DecisionApp {
@@ -88,6 +91,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     openApiDocument: document,
     routers: [{ path: '/', router: failClosed(routes.router()) }],
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
+    ...(options.drain ? { drain: options.drain } : {}),
   });
   // A check answer is never revalidated: hashing every body for an ETag is wasted work on the hot path.
   app.set('etag', false);

@@ -4,6 +4,7 @@ import { authEnvironment, createAuthenticators } from '../config/auth-config.js'
 import { commonEnvironment } from '../config/common-config.js';
 import { booleanFlag, commaList, duration, port, readEnvironment } from '../config/environment.js';
 import { loadKubeConfig } from '../config/kube-config.js';
+import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
@@ -76,13 +77,16 @@ export async function decisionConfigFromEnvironment(
   const spicedb = readEnvironment(spicedbEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
   const decision = readEnvironment(decisionEnvironment, env);
+  const shutdown = readEnvironment(shutdownEnvironment, env);
   const metricsRegistry = createMetricsRegistry({ processMetrics: true });
+  const logger = createLogger({ level: common.LOG_LEVEL, name: 'decision-service' });
   return {
     host: decision.DECISION_HOST,
     port: decision.DECISION_PORT,
     spicedb: spicedbClientOptions(spicedb),
     checkTimeoutMs: decision.CHECK_TIMEOUT,
-    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry }),
+    drainMs: drainMs(shutdown),
+    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry, logger }),
     limits: decisionRequestLimits(env),
     metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
@@ -113,6 +117,6 @@ export async function decisionConfigFromEnvironment(
       denyTtlMs: decision.DECISION_CACHE_DENY_TTL,
     },
     errorNamespace: common.ERROR_NAMESPACE,
-    logger: createLogger({ level: common.LOG_LEVEL, name: 'decision-service' }),
+    logger,
   };
 }

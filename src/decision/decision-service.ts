@@ -2,6 +2,7 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import type { Authenticators } from '../auth/middleware.js';
 import { createTokenReviewVerifier } from '../auth/token-review-verifier.js';
 import type { TokenReviewApi } from '../auth/token-review-verifier.js';
+import { Drain } from '../http/drain.js';
 import { listen } from '../http/server.js';
 import { createUrnScheme, DEFAULT_URN_NAMESPACE } from '../http/urn.js';
 import { createLogger } from '../observability/logger.js';
@@ -64,13 +65,18 @@ export interface DecisionServiceConfig {
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies may name the client address; none when absent. */
   trustProxy?: number | string;
+  /** How long stop() keeps serving after readiness failed, before it stops accepting; default 0. */
+  drainMs?: number;
 }
 
 export interface RunningDecisionService {
   /** Base URL, e.g. `http://127.0.0.1:8081`; the check is at `${url}/v1/check`. */
   readonly url: string;
   readonly port: number;
-  /** Stops accepting, lets in-flight checks finish, then stops the Watch and closes the SpiceDB connection. */
+  /**
+   * Fails readiness and keeps serving for the drain delay, then stops accepting, lets in-flight checks finish,
+   * stops the Watch and closes the SpiceDB connection.
+   */
   stop(): Promise<void>;
 }
 
@@ -99,6 +105,7 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
     await barrier.stop();
     spicedb.close();
   };
+  const drain = new Drain(config.drainMs);
   try {
     const { app } = createDecisionApp({
       urn: createUrnScheme('authz', config.errorNamespace ?? DEFAULT_URN_NAMESPACE),
@@ -111,9 +118,10 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
       checkCallers: config.checkCallers ?? DEFAULT_CHECK_CALLERS,
       ...(config.limits ? { limits: config.limits } : {}),
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
+      drain,
     });
     const host = config.host ?? '0.0.0.0';
-    const server = await listen(app, { port: config.port, host });
+    const server = await listen(app, { port: config.port, host, drain });
     const url = WILDCARD_HOSTS.has(host) ? `http://127.0.0.1:${server.port}` : server.url;
     logger.info({ url, tokenReview: config.tokenReview !== undefined }, 'decision service listening');
     return {

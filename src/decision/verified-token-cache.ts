@@ -20,6 +20,8 @@ export const DEFAULT_TOKEN_REJECTION_TTL_MS = 10_000;
 
 interface Entry {
   outcome: Promise<Principal>;
+  /** The verifier's keys it was verified with. */
+  keysVersion: number | undefined;
   /** Infinity while the verification is in flight: concurrent requests share it. */
   expiresAt: number;
 }
@@ -27,7 +29,8 @@ interface Entry {
 /**
  * Remembers verifications by the SHA-256 of the token (the token itself is never kept), so the hot path
  * verifies a signature or calls TokenReview once per token and TTL, not per request. Failures that are not
- * a verdict on the token (keys or API server unavailable) are not remembered.
+ * a verdict on the token (keys or API server unavailable) are not remembered, nor is anything past a change of
+ * the verifier's keys.
  */
 export function cachedBearerVerifier(
   verifier: BearerVerifier,
@@ -38,6 +41,7 @@ export function cachedBearerVerifier(
   const rejectionTtlMs = options.rejectionTtlMs ?? DEFAULT_TOKEN_REJECTION_TTL_MS;
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
+  const keysVersion = () => verifier.keysVersion?.();
 
   const remember = (key: string, entry: Entry) => {
     entries.set(key, entry);
@@ -47,6 +51,7 @@ export function cachedBearerVerifier(
   const verifyAndRemember = (key: string, token: string): Entry => {
     const entry: Entry = {
       outcome: Promise.resolve().then(() => verifier.verify(token)),
+      keysVersion: keysVersion(),
       expiresAt: Infinity,
     };
     entry.outcome.then(
@@ -67,7 +72,7 @@ export function cachedBearerVerifier(
       const key = hash('sha256', token, 'base64');
       const cached = entries.get(key);
       entries.delete(key);
-      if (cached && cached.expiresAt > now()) {
+      if (cached && cached.expiresAt > now() && cached.keysVersion === keysVersion()) {
         remember(key, cached); // most recently used
         return cached.outcome;
       }

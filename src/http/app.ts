@@ -3,6 +3,7 @@ import type { Express, Router } from 'express';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import { accessLog } from './access-log.js';
+import type { Drain } from './drain.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { httpMetrics } from './http-metrics.js';
 import type { OpenApiDocument } from './openapi/route-definition.js';
@@ -23,6 +24,8 @@ export interface HttpAppOptions {
   metricsRegistry: Registry;
   readinessChecks: readonly ReadinessCheck[];
   readinessTimeoutMs?: number;
+  /** The server's drain: readiness fails once it began. */
+  drain?: Drain;
   openApiDocument: OpenApiDocument;
   readinessFields?: ReadinessFields;
   routers: readonly MountedRouter[];
@@ -50,6 +53,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       urn: options.urn,
       metricsRegistry: options.metricsRegistry,
       readinessChecks: options.readinessChecks,
+      ...(options.drain ? { drain: options.drain } : {}),
       openApiDocument: options.openApiDocument,
       ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
       ...(options.readinessFields ? { readinessFields: options.readinessFields } : {}),

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { prometheusContentType, type Registry } from 'prom-client';
 import { z } from 'zod';
+import type { Drain } from './drain.js';
 import { HttpError, problemBody } from './errors.js';
 import { successEnvelope, successEnvelopeSchema } from './envelope.js';
 import type { OpenApiDocument } from './openapi/route-definition.js';
@@ -25,6 +26,8 @@ export interface OperationalRoutesOptions {
   openApiDocument: OpenApiDocument;
   /** Fields every readiness answer carries besides the envelope (the controller: whether this replica leads). */
   readinessFields?: ReadinessFields;
+  /** The server's drain: once it began, readiness answers 503 at once. */
+  drain?: Pick<Drain, 'draining'>;
 }
 
 export interface ReadinessFields {
@@ -99,6 +102,9 @@ export function operationalRoutes(options: OperationalRoutesOptions): RouteRegis
         503: { description: 'Not ready; detail names the broken dependencies' },
       },
       handler: async ({ request }) => {
+        if (options.drain?.draining) {
+          return { status: 503, body: { ...problemBody(urn, SHUTTING_DOWN), results: [], ...fields() } };
+        }
         const outcomes = await runReadinessChecks(options.readinessChecks, options.readinessTimeoutMs);
         const failed = outcomes.filter((outcome) => outcome.status !== 'ok');
         const results = outcomes.map(({ name, status, durationMs }) => ({ name, status, durationMs }));
@@ -129,6 +135,8 @@ export function operationalRoutes(options: OperationalRoutesOptions): RouteRegis
       handler: () => ({ status: 200, body: options.openApiDocument }),
     });
 }
+
+const SHUTTING_DOWN = new HttpError('DependencyUnavailable', 'not ready: shutting down');
 
 function notReady(failed: readonly CheckOutcome[]): HttpError {
   return new HttpError('DependencyUnavailable', `not ready: ${describeFailures(failed)}`);

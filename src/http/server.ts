@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RequestListener } from 'node:http';
+import type { RequestListener, Server, ServerResponse } from 'node:http';
+import { Drain } from './drain.js';
 
 export interface ListenOptions {
   /** 0 picks a free port. */
@@ -8,11 +9,14 @@ export interface ListenOptions {
   host: string;
   /** How long close() lets in-flight requests finish before it cuts connections. */
   closeGraceMs?: number;
+  /** The drain close() runs first; the app's readiness shares it. Default: none (close at once). */
+  drain?: Drain;
 }
 
 export interface RunningServer {
   readonly url: string;
   readonly port: number;
+  /** Drains (readiness fails, keeps serving for the drain's delay), then stops and closes every connection. */
   close(): Promise<void>;
 }
 
@@ -20,18 +24,43 @@ export const DEFAULT_CLOSE_GRACE_MS = 10_000;
 
 export function listen(app: RequestListener, options: ListenOptions): Promise<RunningServer> {
   const server = createServer(app);
+  const drain = options.drain ?? new Drain();
+  const endKeepAlive = endKeepAliveWhileDraining(server, drain);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
+      const graceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
       resolve({
         url: `http://${connectableHost(options.host)}:${port}`,
         port,
-        close: () => closeServer(server, options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS),
+        close: () => {
+          const drained = drain.run(() => closeServer(server, graceMs));
+          endKeepAlive();
+          return drained;
+        },
       });
     });
   });
+}
+
+/**
+ * Every answer of a draining server ends its connection: the client's next request opens one elsewhere.
+ * Answers of requests that arrived before the drain get it from the function returned, called as it begins.
+ */
+function endKeepAliveWhileDraining(server: Server, drain: Drain): () => void {
+  const unanswered = new Set<ServerResponse>();
+  const endConnection = (response: ServerResponse) => {
+    if (!response.headersSent) response.setHeader('connection', 'close');
+  };
+  // Before the app's listener, so that the header is set before any handler can send its answer.
+  server.prependListener('request', (_request, response) => {
+    if (drain.draining) return endConnection(response);
+    unanswered.add(response);
+    response.once('close', () => unanswered.delete(response));
+  });
+  return () => unanswered.forEach(endConnection);
 }
 
 // A server bound to every interface is reached, from this machine, on loopback.
@@ -41,8 +70,11 @@ function connectableHost(bound: string): string {
   return bound.includes(':') ? `[${bound}]` : bound;
 }
 
-/** Stops accepting, lets in-flight requests finish within the grace period, then drops what is left. */
-function closeServer(server: ReturnType<typeof createServer>, graceMs: number): Promise<void> {
+/**
+ * Stops accepting, closes idle keep-alive connections, lets in-flight requests finish within the grace
+ * period (their answers close their connections), then drops what is left.
+ */
+function closeServer(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const force = setTimeout(() => server.closeAllConnections(), graceMs);
     server.close((error) => {

@@ -218,6 +218,10 @@ paths of mounted files. Takes the component dict of pgo.deployment.
   value: /etc/policy-grant-operator/basic-credentials
 {{- end }}
 {{- end }}
+{{- if hasKey .values "drainSeconds" }}
+- name: SHUTDOWN_DRAIN_SECONDS
+  value: {{ .values.drainSeconds | quote }}
+{{- end }}
 {{- with .values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
@@ -305,6 +309,11 @@ SpiceDB's endpoint, key and CA>).
 {{- define "pgo.deployment" -}}
 {{- $root := .root }}
 {{- $v := .values }}
+{{- /* 10 s: how long a stopping service lets requests in flight finish (DEFAULT_CLOSE_GRACE_MS). */}}
+{{- $shutdown := add $v.preStopSleepSeconds ($v.drainSeconds | default 0) 10 }}
+{{- if le (int $v.terminationGracePeriodSeconds) (int $shutdown) }}
+{{- fail (printf "terminationGracePeriodSeconds of %s (%d) must exceed preStopSleepSeconds + drainSeconds + 10 s for requests in flight (%d): the kubelet kills the container when it runs out" .component (int $v.terminationGracePeriodSeconds) (int $shutdown)) }}
+{{- end }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -317,6 +326,10 @@ spec:
   replicas: {{ $v.replicas }}
   {{- end }}
   revisionHistoryLimit: 5
+  {{- with $v.strategy }}
+  strategy:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   selector:
     matchLabels:
       {{- include "pgo.selectorLabels" . | nindent 6 }}
@@ -330,10 +343,16 @@ spec:
       annotations:
         checksum/settings: {{ include (print $root.Template.BasePath "/settings-configmap.yaml") $root | sha256sum }}
         checksum/spicedb-model: {{ include (print $root.Template.BasePath "/spicedb-model-configmap.yaml") $root | sha256sum }}
+        {{- /* SpiceDB's endpoint and key reach the services as environment variables: a change needs new pods. */}}
+        {{- $spicedbSecret := include (print $root.Template.BasePath "/spicedb-secret.yaml") $root | trim }}
+        {{- if and .spicedbClient $spicedbSecret }}
+        checksum/spicedb-secret: {{ $spicedbSecret | sha256sum }}
+        {{- end }}
         {{- with $v.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
     spec:
+      terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
       serviceAccountName: {{ include "pgo.componentName" . }}
       automountServiceAccountToken: {{ .automountToken }}
       {{- with $root.Values.imagePullSecrets }}
@@ -351,6 +370,12 @@ spec:
             - name: http
               containerPort: {{ $v.port }}
               protocol: TCP
+          {{- if $v.preStopSleepSeconds }}
+          lifecycle:
+            preStop:
+              sleep:
+                seconds: {{ $v.preStopSleepSeconds }}
+          {{- end }}
           envFrom:
             - configMapRef:
                 name: {{ include "pgo.settingsName" $root }}

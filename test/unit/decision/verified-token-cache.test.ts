@@ -34,6 +34,18 @@ async function jwtExpiringAt(expSeconds: number): Promise<string> {
 }
 
 describe('cachedBearerVerifier', () => {
+  it("verifies again, within the TTL, once the verifier's keys changed", async () => {
+    const { verifier, verified } = countingVerifier();
+    let keys = 0;
+    const cached = cachedBearerVerifier({ ...verifier, keysVersion: () => keys });
+    await cached.verify('token');
+    await cached.verify('token');
+    expect(verified).toHaveLength(1);
+    keys += 1;
+    await cached.verify('token');
+    expect(verified).toHaveLength(2);
+  });
+
   it('verifies a token once within the TTL, and again after it', async () => {
     const time = clock();
     const { verifier, verified } = countingVerifier();

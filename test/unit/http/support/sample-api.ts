@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { createHttpApp } from '../../../../src/http/app.js';
+import type { Drain } from '../../../../src/http/drain.js';
 import { successEnvelope, successEnvelopeSchema } from '../../../../src/http/envelope.js';
 import { dependencyUnavailable } from '../../../../src/http/errors.js';
 import type { ApiAuthentication } from '../../../../src/http/openapi/route-definition.js';
@@ -113,6 +114,7 @@ export interface SampleAppOptions {
   logger: Logger;
   readinessChecks?: ReadinessCheck[];
   validateResponses?: boolean;
+  drain?: Drain;
 }
 
 export function sampleApp(options: SampleAppOptions) {
@@ -130,6 +132,7 @@ export function sampleApp(options: SampleAppOptions) {
     readinessTimeoutMs: 200,
     openApiDocument: document,
     routers: [{ path: '/v2', router: registry.router() }],
+    ...(options.drain ? { drain: options.drain } : {}),
   });
   return { app, registry, metricsRegistry, document };
 }
