@@ -74,6 +74,8 @@ export interface RunningController {
   readonly identity: string | undefined;
   isLeader(): boolean;
   hasSynced(): boolean;
+  /** Leads, and this term began: the fence is set in SpiceDB and the caches were listed again. */
+  actsAsLeader(): boolean;
   /** The report of the last completed resync. */
   lastResync(): ResyncReport | undefined;
   /** Graceful: reconciles in flight finish, the lease is released, SpiceDB and the port are let go. */
@@ -387,6 +389,7 @@ export async function startController(
     identity: manager.identity,
     isLeader: () => manager.isLeader(),
     hasSynced: () => manager.hasSynced(),
+    actsAsLeader: () => manager.leadsWithFreshCaches(),
     lastResync: () => scheduler.last,
     stop: () =>
       (stopping ??= (async () => {

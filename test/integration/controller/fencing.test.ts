@@ -36,7 +36,8 @@ function options(name: string): TestControllerOptions {
     aclNamespace,
     scope,
     logFile: join(stateDir, `${name}.log`),
-    env: QUIET_RESYNC,
+    // Longer than the harness's 4 s lease: a loaded machine must not depose the leader a test is about to freeze.
+    env: { ...QUIET_RESYNC, LEASE_DURATION: '10s', RENEW_DEADLINE: '8s' },
   };
 }
 

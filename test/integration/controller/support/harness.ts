@@ -194,7 +194,8 @@ export async function startLeadingControllerProcess(
 export async function waitUntilLeading(controller: RunningController, timeout = PATIENCE_MS): Promise<void> {
   await vi.waitFor(
     () => {
-      if (!controller.isLeader() || !controller.hasSynced()) throw new Error('not leading yet');
+      // Not only the lease: the term's fence and relist too, or SpiceDB faults injected next stall its start.
+      if (!controller.actsAsLeader()) throw new Error('not leading yet');
     },
     { timeout, interval: 100 },
   );
