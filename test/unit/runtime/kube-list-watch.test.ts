@@ -65,6 +65,23 @@ describe('kubeListWatch over HTTP', () => {
     expect(first?.authorization).toBe('Bearer secret-token');
   });
 
+  it('applies the transform to each item of every page', async () => {
+    api.route = (_req, url, res) =>
+      url.searchParams.get('continue') === 'page2'
+        ? sendJson(res, 200, { metadata: { resourceVersion: '12' }, items: [cm('b', '11')] })
+        : sendJson(res, 200, {
+            metadata: { resourceVersion: '12', continue: 'page2' },
+            items: [cm('a', '10')],
+          });
+    const result = await kubeListWatch<V1ConfigMap>(kubeConfig, PATH).list({
+      transform: (obj) => ({ ...obj, data: { seen: 'yes' } }),
+    });
+    expect(result.items.map((o) => [o.metadata?.name, o.data?.seen])).toEqual([
+      ['a', 'yes'],
+      ['b', 'yes'],
+    ]);
+  });
+
   it('turns an error answer into a KubeApiError with the Status code and reason', async () => {
     api.route = (_req, _url, res) =>
       sendJson(res, 403, {
