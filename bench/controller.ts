@@ -44,7 +44,7 @@ import { freePort } from '../src/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../src/localplane/managed-process.js';
 import { repoRoot } from '../src/localplane/repo-root.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
-import { Informer, kubeListWatch, type ListWatchSource } from '../src/runtime/index.js';
+import { Informer, kubeListWatch, stripForCache, type ListWatchSource } from '../src/runtime/index.js';
 import { requestJson } from '../src/runtime/kube-request.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { readSchemaText } from '../src/spicedb/schema.js';
@@ -105,13 +105,27 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 // ---------------------------------------------------------------------------------------------------------
 // Child: the resync alone, caches fed from a list
 
-/** A list that never changes: the informer lists it once and its watch stays silent. */
-function staticSource<T extends KubernetesObject>(items: T[]): ListWatchSource<T> {
-  return { list: async () => ({ items, resourceVersion: '1' }), watch: () => () => undefined };
+/**
+ * A list that never changes: the informer lists it once and its watch stays silent. The objects are made when
+ * listed and transformed one by one, as pages from the kube-apiserver are: nothing else holds them.
+ */
+function staticSource<T extends KubernetesObject>(make: () => T[]): ListWatchSource<T> {
+  return {
+    list: async ({ transform }) => ({
+      items: make().map((obj) => (transform ? transform(obj) : obj)),
+      resourceVersion: '1',
+    }),
+    watch: () => () => undefined,
+  };
 }
 
-async function staticInformer<T extends KubernetesObject>(items: T[]): Promise<Informer<T>> {
-  const informer = new Informer<T>({ source: staticSource(items), stallTimeoutMs: 3_600_000 });
+/** Cached as the controller caches them (its Manager's transform). */
+async function staticInformer<T extends KubernetesObject>(make: () => T[]): Promise<Informer<T>> {
+  const informer = new Informer<T>({
+    source: staticSource(make),
+    stallTimeoutMs: 3_600_000,
+    transform: stripForCache,
+  });
   informer.start();
   await informer.waitForSync();
   return informer;
@@ -119,11 +133,11 @@ async function staticInformer<T extends KubernetesObject>(items: T[]): Promise<I
 
 async function resyncChild(input: ChildInput): Promise<ChildOutput> {
   const registry = loadRegistry();
-  const grants = await staticInformer(
+  const grants = await staticInformer(() =>
     Array.from({ length: input.count }, (_, i) => cloneGrant(input.template, i)),
   );
-  const items = await staticInformer([input.item]);
-  const namespaces = await staticInformer<KubernetesObject>([]);
+  const items = await staticInformer(() => [input.item]);
+  const namespaces = await staticInformer<KubernetesObject>(() => []);
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   const client = new SpiceDBClient({ ...input.spicedb, transport: 'plaintext' });
   const resync = new DriftResync({
@@ -134,7 +148,7 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
       ensureSchema: () => client.ensureSchema(readSchemaText()),
     },
     world,
-    projected: [new MembershipWorld(await staticInformer<Membership>([]))],
+    projected: [new MembershipWorld(await staticInformer<Membership>(() => []))],
     relations: managedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(createMetricsRegistry(), () => []),
@@ -532,6 +546,7 @@ async function main(): Promise<void> {
     await bench.stop();
 
     // 3. The resync alone, caches fed from a list, against SpiceDB holding the same relationships.
+    const liveHeaps: [number, number][] = [];
     for (const count of opts.list) {
       const importMs = await importBaseline(baseline, template, item, count);
       const result = await runChild({ count, template, item, spicedb: bench.spicedb }, stateDir);
@@ -551,6 +566,7 @@ async function main(): Promise<void> {
         ratio(result.inSyncMs),
         `peak RSS ${mb(result.peakRssBytes)}, live heap ${mb(result.liveHeapBytes)}`,
       ]);
+      liveHeaps.push([count, result.liveHeapBytes]);
       rows.push([
         'full resync, SpiceDB empty',
         `${count} grants from a list`,
@@ -560,6 +576,7 @@ async function main(): Promise<void> {
       ]);
     }
     baseline.close();
+    rows.push(...memoryPer10k(liveHeaps));
     printTable(rows);
   } finally {
     clearTimeout(timer);
@@ -567,6 +584,14 @@ async function main(): Promise<void> {
     await plane.stop();
     await rm(stateDir, { recursive: true, force: true });
   }
+}
+
+/** The live heap a further 10,000 grants cost: the slope between the smallest and the largest list. */
+function memoryPer10k(liveHeaps: [number, number][]): string[][] {
+  const [first, last] = [liveHeaps[0], liveHeaps.at(-1)];
+  if (!first || !last || last[0] === first[0]) return [];
+  const per10k = ((last[1] - first[1]) / (last[0] - first[0])) * 10_000;
+  return [['live heap per 10,000 grants', `${first[0]} → ${last[0]} grants`, '', '', mb(per10k)]];
 }
 
 function printTable(rows: string[][]): void {

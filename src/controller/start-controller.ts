@@ -16,7 +16,14 @@ import { listen } from '../http/server.js';
 import { createUrnScheme } from '../http/urn.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
-import { Manager, objectKey, watchesMapped, type Controller, type Informer } from '../runtime/index.js';
+import {
+  Manager,
+  objectKey,
+  stripForCache,
+  watchesMapped,
+  type Controller,
+  type Informer,
+} from '../runtime/index.js';
 import { requestJson } from '../runtime/kube-request.js';
 import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
@@ -124,6 +131,7 @@ export async function startController(
     registry: metricsRegistry,
     logger,
     gracefulShutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+    defaultTransform: stripForCache,
     ...(options.onLeadershipLost ? { onLeadershipLost: options.onLeadershipLost } : {}),
     ...(election.enabled
       ? {

@@ -1,3 +1,4 @@
+export { LAST_APPLIED_ANNOTATION, stripForCache } from './cache-transform.js';
 export { KubeApiError, isConflict, isGone, isNotFound } from './api-error.js';
 export { Controller, TerminalError, watchesMapped } from './controller.js';
 export type { ControllerOptions, ReconcileResult, Reconciler, WatchSource } from './controller.js';

@@ -38,6 +38,12 @@ export interface InformerOptions<T> extends SelectorOptions {
   stallTimeoutMs?: number;
   /** Between failed attempts (list failed, watch broke). */
   backoff?: BackoffOptions;
+  /**
+   * Applied to every object before it is cached or handed to handlers (listed ones as each page arrives):
+   * controller-runtime's cache transform, to drop what no reader needs (see `stripForCache`). Must return an
+   * object with the same key and resourceVersion.
+   */
+  transform?: (obj: T) => T;
 }
 
 /** Why one watch ended, when it did not fail. */
@@ -201,11 +207,12 @@ export class Informer<T extends KubernetesObject> {
   }
 
   private async listIntoCache(signal: AbortSignal): Promise<void> {
-    const { labelSelector, fieldSelector } = this.options;
+    const { labelSelector, fieldSelector, transform } = this.options;
     const { items, resourceVersion } = await this.options.source.list({
       labelSelector,
       fieldSelector,
       signal,
+      ...(transform ? { transform } : {}),
     });
     if (signal.aborted) {
       return;
@@ -326,13 +333,13 @@ export class Informer<T extends KubernetesObject> {
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED': {
-        const obj = event.object;
+        const obj = this.transformed(event.object);
         const old = this.cache.upsert(objectKey(obj), obj);
         this.dispatch((h) => (old === undefined ? h.onAdd?.(obj) : h.onUpdate?.(old, obj)));
         break;
       }
       case 'DELETED': {
-        const obj = event.object;
+        const obj = this.transformed(event.object);
         this.cache.delete(objectKey(obj));
         this.dispatch((h) => h.onDelete?.(obj));
         break;
@@ -343,6 +350,10 @@ export class Informer<T extends KubernetesObject> {
     if (resourceVersion) {
       this.resourceVersion = resourceVersion;
     }
+  }
+
+  private transformed(obj: T): T {
+    return this.options.transform ? this.options.transform(obj) : obj;
   }
 
   private dispatch(call: (handler: EventHandler<T>) => void): void {

@@ -18,14 +18,17 @@ import { linkedTimeout } from './timing.js';
 export type QueryParams = Record<string, string | number | boolean | undefined>;
 
 export interface KubeRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
+  /** Of the body; default `application/json` (a PATCH names its patch type, e.g. MERGE_PATCH). */
+  contentType?: string;
   query?: QueryParams;
   body?: unknown;
   signal?: AbortSignal;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+export const MERGE_PATCH = 'application/merge-patch+json';
 
 function requestUrl(kubeConfig: KubeConfig, path: string, query: QueryParams = {}): URL {
   const cluster = kubeConfig.getCurrentCluster();
@@ -50,7 +53,7 @@ export async function sendRequest(kubeConfig: KubeConfig, request: KubeRequest):
     headers:
       payload === undefined
         ? { Accept: 'application/json' }
-        : { Accept: 'application/json', 'Content-Type': 'application/json' },
+        : { Accept: 'application/json', 'Content-Type': request.contentType ?? 'application/json' },
   };
   await kubeConfig.applyToHTTPSOptions(options);
   const transport = url.protocol === 'http:' ? http : https;

@@ -9,8 +9,13 @@ export interface SelectorOptions {
   fieldSelector?: string;
 }
 
-export interface ListOptions extends SelectorOptions {
+export interface ListOptions<T> extends SelectorOptions {
   signal?: AbortSignal;
+  /**
+   * Applied by the source to each item as its page arrives, so that a list of many objects never holds more
+   * than one page of them untransformed (see Informer's `transform`).
+   */
+  transform?: (obj: T) => T;
 }
 
 export interface ListResult<T> {
@@ -38,7 +43,7 @@ export interface WatchHandlers<T> {
 /** Where an informer gets its objects from: the kube-apiserver, or a fake in tests. */
 export interface ListWatchSource<T> {
   /** A complete, consistent list (all pages) and the resourceVersion to watch from. */
-  list(options: ListOptions): Promise<ListResult<T>>;
+  list(options: ListOptions<T>): Promise<ListResult<T>>;
   watch(options: WatchOptions, handlers: WatchHandlers<T>): StopWatch;
 }
 
@@ -74,7 +79,7 @@ export function kubeListWatch<T extends KubernetesObject>(
   path: string,
 ): ListWatchSource<T> {
   return {
-    async list({ labelSelector, fieldSelector, signal }) {
+    async list({ labelSelector, fieldSelector, signal, transform }) {
       const items: T[] = [];
       let continueToken: string | undefined;
       let resourceVersion = '';
@@ -86,7 +91,7 @@ export function kubeListWatch<T extends KubernetesObject>(
           signal,
           timeoutMs: LIST_TIMEOUT_MS,
         });
-        items.push(...page.items);
+        for (const item of page.items) items.push(transform ? transform(item) : item);
         resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
         continueToken = page.metadata?.continue || undefined;
       } while (continueToken);

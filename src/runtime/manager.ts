@@ -35,6 +35,11 @@ export interface ManagerOptions {
    * controller-runtime exits the process here: pass `() => process.exit(1)` for that.
    */
   onLeadershipLost?: () => void;
+  /**
+   * Applied by every informer to each object before it is cached (controller-runtime's
+   * `cache.Options.DefaultTransform`), e.g. `stripForCache`.
+   */
+  defaultTransform?: <T extends KubernetesObject>(obj: T) => T;
 }
 
 export interface InformerSpec
@@ -105,6 +110,7 @@ export class Manager {
         name: spec.path,
         source: kubeListWatch(this.options.kubeConfig, spec.path),
         logger: this.logger,
+        ...(this.options.defaultTransform ? { transform: this.options.defaultTransform } : {}),
       });
       this.informers.set(id, informer);
       if (this.started) {

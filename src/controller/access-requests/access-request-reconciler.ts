@@ -12,6 +12,7 @@ import { isConflict, isNotFound, type Informer, type ReconcileResult } from '../
 import { requestJson } from '../../runtime/kube-request.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { pendingDeadline, worthAnnouncing } from './pending-deadline.js';
+import { statusUpdate } from '../object-writes.js';
 
 const WRITE_TIMEOUT_MS = 15_000;
 /** Who status.decidedBy names for an expiry. */
@@ -85,7 +86,8 @@ export class AccessRequestReconciler {
       await requestJson(this.options.kubeConfig, {
         method: 'PUT',
         path: `${accessRequestsPath(namespace)}/${encodeURIComponent(name)}/status`,
-        body: { ...request, status: { ...request.status, ...change } },
+        // The cache's objects are stripped (stripForCache): send the status only, never the object back whole.
+        body: statusUpdate(request, { ...request.status, ...change }),
         timeoutMs: WRITE_TIMEOUT_MS,
         signal,
       });

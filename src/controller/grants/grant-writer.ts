@@ -6,7 +6,8 @@ import {
   type PolicyGrant,
   type PolicyGrantStatus,
 } from '../../api/v1alpha1/index.js';
-import { requestJson } from '../../runtime/kube-request.js';
+import { MERGE_PATCH, requestJson, type KubeRequest } from '../../runtime/kube-request.js';
+import { finalizersPatch, statusUpdate } from '../object-writes.js';
 
 /** Added before the first SpiceDB write for a grant; removed once its tuples are gone. */
 export const RELATIONSHIPS_FINALIZER = 'acl.policygrant.dev/relationships';
@@ -28,32 +29,42 @@ export function hasFinalizer(object: Pick<PolicyGrant, 'metadata'>): boolean {
 }
 
 /**
- * The controller's writes to PolicyGrants: whole-object updates carrying the resourceVersion the decision was
- * made on, so a concurrent change fails with 409 (the reconcile is retried on the newer object) instead of
- * being overwritten. Status goes through the status subresource only.
+ * The controller's writes to PolicyGrants, each carrying the resourceVersion the decision was made on, so a
+ * concurrent change fails with 409 (the reconcile is retried on the newer object) instead of being
+ * overwritten: the finalizer as a merge patch, the status through the status subresource only (object-writes.ts).
  */
 export class GrantWriter {
   constructor(private readonly kubeConfig: KubeConfig) {}
 
   updateStatus(grant: PolicyGrant, status: PolicyGrantStatus, signal?: AbortSignal): Promise<PolicyGrant> {
-    return this.put(`${grantPath(grant)}/status`, { ...grant, status }, signal);
+    return this.send(
+      { method: 'PUT', path: `${grantPath(grant)}/status`, body: statusUpdate(grant, status) },
+      signal,
+    );
   }
 
   addFinalizer(grant: PolicyGrant, signal?: AbortSignal): Promise<PolicyGrant> {
     const finalizers = [...(grant.metadata.finalizers ?? []), RELATIONSHIPS_FINALIZER];
-    return this.put(grantPath(grant), { ...grant, metadata: { ...grant.metadata, finalizers } }, signal);
+    return this.patchFinalizers(grant, finalizers, signal);
   }
 
   removeFinalizer(grant: PolicyGrant, signal?: AbortSignal): Promise<PolicyGrant> {
     const finalizers = (grant.metadata.finalizers ?? []).filter((name) => name !== RELATIONSHIPS_FINALIZER);
-    return this.put(grantPath(grant), { ...grant, metadata: { ...grant.metadata, finalizers } }, signal);
+    return this.patchFinalizers(grant, finalizers, signal);
   }
 
-  private put(path: string, body: PolicyGrant, signal?: AbortSignal): Promise<PolicyGrant> {
+  private patchFinalizers(
+    grant: PolicyGrant,
+    finalizers: string[],
+    signal?: AbortSignal,
+  ): Promise<PolicyGrant> {
+    const body = finalizersPatch(grant, finalizers);
+    return this.send({ method: 'PATCH', path: grantPath(grant), body, contentType: MERGE_PATCH }, signal);
+  }
+
+  private send(request: KubeRequest, signal?: AbortSignal): Promise<PolicyGrant> {
     return requestJson<PolicyGrant>(this.kubeConfig, {
-      method: 'PUT',
-      path,
-      body,
+      ...request,
       timeoutMs: WRITE_TIMEOUT_MS,
       ...(signal ? { signal } : {}),
     });

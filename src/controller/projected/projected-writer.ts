@@ -1,14 +1,16 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { requestJson } from '../../runtime/kube-request.js';
+import { MERGE_PATCH, requestJson, type KubeRequest } from '../../runtime/kube-request.js';
+import { finalizersPatch, statusUpdate } from '../object-writes.js';
 import { RELATIONSHIPS_FINALIZER } from '../grants/grant-writer.js';
 import type { ProjectedObject, ProjectedStatus } from './projected-kind.js';
 
 const WRITE_TIMEOUT_MS = 15_000;
 
 /**
- * The controller's writes to a projected kind: whole-object updates carrying the resourceVersion the decision
- * was made on (a concurrent change fails with 409 and the reconcile runs again on the newer object); status
- * through the status subresource only. The finalizer is the grants' one: the relationships go first.
+ * The controller's writes to a projected kind, each carrying the resourceVersion the decision was made on (a
+ * concurrent change fails with 409 and the reconcile runs again on the newer object): the finalizer as a merge
+ * patch, the status through the status subresource only (object-writes.ts). The finalizer is the grants' one:
+ * the relationships go first.
  */
 export class ProjectedWriter<T extends ProjectedObject> {
   constructor(
@@ -18,13 +20,15 @@ export class ProjectedWriter<T extends ProjectedObject> {
   ) {}
 
   updateStatus(object: T, status: ProjectedStatus, signal: AbortSignal): Promise<T> {
-    return this.put(`${this.pathOf(object)}/status`, { ...object, status }, signal);
+    const body = statusUpdate(object, status);
+    return this.send({ method: 'PUT', path: `${this.pathOf(object)}/status`, body }, signal);
   }
 
   setFinalizer(object: T, present: boolean, signal: AbortSignal): Promise<T> {
     const others = (object.metadata.finalizers ?? []).filter((name) => name !== RELATIONSHIPS_FINALIZER);
     const finalizers = present ? [...others, RELATIONSHIPS_FINALIZER] : others;
-    return this.put(this.pathOf(object), { ...object, metadata: { ...object.metadata, finalizers } }, signal);
+    const body = finalizersPatch(object, finalizers);
+    return this.send({ method: 'PATCH', path: this.pathOf(object), body, contentType: MERGE_PATCH }, signal);
   }
 
   private pathOf(object: T): string {
@@ -32,13 +36,7 @@ export class ProjectedWriter<T extends ProjectedObject> {
     return `${this.collectionPath(namespace)}/${encodeURIComponent(name)}`;
   }
 
-  private put(path: string, body: T, signal: AbortSignal): Promise<T> {
-    return requestJson<T>(this.kubeConfig, {
-      method: 'PUT',
-      path,
-      body,
-      timeoutMs: WRITE_TIMEOUT_MS,
-      signal,
-    });
+  private send(request: KubeRequest, signal: AbortSignal): Promise<T> {
+    return requestJson<T>(this.kubeConfig, { ...request, timeoutMs: WRITE_TIMEOUT_MS, signal });
   }
 }

@@ -26,7 +26,7 @@ export class SabotagedSource<T extends KubernetesObject> implements ListWatchSou
 
   constructor(private readonly real: ListWatchSource<T>) {}
 
-  async list(options: ListOptions) {
+  async list(options: ListOptions<T>) {
     await this.outage?.promise;
     this.lists += 1;
     return this.real.list(options);

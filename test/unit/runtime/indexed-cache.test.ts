@@ -31,6 +31,24 @@ describe('IndexedCache', () => {
     expect(cache.indexKeys('user', 'carol')).toEqual(['g1']);
   });
 
+  it('keeps a value shared by several objects right as they come and go, one by one', () => {
+    const cache = new IndexedCache<Grant>();
+    cache.addIndex('item', (grant) => [grant.item, grant.item]);
+    cache.upsert('g1', { item: 'x', users: [] });
+    cache.upsert('g2', { item: 'x', users: [] });
+    cache.upsert('g3', { item: 'x', users: [] });
+    expect(cache.indexKeys('item', 'x')).toEqual(['g1', 'g2', 'g3']);
+    cache.delete('g2');
+    cache.delete('g1');
+    expect(cache.indexKeys('item', 'x')).toEqual(['g3']);
+    cache.upsert('g1', { item: 'x', users: [] });
+    expect(cache.indexKeys('item', 'x').sort()).toEqual(['g1', 'g3']);
+    cache.upsert('g1', { item: 'y', users: [] });
+    cache.delete('g3');
+    expect(cache.indexKeys('item', 'x')).toEqual([]);
+    expect(cache.indexKeys('item', 'y')).toEqual(['g1']);
+  });
+
   it('fills an index added late from the objects already cached', () => {
     const cache = new IndexedCache<Grant>();
     cache.upsert('g1', { item: 'x', users: ['alice'] });

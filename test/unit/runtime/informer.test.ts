@@ -92,6 +92,29 @@ describe('Informer', () => {
     expect(informer.lastSyncResourceVersion()).toBe('104');
   });
 
+  it('transforms every object before caching it or calling handlers: listed, added, updated and deleted', async () => {
+    source.put('a', { v: '1' });
+    const seen: string[] = [];
+    const transform = (obj: V1ConfigMap): V1ConfigMap => {
+      seen.push(obj.data?.v ?? '');
+      return { ...obj, data: { v: `${obj.data?.v}!` } };
+    };
+    const events = startInformer({ transform });
+    await synced();
+    source.put('a', { v: '2' });
+    source.put('b', { v: '1' });
+    source.remove('b');
+    expect(source.listCalls[0]?.transform).toBe(transform);
+    expect(seen).toEqual(['1', '2', '1', '1']);
+    expect(events).toEqual([
+      ['add', 'a', '1!'],
+      ['update', 'a', '1!', '2!'],
+      ['add', 'b', '1!'],
+      ['delete', 'b', '1!'],
+    ]);
+    expect(informer.get('ns/a')?.data).toEqual({ v: '2!' });
+  });
+
   it('moves its resourceVersion on bookmarks without emitting events', async () => {
     const events = startInformer();
     await synced();

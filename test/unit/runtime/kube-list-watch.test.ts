@@ -29,6 +29,17 @@ function watchInto(kubeConfig: KubeConfig, resourceVersion = '10'): Recorded & {
   return { ...recorded, stop };
 }
 
+/** Two list pages: `a`, then `b`, at resourceVersion 12. */
+function serveTwoPages(api: FakeHttpApi): void {
+  api.route = (_req, url, res) =>
+    url.searchParams.get('continue') === 'page2'
+      ? sendJson(res, 200, { metadata: { resourceVersion: '12' }, items: [cm('b', '11')] })
+      : sendJson(res, 200, {
+          metadata: { resourceVersion: '12', continue: 'page2' },
+          items: [cm('a', '10')],
+        });
+}
+
 describe('kubeListWatch over HTTP', () => {
   let api: FakeHttpApi;
   let kubeConfig: KubeConfig;
@@ -41,13 +52,7 @@ describe('kubeListWatch over HTTP', () => {
   afterEach(() => api.close());
 
   it('lists every page with the selectors and the bearer token, and returns the last resourceVersion', async () => {
-    api.route = (_req, url, res) =>
-      url.searchParams.get('continue') === 'page2'
-        ? sendJson(res, 200, { metadata: { resourceVersion: '12' }, items: [cm('b', '11')] })
-        : sendJson(res, 200, {
-            metadata: { resourceVersion: '12', continue: 'page2' },
-            items: [cm('a', '10')],
-          });
+    serveTwoPages(api);
     const result = await kubeListWatch<V1ConfigMap>(kubeConfig, PATH).list({
       labelSelector: 'app=x',
       fieldSelector: 'a=b',
@@ -63,6 +68,17 @@ describe('kubeListWatch over HTTP', () => {
       limit: '500',
     });
     expect(first?.authorization).toBe('Bearer secret-token');
+  });
+
+  it('applies the transform to each item of every page', async () => {
+    serveTwoPages(api);
+    const result = await kubeListWatch<V1ConfigMap>(kubeConfig, PATH).list({
+      transform: (obj) => ({ ...obj, data: { seen: 'yes' } }),
+    });
+    expect(result.items.map((o) => [o.metadata?.name, o.data?.seen])).toEqual([
+      ['a', 'yes'],
+      ['b', 'yes'],
+    ]);
   });
 
   it('turns an error answer into a KubeApiError with the Status code and reason', async () => {

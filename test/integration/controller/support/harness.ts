@@ -365,6 +365,7 @@ export class Resources {
     namespace: string,
     spec: S,
     name = uniqueId('grant'),
+    annotations?: Record<string, string>,
   ): Promise<Created<S>> {
     await this.api.createNamespacedCustomObject({
       group: API_GROUP,
@@ -374,7 +375,7 @@ export class Resources {
       body: {
         apiVersion: GROUP_VERSION,
         kind: POLICY_GRANT_KIND,
-        metadata: { name, labels: this.labels },
+        metadata: { name, labels: this.labels, ...(annotations && { annotations }) },
         spec,
       },
     });

@@ -19,18 +19,20 @@ export class FakeListWatch implements ListWatchSource<V1ConfigMap> {
   private readonly objects = new Map<string, V1ConfigMap>();
   private revision = 100;
   readonly watches: FakeWatch[] = [];
-  readonly listCalls: ListOptions[] = [];
+  readonly listCalls: ListOptions<V1ConfigMap>[] = [];
   /** Errors the next list calls throw, one each. */
   readonly listFailures: Error[] = [];
 
-  async list(options: ListOptions): Promise<ListResult<V1ConfigMap>> {
+  async list(options: ListOptions<V1ConfigMap>): Promise<ListResult<V1ConfigMap>> {
     this.listCalls.push(options);
     const failure = this.listFailures.shift();
     if (failure) {
       throw failure;
     }
     return {
-      items: [...this.objects.values()].map((obj) => structuredClone(obj)),
+      items: [...this.objects.values()].map(
+        (obj) => options.transform?.(structuredClone(obj)) ?? structuredClone(obj),
+      ),
       resourceVersion: String(this.revision),
     };
   }

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
+import { LAST_APPLIED_ANNOTATION } from '../../../src/runtime/index.js';
+import { PATIENCE_MS, TEST_TIMEOUT_MS } from '../../support/patience.js';
+import { individual, userCan, useControllerFixture } from './support/harness.js';
+
+// Many grants at once, written the way kubectl apply writes them (last-applied-configuration annotation): all
+// enforced, and the controller's writes from its stripped caches lose nothing of what others wrote.
+
+const world = useControllerFixture('burst');
+
+const BURST = 100;
+const CREATORS = 16;
+
+async function inPool(count: number, concurrency: number, work: (index: number) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await work(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+describe('a burst of grants', () => {
+  it(
+    'is all enforced, and annotations and field managers survive the finalizer and status writes',
+    async () => {
+      const item = await world.resources.createItem();
+      const specs = Array.from({ length: BURST }, () => individual(item.spec.itemId));
+      const names: string[] = [];
+      await inPool(BURST, CREATORS, async (index) => {
+        const spec = specs[index] ?? individual(item.spec.itemId);
+        const annotations = { [LAST_APPLIED_ANNOTATION]: JSON.stringify({ spec }), note: `grant ${index}` };
+        const created = await world.resources.createGrant(world.aclNamespace, spec, undefined, annotations);
+        names[index] = created.name;
+      });
+
+      // The burst queues behind itself on a loaded machine: a patient wait per grant, no bound on the whole.
+      const grants = [];
+      for (const name of names) {
+        grants.push(
+          await world.resources.waitForReason(
+            world.aclNamespace,
+            name,
+            EnforcedReason.Projected,
+            PATIENCE_MS * 4,
+          ),
+        );
+      }
+      for (const [index, grant] of grants.entries()) {
+        expect(grant.metadata.finalizers).toContain(RELATIONSHIPS_FINALIZER);
+        expect(grant.metadata.annotations?.note).toBe(`grant ${index}`);
+        expect(grant.metadata.annotations?.[LAST_APPLIED_ANNOTATION]).toBe(
+          JSON.stringify({ spec: specs[index] }),
+        );
+        // The creator's field set is still there: the controller never sent the stripped managedFields back.
+        const creator = grant.metadata.managedFields?.find(
+          (entry) =>
+            entry.operation === 'Update' &&
+            !entry.subresource &&
+            entry.fieldsV1 &&
+            'f:spec' in entry.fieldsV1,
+        );
+        expect(creator?.fieldsV1).toBeDefined();
+      }
+      for (const spec of specs) {
+        expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
+      }
+    },
+    3 * TEST_TIMEOUT_MS,
+  );
+});
