@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ACL_API_FIELD_MANAGER } from '../audit/field-managers.js';
 import { KubeApiError } from '../runtime/index.js';
 
 export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -22,6 +23,7 @@ export class KubernetesUnreachableError extends Error {
 
 export const DEFAULT_KUBE_TIMEOUT_MS = 10_000;
 const MERGE_PATCH = 'application/merge-patch+json';
+const WRITES = new Set<KubeMethod>(['POST', 'PUT', 'PATCH']);
 
 /**
  * Plain-JSON calls to the kube-apiserver for the ACL API's writes and point reads, with a deadline on every
@@ -69,6 +71,8 @@ export class KubeClient {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (!cluster) throw new KubernetesUnreachableError('kubeconfig has no current cluster');
     const url = new URL(cluster.server.replace(/\/+$/, '') + call.path);
+    // Names the ACL API in the object's managedFields: the controller does not audit these changes again.
+    if (WRITES.has(call.method)) url.searchParams.set('fieldManager', ACL_API_FIELD_MANAGER);
     for (const [name, value] of Object.entries(call.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, value);
     }

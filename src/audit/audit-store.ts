@@ -14,9 +14,12 @@ export const POSTGRES_DEPENDENCY = 'postgres';
 // Appends from every replica take this transaction-scoped lock: one writer at a time extends the chain.
 const APPEND_LOCK = "hashtext('policy-grant-operator/audit/append')";
 
-const INSERT = `INSERT INTO audit.records (${RECORD_COLUMNS}) VALUES (${RECORD_COLUMNS.split(',')
+const INSERT_COLUMNS = `${RECORD_COLUMNS}, change_key`;
+const INSERT = `INSERT INTO audit.records (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
   .map((_, index) => `$${index + 1}`)
   .join(', ')})`;
+
+const STORED_KEYS = 'SELECT change_key FROM audit.records WHERE change_key = ANY($1::text[])';
 
 // The chain's end (the last record, or the anchor when none is kept) and PostgreSQL's clock, in one round trip.
 const CHAIN_END = `
@@ -32,6 +35,12 @@ interface ChainEnd {
   anchor_hash: string;
   last_pruned_id: string;
   now: Date;
+}
+
+/** An entry recorded once per change: an append skips it when a record with its key is stored. */
+export interface AuditChange {
+  key: string;
+  entry: AuditEntry;
 }
 
 export interface AuditStoreOptions {
@@ -67,8 +76,24 @@ export class AuditStore {
    * Appends the entries, in order, as consecutive records of the chain, in one transaction: all are
    * stored or none. Serialized across replicas by an advisory lock held until the commit.
    */
-  async append(entries: readonly AuditEntry[]): Promise<AuditRecord[]> {
-    if (entries.length === 0) return [];
+  append(entries: readonly AuditEntry[]): Promise<AuditRecord[]> {
+    return this.appendChanges(entries.map((entry) => ({ entry })));
+  }
+
+  /**
+   * Appends the changes whose key has no record yet, as `append` does; returns the records written (none
+   * when every key was stored). The keys are read under the append lock, so the chain never skips an id.
+   */
+  async appendOnce(changes: readonly AuditChange[]): Promise<AuditRecord[]> {
+    // Most calls find their keys stored (a controller's relist): they are answered without the lock.
+    if ((await withoutStoredKeys(this.pool, changes)).length === 0) return [];
+    return this.appendChanges(changes);
+  }
+
+  private async appendChanges(
+    changes: readonly { key?: string; entry: AuditEntry }[],
+  ): Promise<AuditRecord[]> {
+    if (changes.length === 0) return [];
     const client = await this.pool.connect();
     // A connection that breaks between two queries of the transaction fails the next query; without a
     // listener its 'error' event would be an uncaught exception.
@@ -78,9 +103,15 @@ export class AuditStore {
     try {
       await client.query('BEGIN');
       await client.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
+      const fresh = await withoutStoredKeys(client, changes);
       const end = (await client.query<ChainEnd>(CHAIN_END)).rows[0] as ChainEnd;
-      const records = chainOn(end, entries.map(storableEntry));
-      for (const record of records) await client.query(INSERT, rowValues(record));
+      const records = chainOn(
+        end,
+        fresh.map((change) => storableEntry(change.entry)),
+      );
+      for (const [index, record] of records.entries()) {
+        await client.query(INSERT, [...rowValues(record), fresh[index]?.key ?? null]);
+      }
       await client.query('COMMIT');
       return records;
     } catch (error) {
@@ -119,4 +150,16 @@ function chainOn(end: ChainEnd, entries: readonly AuditEntry[]): AuditRecord[] {
     prevHash = record.hash;
     return record;
   });
+}
+
+/** The changes whose key no stored record has (unkeyed entries are always kept). */
+async function withoutStoredKeys<T extends { key?: string }>(
+  client: pg.Pool | pg.PoolClient,
+  changes: readonly T[],
+): Promise<T[]> {
+  const keys = changes.flatMap((change) => (change.key === undefined ? [] : [change.key]));
+  if (keys.length === 0) return [...changes];
+  const { rows } = await client.query<{ change_key: string }>(STORED_KEYS, [keys]);
+  const stored = new Set(rows.map((row) => row.change_key));
+  return changes.filter((change) => change.key === undefined || !stored.has(change.key));
 }

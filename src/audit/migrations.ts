@@ -88,6 +88,16 @@ const MIGRATIONS: readonly Migration[] = [
       GRANT EXECUTE ON FUNCTION audit.prune() TO ${WRITER_ROLE};
     `,
   },
+  {
+    version: 2,
+    name: 'change keys: one record per change the controller saw in Kubernetes',
+    sql: `
+      -- What the controller records once per change (a grant's uid and generation, or its deletion); the
+      -- ACL API's records have none. Appends skip keys already stored, under the append lock.
+      ALTER TABLE audit.records ADD COLUMN change_key text;
+      CREATE UNIQUE INDEX records_change_key ON audit.records (change_key) WHERE change_key IS NOT NULL;
+    `,
+  },
 ];
 
 export interface MigrationSettings {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { auditEnvironment } from '../config/audit-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
 import { spicedbEnvironment } from '../config/spicedb-config.js';
@@ -43,6 +44,11 @@ export interface ControllerConfig {
   logLevel: string;
   /** The `<ns>` of `urn:<ns>:controller:<Kind>` (ERROR_NAMESPACE, as the other services); default `dx`. */
   errorNamespace?: string;
+  /**
+   * The audit store (DATABASE_URL, a member of the writer role): grant changes made outside the ACL API are
+   * recorded there. Absent: the controller audits nothing (and says so at start-up).
+   */
+  auditDatabaseUrl?: string;
 }
 
 const atLeast = (fallback: string, minimumMs: number) =>
@@ -83,6 +89,7 @@ const environmentSchema = z.object({
   WATCH_LABEL_SELECTOR: nonEmpty.optional(),
   MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(4),
   ACCESS_REQUEST_PENDING_TTL: atLeast('168h', 1_000),
+  DATABASE_URL: auditEnvironment.shape.DATABASE_URL.optional(),
 });
 
 export type ControllerEnvironment = Partial<Record<keyof z.input<typeof environmentSchema>, string>>;
@@ -124,5 +131,6 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
     accessRequestPendingTtlMs: e.ACCESS_REQUEST_PENDING_TTL,
     logLevel: e.LOG_LEVEL,
     errorNamespace: e.ERROR_NAMESPACE,
+    ...(e.DATABASE_URL ? { auditDatabaseUrl: e.DATABASE_URL } : {}),
   };
 }

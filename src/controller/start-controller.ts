@@ -29,6 +29,8 @@ import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
 import { AccessRequestReconciler, accessRequestsPath } from './access-requests/access-request-reconciler.js';
+import { AuditStore } from '../audit/audit-store.js';
+import { GrantAuditor } from './audit/grant-auditor.js';
 import { CatalogItemReconciler } from './catalog-items/catalog-item-reconciler.js';
 import { ClusterWorld } from './cluster-world.js';
 import type { ControllerConfig } from './config.js';
@@ -279,6 +281,7 @@ export async function startController(
   });
   const identity = manager.identity ?? 'policy-grant-controller';
   const events = new EventRecorder(writeConfig, identity, logger);
+  const audit = startGrantAudit(config, { manager, grants, world, logger });
   const grantReconciler = new GrantReconciler({
     world,
     projector,
@@ -289,6 +292,7 @@ export async function startController(
     logger,
     onSpiceDBError: guard.nudge,
     trustStatus: () => !guard.wasDisrupted(),
+    ...(audit ? { beforeRelease: (grant: PolicyGrant) => audit.auditor.record(grant) } : {}),
   });
   const itemReconciler = new CatalogItemReconciler({
     world,
@@ -406,10 +410,36 @@ export async function startController(
         await guard.stop();
         await server.close();
         client.close();
+        await audit?.store.close();
         writeConfig.close();
         logger.info('controller stopped');
       })()),
   };
+}
+
+/**
+ * With DATABASE_URL: a controller of its own (leader only) that records each grant change made outside the
+ * ACL API, including those made while no controller ran (its first list shows them), into the audit store.
+ */
+function startGrantAudit(
+  config: ControllerConfig,
+  parts: { manager: Manager; grants: Informer<PolicyGrant>; world: ClusterWorld; logger: Logger },
+): { auditor: GrantAuditor; store: AuditStore } | undefined {
+  const { manager, grants, world, logger } = parts;
+  if (!config.auditDatabaseUrl) {
+    logger.warn('DATABASE_URL is not set: grant changes made outside the ACL API are not audited');
+    return undefined;
+  }
+  const store = new AuditStore({ connectionString: config.auditDatabaseUrl, maxConnections: 2 });
+  const auditor = new GrantAuditor({ store, world, isLeader: () => manager.isLeader(), logger });
+  manager.addController<PolicyGrant>({
+    name: 'policygrant-audit',
+    for: grants,
+    reconcile: auditor.reconcile,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  });
+  logger.info('grant changes made outside the ACL API are audited');
+  return { auditor, store };
 }
 
 /** What makes a grant worth another look besides its own changes. */

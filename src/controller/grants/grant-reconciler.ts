@@ -35,6 +35,8 @@ export interface GrantReconcilerOptions {
    * writing again (see GrantProjector.adoptEnforced). False once SpiceDB may have lost data under this process.
    */
   trustStatus(): boolean;
+  /** Runs before a deleted grant's finalizer is released (the audit of the deletion); a failure retries. */
+  beforeRelease?: (grant: PolicyGrant) => Promise<void>;
   now?: () => Date;
 }
 
@@ -173,6 +175,7 @@ export class GrantReconciler {
       await this.writeStatus(grant, { kind: 'failed', message: error.message }, this.now(), signal);
       throw error;
     }
+    await this.options.beforeRelease?.(grant);
     const removed = await this.options.writer.removeFinalizer(grant, signal).catch((error: unknown) => {
       if (isNotFound(error)) return grant; // already gone
       if (isConflict(error)) return undefined;

@@ -8,6 +8,7 @@ import {
 } from '../../api/v1alpha1/index.js';
 import { MERGE_PATCH, requestJson, type KubeRequest } from '../../runtime/kube-request.js';
 import { finalizersPatch, statusUpdate } from '../object-writes.js';
+import { CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
 
 /** Added before the first SpiceDB write for a grant; removed once its tuples are gone. */
 export const RELATIONSHIPS_FINALIZER = 'acl.policygrant.dev/relationships';
@@ -65,6 +66,7 @@ export class GrantWriter {
   private send(request: KubeRequest, signal?: AbortSignal): Promise<PolicyGrant> {
     return requestJson<PolicyGrant>(this.kubeConfig, {
       ...request,
+      query: { fieldManager: CONTROLLER_FIELD_MANAGER },
       timeoutMs: WRITE_TIMEOUT_MS,
       ...(signal ? { signal } : {}),
     });

@@ -1,3 +1,4 @@
+import { CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { MERGE_PATCH, requestJson, type KubeRequest } from '../../runtime/kube-request.js';
 import { finalizersPatch, statusUpdate } from '../object-writes.js';
@@ -37,6 +38,11 @@ export class ProjectedWriter<T extends ProjectedObject> {
   }
 
   private send(request: KubeRequest, signal: AbortSignal): Promise<T> {
-    return requestJson<T>(this.kubeConfig, { ...request, timeoutMs: WRITE_TIMEOUT_MS, signal });
+    return requestJson<T>(this.kubeConfig, {
+      ...request,
+      query: { fieldManager: CONTROLLER_FIELD_MANAGER },
+      timeoutMs: WRITE_TIMEOUT_MS,
+      signal,
+    });
   }
 }

@@ -49,6 +49,7 @@ describe('parseControllerConfig', () => {
       LOG_LEVEL: 'debug',
       SPICEDB_PROBE_PERIOD: '500ms',
       ERROR_NAMESPACE: 'acme',
+      DATABASE_URL: 'postgres://controller:secret@db:5432/audit',
     });
     expect(config).toEqual({
       kubeconfigPath: '/etc/kube/config',
@@ -70,6 +71,7 @@ describe('parseControllerConfig', () => {
       accessRequestPendingTtlMs: 72 * 3_600_000,
       logLevel: 'debug',
       errorNamespace: 'acme',
+      auditDatabaseUrl: 'postgres://controller:secret@db:5432/audit',
     });
   });
 
@@ -97,6 +99,7 @@ describe('parseControllerConfig', () => {
         LEADER_ELECTION: 'perhaps',
         CONTROLLER_PORT: '70000',
         ACL_NAMESPACE: 'Not_A_Name',
+        DATABASE_URL: 'mysql://db',
       });
     expect(attempt).toThrow(ConfigurationError);
     const message = (() => {
@@ -114,6 +117,7 @@ describe('parseControllerConfig', () => {
       'LEADER_ELECTION',
       'CONTROLLER_PORT',
       'ACL_NAMESPACE',
+      'DATABASE_URL',
     ]) {
       expect(message).toContain(`${name}: `);
     }

@@ -1,0 +1,84 @@
+import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import type { PolicyGrant } from '../../api/v1alpha1/index.js';
+import type { AuditTarget } from '../../audit/audit-record.js';
+import type { AuditChange } from '../../audit/audit-store.js';
+import { ACL_API_FIELD_MANAGER, CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
+
+// What the controller records of a grant change that did not come through the ACL API (docs/audit.md,
+// "Changes made in Kubernetes"). Only the manager, operation and time of each managedFields entry are read:
+// the informer may drop the rest (fieldsV1).
+
+export const KUBERNETES_ACTIONS = {
+  created: 'policy.created',
+  changed: 'policy.changed',
+  deleted: 'policy.deleted',
+} as const;
+
+/** Entries of this manager never explain a change of the grant's spec: it writes finalizers and status. */
+const IGNORED_MANAGERS = new Set([CONTROLLER_FIELD_MANAGER]);
+
+/**
+ * The manager of the latest Update or Apply of the object itself (not its status), the controller's own left
+ * out. Times have whole seconds: on a tie, a manager other than the ACL API wins, so that a change the API did
+ * not make is never taken for one of its own.
+ */
+export function latestManager(entries: readonly V1ManagedFieldsEntry[] = []): string | undefined {
+  const candidates = entries.filter(
+    (entry) =>
+      (entry.operation === 'Update' || entry.operation === 'Apply') &&
+      !entry.subresource &&
+      entry.manager !== undefined &&
+      !IGNORED_MANAGERS.has(entry.manager),
+  );
+  const ranked = candidates
+    .map((entry) => ({ manager: entry.manager as string, time: Date.parse(String(entry.time ?? 0)) || 0 }))
+    .sort((a, b) => b.time - a.time || apiLast(a.manager) - apiLast(b.manager));
+  return ranked[0]?.manager;
+}
+
+const apiLast = (manager: string) => (manager === ACL_API_FIELD_MANAGER ? 1 : 0);
+
+/**
+ * The change the grant's current state shows, keyed so that it is recorded once: its deletion, or the
+ * creation or spec change of its generation. Undefined when the ACL API made it (the API recorded it).
+ * Kubernetes does not say who deletes an object: a deletion's actor is the grant's last writer.
+ */
+export function grantChange(grant: PolicyGrant, target: AuditTarget): AuditChange | undefined {
+  const { uid = '', generation = 1, deletionTimestamp, namespace, name } = grant.metadata;
+  const manager = latestManager(grant.metadata.managedFields) ?? 'unknown';
+  const object = `${namespace}/${name}`;
+  if (deletionTimestamp) {
+    const detail = `${object} deleted (Kubernetes does not record who deletes: the actor is its last writer)`;
+    return change(`${uid}/deleted`, manager, KUBERNETES_ACTIONS.deleted, target, 200, detail);
+  }
+  if (manager === ACL_API_FIELD_MANAGER) return undefined;
+  const created = generation === 1;
+  return change(
+    `${uid}/${generation}`,
+    manager,
+    created ? KUBERNETES_ACTIONS.created : KUBERNETES_ACTIONS.changed,
+    target,
+    created ? 201 : 200,
+    `${object} generation ${generation}`,
+  );
+}
+
+function change(
+  key: string,
+  manager: string,
+  action: string,
+  target: AuditTarget,
+  status: number,
+  detail: string,
+): AuditChange {
+  return {
+    key,
+    entry: {
+      actor: { type: 'kubernetes', id: manager },
+      action,
+      target,
+      outcome: { status, detail },
+      requestId: `kubernetes/${key}`,
+    },
+  };
+}
