@@ -1,3 +1,4 @@
+import { markReplayed } from './audit/replayed-results.js';
 import type { Principal } from '../auth/principal.js';
 import { successEnvelope } from '../http/envelope.js';
 import { HttpError } from '../http/errors.js';
@@ -152,7 +153,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
             log: request.log,
           });
           const waited = await waitIfPreferred(headers.prefer, outcome.policyIds, 'enforced');
-          return {
+          const result = {
             status: 201,
             headers: waited.headers,
             body: successEnvelope(urn, {
@@ -161,6 +162,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
               results: waited.reports ?? outcome.policyIds.map((policyId) => ({ policyId })),
             }),
           };
+          return outcome.replayed ? markReplayed(result) : result;
         }),
       }),
     )

@@ -3,6 +3,7 @@ import type { AuditTarget } from '../../audit/audit-record.js';
 import type { AclCache } from '../acl-cache.js';
 import { membershipChange, type MemberEvent } from '../memberships/cloud-events.js';
 import type { MutationAudit } from './audited-routes.js';
+import { isReplayed, REPLAY_DETAIL } from './replayed-results.js';
 import type { ActionDescription } from './mutation-auditor.js';
 
 // What each mutating route of the ACL API records (docs/audit.md, "What is recorded").
@@ -81,6 +82,7 @@ export function mutationAudits(cache: AclCache) {
       ((result.body as Envelope).results ?? []).map((created, index) => ({
         action: ACTIONS.policyCreated,
         target: policyTarget(String(created.policyId), body.request[index]?.itemId),
+        ...(isReplayed(result) ? { detail: REPLAY_DETAIL } : {}),
       })),
     attempted: ({ body }) =>
       requestedItems(body).map((itemId) => ({ action: ACTIONS.policyCreated, target: itemTarget(itemId) })),

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aclRouteClass } from '../../../src/acl/acl-route-classes.js';
+import { REPLAY_DETAIL } from '../../../src/acl/audit/replayed-results.js';
 import { AuditStore } from '../../../src/audit/audit-store.js';
+import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import type { HttpMethod } from '../../../src/http/openapi/route-definition.js';
 import { WRITER_ROLE } from '../../../src/audit/migrations.js';
 import type { AuditRecord } from '../../../src/audit/audit-record.js';
@@ -111,6 +113,25 @@ describe('one record per action', () => {
         { status: 201, detail: '2 policies created' },
       ]),
     );
+  });
+
+  it('POST /policy answered again from its Idempotency-Key: recorded as a replay, written as the API', async () => {
+    const body = createBody();
+    const headers = { 'idempotency-key': uniqueId('idem') };
+    const first = await sent('POST', '/policy', owner, body, headers);
+    const again = await sent('POST', '/policy', owner, body, headers);
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.body.results).toEqual(first.body.results);
+    const policyId = (first.body.results as { policyId: string }[])[0]?.policyId;
+    expect(first.records).toMatchObject([
+      { target: { id: policyId }, outcome: { detail: '1 policy created' } },
+    ]);
+    expect(again.records).toMatchObject([
+      { action: 'policy.created', target: { id: policyId }, outcome: { status: 201, detail: REPLAY_DETAIL } },
+    ]);
+    // The controller tells the API's changes (recorded here) from kubectl's by this field manager.
+    const grant = (await harness.listGrants()).find((candidate) => candidate.metadata.uid === policyId);
+    expect(grant?.metadata.managedFields?.map((entry) => entry.manager)).toContain(ACL_API_FIELD_MANAGER);
   });
 
   it('POST /policy refused (403): one record per requested item', async () => {
