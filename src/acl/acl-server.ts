@@ -36,7 +36,7 @@ import { schedulePruning } from '../audit/retention.js';
 import { startSchemaMigrator, type SchemaMigrator } from '../audit/schema-migrator.js';
 import type { AuditConfig } from '../config/audit-config.js';
 import { AuditedRoutes } from './audit/audited-routes.js';
-import { MutationAuditor } from './audit/mutation-auditor.js';
+import { MutationAuditor, NO_AUDIT } from './audit/mutation-auditor.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
@@ -65,6 +65,8 @@ export interface RunningAclApi {
 export interface StartOptions {
   /** Check every answer against its declared schema (tests). */
   validateResponses?: boolean;
+  /** False: mutations are not recorded. Only for `npm run bench:audit`, which measures what auditing adds. */
+  auditing?: boolean;
 }
 
 /** Starts the ACL API: informers, then the HTTP server. Resolves once it listens. */
@@ -81,7 +83,9 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const metricsRegistry = config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
   const audit = await startAudit(config.audit, logger);
   const audited = new AuditedRoutes(
-    new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator?.ready() ?? true),
+    options.auditing === false
+      ? NO_AUDIT
+      : new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator?.ready() ?? true),
   );
   const verifier = new AccessVerifier(cache, now);
   const creator = new PolicyCreator(store, cache, {

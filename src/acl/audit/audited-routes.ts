@@ -10,7 +10,7 @@ import type {
   RouteRequestSchemas,
   RouteResult,
 } from '../../http/openapi/route-definition.js';
-import type { ActionDescription, MutationAuditor, Outcome } from './mutation-auditor.js';
+import type { ActionDescription, Auditor, Outcome } from './mutation-auditor.js';
 
 /** What a refused or failed request attempted: a role refusal comes before the body is read, so it has none. */
 export interface AttemptedInput {
@@ -43,7 +43,7 @@ export class AuditedRoutes {
   private readonly routes: AuditedRoute[] = [];
   private readonly recorded = new WeakSet<object>();
 
-  constructor(private readonly auditor: MutationAuditor) {}
+  constructor(private readonly auditor: Auditor) {}
 
   wrap<R extends RouteRequestSchemas, A extends RouteAccess>(
     audit: MutationAudit<RouteInput<R, A>>,

@@ -18,6 +18,15 @@ export interface Outcome {
   detail?: string;
 }
 
+/** What the audited routes call around each mutation. */
+export type Auditor = Pick<MutationAuditor, 'ensureAvailable' | 'record'>;
+
+/** Records nothing: only `npm run bench:audit`, to measure what auditing adds to a create. */
+export const NO_AUDIT: Auditor = {
+  ensureAvailable: () => Promise.resolve(),
+  record: () => Promise.resolve(),
+};
+
 /**
  * The ordering rule of docs/audit.md ("Failure behaviour"): PostgreSQL must answer before a mutation starts,
  * and the mutation's record must be stored before its answer; either failing is a 503 naming postgres.
