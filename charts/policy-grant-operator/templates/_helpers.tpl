@@ -161,8 +161,9 @@ audit database Secret or its url key is absent from the release namespace.
 
 {{/*
 Environment of a service container beyond the settings ConfigMap: the namespace it runs in, SpiceDB's endpoint and
-key from the Secret (SpiceDB clients only), the audit database's connection strings (the ACL API only), and the
-paths of mounted files. Takes the component dict of pgo.deployment.
+key from the Secret (SpiceDB clients only), the audit database's connection strings (the ACL API, which migrates
+the schema; the controller, which records grant changes made outside the API, gets the services' one only), and
+the paths of mounted files. Takes the component dict of pgo.deployment.
 */}}
 {{- define "pgo.env" -}}
 {{- $root := .root }}
@@ -195,12 +196,14 @@ paths of mounted files. Takes the component dict of pgo.deployment.
   value: /etc/policy-grant-operator/spicedb-ca/ca.crt
 {{- end }}
 {{- end }}
-{{- if eq .component "acl-api" }}
+{{- if has .component (list "acl-api" "controller") }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ include "pgo.auditDatabaseSecretName" $root }}
       key: {{ $root.Values.audit.database.urlKey }}
+{{- end }}
+{{- if eq .component "acl-api" }}
 - name: DATABASE_MIGRATION_URL
   valueFrom:
     secretKeyRef:

@@ -340,7 +340,7 @@ describe('configuration', () => {
     expect(settings).not.toHaveProperty('DECISION_CLIENT_SERVICE_ACCOUNTS');
   });
 
-  it("the audit database's connection strings come from the Secret the values name, for the ACL API only", async () => {
+  it("the audit database's connection strings come from the Secret the values name: both to the ACL API, the services' one to the controller", async () => {
     const objects = await renderChart(NAMESPACE, {
       ...REQUIRED_VALUES,
       audit: { database: { existingSecret: 'audit-db', urlKey: 'service', migrationUrlKey: 'owner' } },
@@ -354,9 +354,16 @@ describe('configuration', () => {
         },
       ]),
     );
-    for (const component of ['controller', 'decision-service']) {
-      expect(JSON.stringify(deployment(objects, component).container.env)).not.toContain('DATABASE_URL');
-    }
+    // The controller records grant changes made outside the API with the services' role; it never migrates.
+    const controllerEnv = deployment(objects, 'controller').container.env;
+    expect(controllerEnv).toContainEqual({
+      name: 'DATABASE_URL',
+      valueFrom: { secretKeyRef: { name: 'audit-db', key: 'service' } },
+    });
+    expect(JSON.stringify(controllerEnv)).not.toContain('DATABASE_MIGRATION_URL');
+    expect(JSON.stringify(deployment(objects, 'decision-service').container.env)).not.toContain(
+      'DATABASE_URL',
+    );
   });
 
   it('SpiceDB endpoint and key come from the Secret the values name', async () => {
