@@ -97,7 +97,9 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       SPICEDB_TLS: env.SPICEDB_TLS ?? (cluster.plane ? 'plaintext' : undefined),
     };
     log('starting the controller');
-    const controller = await startController(parseControllerConfig(spicedbClientEnv));
+    // It records grant changes made with kubectl in the audit trail, as the services' role.
+    const controllerEnv = { ...spicedbClientEnv, DATABASE_URL: audit.serviceUrl };
+    const controller = await startController(parseControllerConfig(controllerEnv));
     running.push(controller);
     log('starting the decision service');
     const decision = await startDecisionService(await decisionConfigFromEnvironment(spicedbClientEnv));
