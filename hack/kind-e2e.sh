@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The end-to-end suite against the real packaging, for machines with Docker (the project's build machines have
 # none, so this never runs in CI): creates a kind cluster, builds the image and loads it into the cluster,
-# installs the Helm chart with the bundled SpiceDB into a namespace that enforces Pod Security "restricted", runs
+# runs PostgreSQL (the official image, a Deployment in a namespace of its own) for the audit trail and creates
+# the audit database Secret, installs the Helm chart with the bundled SpiceDB into a namespace that enforces Pod
+# Security "restricted", runs
 # the same suite that runs against the local stack (`npm run test:e2e`) through port-forwards, and deletes the
 # cluster.
 #
@@ -11,6 +13,7 @@
 #   KIND_NODE_IMAGE  node image, e.g. kindest/node:v1.35.x (default: the one of your kind release)
 #   IMAGE            image to build and load (default policy-grant-operator:e2e); a registry with a port works,
 #                    e.g. localhost:5001/policy-grant-operator:dev
+#   POSTGRES_IMAGE   PostgreSQL image for the audit trail (default postgres:18)
 #   KEEP_CLUSTER=1   keep the cluster afterwards (its kubeconfig path is printed)
 #   HELM_BIN, KUBECTL_BIN  helm and kubectl to use (default: on PATH, else the pinned builds of hack/tools)
 # Needs docker, kind, node and npm (run `npm ci` first).
@@ -23,6 +26,8 @@ cluster="${KIND_CLUSTER:-policy-grant-e2e}"
 image="${IMAGE:-policy-grant-operator:e2e}"
 release=policy-grant-operator
 namespace=policy-grant-system
+db_namespace=policy-grant-db
+postgres_image="${POSTGRES_IMAGE:-postgres:18}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/policy-grant-kind.XXXXXX")"
 kubeconfig="$work/kubeconfig"
 created_cluster=false
@@ -95,9 +100,68 @@ ensure_dev_signing_key() {
   [ -f "$repo/.dev/jwks.json" ] || die "npm run token did not write .dev/jwks.json"
 }
 
+# PostgreSQL for the audit trail: its superuser owns the schema (the ACL API migrates as it), and the services
+# connect as acl_api, a member of policy_grant_audit_writer (INSERT and SELECT only), created here beforehand.
+install_postgres() {
+  local owner_password service_password host
+  owner_password="$(openssl rand -hex 16)"
+  service_password="$(openssl rand -hex 16)"
+  log "running PostgreSQL ($postgres_image) in $db_namespace"
+  k create namespace "$db_namespace"
+  k --namespace "$db_namespace" create secret generic postgres --from-literal=password="$owner_password"
+  k --namespace "$db_namespace" apply -f - <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: postgres
+spec:
+  replicas: 1
+  selector:
+    matchLabels: { app: postgres }
+  template:
+    metadata:
+      labels: { app: postgres }
+    spec:
+      containers:
+        - name: postgres
+          image: $postgres_image
+          env:
+            - name: POSTGRES_PASSWORD
+              valueFrom: { secretKeyRef: { name: postgres, key: password } }
+            - name: POSTGRES_DB
+              value: audit
+          ports:
+            - containerPort: 5432
+          readinessProbe:
+            exec: { command: [pg_isready, -U, postgres, -d, audit] }
+            periodSeconds: 2
+          volumeMounts:
+            - { name: data, mountPath: /var/lib/postgresql }
+      volumes:
+        - { name: data, emptyDir: {} }
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: postgres
+spec:
+  selector: { app: postgres }
+  ports:
+    - port: 5432
+EOF
+  k --namespace "$db_namespace" rollout status deployment/postgres --timeout 5m
+  k --namespace "$db_namespace" exec deployment/postgres -- psql -U postgres -d audit -v ON_ERROR_STOP=1 \
+    -c "CREATE ROLE policy_grant_audit_writer NOLOGIN" \
+    -c "CREATE ROLE acl_api LOGIN PASSWORD '$service_password' IN ROLE policy_grant_audit_writer"
+  host="postgres.$db_namespace.svc:5432"
+  k create namespace "$namespace"
+  k --namespace "$namespace" create secret generic "$release-audit-database" \
+    --from-literal=url="postgres://acl_api:$service_password@$host/audit" \
+    --from-literal=migrationUrl="postgres://postgres:$owner_password@$host/audit"
+}
+
 install_chart() {
   log "installing the chart into $namespace (Pod Security restricted, bundled SpiceDB)"
-  k create namespace "$namespace"
   k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
   "$helm" install "$release" "$repo/charts/policy-grant-operator" \
     --kubeconfig "$kubeconfig" --namespace "$namespace" \
@@ -153,6 +217,8 @@ diagnose() {
     log "logs of $release-$component:"
     k --namespace "$namespace" logs "deployment/$release-$component" --all-containers --tail 50 >&2 || true
   done
+  log "logs of PostgreSQL:"
+  k --namespace "$db_namespace" logs deployment/postgres --tail 50 >&2 || true
 }
 
 main() {
@@ -163,6 +229,7 @@ main() {
   create_cluster
   build_and_load_image
   ensure_dev_signing_key
+  install_postgres
   install_chart
   write_env_file
   log "running the end-to-end suite"
