@@ -6,8 +6,6 @@ import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client
 import {
   API_GROUP,
   API_VERSION,
-  CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
   GROUP_VERSION,
   POLICY_GRANT_KIND,
   POLICY_GRANT_PLURAL,
@@ -16,12 +14,12 @@ import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
 import { KubeClient } from '../src/acl/kube-client.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
-import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
-import { startAclApi, type RunningAclApi } from '../src/cmd/acl-api.js';
+import { mintToken } from '../src/auth/dev-token.js';
+import type { RunningAclApi } from '../src/cmd/acl-api.js';
 import { startLocalControlPlane } from '../src/localplane/control-plane.js';
 import { resolvePostgresBinaries } from '../src/localplane/postgres-binaries.js';
 import { startPostgres } from '../src/localplane/postgres-server.js';
+import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
@@ -40,15 +38,7 @@ interface Row {
 }
 
 function grantSpec(itemId: string, issuerId: string) {
-  return {
-    policyType: 'INDIVIDUAL',
-    userId: randomUUID(),
-    itemId,
-    itemType: 'DATABANK',
-    expiryTime: '2099-01-01T00:00:00Z',
-    constraints: { access: [{ accessType: 'api' }] },
-    issuerId,
-  };
+  return { ...individualGrant(itemId), issuerId };
 }
 
 async function timed(label: string, count: number, run: () => Promise<void>): Promise<number> {
@@ -144,40 +134,12 @@ async function main(): Promise<void> {
       await core.createNamespace({ body: { metadata: { name } } });
     const ownerId = randomUUID();
     const organisationId = randomUUID();
-    const itemId = `urn:dx:item:bench-${randomUUID()}`;
-    await kubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: CATALOG_ITEM_PLURAL,
-      body: {
-        apiVersion: GROUP_VERSION,
-        kind: CATALOG_ITEM_KIND,
-        metadata: { name: 'bench-item' },
-        spec: { itemId, itemType: 'DATABANK', ownerId, organisationId, accessTypes: ['api', 'file', 'sub'] },
-      },
-    });
+    const itemId = await createBenchItem(kubeConfig, { ownerId, organisationId }, ['api', 'file', 'sub']);
     const key = await ensureDevSigningKey(join(stateDir, 'keys'));
-    api = await startAclApi({
-      port: 0,
-      host: '127.0.0.1',
-      basePath: '/v2',
-      namespace,
-      errorNamespace: 'dx',
-      logger: { level: 'silent' },
-      kubeConfig,
-      audit: { databaseUrl: postgres.url, migrate: true },
-      authenticators: {
-        bearer: await createJwtVerifier({
-          keys: { kind: 'jwks', jwks: key.jwks },
-          issuer: DEV_TOKEN_ISSUER,
-          audience: DEV_TOKEN_AUDIENCE,
-        }),
-      },
-    });
+    api = await startBenchAclApi({ kubeConfig, namespace, key, databaseUrl: postgres.url, itemId });
     const bearer = async (sub: string, roles: string[] = []) =>
       `Bearer ${await mintToken(key, { sub, roles, org: organisationId })}`;
     const ownerToken = await bearer(ownerId);
-    while (api.cache.itemsWithId(itemId).length === 0) await new Promise((r) => setTimeout(r, 20));
 
     console.error(`create throughput (${CREATES} grants each, ${CONCURRENCY} in flight):`);
     await apiCreates(api, ownerToken, itemId, 20); // warm-up: connections, JIT

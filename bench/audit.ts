@@ -2,22 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
-import {
-  API_GROUP,
-  API_VERSION,
-  CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
-  GROUP_VERSION,
-} from '../src/api/v1alpha1/index.js';
 import { ensureDevSigningKey, type DevSigningKey } from '../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
-import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
-import { startAclApi, type RunningAclApi } from '../src/cmd/acl-api.js';
+import { mintToken } from '../src/auth/dev-token.js';
+import type { RunningAclApi } from '../src/cmd/acl-api.js';
 import { startLocalControlPlane } from '../src/localplane/control-plane.js';
 import { resolvePostgresBinaries } from '../src/localplane/postgres-binaries.js';
 import { startPostgres } from '../src/localplane/postgres-server.js';
+import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:audit — what the audit trail costs: the latency of POST /policy through the ACL API with
@@ -38,7 +31,6 @@ interface Bench {
   key: DevSigningKey;
   databaseUrl: string;
   itemId: string;
-  organisationId: string;
 }
 
 async function startApi(bench: Bench, auditing: boolean): Promise<RunningAclApi> {
@@ -46,60 +38,12 @@ async function startApi(bench: Bench, auditing: boolean): Promise<RunningAclApi>
   await bench.kubeConfig
     .makeApiClient(CoreV1Api)
     .createNamespace({ body: { metadata: { name: namespace } } });
-  const api = await startAclApi(
-    {
-      port: 0,
-      host: '127.0.0.1',
-      basePath: '/v2',
-      namespace,
-      errorNamespace: 'dx',
-      logger: { level: 'silent' },
-      kubeConfig: bench.kubeConfig,
-      audit: { databaseUrl: bench.databaseUrl, migrate: true },
-      authenticators: {
-        bearer: await createJwtVerifier({
-          keys: { kind: 'jwks', jwks: bench.key.jwks },
-          issuer: DEV_TOKEN_ISSUER,
-          audience: DEV_TOKEN_AUDIENCE,
-        }),
-      },
-    },
-    { auditing },
-  );
-  while (api.cache.itemsWithId(bench.itemId).length === 0) await new Promise((r) => setTimeout(r, 20));
-  return api;
-}
-
-async function createItem(kubeConfig: KubeConfig, ownerId: string, organisationId: string): Promise<string> {
-  const itemId = `urn:dx:item:bench-${randomUUID()}`;
-  await kubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    plural: CATALOG_ITEM_PLURAL,
-    body: {
-      apiVersion: GROUP_VERSION,
-      kind: CATALOG_ITEM_KIND,
-      metadata: { name: 'bench-item' },
-      spec: { itemId, itemType: 'DATABANK', ownerId, organisationId, accessTypes: ['api'] },
-    },
-  });
-  return itemId;
+  return startBenchAclApi({ ...bench, namespace, auditing });
 }
 
 /** One POST /policy of one INDIVIDUAL grant; its latency in milliseconds. */
 async function timedCreate(api: RunningAclApi, authorization: string, itemId: string): Promise<number> {
-  const body = {
-    request: [
-      {
-        policyType: 'INDIVIDUAL',
-        userId: randomUUID(),
-        itemId,
-        itemType: 'DATABANK',
-        expiryTime: '2099-01-01T00:00:00Z',
-        constraints: { access: [{ accessType: 'api' }] },
-      },
-    ],
-  };
+  const body = { request: [individualGrant(itemId)] };
   const started = performance.now();
   const response = await fetch(`${api.url}/policy`, {
     method: 'POST',
@@ -173,9 +117,9 @@ async function main(): Promise<void> {
     const kubeConfig = plane.kubeConfig();
     const ownerId = randomUUID();
     const organisationId = randomUUID();
-    const itemId = await createItem(kubeConfig, ownerId, organisationId);
+    const itemId = await createBenchItem(kubeConfig, { ownerId, organisationId }, ['api']);
     const key = await ensureDevSigningKey(join(stateDir, 'keys'));
-    const bench: Bench = { kubeConfig, key, databaseUrl: postgres.url, itemId, organisationId };
+    const bench: Bench = { kubeConfig, key, databaseUrl: postgres.url, itemId };
     const on = await startApi(bench, true);
     apis.push(on);
     const off = await startApi(bench, false);

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  API_GROUP,
+  API_VERSION,
+  CATALOG_ITEM_KIND,
+  CATALOG_ITEM_PLURAL,
+  GROUP_VERSION,
+} from '../../src/api/v1alpha1/index.js';
+import type { DevSigningKey } from '../../src/auth/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../src/auth/dev-token.js';
+import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
+import { startAclApi, type RunningAclApi } from '../../src/cmd/acl-api.js';
+
+// The ACL API as the benchmarks run it: in process, on loopback, trusting the development signing key.
+
+export interface BenchAclApiOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  key: DevSigningKey;
+  databaseUrl: string;
+  /** The item whose CatalogItem the API must have cached before it is used. */
+  itemId: string;
+  /** False: nothing is audited (bench:audit's baseline). */
+  auditing?: boolean;
+}
+
+export async function startBenchAclApi(options: BenchAclApiOptions): Promise<RunningAclApi> {
+  const api = await startAclApi(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      basePath: '/v2',
+      namespace: options.namespace,
+      errorNamespace: 'dx',
+      logger: { level: 'silent' },
+      kubeConfig: options.kubeConfig,
+      audit: { databaseUrl: options.databaseUrl, migrate: true },
+      authenticators: {
+        bearer: await createJwtVerifier({
+          keys: { kind: 'jwks', jwks: options.key.jwks },
+          issuer: DEV_TOKEN_ISSUER,
+          audience: DEV_TOKEN_AUDIENCE,
+        }),
+      },
+    },
+    options.auditing === undefined ? {} : { auditing: options.auditing },
+  );
+  while (api.cache.itemsWithId(options.itemId).length === 0) await new Promise((r) => setTimeout(r, 20));
+  return api;
+}
+
+/** The CatalogItem `bench-item` of a fresh itemId; returns the itemId. */
+export async function createBenchItem(
+  kubeConfig: KubeConfig,
+  owner: { ownerId: string; organisationId: string },
+  accessTypes: string[],
+): Promise<string> {
+  const itemId = `urn:dx:item:bench-${randomUUID()}`;
+  await kubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+    group: API_GROUP,
+    version: API_VERSION,
+    plural: CATALOG_ITEM_PLURAL,
+    body: {
+      apiVersion: GROUP_VERSION,
+      kind: CATALOG_ITEM_KIND,
+      metadata: { name: 'bench-item' },
+      spec: { itemId, itemType: 'DATABANK', ...owner, accessTypes },
+    },
+  });
+  return itemId;
+}
+
+/** One item of a POST /policy: an INDIVIDUAL grant of `api` on the item to a fresh user, until 2099. */
+export function individualGrant(itemId: string) {
+  return {
+    policyType: 'INDIVIDUAL',
+    userId: randomUUID(),
+    itemId,
+    itemType: 'DATABANK',
+    expiryTime: '2099-01-01T00:00:00Z',
+    constraints: { access: [{ accessType: 'api' }] },
+  };
+}
