@@ -19,24 +19,26 @@ const IGNORED_MANAGERS = new Set([CONTROLLER_FIELD_MANAGER]);
 
 /**
  * The manager of the latest Update or Apply of the object itself (not its status), the controller's own left
- * out. Times have whole seconds: on a tie, a manager other than the ACL API wins, so that a change the API did
- * not make is never taken for one of its own.
+ * out. Times have whole seconds: when several managers wrote in the latest second, the ACL API is left out (a
+ * change it did not make is never taken for one of its own) and the others are all named, comma-separated.
  */
 export function latestManager(entries: readonly V1ManagedFieldsEntry[] = []): string | undefined {
-  const candidates = entries.filter(
-    (entry) =>
-      (entry.operation === 'Update' || entry.operation === 'Apply') &&
-      !entry.subresource &&
-      entry.manager !== undefined &&
-      !IGNORED_MANAGERS.has(entry.manager),
-  );
-  const ranked = candidates
-    .map((entry) => ({ manager: entry.manager as string, time: Date.parse(String(entry.time ?? 0)) || 0 }))
-    .sort((a, b) => b.time - a.time || apiLast(a.manager) - apiLast(b.manager));
-  return ranked[0]?.manager;
+  const candidates = entries
+    .filter(
+      (entry) =>
+        (entry.operation === 'Update' || entry.operation === 'Apply') &&
+        !entry.subresource &&
+        entry.manager !== undefined &&
+        !IGNORED_MANAGERS.has(entry.manager),
+    )
+    .map((entry) => ({ manager: entry.manager as string, time: Date.parse(String(entry.time ?? 0)) || 0 }));
+  const latest = Math.max(...candidates.map((candidate) => candidate.time));
+  const managers = [
+    ...new Set(candidates.filter((candidate) => candidate.time === latest).map((c) => c.manager)),
+  ].sort();
+  const others = managers.filter((manager) => manager !== ACL_API_FIELD_MANAGER);
+  return (others.length > 0 ? others : managers).join(',') || undefined;
 }
-
-const apiLast = (manager: string) => (manager === ACL_API_FIELD_MANAGER ? 1 : 0);
 
 /**
  * The change the grant's current state shows, keyed so that it is recorded once: its deletion, or the

@@ -39,6 +39,13 @@ describe('latestManager', () => {
     expect(latestManager([entry(ACL_API_FIELD_MANAGER, at), entry('kubectl-edit', at)])).toBe('kubectl-edit');
     expect(latestManager([entry('kubectl-edit', at), entry(ACL_API_FIELD_MANAGER, at)])).toBe('kubectl-edit');
   });
+
+  it('names every other manager of the latest second: Kubernetes cannot tell which wrote last', () => {
+    const at = '2026-01-01T00:00:01Z';
+    expect(latestManager([entry('kubectl-edit', at), entry('kubectl-client-side-apply', at)])).toBe(
+      'kubectl-client-side-apply,kubectl-edit',
+    );
+  });
 });
 
 describe('grantChange', () => {
