@@ -6,7 +6,9 @@ import { acl, check, e2e, eventually, kubectlJson, token } from './support/stack
 
 // The access-request lifecycle from outside, through `npm start`: a consumer asks over HTTP, the item's owner
 // approves with the request's ETag, and the consumer is allowed by /v1/check; a consumer withdraws, and nothing
-// is granted; kubectl shows the state.
+// is granted; only the owner decides, with an If-Match; an approval that would conflict with a grant made
+// meanwhile answers 409 and the owner rejects instead; kubectl shows the state. (Expiry of a pending request
+// needs a TTL shorter than the stack's: test/integration/controller/access-requests.test.ts proves it.)
 
 let item: CatalogItem['spec'];
 let provider: string;
@@ -40,17 +42,38 @@ async function ask(consumerToken: string): Promise<{ requestId: string; etag: st
       purpose: 'e2e',
     },
   });
-  expect(reply.status).toBe(201);
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return { requestId: reply.body.results[0]?.requestId ?? '', etag: reply.headers.get('etag') ?? '' };
 }
 
-function decide(callerToken: string, requestId: string, etag: string, status: string) {
+function decide(callerToken: string, requestId: string, etag: string | undefined, status: string) {
   return acl<{ results: Row[] }>(`/access-requests/${requestId}`, {
     method: 'PATCH',
     token: callerToken,
     body: { status },
-    headers: { 'if-match': etag },
+    ...(etag === undefined ? {} : { headers: { 'if-match': etag } }),
   });
+}
+
+/** The grant the consumer's request asks for, made by the owner directly through POST /policy. */
+async function grantDirectly(consumerId: string): Promise<void> {
+  const reply = await acl('/policy', {
+    method: 'POST',
+    token: provider,
+    body: {
+      request: [
+        {
+          policyType: 'INDIVIDUAL',
+          userId: consumerId,
+          itemId: item.itemId,
+          itemType: item.itemType,
+          expiryTime: inOneYear(),
+          constraints: { access: [{ accessType: 'api' }] },
+        },
+      ],
+    },
+  });
+  expect(reply.status).toBe(201);
 }
 
 const allowed = async (userId: string) =>
@@ -106,5 +129,26 @@ describe('an access request, from the outside', () => {
     expect(late.status).toBe(409);
     expect(await stateInKubernetes(requestId)).toBe('WITHDRAWN');
     expect(await allowed(consumerId)).toBe(false);
+  });
+
+  it('only the owner decides, with If-Match; a conflicting approval is 409 and changes nothing; reject', async () => {
+    const consumerId = randomUUID();
+    const consumer = await token(consumerId);
+    const { requestId, etag } = await ask(consumer);
+
+    expect((await decide(provider, requestId, undefined, 'APPROVED')).status).toBe(428);
+    const stranger = await token(randomUUID());
+    expect((await decide(stranger, requestId, etag, 'APPROVED')).status).toBe(403);
+    expect((await decide(consumer, requestId, etag, 'APPROVED')).status).toBe(403);
+
+    await grantDirectly(consumerId);
+    const conflicting = await decide(provider, requestId, etag, 'APPROVED');
+    expect(conflicting.status).toBe(409);
+    expect(await stateInKubernetes(requestId)).toBe('PENDING');
+
+    const rejected = await decide(provider, requestId, etag, 'REJECTED');
+    expect(rejected.status).toBe(200);
+    expect(rejected.body.results[0]).toMatchObject({ requestId, status: 'REJECTED', policyIds: [] });
+    expect(await stateInKubernetes(requestId)).toBe('REJECTED');
   });
 });

@@ -92,8 +92,7 @@ export class AccessRequests {
         spec: { consumerId: principal.id, ...body },
       },
     });
-    const pending = await this.writeStatus(created, { state: 'PENDING' });
-    return this.readYourWrite(pending);
+    return this.readYourWrite(await this.markPending(created));
   }
 
   consumerListing(principal: Principal, query: AccessRequestListingQuery): Listing {
@@ -213,6 +212,21 @@ export class AccessRequests {
         'PreconditionFailed',
         `access request ${request.metadata.uid ?? ''} changed while it was being decided; read it again`,
       );
+    }
+  }
+
+  /**
+   * A new request's PENDING state. The controller marks a request without a state PENDING too (one applied with
+   * kubectl): when it came first, its write is this one's and the conflict is no failure.
+   */
+  private async markPending(created: AccessRequest): Promise<AccessRequest> {
+    try {
+      return await this.writeStatus(created, { state: 'PENDING' });
+    } catch (error) {
+      if (!isPreconditionConflict(error)) throw error;
+      const current = await this.fresh(created);
+      if (current.status?.state !== 'PENDING') throw error;
+      return current;
     }
   }
 
