@@ -361,6 +361,14 @@ export async function startController(
     pendingTtlMs: config.accessRequestPendingTtlMs,
     isLeader: () => manager.isLeader(),
     now: () => new Date(),
+    ...(audit
+      ? {
+          audit: {
+            store: audit.store,
+            organisationOfItem: (itemId: string) => world.itemsWithId(itemId)[0]?.spec.organisationId,
+          },
+        }
+      : {}),
   });
   manager.addController<AccessRequest>({
     name: 'accessrequest',

@@ -10,6 +10,8 @@ import {
 } from '../../api/v1alpha1/index.js';
 import { isConflict, isNotFound, type Informer, type ReconcileResult } from '../../runtime/index.js';
 import { requestJson } from '../../runtime/kube-request.js';
+import type { AuditStore } from '../../audit/audit-store.js';
+import { expiryChange } from '../audit/access-request-expiry.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { pendingDeadline, worthAnnouncing } from './pending-deadline.js';
 import { statusUpdate } from '../object-writes.js';
@@ -37,14 +39,20 @@ export interface AccessRequestReconcilerOptions {
   pendingTtlMs: number;
   isLeader: () => boolean;
   now: () => Date;
+  /** With an audit store: each expiry is recorded once (accessrequest.expired). */
+  audit?: {
+    store: Pick<AuditStore, 'appendOnce'>;
+    organisationOfItem(itemId: string): string | undefined;
+  };
 }
 
 /**
  * The controller's part of the access-request lifecycle (docs/controller.md, "Access requests"): a request
  * PENDING longer than the TTL becomes EXPIRED (a status write conditioned on the resourceVersion, so a decision
- * the ACL API writes first wins), with a requeue at the due time until then; a request applied without a
- * state is marked PENDING, so that `kubectl get` shows it; every decision gets one Event on the request (named
- * after the decision, so that relists, restarts and failovers record it once).
+ * the ACL API writes first wins, and recorded in the audit trail once), with a requeue at the due time until
+ * then; a request applied without a state is marked PENDING, so that `kubectl get` shows it; every decision
+ * gets one Event on the request (named after the decision, so that relists, restarts and failovers record it
+ * once).
  */
 export class AccessRequestReconciler {
   constructor(private readonly options: AccessRequestReconcilerOptions) {}
@@ -53,6 +61,7 @@ export class AccessRequestReconciler {
     const request = this.options.cache.get(key);
     if (!request) return undefined;
     if (accessRequestState(request) !== 'PENDING') {
+      await this.recordExpiry(request);
       await this.announce(request);
       return undefined;
     }
@@ -95,6 +104,15 @@ export class AccessRequestReconciler {
       if (isConflict(error) || isNotFound(error)) return;
       throw error;
     }
+  }
+
+  /** Leader only; a failure throws, so the reconcile is retried rather than the record lost. */
+  private async recordExpiry(request: AccessRequest): Promise<void> {
+    const { audit, isLeader } = this.options;
+    const expiredHere = accessRequestState(request) === 'EXPIRED' && request.status?.decidedBy === EXPIRED_BY;
+    if (!audit || !expiredHere || !isLeader()) return;
+    const organisationId = audit.organisationOfItem(request.spec.itemId);
+    await audit.store.appendOnce([expiryChange(request, EXPIRED_BY, organisationId)]);
   }
 
   private async announce(request: AccessRequest): Promise<void> {

@@ -1,16 +1,33 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { AccessRequest } from '../../../src/api/v1alpha1/index.js';
+import { AuditStore } from '../../../src/audit/audit-store.js';
+import { migrate } from '../../../src/audit/migrations.js';
+import { recordFromRow, RECORD_COLUMNS, type RecordRow } from '../../../src/audit/record-rows.js';
 import { EXPIRED_BY } from '../../../src/controller/access-requests/access-request-reconciler.js';
+import type { ControllerEnvironment } from '../../../src/controller/config.js';
 import { until } from '../../support/until.js';
+import { asSuperuser, testDatabase } from '../support/database.js';
 import { AccessRequestResources } from './support/access-requests.js';
 import { useControllerFixture } from './support/harness.js';
 
 // The controller's part of the access-request lifecycle, with a pending TTL of 4 s: a request applied without
-// a state is marked PENDING, one pending past the TTL becomes EXPIRED, a decided one stays as decided; each
-// decision has one Event on the request.
+// a state is marked PENDING, one pending past the TTL becomes EXPIRED and is audited once, a decided one stays
+// as decided; each decision has one Event on the request.
 
-const world = useControllerFixture('access-requests', { ACCESS_REQUEST_PENDING_TTL: '4s' });
+const env: ControllerEnvironment = { ACCESS_REQUEST_PENDING_TTL: '4s' };
+let databaseName: string;
+
+beforeAll(async () => {
+  const database = await testDatabase('access_requests');
+  const owner = new AuditStore({ connectionString: database.url });
+  await migrate(owner.pool);
+  await owner.close();
+  databaseName = database.name;
+  env.DATABASE_URL = database.url;
+});
+
+const world = useControllerFixture('access-requests', env);
 const requests = () => new AccessRequestResources(world.aclNamespace);
 const apply = () => requests().apply();
 const current = (name: string) => requests().get(name);
@@ -22,6 +39,15 @@ async function untilState(name: string, state: string): Promise<AccessRequest> {
     return seen.status?.state === state;
   }, `${name} ${state}`);
   return seen as AccessRequest;
+}
+
+async function auditActionsOn(uid: string): Promise<string[]> {
+  const { rows } = await asSuperuser<RecordRow>(
+    `SELECT ${RECORD_COLUMNS} FROM audit.records WHERE target_id = $1 ORDER BY id`,
+    [uid],
+    databaseName,
+  );
+  return rows.map(recordFromRow).map((record) => `${record.actor.id} ${record.action}`);
 }
 
 async function eventsOn(name: string): Promise<string[]> {
@@ -41,6 +67,9 @@ describe('an AccessRequest', () => {
       Date.parse(String(metadata.creationTimestamp)) + 4_000,
     );
     await until(async () => (await eventsOn(name)).includes('Expired'), `Expired Event on ${name}`);
+    const uid = metadata.uid ?? '';
+    await until(async () => (await auditActionsOn(uid)).length > 0, `the audit record of ${name}'s expiry`);
+    expect(await auditActionsOn(uid)).toEqual([`${EXPIRED_BY} accessrequest.expired`]);
   });
 
   it('decided before the TTL stays decided, and has one Event for its decision', async () => {
@@ -58,5 +87,7 @@ describe('an AccessRequest', () => {
     expect((await current(decided)).status?.state).toBe('REJECTED');
     await until(async () => (await eventsOn(decided)).includes('Rejected'), `Rejected Event on ${decided}`);
     expect(await eventsOn(decided)).toEqual(['Rejected']);
+    // The controller records expiries only: a decision is the ACL API's to record.
+    expect(await auditActionsOn((await current(decided)).metadata.uid ?? '')).toEqual([]);
   });
 });
