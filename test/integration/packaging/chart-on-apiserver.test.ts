@@ -207,9 +207,13 @@ describe('NOTES.txt', () => {
 });
 
 describe('the audit database Secret, checked when Helm sees the cluster', () => {
+  // A shard: other test files install controller ClusterRoles of their own releases into the shared API
+  // server, which the one-controller-per-cluster check would refuse first.
+  const SHARD = { ...REQUIRED_VALUES, controller: { labelSelector: 'pgo-test=audit-secret' } };
+
   it('an install is refused while the Secret is missing, naming it and the namespace', async () => {
     const refused = await installDryRun({
-      ...REQUIRED_VALUES,
+      ...SHARD,
       audit: { database: { existingSecret: 'absent' } },
     });
     expect(refused.code).not.toBe(0);
@@ -222,7 +226,7 @@ describe('the audit database Secret, checked when Helm sees the cluster', () => 
     const secret = auditDatabaseSecret('audit-without-url', { migrationUrl: 'postgres://owner@db/audit' });
     expect((await kubectl(['create', '-f', '-'], toYamlStream([secret]))).code).toBe(0);
     const refused = await installDryRun({
-      ...REQUIRED_VALUES,
+      ...SHARD,
       audit: { database: { existingSecret: 'audit-without-url' } },
     });
     expect(refused.code).not.toBe(0);
@@ -230,7 +234,7 @@ describe('the audit database Secret, checked when Helm sees the cluster', () => 
   });
 
   it('an install with the Secret in place passes; helm template, blind to the cluster, does not check', async () => {
-    const installed = await installDryRun(REQUIRED_VALUES);
+    const installed = await installDryRun(SHARD);
     expect(installed.stderr).toBe('');
     expect(installed.code).toBe(0);
     const rendered = await renderChart(namespace, {
