@@ -60,16 +60,16 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
   },
   controller: {
     ClusterRole: [
-      rule('acl.policygrant.dev', ['policygrants'], ['list', 'watch', 'update']),
+      rule('acl.policygrant.dev', ['policygrants'], ['list', 'watch', 'patch']),
       rule('acl.policygrant.dev', ['policygrants/status'], ['update']),
       rule('acl.policygrant.dev', ['catalogitems'], ['list', 'watch']),
       rule('', ['namespaces'], ['list', 'watch']),
       rule('events.k8s.io', ['events'], ['create']),
     ],
     Role: [
-      rule('acl.policygrant.dev', ['memberships'], ['list', 'watch', 'update']),
+      rule('acl.policygrant.dev', ['memberships'], ['list', 'watch', 'patch']),
       rule('acl.policygrant.dev', ['memberships/status'], ['update']),
-      rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'update']),
+      rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'patch']),
       rule('acl.policygrant.dev', ['delegations/status'], ['update']),
       rule('acl.policygrant.dev', ['agents'], ['list', 'watch']),
       rule('acl.policygrant.dev', ['accessrequests'], ['list', 'watch']),
@@ -123,7 +123,7 @@ describe('RBAC', () => {
       .flatMap((role) => role.rules as PolicyRule[])
       .filter((r) => r.verbs.some((verb) => ['create', 'update', 'patch', 'delete'].includes(verb)));
     expect(clusterWrites).toEqual([
-      rule('acl.policygrant.dev', ['policygrants'], ['list', 'watch', 'update']),
+      rule('acl.policygrant.dev', ['policygrants'], ['list', 'watch', 'patch']),
       rule('acl.policygrant.dev', ['policygrants/status'], ['update']),
       rule('events.k8s.io', ['events'], ['create']),
       rule('authentication.k8s.io', ['tokenreviews'], ['create']),

@@ -72,12 +72,15 @@ const leaseAcquisition = (call: KubeCall) =>
   call.resource === 'leases' && ['GET', 'POST'].includes(call.method);
 /** Updating the Lease: what renewing needs. */
 const leaseRenewal = (call: KubeCall) => call.resource === 'leases' && call.method === 'PUT';
-/** Updating a grant or its status: the finalizer and the Enforced condition. */
-const grantUpdate = (call: KubeCall) => call.resource === 'policygrants' && call.method === 'PUT';
-/** Updating a Membership or its status: the finalizer and the Enforced condition. */
-const membershipUpdate = (call: KubeCall) => call.resource === 'memberships' && call.method === 'PUT';
-/** Updating a Delegation or its status: the finalizer and the Enforced condition. */
-const delegationUpdate = (call: KubeCall) => call.resource === 'delegations' && call.method === 'PUT';
+/** Writing to an object of `resource`: its finalizer (a merge patch) or its status (an update). */
+const writeTo = (resource: string) => (call: KubeCall) =>
+  call.resource === resource && ['PUT', 'PATCH'].includes(call.method);
+/** A grant's finalizer and Enforced condition. */
+const grantUpdate = writeTo('policygrants');
+/** A Membership's finalizer and Enforced condition. */
+const membershipUpdate = writeTo('memberships');
+/** A Delegation's finalizer and Enforced condition. */
+const delegationUpdate = writeTo('delegations');
 /** Writing an AccessRequest's status: its state. */
 const accessRequestStatusUpdate = (call: KubeCall) =>
   call.resource === 'accessrequests' && call.method === 'PUT';

@@ -249,20 +249,20 @@ describe('the grant controller as its chart ServiceAccount', () => {
       'ClusterRole list core/namespaces': [CONTROLLER_STEP.synced],
       'ClusterRole watch core/namespaces': [watchStepName('namespaces')],
       // The finalizer is written before anything else; the status after the SpiceDB write.
-      'ClusterRole update acl.policygrant.dev/policygrants': [CONTROLLER_STEP.enforce],
+      'ClusterRole patch acl.policygrant.dev/policygrants': [CONTROLLER_STEP.enforce],
       'ClusterRole update acl.policygrant.dev/policygrants/status': [CONTROLLER_STEP.enforce],
       'ClusterRole create events.k8s.io/events': [CONTROLLER_STEP.event],
       // Memberships live in the release namespace only: the controller follows and projects those.
       'Role list acl.policygrant.dev/memberships': [CONTROLLER_STEP.synced],
       'Role watch acl.policygrant.dev/memberships': [watchStepName('memberships')],
-      'Role update acl.policygrant.dev/memberships': [CONTROLLER_STEP.member],
+      'Role patch acl.policygrant.dev/memberships': [CONTROLLER_STEP.member],
       'Role update acl.policygrant.dev/memberships/status': [CONTROLLER_STEP.member],
       // Delegations and Agents too: a delegation counts only for the owner its Agent names.
       'Role list acl.policygrant.dev/delegations': [CONTROLLER_STEP.synced],
       'Role watch acl.policygrant.dev/delegations': [watchStepName('delegations')],
       'Role list acl.policygrant.dev/agents': [CONTROLLER_STEP.synced],
       'Role watch acl.policygrant.dev/agents': [watchStepName('agents')],
-      'Role update acl.policygrant.dev/delegations': [CONTROLLER_STEP.delegation],
+      'Role patch acl.policygrant.dev/delegations': [CONTROLLER_STEP.delegation],
       'Role update acl.policygrant.dev/delegations/status': [CONTROLLER_STEP.delegation],
       // AccessRequests: followed, and their state written (PENDING for one applied without, EXPIRED).
       'Role list acl.policygrant.dev/accessrequests': [CONTROLLER_STEP.synced],
