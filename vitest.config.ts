@@ -39,9 +39,7 @@ export default defineConfig({
         'src/cmd/**': floor(28, 33, 17, 30),
         'src/config/**': floor(95, 75, 98, 98),
         'src/controller/**': floor(93, 84, 97, 95),
-        // Functions: 97.27 measured after the decision cache and the credential reload landed (a JWKS reload's
-        // keysVersion routed by issuer, a failed shared flight), under the 98 set before: raise it with their tests.
-        'src/decision/**': floor(94, 81, 96, 95),
+        'src/decision/**': floor(94, 81, 98, 95),
         'src/devstack/**': floor(5, 0, 21, 5),
         'src/http/**': floor(95, 88, 98, 96),
         'src/localplane/**': floor(76, 56, 80, 77),

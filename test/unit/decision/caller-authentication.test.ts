@@ -61,6 +61,30 @@ describe('decisionAuthenticators routes bearer tokens by issuer', () => {
     expect(reviewed).toEqual([]);
   });
 
+  it('verifies a cached JWT again once the identity provider’s keys were reloaded', async () => {
+    const { key } = await setUp();
+    const keys = { version: 1 };
+    const verified: string[] = [];
+    const jwt: BearerVerifier = {
+      async verify(token) {
+        verified.push(token);
+        return serviceAccount;
+      },
+      keysVersion: () => keys.version,
+    };
+    const { bearer } = decisionAuthenticators(
+      { bearer: jwt },
+      { verifier: jwt, jwtIssuers: [ISSUER], serviceAccountIssuers: [CLUSTER_ISSUER] },
+    );
+    const token = await signToken(key);
+    await bearer?.verify(token);
+    await bearer?.verify(token);
+    expect(verified).toHaveLength(1);
+    keys.version = 2; // a JWKS reload: a key may have been withdrawn
+    await bearer?.verify(token);
+    expect(verified).toHaveLength(2);
+  });
+
   it('keeps Basic and caches bearer verifications without TokenReview too', async () => {
     const calls: string[] = [];
     const bearer: BearerVerifier = {

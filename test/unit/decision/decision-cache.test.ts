@@ -81,6 +81,18 @@ describe('DecisionCache', () => {
     expect(cache.size).toBe(1);
   });
 
+  it('works without event listeners or a clock of its own, on the monotonic clock', async () => {
+    const cache = new DecisionCache({ settings: { ...SETTINGS, denyTtlMs: 0 }, trustworthy: () => true });
+    const db = spicedb();
+    await cache.decide(check('r', 'u'), db.immediately(true));
+    await cache.decide(check('r', 'u'), db.immediately(true));
+    await cache.decide(check('d', 'u'), db.immediately(false));
+    await cache.decide(check('d', 'u'), db.immediately(false));
+    expect(db.calls).toBe(3); // the allow remembered, the deny expired at once
+    cache.dropAll();
+    expect(cache.size).toBe(0);
+  });
+
   it('forgets a decision when a change touches its resource or its subject, and only then', async () => {
     const { cache, evictions } = cacheAt();
     const db = spicedb();

@@ -77,7 +77,7 @@ function heads() {
   return { state, read, readAt };
 }
 
-function startWatch(spicedb: ScriptedWatch, head = heads()) {
+function startWatch(spicedb: ScriptedWatch, head = heads(), retry = { initialMs: 5, maxMs: 20 }) {
   const tracker = new RevisionTracker({ retentionMs: 60_000, maxEntries: 1_000 });
   const restarts: WatchRestartReason[] = [];
   const states: boolean[] = [];
@@ -95,7 +95,7 @@ function startWatch(spicedb: ScriptedWatch, head = heads()) {
       delivered: () => undefined,
     },
     changes: { touched: (keys) => heard.push(keys), unknown: () => heard.push('unknown') },
-    retry: { initialMs: 5, maxMs: 20 },
+    retry,
   });
   watch.start();
   return { tracker, restarts, states, heard, watch };
@@ -110,6 +110,16 @@ describe('RevisionWatch', () => {
     expect(states).toEqual([true]);
     expect(tracker.newestTouching(['resource:elsewhere'])?.token).toBe('t1'); // everything, for now
     expect(tracker.positionOf('head-1')).toBeLessThan(tracker.positionOf('t1') ?? 0);
+  });
+
+  it('stops at once while it waits to reconnect, without reconnecting', async () => {
+    const spicedb = new ScriptedWatch([deliver([], unavailable)]);
+    const minute = { initialMs: 60_000, maxMs: 60_000 };
+    const { restarts, watch: running } = startWatch(spicedb, heads(), minute);
+    await until(() => restarts.length === 1, 'the failed Watch');
+    await running.stop(); // a minute's back-off would outlast the test's timeout
+    expect(spicedb.starts).toEqual(['head-1']);
+    expect(running.current).toBe(false);
   });
 
   it('resumes from the last revision it delivered after a failure, and is not current in between', async () => {
