@@ -71,6 +71,12 @@ export interface CheckPermissionResult {
   checkedAt: string | undefined;
 }
 
+/** One check of a CheckBulkPermissions call: the call's consistency applies to all of them. */
+export type BulkCheckItem = Omit<CheckPermissionInput, 'consistency'>;
+
+/** What SpiceDB answered to one item of a CheckBulkPermissions call: its result, or its own error. */
+export type BulkCheckAnswer = CheckPermissionResult | SpiceDBError;
+
 export interface RelationshipPage {
   relationships: Relationship[];
   /** Resumes reading after this page (same filter, page size and consistency). */
@@ -175,6 +181,39 @@ function toSubjectReference(subject: SubjectRef): v1.SubjectReference {
     object: toObjectReference(subject),
     optionalRelation: subject.relation ?? '',
   });
+}
+
+function toBulkCheckItem({
+  resource,
+  permission,
+  subject,
+}: BulkCheckItem): v1.CheckBulkPermissionsRequestItem {
+  return v1.CheckBulkPermissionsRequestItem.create({
+    resource: toObjectReference(resource),
+    permission,
+    subject: toSubjectReference(subject),
+  });
+}
+
+function fromBulkCheckPair(
+  pair: v1.CheckBulkPermissionsPair,
+  checkedAt: string | undefined,
+): BulkCheckAnswer {
+  const { response } = pair;
+  if (response.oneofKind === 'item') {
+    return { allowed: response.item.permissionship === PERMISSIONSHIP_HAS_PERMISSION, checkedAt };
+  }
+  if (response.oneofKind === 'error') {
+    return toSpiceDBError('CheckBulkPermissions', {
+      code: response.error.code,
+      details: response.error.message,
+    });
+  }
+  return new SpiceDBError(
+    'CheckBulkPermissions',
+    undefined,
+    'answered an item with neither result nor error',
+  );
 }
 
 function toTimestamp(date: Date): { seconds: string; nanos: number } {
@@ -308,6 +347,34 @@ export class SpiceDBClient {
       allowed: response.permissionship === PERMISSIONSHIP_HAS_PERMISSION,
       checkedAt: response.checkedAt?.token,
     };
+  }
+
+  /**
+   * One CheckBulkPermissions call, every item at `consistency`, within the check deadline. Answers in the items'
+   * order: each its result (at the call's revision) or the SpiceDBError SpiceDB gave that item alone. A failure
+   * of the whole call (deadline, unknown revision, SpiceDB down) throws.
+   */
+  async checkBulkPermissions(
+    items: readonly BulkCheckItem[],
+    consistency: Consistency,
+  ): Promise<BulkCheckAnswer[]> {
+    const request = v1.CheckBulkPermissionsRequest.create({
+      consistency: toConsistency(consistency),
+      items: items.map(toBulkCheckItem),
+    });
+    const response = await this.unary<v1.CheckBulkPermissionsResponse>(
+      'CheckBulkPermissions',
+      this.deadlines.checkMs,
+      (options, done) => this.grpc.checkBulkPermissions(request, options, done),
+    );
+    if (response.pairs.length !== items.length) {
+      throw new SpiceDBError(
+        'CheckBulkPermissions',
+        undefined,
+        `answered ${response.pairs.length} pairs to ${items.length} items`,
+      );
+    }
+    return response.pairs.map((pair) => fromBulkCheckPair(pair, response.checkedAt?.token));
   }
 
   /** One atomic WriteRelationships call; returns its ZedToken. At most maxUpdatesPerWrite updates. */
