@@ -1,8 +1,14 @@
 import { HttpError } from '../http/errors.js';
-import type { CheckPermissionInput, Consistency, SpiceDBClient } from '../spicedb/client.js';
+import type {
+  CheckPermissionInput,
+  CheckPermissionResult,
+  Consistency,
+  SpiceDBClient,
+} from '../spicedb/client.js';
 import { SpiceDBError } from '../spicedb/errors.js';
 import { CheckRequestError } from '../spicedb/registry.js';
 import type { CanonicalCheck, Registry } from '../spicedb/registry.js';
+import type { ConsistentCheck } from './check-batcher.js';
 import type { CheckRequestBody } from './check-request.js';
 import type { ConsistencySource } from './consistency-choice.js';
 import type { CheckIdentity, Decision } from './decision-cache.js';
@@ -12,7 +18,10 @@ import type { RevisionBarrier } from './revision-barrier.js';
 import { checkKeys } from './revision-keys.js';
 
 /** What the decision service needs of SpiceDB; SpiceDBClient is one. */
-export type PermissionChecker = Pick<SpiceDBClient, 'checkPermission' | 'health'>;
+export type PermissionChecker = Pick<SpiceDBClient, 'checkPermission' | 'checkBulkPermissions' | 'health'>;
+
+/** Sends a check at the barrier's consistency to SpiceDB: the check batcher, or CheckPermission itself. */
+export type CheckSender = (check: ConsistentCheck) => Promise<CheckPermissionResult>;
 
 export interface CheckResult {
   allowed: boolean;
@@ -30,6 +39,8 @@ export interface CheckEvaluatorOptions {
   spicedb: PermissionChecker;
   /** Picks each check's consistency (docs/decision-service.md, "Freshness") and keeps the decision cache. */
   barrier: Pick<RevisionBarrier, 'consistencyFor' | 'decisions'>;
+  /** How checks at the barrier's consistency reach SpiceDB; a check at a caller's token is always sent alone. */
+  send: CheckSender;
   metrics: DecisionMetrics;
 }
 
@@ -76,13 +87,15 @@ export function createCheckEvaluator(options: CheckEvaluatorOptions): CheckEvalu
  * One SpiceDB check at the consistency the barrier picks (synchronously, before the first await, as the decision
  * cache requires); its failures as the HTTP errors every check sharing it answers.
  */
-function askSpiceDB({ spicedb, barrier, metrics }: CheckEvaluatorOptions) {
+function askSpiceDB({ spicedb, barrier, send, metrics }: CheckEvaluatorOptions) {
   return async (query: CheckPermissionInput, callerToken: string | undefined): Promise<Decision> => {
     let source: ConsistencySource | undefined;
     try {
       const chosen = await barrier.consistencyFor(query, callerToken);
       source = chosen.source;
-      const answer = await spicedb.checkPermission({ ...query, consistency: chosen.consistency });
+      const check = { ...query, consistency: chosen.consistency };
+      // Alone: SpiceDB refuses a revision it does not know for the whole call, and that is this caller's 400.
+      const answer = await (source === 'caller_token' ? spicedb.checkPermission(check) : send(check));
       return {
         allowed: answer.allowed === true,
         ...(answer.checkedAt ? { checkedAt: answer.checkedAt } : {}),

@@ -15,8 +15,11 @@ import type { UrnScheme } from '../http/urn.js';
 import type { Logger } from '../observability/logger.js';
 import type { CheckPermissionInput } from '../spicedb/client.js';
 import type { Registry } from '../spicedb/registry.js';
+import { checkBatchMetrics } from './check-batch-metrics.js';
+import { CheckBatcher, DEFAULT_CHECK_BATCH } from './check-batcher.js';
+import type { CheckBatchSettings } from './check-batcher.js';
 import { createCheckEvaluator, spicedbQuery } from './check-evaluator.js';
-import type { PermissionChecker } from './check-evaluator.js';
+import type { CheckSender, PermissionChecker } from './check-evaluator.js';
 import type { CheckCallers } from './check-callers.js';
 import { checkRoutes } from './check-route.js';
 import { decisionMetrics } from './decision-metrics.js';
@@ -30,6 +33,8 @@ export interface DecisionAppOptions {
   registry: Registry;
   spicedb: PermissionChecker;
   barrier: Pick<RevisionBarrier, 'consistencyFor' | 'readiness' | 'decisions'>;
+  /** Concurrent checks sent together as CheckBulkPermissions calls; the defaults when absent. */
+  checkBatch?: CheckBatchSettings;
   authenticators: Authenticators;
   /** The enforcement points: the only callers that may check. */
   checkCallers: CheckCallers;
@@ -67,6 +72,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     registry: options.registry,
     spicedb: options.spicedb,
     barrier: options.barrier,
+    send: checkSender(options.spicedb, options.checkBatch ?? DEFAULT_CHECK_BATCH, options.metricsRegistry),
     metrics: decisionMetrics(options.metricsRegistry),
   });
   const routes = checkRoutes({
@@ -96,6 +102,18 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
   // A check answer is never revalidated: hashing every body for an ETag is wasted work on the hot path.
   app.set('etag', false);
   return { app, document };
+}
+
+/** Through the batcher, or (batching off) each check a CheckPermission of its own, sent at once. */
+function checkSender(
+  spicedb: PermissionChecker,
+  settings: CheckBatchSettings,
+  metricsRegistry: MetricsRegistry,
+): CheckSender {
+  if (!settings.enabled) return (check) => spicedb.checkPermission(check);
+  const metrics = checkBatchMetrics(metricsRegistry, () => batcher.waiting);
+  const batcher = new CheckBatcher({ spicedb, settings, sent: metrics.sent });
+  return (check) => batcher.check(check);
 }
 
 /** A check of the public vocabulary that the readiness probe runs the way a real check runs. */

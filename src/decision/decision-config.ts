@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { decisionRequestLimits, scryptBound } from '../config/rate-limit-config.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
+import { DEFAULT_CHECK_BATCH } from './check-batcher.js';
 import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
 import { DEFAULT_DECISION_CACHE } from './decision-cache.js';
 import {
@@ -63,6 +64,12 @@ export const decisionEnvironment = z
     /** Longest an allow is remembered: bounds how long past a grant's expiry it may still be served. */
     DECISION_CACHE_ALLOW_TTL: duration.default(DEFAULT_DECISION_CACHE.allowTtlMs),
     DECISION_CACHE_DENY_TTL: duration.default(DEFAULT_DECISION_CACHE.denyTtlMs),
+    /** Send checks that arrive together as one CheckBulkPermissions (docs: "Batching"). */
+    CHECK_BATCHING: booleanFlag.default(DEFAULT_CHECK_BATCH.enabled),
+    /** Most checks in one CheckBulkPermissions call. */
+    CHECK_BATCH_MAX: z.coerce.number().int().min(1).default(DEFAULT_CHECK_BATCH.maxItems),
+    /** Most SpiceDB calls of the check path in flight; checks arriving while all are busy go out together. */
+    CHECK_BATCH_CONCURRENCY: z.coerce.number().int().min(1).default(DEFAULT_CHECK_BATCH.concurrency),
   })
   .refine((env) => env.TOKEN_REVIEW || env.DECISION_CLIENT_SERVICE_ACCOUNTS.length === 0, {
     message: 'ServiceAccounts can only call with TOKEN_REVIEW=true',
@@ -115,6 +122,11 @@ export async function decisionConfigFromEnvironment(
       maxEntries: decision.DECISION_CACHE_MAX_ENTRIES,
       allowTtlMs: decision.DECISION_CACHE_ALLOW_TTL,
       denyTtlMs: decision.DECISION_CACHE_DENY_TTL,
+    },
+    checkBatch: {
+      enabled: decision.CHECK_BATCHING,
+      maxItems: decision.CHECK_BATCH_MAX,
+      concurrency: decision.CHECK_BATCH_CONCURRENCY,
     },
     errorNamespace: common.ERROR_NAMESPACE,
     logger,

@@ -17,6 +17,7 @@ import { boundedTokenReviews, DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token
 import { decisionAuthenticators } from './caller-authentication.js';
 import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
 import type { CheckCallers } from './check-callers.js';
+import type { CheckBatchSettings } from './check-batcher.js';
 import { createDecisionApp, probeQuery } from './decision-app.js';
 import type { DecisionCacheSettings } from './decision-cache.js';
 import { DEFAULT_REVISION_BARRIER, RevisionBarrier } from './revision-barrier.js';
@@ -61,6 +62,8 @@ export interface DecisionServiceConfig {
   revisionBarrier?: RevisionBarrierSettings;
   /** The decision cache: on, its bound and how long allows and denies are remembered; the defaults when absent. */
   decisionCache?: DecisionCacheSettings;
+  /** Concurrent checks sent together (CheckBulkPermissions): on, most checks per call, calls in flight. */
+  checkBatch?: CheckBatchSettings;
   /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies may name the client address; none when absent. */
@@ -114,6 +117,7 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
       registry,
       spicedb,
       barrier,
+      ...(config.checkBatch ? { checkBatch: config.checkBatch } : {}),
       authenticators: callers(config, checkTimeoutMs),
       checkCallers: config.checkCallers ?? DEFAULT_CHECK_CALLERS,
       ...(config.limits ? { limits: config.limits } : {}),

@@ -50,6 +50,7 @@ export interface ServiceOptions {
   /** Default: the service's (the role `decision_client`). */
   checkCallers?: CheckCallers;
   limits?: DecisionServiceConfig['limits'];
+  checkBatch?: DecisionServiceConfig['checkBatch'];
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -77,6 +78,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
     ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });

@@ -6,7 +6,14 @@ import type { PermissionChecker } from '../../../../src/decision/check-evaluator
 import { DecisionCache } from '../../../../src/decision/decision-cache.js';
 import { createUrnScheme } from '../../../../src/http/urn.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
-import type { CheckPermissionInput, CheckPermissionResult } from '../../../../src/spicedb/client.js';
+import type {
+  BulkCheckAnswer,
+  BulkCheckItem,
+  CheckPermissionInput,
+  CheckPermissionResult,
+  Consistency,
+} from '../../../../src/spicedb/client.js';
+import { SpiceDBError } from '../../../../src/spicedb/errors.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
 import { AUDIENCE, ISSUER, jwksOf, signToken, testKey } from '../../auth/support/tokens.js';
 import type { TestKey } from '../../auth/support/tokens.js';
@@ -14,9 +21,13 @@ import { capturedLogger, serve } from '../../http/support/serve.js';
 
 export const urn = createUrnScheme('authz');
 
-/** Stands in for SpiceDB: records each query and answers with `answer` (which may throw). */
+/**
+ * Stands in for SpiceDB: records each query and answers with `answer` (which may throw). A CheckBulkPermissions
+ * call is recorded by its size and answers item by item, a SpiceDBError thrown for an item as that item's error.
+ */
 export class FakeSpiceDB implements PermissionChecker {
   readonly queries: CheckPermissionInput[] = [];
+  readonly bulkCalls: number[] = [];
   answer: (query: CheckPermissionInput) => Promise<CheckPermissionResult> = async () => ({
     allowed: false,
     checkedAt: 'token-of-the-snapshot',
@@ -26,6 +37,18 @@ export class FakeSpiceDB implements PermissionChecker {
   checkPermission(query: CheckPermissionInput): Promise<CheckPermissionResult> {
     this.queries.push(query);
     return this.answer(query);
+  }
+
+  checkBulkPermissions(
+    items: readonly BulkCheckItem[],
+    consistency: Consistency,
+  ): Promise<BulkCheckAnswer[]> {
+    this.bulkCalls.push(items.length);
+    const itemError = (error: unknown) => {
+      if (error instanceof SpiceDBError) return error;
+      throw error;
+    };
+    return Promise.all(items.map((item) => this.checkPermission({ ...item, consistency }).catch(itemError)));
   }
 
   async health(): Promise<{ schemaWritten: boolean }> {
@@ -75,7 +98,9 @@ export interface CheckAnswer {
 }
 
 /** The decision app over a fake SpiceDB, served on loopback until the end of the test. */
-export async function decisionUnderTest(): Promise<DecisionUnderTest> {
+export async function decisionUnderTest(
+  options: Pick<DecisionAppOptions, 'checkBatch'> = {},
+): Promise<DecisionUnderTest> {
   const key = await testKey('ES256', 'decision-unit');
   const bearer = await createJwtVerifier({
     keys: { kind: 'jwks', jwks: jwksOf(key) },
@@ -95,6 +120,7 @@ export async function decisionUnderTest(): Promise<DecisionUnderTest> {
     barrier,
     authenticators: { bearer },
     checkCallers: DEFAULT_CHECK_CALLERS,
+    ...options,
   });
   const url = await serve(decision.app);
   const authorization = `Bearer ${await signToken(key, { roles: [DECISION_CLIENT_ROLE] })}`;
