@@ -1,5 +1,5 @@
 // npm run bench:check [-- --grants 10000 --requests 20000 --seconds 3 --concurrency 16,32 --rounds 6
-//                        --workloads unique,repeated]
+//                        --workloads unique,repeated --batching on]
 //
 // Direct CheckPermission through the SpiceDB client against POST /v1/check through the decision service:
 // one SpiceDB of its own (memory datastore, loopback), the same relationships, the same request mix. The
@@ -19,6 +19,7 @@ import type { MetricValueWithName, Registry as MetricsRegistry } from 'prom-clie
 import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
 import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
+import { DEFAULT_CHECK_BATCH } from '../src/decision/check-batcher.js';
 import { spicedbQuery } from '../src/decision/check-evaluator.js';
 import type { CheckRequestBody } from '../src/decision/check-request.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
@@ -500,6 +501,8 @@ const OPTIONS = {
   workloads: { type: 'string', default: 'unique,repeated' },
   rounds: { type: 'string', default: '6' },
   checks: { type: 'string', default: '12000' },
+  /** The service's check batching (CHECK_BATCHING): `on` (its default) or `off`. */
+  batching: { type: 'string', default: 'on' },
 } as const;
 
 const WORKLOADS: readonly Workload[] = ['unique', 'repeated'];
@@ -526,6 +529,8 @@ async function main(): Promise<void> {
   ].map(Number) as [number, number, number, number, number];
   const levels = options.concurrency.split(',').map(Number);
   const workloads = options.workloads.split(',');
+  if (!['on', 'off'].includes(options.batching)) throw new Error('--batching is on or off');
+  const checkBatch = { ...DEFAULT_CHECK_BATCH, enabled: options.batching === 'on' };
   const stateDir = await mkdtemp(join(tmpdir(), 'bench-check-'));
   const stopping: Array<() => Promise<void> | void> = [() => rm(stateDir, { recursive: true, force: true })];
   try {
@@ -562,6 +567,7 @@ async function main(): Promise<void> {
       host: '127.0.0.1',
       spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
       authenticators: { bearer },
+      checkBatch,
       // Production's level; the lines are formatted as in production, then dropped.
       logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
     });
@@ -613,6 +619,9 @@ async function main(): Promise<void> {
       `machine: ${availableParallelism()} cores, load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}, node ${process.version}`,
+    );
+    console.log(
+      `service: check batching ${checkBatch.enabled ? `on (at most ${checkBatch.maxItems} checks a call, ${checkBatch.concurrency} calls in flight)` : 'off'}`,
     );
     console.log(
       `each run: up to ${requests} requests or ${seconds} s; ${rounds} rounds per mode, alternating order\n`,
@@ -676,27 +685,42 @@ async function serviceTimings(
   };
 }
 
-type Counts = Record<'consistency' | 'cache', Record<string, number>>;
+type Counts = Record<'consistency' | 'cache' | 'batches', Record<string, number>>;
 
-/** How the service answered: by consistency (revision barrier) and by decision cache outcome. */
+/**
+ * How the service answered: by consistency (revision barrier), by decision cache outcome, and the SpiceDB calls
+ * of its check batcher (`count`) for how many checks (`sum`).
+ */
 async function serviceCounts(registry: MetricsRegistry): Promise<Counts> {
   const byLabel = async (metric: string, label: string) => {
-    const values = (await registry.getSingleMetric(metric)?.get())?.values ?? [];
-    return Object.fromEntries(values.map((value) => [String(value.labels[label]), value.value]));
+    const values = ((await registry.getSingleMetric(metric)?.get())?.values ??
+      []) as MetricValueWithName<string>[];
+    return Object.fromEntries(
+      values.map((value) => [
+        String(value.labels[label] ?? value.metricName?.replace(`${metric}_`, '')),
+        value.value,
+      ]),
+    );
   };
   return {
     consistency: await byLabel('decision_check_consistency_total', 'consistency'),
     cache: await byLabel('decision_cache_lookups_total', 'outcome'),
+    batches: await byLabel('decision_check_batch_size', 'le'),
   };
 }
 
 function printCounts(before: Counts, after: Counts): void {
+  const delta = (kind: keyof Counts, label: string) => (after[kind][label] ?? 0) - (before[kind][label] ?? 0);
   const line = (kind: keyof Counts) =>
-    Object.entries(after[kind])
-      .map(([label, count]) => `${label} ${count - (before[kind][label] ?? 0)}`)
+    Object.keys(after[kind])
+      .map((label) => `${label} ${delta(kind, label)}`)
       .join(', ');
+  const [calls, checks] = [delta('batches', 'count'), delta('batches', 'sum')];
+  const batching = calls
+    ? `; batcher: ${checks} checks in ${calls} SpiceDB calls (${(checks / calls).toFixed(1)} a call)`
+    : '';
   console.log(
-    `service checks, by consistency: ${line('consistency')}; by decision cache: ${line('cache')}\n`,
+    `service checks, by consistency: ${line('consistency')}; by decision cache: ${line('cache')}${batching}\n`,
   );
 }
 
