@@ -1,46 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rm } from 'node:fs/promises';
 import type { RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
-import { makeStateDir, startOwnSpiceDB } from '../controller/support/harness.js';
 import type { OwnSpiceDB } from '../controller/support/harness.js';
 import { uniqueId } from '../support/cluster.js';
-import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
+import { apiCheck, startServiceOnOwnSpiceDB } from './support/service-on-own-spicedb.js';
+import type { ServiceOnOwnSpiceDB } from './support/service-on-own-spicedb.js';
 
 // A SpiceDB of this file's own, so that the Watch's next message after the seeding write is that write: the
 // checks then run at least as fresh as it (the revision barrier), one consistency for all of them. One SpiceDB
 // call at a time, so that checks arriving while it is busy wait for it and go out together whatever the
 // machine's timing (the default allows 4).
-let stateDir: string;
+let own: ServiceOnOwnSpiceDB;
 let spicedb: OwnSpiceDB;
 let service: DecisionServiceUnderTest;
 
 beforeAll(async () => {
-  stateDir = await makeStateDir('decision-check-batching');
-  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-check-batching');
-  service = await startServiceUnderTest({
-    spicedb: spicedb.server,
+  own = await startServiceOnOwnSpiceDB('check-batching', {
     checkBatch: { enabled: true, maxItems: 100, concurrency: 1 },
   });
-  await untilReady(service);
+  ({ spicedb, service } = own);
 });
 
-afterAll(async () => {
-  await service?.stop();
-  await spicedb?.stop();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
-});
-
-function apiCheck(userId: string, itemId: string) {
-  return {
-    subject_type: 'user',
-    subject_id: userId,
-    resource_type: 'resource',
-    resource_id: itemId,
-    relation: 'api',
-  };
-}
+afterAll(() => own?.stop());
 
 async function batchSizes(): Promise<{ calls: number; checks: number; alone: number }> {
   const metrics = await service.metrics.metrics();

@@ -1,50 +1,33 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';
 import { consistencyCount as countOf, type ConsistencySource } from '../../support/barrier-agreement.js';
 import { until } from '../../support/until.js';
-import { makeStateDir, startOwnSpiceDB } from '../controller/support/harness.js';
 import type { OwnSpiceDB } from '../controller/support/harness.js';
 import { uniqueId } from '../support/cluster.js';
-import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
+import { apiCheck, startServiceOnOwnSpiceDB } from './support/service-on-own-spicedb.js';
+import type { ServiceOnOwnSpiceDB } from './support/service-on-own-spicedb.js';
 
 // SpiceDB quantizes minimize_latency reads to 5 s (its default): without the barrier, a check right after a
 // change answers from before it for up to that long. No check here carries a token. A SpiceDB of this file's
 // own, so that every message of the service's Watch is one of this file's changes: a check follows the Watch's
 // delivery of the change (afterWatchDelivers), which is what the barrier promises.
-let stateDir: string;
+let own: ServiceOnOwnSpiceDB;
 let spicedb: OwnSpiceDB;
 let service: DecisionServiceUnderTest;
 
 beforeAll(async () => {
-  stateDir = await makeStateDir('decision-revision-barrier');
-  spicedb = await startOwnSpiceDB(stateDir, 'spicedb-revision-barrier');
-  service = await startServiceUnderTest({ spicedb: spicedb.server });
-  await untilReady(service);
+  own = await startServiceOnOwnSpiceDB('revision-barrier');
+  ({ spicedb, service } = own);
 });
 
-afterAll(async () => {
-  await service?.stop();
-  await spicedb?.stop();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
-});
+afterAll(() => own?.stop());
 
 const inAnHour = () => new Date(Date.now() + 3_600_000);
 /** The barrier forgets a change after SpiceDB's window (5 s) plus its margin (2 s). */
 const RETENTION_MS = 7_000;
-
-function apiCheck(userId: string, itemId: string) {
-  return {
-    subject_type: 'user',
-    subject_id: userId,
-    resource_type: 'resource',
-    resource_id: itemId,
-    relation: 'api',
-  };
-}
 
 async function allowed(body: Record<string, unknown>): Promise<boolean> {
   const answer = await service.check(body);
