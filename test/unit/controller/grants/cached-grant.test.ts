@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
 import { latestManager } from '../../../../src/controller/audit/grant-change.js';
 import { grantCacheTransform } from '../../../../src/controller/grants/cached-grant.js';
+import { nextGrantStatus, type GrantOutcome } from '../../../../src/controller/grants/grant-status.js';
 import { finalizersPatch, statusUpdate } from '../../../../src/controller/object-writes.js';
 import { LAST_APPLIED_ANNOTATION } from '../../../../src/runtime/cache-transform.js';
 import { InternPool } from '../../../../src/runtime/index.js';
-import { groupFields, policyGrant } from '../support/fakes.js';
+import { groupFields, NOW, policyGrant } from '../support/fakes.js';
 
 const at = (time: string) => time as unknown as Date;
 
@@ -26,12 +27,19 @@ function fieldManager(
   };
 }
 
+const ENFORCED: GrantOutcome = {
+  kind: 'enforced',
+  relationships: 1,
+  projected: { resource: 'resource:x', relations: ['api_consumer'], subjects: ['user:u'] },
+  zedToken: 'GhUKEzE3',
+};
+
 /** An enforced grant as the API server serves it: labels, annotations, managedFields with field sets, status. */
 function servedGrant(
   name: string,
   managedFields: V1ManagedFieldsEntry[] = [fieldManager('policy-grant-acl-api', '2026-01-01T00:00:00Z')],
-) {
-  return policyGrant(
+): PolicyGrant {
+  const grant = policyGrant(
     name,
     { issuerId: '7d1c2a9e-0b4d-4e8a-9c7f-2d5e6a7b8c9d' },
     {
@@ -41,25 +49,21 @@ function servedGrant(
       deletionTimestamp: at('2026-01-02T00:00:00Z'),
       managedFields,
     },
-    {
-      observedGeneration: 1,
-      state: 'ACTIVE',
-      conditions: [
-        {
-          type: 'Enforced',
-          status: 'True',
-          reason: 'Projected',
-          message: '1 relationship written to SpiceDB',
-          lastTransitionTime: '2026-01-01T00:00:01Z',
-          observedGeneration: 1,
-        },
-      ],
-      relationships: 1,
-      zedToken: 'GhUKEzE3',
-      projected: { resource: 'resource:x', relations: ['api_consumer'], subjects: ['user:u'] },
-    },
   );
+  return { ...grant, status: nextGrantStatus(grant, ENFORCED, NOW).status };
 }
+
+/** The metadata a cached grant keeps, managedFields aside. */
+const KEPT_METADATA = [
+  'creationTimestamp',
+  'deletionTimestamp',
+  'finalizers',
+  'generation',
+  'name',
+  'namespace',
+  'resourceVersion',
+  'uid',
+] as const;
 
 describe('grantCacheTransform', () => {
   it('keeps spec, status, identity, versions, finalizers and timestamps', () => {
@@ -69,42 +73,13 @@ describe('grantCacheTransform', () => {
     expect(cached.kind).toBe(served.kind);
     expect(cached.spec).toEqual(served.spec);
     expect(cached.status).toEqual(served.status);
-    const {
-      name,
-      namespace,
-      uid,
-      resourceVersion,
-      generation,
-      creationTimestamp,
-      deletionTimestamp,
-      finalizers,
-    } = served.metadata;
-    expect(cached.metadata).toMatchObject({
-      name,
-      namespace,
-      uid,
-      resourceVersion,
-      generation,
-      creationTimestamp,
-      deletionTimestamp,
-      finalizers,
-    });
+    for (const key of KEPT_METADATA) expect(cached.metadata[key]).toEqual(served.metadata[key]);
   });
 
   it('drops labels, annotations and the field sets of managedFields', () => {
     const cached = grantCacheTransform(new InternPool())(servedGrant('g'));
     const kept = Object.entries(cached.metadata).filter(([, value]) => value !== undefined);
-    expect(kept.map(([key]) => key).sort()).toEqual([
-      'creationTimestamp',
-      'deletionTimestamp',
-      'finalizers',
-      'generation',
-      'managedFields',
-      'name',
-      'namespace',
-      'resourceVersion',
-      'uid',
-    ]);
+    expect(kept.map(([key]) => key).sort()).toEqual([...KEPT_METADATA, 'managedFields'].sort());
     expect(cached.metadata.managedFields).toEqual([
       { manager: 'policy-grant-acl-api', operation: 'Update', time: '2026-01-01T00:00:00Z' },
     ]);
