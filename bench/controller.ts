@@ -34,9 +34,11 @@ import {
 import { ClusterWorld } from '../src/controller/cluster-world.js';
 import { GrantMetrics } from '../src/controller/controller-metrics.js';
 import { DriftResync } from '../src/controller/drift-resync.js';
+import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
 import { policyGrantsPath } from '../src/controller/grants/grant-writer.js';
 import { KeyedMutex } from '../src/controller/keyed-mutex.js';
 import { managedRelations } from '../src/controller/managed-relations.js';
+import { membershipCacheTransform } from '../src/controller/memberships/cached-membership.js';
 import { MembershipWorld } from '../src/controller/memberships/membership-world.js';
 import { projectGrant, projectOwners } from '../src/verdict/projection.js';
 import { startLocalControlPlane, type LocalControlPlane } from '../src/localplane/control-plane.js';
@@ -44,12 +46,14 @@ import { freePort } from '../src/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../src/localplane/managed-process.js';
 import { repoRoot } from '../src/localplane/repo-root.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
-import { Informer, kubeListWatch, stripForCache, type ListWatchSource } from '../src/runtime/index.js';
+import { Informer, InternPool, kubeListWatch } from '../src/runtime/index.js';
 import { requestJson } from '../src/runtime/kube-request.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
+import { printTable } from './support/markdown-table.js';
+import { staticInformer } from './support/static-informer.js';
 import { percentile } from './support/statistics.js';
 
 const ACL_NAMESPACE = 'policy-grant-system';
@@ -105,39 +109,16 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 // ---------------------------------------------------------------------------------------------------------
 // Child: the resync alone, caches fed from a list
 
-/**
- * A list that never changes: the informer lists it once and its watch stays silent. The objects are made when
- * listed and transformed one by one, as pages from the kube-apiserver are: nothing else holds them.
- */
-function staticSource<T extends KubernetesObject>(make: () => T[]): ListWatchSource<T> {
-  return {
-    list: async ({ transform }) => ({
-      items: make().map((obj) => (transform ? transform(obj) : obj)),
-      resourceVersion: '1',
-    }),
-    watch: () => () => undefined,
-  };
-}
-
-/** Cached as the controller caches them (its Manager's transform). */
-async function staticInformer<T extends KubernetesObject>(make: () => T[]): Promise<Informer<T>> {
-  const informer = new Informer<T>({
-    source: staticSource(make),
-    stallTimeoutMs: 3_600_000,
-    transform: stripForCache,
-  });
-  informer.start();
-  await informer.waitForSync();
-  return informer;
-}
-
 async function resyncChild(input: ChildInput): Promise<ChildOutput> {
   const registry = loadRegistry();
-  const grants = await staticInformer(() =>
-    Array.from({ length: input.count }, (_, i) => cloneGrant(input.template, i)),
+  const pool = new InternPool();
+  const grants = await staticInformer<PolicyGrant>(
+    input.count,
+    (i) => cloneGrant(input.template, i),
+    grantCacheTransform(pool),
   );
-  const items = await staticInformer(() => [input.item]);
-  const namespaces = await staticInformer<KubernetesObject>(() => []);
+  const items = await staticInformer(1, () => input.item);
+  const namespaces = await staticInformer<KubernetesObject>(0, () => ({}));
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   const client = new SpiceDBClient({ ...input.spicedb, transport: 'plaintext' });
   const resync = new DriftResync({
@@ -148,7 +129,11 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
       ensureSchema: () => client.ensureSchema(readSchemaText()),
     },
     world,
-    projected: [new MembershipWorld(await staticInformer<Membership>(() => []))],
+    projected: [
+      new MembershipWorld(
+        await staticInformer<Membership>(0, () => ({}) as Membership, membershipCacheTransform(pool)),
+      ),
+    ],
     relations: managedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(createMetricsRegistry(), () => []),
@@ -577,7 +562,7 @@ async function main(): Promise<void> {
     }
     baseline.close();
     rows.push(...memoryPer10k(liveHeaps));
-    printTable(rows);
+    printTable(['measure', 'size', 'time', 'vs import', 'notes'], rows);
   } finally {
     clearTimeout(timer);
     await bench.stop();
@@ -592,18 +577,6 @@ function memoryPer10k(liveHeaps: [number, number][]): string[][] {
   if (!first || !last || last[0] === first[0]) return [];
   const per10k = ((last[1] - first[1]) / (last[0] - first[0])) * 10_000;
   return [['live heap per 10,000 grants', `${first[0]} → ${last[0]} grants`, '', '', mb(per10k)]];
-}
-
-function printTable(rows: string[][]): void {
-  const header = ['measure', 'size', 'time', 'vs import', 'notes'];
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: string[]) =>
-    `| ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
-  console.log(
-    ['', line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n'),
-  );
 }
 
 if (process.argv[2] === '--child') {

@@ -49,8 +49,9 @@ export class ResyncCancelledError extends Error {
  * The periodic full comparison of SpiceDB with the custom resources (the invariant of docs/architecture.md:
  * the grant tuples in SpiceDB are exactly the projection of the active, unexpired, authorised grants; owner
  * tuples, of the CatalogItems; membership tuples, of the Memberships). It reads the managed relations page
- * by page and writes in batches, so neither a request nor memory holds more than one page or batch of
- * relationships; the wanted set is kept as keys and expirations.
+ * by page, projecting the grants while each page is on its way, and writes in batches, so no request holds more
+ * than one page or batch of relationships; what SpiceDB holds and what the resources want are kept as keys and
+ * expirations only.
  *
  * Every repair is decided again, under the lock of the objects it touches, from the caches as they are at
  * that moment: a tuple a grant wrote (or withdrew) while the resync was reading is left alone.
@@ -69,36 +70,25 @@ export class DriftResync {
     // A SpiceDB that restarted empty has no schema until a leader writes it, and reads of a relation it lacks
     // fail: a new term's first resync may come before any write of the term has set fence and schema.
     await this.options.store.ensureSchema();
-    const wanted = this.wantedExpirations();
+    const wanted = new Map<TupleKey, number | undefined>();
+    const projecting = this.projectWanted(wanted);
+    const present = new Map<TupleKey, number | undefined>();
+    for (const relation of this.options.relations) {
+      await this.readInto(present, relation, () => projecting.next(), isCancelled);
+    }
+    while (!projecting.next().done);
     const desired = wanted.size;
     const orphans: TupleKey[] = [];
     const misdated: TupleKey[] = [];
-    let [examined, orphan] = [0, 0];
-    for (const { objectType, relation } of this.options.relations) {
-      const pages = this.options.store.readRelationships(
-        { resourceType: objectType, relation },
-        { pageSize: this.batchSize, consistency: { fullyConsistent: true } },
-      );
-      for await (const page of pages) {
-        if (isCancelled()) throw new ResyncCancelledError('resync cancelled');
-        for (const relationship of page.relationships) {
-          examined += 1;
-          const key = tupleKey(relationship);
-          if (!wanted.has(key)) {
-            orphans.push(key);
-            continue;
-          }
-          if (wanted.get(key) !== relationship.expiresAt?.getTime()) misdated.push(key);
-          wanted.delete(key);
-        }
-        if (orphans.length >= this.batchSize)
-          orphan += await this.deleteOrphans(orphans.splice(0), isCancelled);
-      }
+    for (const [key, expiresAt] of present) {
+      if (!wanted.has(key)) orphans.push(key);
+      else if (wanted.get(key) !== expiresAt) misdated.push(key);
+      wanted.delete(key);
     }
-    orphan += await this.deleteOrphans(orphans.splice(0), isCancelled);
+    const orphan = await this.deleteOrphans(orphans, isCancelled);
     const missing = await this.writeMissing([...wanted.keys(), ...misdated], isCancelled);
     const report = {
-      examined,
+      examined: present.size,
       desired,
       missing,
       orphan,
@@ -109,23 +99,58 @@ export class DriftResync {
     return report;
   }
 
-  /** Tuple key → expiration (ms, or undefined for none) of every relationship the resources want now. */
-  private wantedExpirations(): Map<TupleKey, number | undefined> {
+  /**
+   * Reads one relation page by page into `present` (tuple key → expiration), asking for each page before it
+   * takes in the one before, and calling `meanwhile` while a page is on its way: the projection runs then,
+   * instead of before the reads.
+   */
+  private async readInto(
+    present: Map<TupleKey, number | undefined>,
+    { objectType, relation }: ManagedRelation,
+    meanwhile: () => void,
+    isCancelled: () => boolean,
+  ): Promise<void> {
+    const pages = this.options.store.readRelationships(
+      { resourceType: objectType, relation },
+      { pageSize: this.batchSize, consistency: { fullyConsistent: true } },
+    );
+    try {
+      for (let next = pages.next(); ;) {
+        meanwhile();
+        const page = await next;
+        if (page.done) return;
+        if (isCancelled()) throw new ResyncCancelledError('resync cancelled');
+        next = pages.next();
+        for (const relationship of page.value.relationships) {
+          present.set(tupleKey(relationship), relationship.expiresAt?.getTime());
+        }
+      }
+    } finally {
+      await pages.return(undefined);
+    }
+  }
+
+  /**
+   * Fills `wanted` with the tuple key → expiration (ms, or undefined for none) of every relationship the
+   * resources want now, pausing after every page's worth of grants (the caller goes on while SpiceDB reads).
+   */
+  private *projectWanted(wanted: Map<TupleKey, number | undefined>): Generator<void> {
     const { world } = this.options;
     const now = this.now();
-    const wanted = new Map<TupleKey, number | undefined>();
     const want = (relationship: Relationship) =>
       wanted.set(tupleKey(relationship), relationship.expiresAt?.getTime());
+    let grantsProjected = 0;
     for (const grant of world.allGrants()) {
       // One evaluator per grant: remembering every verdict of a pass would hold all relationships at once.
       const verdict = world.evaluator(now).evaluate(grant);
       if (verdict.enforce) verdict.relationships.forEach(want);
+      grantsProjected += 1;
+      if (grantsProjected % this.batchSize === 0) yield;
     }
     for (const itemId of new Set(world.allItems().map((item) => item.spec.itemId))) {
       world.ownersOf(itemId).forEach(want);
     }
     for (const projected of this.options.projected) projected.wantedRelationships().forEach(want);
-    return wanted;
   }
 
   private async deleteOrphans(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {

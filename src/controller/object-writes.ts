@@ -1,9 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 
 /**
- * What the controller sends to change cached objects. The caches hold objects stripped of managedFields' field
- * sets and kubectl's last-applied-configuration (`stripForCache`), so a whole cached object must never be sent
- * back: an update would replace those. Both writes still carry the resourceVersion the decision was made on, so
+ * What the controller sends to change cached objects. The caches hold compact records (grants, Memberships) or
+ * objects stripped of managedFields' field sets and kubectl's last-applied-configuration (`stripForCache`), so a
+ * whole cached object must never be sent back: an update would replace what they lack. Both writes still carry the resourceVersion the decision was made on, so
  * a concurrent change fails with 409 instead of being overwritten.
  */
 

@@ -17,6 +17,7 @@ import { createUrnScheme } from '../http/urn.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
 import {
+  InternPool,
   Manager,
   objectKey,
   stripForCache,
@@ -38,6 +39,7 @@ import { GrantMetrics, registerMembershipMetrics } from './controller-metrics.js
 import { DriftResync, type ResyncReport } from './drift-resync.js';
 import { EventRecorder } from './event-recorder.js';
 import { FencedSpiceDB } from './fenced-spicedb.js';
+import { grantCacheTransform } from './grants/cached-grant.js';
 import { GrantProjector } from './grants/grant-projector.js';
 import { GrantReconciler } from './grants/grant-reconciler.js';
 import { grantKey } from '../verdict/grant-verdict.js';
@@ -50,6 +52,7 @@ import { agentsPath, DelegationWriter, delegationsPath } from './delegations/del
 import { ProjectedProjector } from './projected/projected-projector.js';
 import { ProjectedReconciler } from './projected/projected-reconciler.js';
 import { ProjectedWorld } from './projected/projected-world.js';
+import { membershipCacheTransform } from './memberships/cached-membership.js';
 import { MembershipProjector } from './memberships/membership-projector.js';
 import { MembershipReconciler } from './memberships/membership-reconciler.js';
 import { MembershipWorld } from './memberships/membership-world.js';
@@ -148,7 +151,13 @@ export async function startController(
       : {}),
   });
   const selector = config.labelSelector === undefined ? {} : { labelSelector: config.labelSelector };
-  const grants = manager.informer<PolicyGrant>({ path: policyGrantsPath(), ...selector });
+  // Grants and Memberships, the kinds counted by the hundred thousand, are cached as compact records.
+  const pool = new InternPool();
+  const grants = manager.informer<PolicyGrant>({
+    path: policyGrantsPath(),
+    ...selector,
+    transform: grantCacheTransform(pool),
+  });
   const items = manager.informer<CatalogItem>({
     path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
     ...selector,
@@ -158,7 +167,10 @@ export async function startController(
     labelSelector: ORGANISATION_LABEL,
   });
   // Only the Memberships of the ACL namespace count; the label selector narrows grants and items only.
-  const membershipCache = manager.informer<Membership>({ path: membershipsPath(config.aclNamespace) });
+  const membershipCache = manager.informer<Membership>({
+    path: membershipsPath(config.aclNamespace),
+    transform: membershipCacheTransform(pool),
+  });
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace });
   const memberships = new MembershipWorld(membershipCache);
   // Delegations count only in the ACL namespace too, and only for the owner their Agent object names.

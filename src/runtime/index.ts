@@ -1,4 +1,5 @@
 export { LAST_APPLIED_ANNOTATION, stripForCache } from './cache-transform.js';
+export { InternPool } from './intern-pool.js';
 export { KubeApiError, isConflict, isGone, isNotFound } from './api-error.js';
 export { Controller, TerminalError, watchesMapped } from './controller.js';
 export type { ControllerOptions, ReconcileResult, Reconciler, WatchSource } from './controller.js';

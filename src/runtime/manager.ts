@@ -50,6 +50,9 @@ export interface InformerSpec
   path: string;
 }
 
+/** An informer's own transform replaces the manager's default (controller-runtime's `cache.Options.ByObject`). */
+export type TypedInformerSpec<T> = InformerSpec & { transform?: (obj: T) => T };
+
 export type ManagedControllerOptions<T extends KubernetesObject> = Omit<
   ControllerOptions<T>,
   'registry' | 'logger'
@@ -100,17 +103,23 @@ export class Manager {
     return this.elector?.identity;
   }
 
-  /** The shared informer for `spec`; created (and started, if the manager runs) on first use. */
-  informer<T extends KubernetesObject>(spec: InformerSpec): Informer<T> {
+  /**
+   * The shared informer for `spec`; created (and started, if the manager runs) on first use, with that use's
+   * transform (or the manager's default).
+   */
+  informer<T extends KubernetesObject>(spec: TypedInformerSpec<T>): Informer<T> {
     const id = JSON.stringify([spec.path, spec.labelSelector ?? '', spec.fieldSelector ?? '']);
     let informer = this.informers.get(id);
     if (!informer) {
+      const { transform = this.options.defaultTransform, ...selection } = spec as InformerSpec & {
+        transform?: (obj: KubernetesObject) => KubernetesObject;
+      };
       informer = new Informer<KubernetesObject>({
-        ...spec,
+        ...selection,
         name: spec.path,
         source: kubeListWatch(this.options.kubeConfig, spec.path),
         logger: this.logger,
-        ...(this.options.defaultTransform ? { transform: this.options.defaultTransform } : {}),
+        ...(transform ? { transform } : {}),
       });
       this.informers.set(id, informer);
       if (this.started) {

@@ -17,25 +17,35 @@ export const KUBERNETES_ACTIONS = {
 /** Entries of this manager never explain a change of the grant's spec: it writes finalizers and status. */
 const IGNORED_MANAGERS = new Set([CONTROLLER_FIELD_MANAGER]);
 
+/** An Update or Apply of the object itself (not its status) by someone else than the controller. */
+function isChangeOfObject(entry: V1ManagedFieldsEntry): boolean {
+  return (
+    (entry.operation === 'Update' || entry.operation === 'Apply') &&
+    !entry.subresource &&
+    entry.manager !== undefined &&
+    !IGNORED_MANAGERS.has(entry.manager)
+  );
+}
+
+const changeTime = (entry: V1ManagedFieldsEntry) => Date.parse(String(entry.time ?? 0)) || 0;
+
 /**
- * The manager of the latest Update or Apply of the object itself (not its status), the controller's own left
- * out. Times have whole seconds: when several managers wrote in the latest second, the ACL API is left out (a
- * change it did not make is never taken for one of its own) and the others are all named, comma-separated.
+ * The entries of the latest change of the object itself (Update or Apply, not of its status), the controller's
+ * own left out: all that `latestManager` reads, so a cache may keep these and drop the other entries.
+ */
+export function latestChanges<T extends V1ManagedFieldsEntry>(entries: readonly T[] = []): T[] {
+  const candidates = entries.filter(isChangeOfObject);
+  const latest = Math.max(...candidates.map(changeTime));
+  return candidates.filter((entry) => changeTime(entry) === latest);
+}
+
+/**
+ * The manager of the latest change of the object itself (`latestChanges`). Times have whole seconds: when
+ * several managers wrote in the latest second, the ACL API is left out (a change it did not make is never taken
+ * for one of its own) and the others are all named, comma-separated.
  */
 export function latestManager(entries: readonly V1ManagedFieldsEntry[] = []): string | undefined {
-  const candidates = entries
-    .filter(
-      (entry) =>
-        (entry.operation === 'Update' || entry.operation === 'Apply') &&
-        !entry.subresource &&
-        entry.manager !== undefined &&
-        !IGNORED_MANAGERS.has(entry.manager),
-    )
-    .map((entry) => ({ manager: entry.manager as string, time: Date.parse(String(entry.time ?? 0)) || 0 }));
-  const latest = Math.max(...candidates.map((candidate) => candidate.time));
-  const managers = [
-    ...new Set(candidates.filter((candidate) => candidate.time === latest).map((c) => c.manager)),
-  ].sort();
+  const managers = [...new Set(latestChanges(entries).map((entry) => entry.manager as string))].sort();
   const others = managers.filter((manager) => manager !== ACL_API_FIELD_MANAGER);
   return (others.length > 0 ? others : managers).join(',') || undefined;
 }

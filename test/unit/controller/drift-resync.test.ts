@@ -7,6 +7,8 @@ import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-wr
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { resyncedRelations } from '../../../src/controller/managed-relations.js';
 import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';
+import { membershipCacheTransform } from '../../../src/controller/memberships/cached-membership.js';
+import { InternPool } from '../../../src/runtime/index.js';
 import { MembershipWorld } from '../../../src/controller/memberships/membership-world.js';
 import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import type { Membership, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
@@ -59,7 +61,9 @@ function setUp(
   const resync = new DriftResync({
     store,
     world: test.world,
-    projected: [new MembershipWorld(new MemoryStore(memberships))],
+    projected: [
+      new MembershipWorld(new MemoryStore(memberships, membershipCacheTransform(new InternPool()))),
+    ],
     relations: resyncedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),

@@ -103,6 +103,24 @@ describe('Manager', () => {
     expect(shared.informer({ path: PATH, labelSelector: 'a=b' })).not.toBe(shared.informer({ path: PATH }));
   });
 
+  it("caches with an informer's own transform, else the manager's default", async () => {
+    const made = manager([], {
+      defaultTransform: (obj) => ({ ...obj, metadata: { ...obj.metadata, labels: { by: 'default' } } }),
+    });
+    const own = made.informer<V1ConfigMap>({
+      path: PATH,
+      labelSelector: 'own',
+      transform: (obj) => ({ ...obj, data: { by: 'own' } }),
+    });
+    made.start();
+    await made.waitForSync();
+    expect(made.informer<V1ConfigMap>({ path: PATH }).get('ns/a')?.metadata?.labels).toEqual({
+      by: 'default',
+    });
+    expect(own.get('ns/a')).toMatchObject({ data: { by: 'own' } });
+    expect(own.get('ns/a')?.metadata?.labels).toBeUndefined();
+  });
+
   it('with two managers on one Lease, only the leader reconciles; a graceful stop hands over at once', async () => {
     // A lease far longer than the test may wait: b can only lead if a's release hands the lease over. And a
     // renewal deadline no loaded machine misses: a must not lose its lease to a slow renewal meanwhile.

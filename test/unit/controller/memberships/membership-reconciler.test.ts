@@ -6,6 +6,8 @@ import { projectMembership } from '../../../../src/controller/memberships/member
 import { MembershipProjector } from '../../../../src/controller/memberships/membership-projector.js';
 import { MembershipReconciler } from '../../../../src/controller/memberships/membership-reconciler.js';
 import { MembershipWorld } from '../../../../src/controller/memberships/membership-world.js';
+import { membershipCacheTransform } from '../../../../src/controller/memberships/cached-membership.js';
+import { InternPool } from '../../../../src/runtime/index.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { silentLogger } from '../../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
@@ -52,7 +54,8 @@ class FakeMembershipWriter {
 }
 
 function setUp(...objects: Membership[]) {
-  const cache = new MemoryStore(objects);
+  // Cached as the controller caches them: the reconciler reads compact records.
+  const cache = new MemoryStore(objects, membershipCacheTransform(new InternPool()));
   const world = new MembershipWorld(cache);
   const store = new FakeRelationshipStore();
   const rechecked: string[][] = [];

@@ -10,6 +10,8 @@ import {
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
 import { ClusterWorld, type ObjectStore } from '../../../../src/controller/cluster-world.js';
+import { grantCacheTransform } from '../../../../src/controller/grants/cached-grant.js';
+import { InternPool } from '../../../../src/runtime/index.js';
 import { ORGANISATION_LABEL } from '../../../../src/verdict/namespace-authorisation.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { GrpcCode, SpiceDBError } from '../../../../src/spicedb/errors.js';
@@ -35,18 +37,24 @@ export const ITEM_OBJECT_ID = 'urn=3Adx=3Acat=3Aitem=3Aweather-stations';
 export const EXPIRY = '2099-01-31T00:00:00Z';
 export const NOW = new Date('2026-06-01T12:00:00Z');
 
-/** An ObjectStore over a Map; indexes are evaluated on each lookup (fine for tests). */
+/**
+ * An ObjectStore over a Map; indexes are evaluated on each lookup (fine for tests). `transform` is applied to
+ * each object put, as the controller's informer applies its cache transform.
+ */
 export class MemoryStore<T extends KubernetesObject> implements ObjectStore<T> {
   private readonly objects = new Map<string, T>();
   private readonly indexes = new Map<string, (obj: T) => string[]>();
 
-  constructor(objects: T[] = []) {
+  constructor(
+    objects: T[] = [],
+    private readonly transform: (obj: T) => T = (obj) => obj,
+  ) {
     objects.forEach((obj) => this.put(obj));
   }
 
   put(obj: T): void {
     const { namespace, name } = obj.metadata ?? {};
-    this.objects.set(namespace ? `${namespace}/${name}` : (name ?? ''), obj);
+    this.objects.set(namespace ? `${namespace}/${name}` : (name ?? ''), this.transform(obj));
   }
 
   remove(key: string): void {
@@ -167,7 +175,8 @@ export interface TestWorld {
 export function testWorld(
   content: { grants?: PolicyGrant[]; items?: CatalogItem[]; namespaces?: KubernetesObject[] } = {},
 ): TestWorld {
-  const grants = new MemoryStore(content.grants ?? []);
+  // Cached as the controller caches them: every test of the world reads compact records.
+  const grants = new MemoryStore(content.grants ?? [], grantCacheTransform(new InternPool()));
   const items = new MemoryStore(content.items ?? [catalogItem('weather')]);
   const namespaces = new MemoryStore(content.namespaces ?? []);
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
