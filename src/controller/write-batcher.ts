@@ -14,7 +14,7 @@ export interface WriteBatcherOptions {
   onBatch?: (writes: number) => void;
 }
 
-export const DEFAULT_BATCH_WINDOW_MS = 2;
+const DEFAULT_BATCH_WINDOW_MS = 2;
 
 interface QueuedWrite {
   updates: readonly RelationshipUpdate[];
