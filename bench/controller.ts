@@ -1,9 +1,12 @@
-// npm run bench:controller [-- --enforce 1000 --api-total 10000 --list 10000,100000 --concurrency 16]
+// npm run bench:controller [-- --enforce 1000 --api-total 10000 --list 10000,100000 --concurrency 16
+//                              --workers 4,16]
 //
 // The grant controller against a control plane of its own (etcd, kube-apiserver, SpiceDB with the memory
 // datastore, all on loopback), in three parts:
 // 1. time to enforce: grants created through the Kubernetes API, from the create request until the grant's
-//    watch shows Enforced=True, with the controller running as its own process (the real entrypoint);
+//    watch shows Enforced=True, with the controller running as its own process (the real entrypoint); once per
+//    --workers value (MAX_CONCURRENT_RECONCILES; the controller's default when absent), each round with a
+//    controller started afresh and grants of its own;
 // 2. the same controller with --api-total grants: duration of one full resync (from its own metrics) and its
 //    peak RSS (VmHWM);
 // 3. for each --list size: the resync alone, in a process of its own whose caches are fed from a list of
@@ -61,6 +64,8 @@ const BENCH_LABEL = 'bench.policygrant.dev/run';
 const OVERALL_TIMEOUT_MS = 45 * 60_000;
 /** Grants created one after the other, each once the previous one is enforced. */
 const SINGLE_GRANTS = 50;
+/** Grant numbers (and users) of part 1's later rounds start at round × this. */
+const ROUND_OFFSET = 10_000_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface ChildInput {
@@ -171,6 +176,8 @@ interface Options {
   apiTotal: number;
   list: number[];
   concurrency: number;
+  /** MAX_CONCURRENT_RECONCILES per round of part 1; undefined: the controller's default. */
+  workers: (number | undefined)[];
 }
 
 function options(): Options {
@@ -180,13 +187,16 @@ function options(): Options {
       'api-total': { type: 'string', default: '10000' },
       list: { type: 'string', default: '10000,100000' },
       concurrency: { type: 'string', default: '16' },
+      workers: { type: 'string', default: '' },
     },
   });
+  const workers = String(values.workers).split(',').filter(Boolean).map(Number);
   return {
     enforce: Number(values.enforce),
     apiTotal: Number(values['api-total']),
     list: String(values.list).split(',').filter(Boolean).map(Number),
     concurrency: Number(values.concurrency),
+    workers: workers.length > 0 ? workers : [undefined],
   };
 }
 
@@ -282,7 +292,8 @@ class Bench {
     return item;
   }
 
-  async startController(): Promise<number> {
+  async startController(workers: number | undefined): Promise<number> {
+    await this.controller?.process.stop(15_000);
     const port = await freePort();
     const env = {
       ...process.env,
@@ -295,6 +306,7 @@ class Bench {
       CONTROLLER_PORT: String(port),
       RESYNC_PERIOD: '20s',
       LOG_LEVEL: 'warn',
+      ...(workers === undefined ? {} : { MAX_CONCURRENT_RECONCILES: String(workers) }),
     };
     const child = startProcess({
       name: 'controller',
@@ -357,6 +369,13 @@ class Bench {
   async metric(name: string): Promise<number> {
     const text = await (await fetch(`${this.controller?.url}/metrics`)).text();
     return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  }
+
+  /** Keys waiting in the PolicyGrant work queue (all priorities); 0 before anything was queued. */
+  async grantQueueDepth(): Promise<number> {
+    const text = await (await fetch(`${this.controller?.url}/metrics`)).text();
+    const samples = text.matchAll(/^workqueue_depth\{[^}]*\bname="policygrant"[^}]*\} (\S+)$/gm);
+    return [...samples].reduce((sum, [, value]) => sum + Number(value), 0);
   }
 
   /** The duration of a resync that started after this call. */
@@ -450,56 +469,15 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   try {
     const item = await bench.setUp();
-    const idleRss = await bench.startController();
-    console.log(`controller leads; RSS ${mb(idleRss)} with no grants`);
-
-    // 1. Time to enforce: one grant at a time (the pipeline alone), then a burst (pipeline plus queueing).
-    for (let i = 0; i < SINGLE_GRANTS; i++) {
-      const index = opts.apiTotal + i;
-      await bench.createGrants(index, index + 1, item.spec.itemId);
-      await until('one grant enforced', () => bench.allEnforced(), 60_000);
+    // 1. Time to enforce, per worker count: one grant at a time (the pipeline alone), then a burst (pipeline
+    // plus queueing). Later rounds take grant numbers (and users) far above the first round's.
+    for (const [round, workers] of opts.workers.entries()) {
+      const idleRss = await bench.startController(workers);
+      // A controller started after a round first reconciles that round's grants (nothing to write).
+      await until('the grant queue to drain', async () => (await bench.grantQueueDepth()) === 0, 300_000);
+      console.log(`controller leads (${workers ?? 'default'} workers); RSS ${mb(idleRss)}`);
+      rows.push(...(await timeToEnforce(bench, opts, item.spec.itemId, round, workers)));
     }
-    const single = bench.latencies();
-    bench.createdAt.clear();
-    rows.push([
-      'time to enforce, one at a time, p50',
-      `${SINGLE_GRANTS} grants via the API`,
-      `${percentile(single, 50).toFixed(0)} ms`,
-      '',
-      '',
-    ]);
-    rows.push([
-      'time to enforce, one at a time, p99',
-      `${SINGLE_GRANTS} grants via the API`,
-      `${percentile(single, 99).toFixed(0)} ms`,
-      '',
-      '',
-    ]);
-    const createMs = await bench.createGrants(0, opts.enforce, item.spec.itemId);
-    await until(`${opts.enforce} grants enforced`, () => bench.allEnforced(), 600_000);
-    const sorted = bench.latencies();
-    console.log(`${opts.enforce} grants created in ${seconds(createMs)}`);
-    rows.push([
-      'time to enforce, p50',
-      `${opts.enforce} grants via the API`,
-      `${percentile(sorted, 50).toFixed(0)} ms`,
-      '',
-      '',
-    ]);
-    rows.push([
-      'time to enforce, p99',
-      `${opts.enforce} grants via the API`,
-      `${percentile(sorted, 99).toFixed(0)} ms`,
-      '',
-      '',
-    ]);
-    rows.push([
-      'time to enforce, max',
-      `${opts.enforce} grants via the API`,
-      `${(sorted.at(-1) ?? NaN).toFixed(0)} ms`,
-      '',
-      '',
-    ]);
 
     // 2. The real controller with apiTotal grants.
     if (opts.apiTotal > opts.enforce) {
@@ -569,6 +547,39 @@ async function main(): Promise<void> {
     await plane.stop();
     await rm(stateDir, { recursive: true, force: true });
   }
+}
+
+/** Part 1 for one controller: grants one at a time, then a burst; numbered from `round` × ROUND_OFFSET. */
+async function timeToEnforce(
+  bench: Bench,
+  opts: Options,
+  itemId: string,
+  round: number,
+  workers: number | undefined,
+): Promise<string[][]> {
+  const base = round * ROUND_OFFSET;
+  const size = (count: number) =>
+    `${count} grants via the API${workers === undefined ? '' : `, ${workers} workers`}`;
+  bench.createdAt.clear();
+  for (let i = 0; i < SINGLE_GRANTS; i++) {
+    const index = base + opts.apiTotal + i;
+    await bench.createGrants(index, index + 1, itemId);
+    await until('one grant enforced', () => bench.allEnforced(), 60_000);
+  }
+  const single = bench.latencies();
+  bench.createdAt.clear();
+  const createMs = await bench.createGrants(base, base + opts.enforce, itemId);
+  await until(`${opts.enforce} grants enforced`, () => bench.allEnforced(), 600_000);
+  const sorted = bench.latencies();
+  console.log(`${opts.enforce} grants created in ${seconds(createMs)}`);
+  const ms = (value: number) => `${value.toFixed(0)} ms`;
+  return [
+    ['time to enforce, one at a time, p50', size(SINGLE_GRANTS), ms(percentile(single, 50)), '', ''],
+    ['time to enforce, one at a time, p99', size(SINGLE_GRANTS), ms(percentile(single, 99)), '', ''],
+    ['time to enforce, p50', size(opts.enforce), ms(percentile(sorted, 50)), '', ''],
+    ['time to enforce, p99', size(opts.enforce), ms(percentile(sorted, 99)), '', ''],
+    ['time to enforce, max', size(opts.enforce), ms(sorted.at(-1) ?? NaN), '', ''],
+  ];
 }
 
 /** The live heap a further 10,000 grants cost: the slope between the smallest and the largest list. */

@@ -15,9 +15,20 @@ export const POSTGRES_DEPENDENCY = 'postgres';
 const APPEND_LOCK = "hashtext('policy-grant-operator/audit/append')";
 
 const INSERT_COLUMNS = `${RECORD_COLUMNS}, change_key`;
-const INSERT = `INSERT INTO audit.records (${INSERT_COLUMNS}) VALUES (${INSERT_COLUMNS.split(',')
-  .map((_, index) => `$${index + 1}`)
-  .join(', ')})`;
+const INSERT_COLUMN_COUNT = INSERT_COLUMNS.split(',').length;
+
+/** One INSERT of `rows` records (placeholders $1 … for each row's values in turn). */
+function insertOf(rows: number): string {
+  const row = (first: number) =>
+    `(${Array.from({ length: INSERT_COLUMN_COUNT }, (_, column) => `$${first + column}`).join(', ')})`;
+  const values = Array.from({ length: rows }, (_, index) => row(index * INSERT_COLUMN_COUNT + 1));
+  return `INSERT INTO audit.records (${INSERT_COLUMNS}) VALUES ${values.join(', ')}`;
+}
+
+/** Entries of the appends that share one transaction, at most (an append is never split). */
+const MAX_GROUP_ENTRIES = 500;
+/** Rows per INSERT: PostgreSQL takes at most 65,535 parameters per statement. */
+const MAX_ROWS_PER_INSERT = 1_000;
 
 const STORED_KEYS = 'SELECT change_key FROM audit.records WHERE change_key = ANY($1::text[])';
 
@@ -37,6 +48,12 @@ interface ChainEnd {
   now: Date;
 }
 
+interface QueuedAppend {
+  entries: readonly AuditEntry[];
+  resolve(records: AuditRecord[]): void;
+  reject(error: unknown): void;
+}
+
 /** An entry recorded once per change: an append skips it when a record with its key is stored. */
 export interface AuditChange {
   key: string;
@@ -54,6 +71,8 @@ export interface AuditStoreOptions {
 /** The append-only store of audit records in PostgreSQL (docs/audit.md). */
 export class AuditStore {
   readonly pool: pg.Pool;
+  private readonly queued: QueuedAppend[] = [];
+  private appending = false;
 
   constructor(options: AuditStoreOptions) {
     this.pool = new pg.Pool({
@@ -74,10 +93,50 @@ export class AuditStore {
 
   /**
    * Appends the entries, in order, as consecutive records of the chain, in one transaction: all are
-   * stored or none. Serialized across replicas by an advisory lock held until the commit.
+   * stored or none. Serialized across replicas by an advisory lock held until the commit. Appends made
+   * while one is in flight share the next transaction (group commit: the lock is taken once for them all),
+   * and fail together: what fails a transaction is PostgreSQL's state, not an entry (storableEntry).
    */
   append(entries: readonly AuditEntry[]): Promise<AuditRecord[]> {
-    return this.appendChanges(entries.map((entry) => ({ entry })));
+    if (entries.length === 0) return Promise.resolve([]);
+    const appended = new Promise<AuditRecord[]>((resolve, reject) => {
+      this.queued.push({ entries, resolve, reject });
+    });
+    if (!this.appending) void this.appendQueued();
+    return appended;
+  }
+
+  private async appendQueued(): Promise<void> {
+    this.appending = true;
+    try {
+      while (this.queued.length > 0) await this.appendGroup(this.nextGroup());
+    } finally {
+      this.appending = false;
+    }
+  }
+
+  private nextGroup(): QueuedAppend[] {
+    let entries = 0;
+    const size = this.queued.findIndex((append, index) => {
+      entries += append.entries.length;
+      return index > 0 && entries > MAX_GROUP_ENTRIES;
+    });
+    return this.queued.splice(0, size === -1 ? this.queued.length : size);
+  }
+
+  private async appendGroup(group: readonly QueuedAppend[]): Promise<void> {
+    try {
+      const records = await this.appendChanges(
+        group.flatMap(({ entries }) => entries.map((entry) => ({ entry }))),
+      );
+      let offset = 0;
+      for (const append of group) {
+        append.resolve(records.slice(offset, offset + append.entries.length));
+        offset += append.entries.length;
+      }
+    } catch (error) {
+      group.forEach((append) => append.reject(error));
+    }
   }
 
   /**
@@ -109,8 +168,13 @@ export class AuditStore {
         end,
         fresh.map((change) => storableEntry(change.entry)),
       );
-      for (const [index, record] of records.entries()) {
-        await client.query(INSERT, [...rowValues(record), fresh[index]?.key ?? null]);
+      for (let start = 0; start < records.length; start += MAX_ROWS_PER_INSERT) {
+        const rows = records.slice(start, start + MAX_ROWS_PER_INSERT);
+        const values = rows.flatMap((record, index) => [
+          ...rowValues(record),
+          fresh[start + index]?.key ?? null,
+        ]);
+        await client.query(insertOf(rows.length), values);
       }
       await client.query('COMMIT');
       return records;

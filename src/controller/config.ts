@@ -87,7 +87,7 @@ const environmentSchema = z.object({
   RETRY_PERIOD: atLeast('2s', 1),
   EXIT_ON_LOST_LEADERSHIP: flag(true),
   WATCH_LABEL_SELECTOR: nonEmpty.optional(),
-  MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(4),
+  MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(16),
   ACCESS_REQUEST_PENDING_TTL: atLeast('168h', 1_000),
   DATABASE_URL: auditEnvironment.shape.DATABASE_URL.optional(),
 });

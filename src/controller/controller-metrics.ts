@@ -109,6 +109,18 @@ export class GrantMetrics {
   }
 }
 
+/**
+ * How many reconciles' SpiceDB writes shared each WriteRelationships (WriteBatcher); returns the observer.
+ */
+export function registerWriteBatchMetrics(registry: Registry): (writes: number) => void {
+  const writesPerCall = histogram(registry, {
+    name: 'policygrant_spicedb_writes_per_call',
+    help: 'SpiceDB writes of reconciles (and resyncs) carried by one WriteRelationships call: the batch size.',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+  });
+  return (writes) => writesPerCall.observe(writes);
+}
+
 /** The Membership controller's dead-letter depth, computed from the cache at each scrape. */
 export function registerMembershipMetrics(registry: Registry, memberships: () => Membership[]): void {
   gauge(registry, {

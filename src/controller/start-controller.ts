@@ -35,7 +35,7 @@ import { GrantAuditor } from './audit/grant-auditor.js';
 import { CatalogItemReconciler } from './catalog-items/catalog-item-reconciler.js';
 import { ClusterWorld } from './cluster-world.js';
 import type { ControllerConfig } from './config.js';
-import { GrantMetrics, registerMembershipMetrics } from './controller-metrics.js';
+import { GrantMetrics, registerMembershipMetrics, registerWriteBatchMetrics } from './controller-metrics.js';
 import { DriftResync, type ResyncReport } from './drift-resync.js';
 import { EventRecorder } from './event-recorder.js';
 import { FencedSpiceDB } from './fenced-spicedb.js';
@@ -63,6 +63,7 @@ import { candidateTupleKeys } from '../verdict/projection.js';
 import { ProjectionMemory } from './grants/projection-memory.js';
 import { ResyncScheduler } from './resync-scheduler.js';
 import { SpiceDBGuard } from './spicedb-guard.js';
+import { WriteBatcher } from './write-batcher.js';
 import type { TupleKey } from '../verdict/tuple-key.js';
 
 export interface StartControllerOptions {
@@ -202,6 +203,8 @@ export async function startController(
     logger,
   });
   manager.beforeEachTerm((signal) => spicedb.beginTerm(signal));
+  // Every writer goes through one queue: writes land in the order they were decided, many to a call.
+  const store = new WriteBatcher({ store: spicedb, onBatch: registerWriteBatchMetrics(metricsRegistry) });
   const controllers: {
     grants?: Controller<PolicyGrant>;
     items?: Controller<CatalogItem>;
@@ -221,7 +224,7 @@ export async function startController(
     }
   };
   const membershipProjector = new MembershipProjector({
-    store: spicedb,
+    store,
     world: memberships,
     mutex,
     onTuplesDeleted: (keys, except) => recheckMembershipsOf(keys, except),
@@ -231,7 +234,7 @@ export async function startController(
   const recheckMembershipsOf = (keys: TupleKey[], exceptKey?: string): void =>
     membershipProjector.recheck(keys, (key) => controllers.memberships?.enqueue(key), exceptKey);
   const delegationProjector = new ProjectedProjector<Delegation>({
-    store: spicedb,
+    store,
     world: delegations,
     mutex,
     onTuplesDeleted: (keys, except) => recheckDelegationsOf(keys, except),
@@ -239,7 +242,7 @@ export async function startController(
   const recheckDelegationsOf = (keys: TupleKey[], exceptKey?: string): void =>
     delegationProjector.recheck(keys, (key) => controllers.delegations?.enqueue(key), exceptKey);
   const resync = new DriftResync({
-    store: spicedb,
+    store,
     world,
     projected: [memberships, delegations],
     relations: resyncedRelations(registry),
@@ -284,7 +287,7 @@ export async function startController(
     },
   });
   const projector = new GrantProjector({
-    store: spicedb,
+    store,
     world,
     memory,
     mutex,
@@ -308,7 +311,7 @@ export async function startController(
   });
   const itemReconciler = new CatalogItemReconciler({
     world,
-    store: spicedb,
+    store,
     mutex,
     itemObjectTypes: [...new Set(relations.map((relation) => relation.objectType))],
     logger,

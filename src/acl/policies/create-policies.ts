@@ -108,7 +108,7 @@ type Blocked = { blocked: PlannedClaim; why: 'active' | 'in-flight' };
  *    grant is revoked, expired or gone, and waiting for claims other requests hold pending),
  * 2. creates the PolicyGrants,
  * 3. binds the claims (pending → bound, conditioned on the resourceVersion each claim had when claimed),
- * 4. waits until the informer has the new grants, so the caller's next listing shows them.
+ *    and meanwhile waits until the informer has the new grants, so the caller's next listing shows them.
  * Any failure deletes what this request created and answers the failure.
  */
 export class PolicyCreator {
@@ -135,12 +135,13 @@ export class PolicyCreator {
     this.rejectKubectlConflicts(plan);
     const transaction = new CreateTransaction(this.store, this.cache, this.settings, input.log);
     try {
-      const grants = await transaction.run(plan, {
+      const grants = await transaction.claimAndCreate(plan, {
         labels: { ...input.labels, [CREATED_BY_LABEL]: CREATED_BY_ACL_API },
         annotations: hash === undefined ? {} : { [REQUEST_HASH_ANNOTATION]: hash },
         idempotencyKey,
       });
-      await this.awaitCache(grants, input.log);
+      // Independent: binding answers contenders, the cache the caller's next read; a failed bind rolls back.
+      await Promise.all([transaction.bindAll(), this.awaitCache(grants, input.log)]);
       return { policyIds: grants.map((grant) => grant.metadata.uid ?? ''), replayed: false };
     } catch (error) {
       await transaction.rollback();
@@ -284,7 +285,7 @@ class CreateTransaction {
     private readonly log: Logger,
   ) {}
 
-  async run(
+  async claimAndCreate(
     plan: PlannedGrant[],
     metadata: {
       labels: Record<string, string>;
@@ -294,9 +295,12 @@ class CreateTransaction {
   ): Promise<PolicyGrant[]> {
     await this.claimAll(plan.flatMap((grant) => grant.claims));
     const grants = await settleAll(plan, WRITE_CONCURRENCY, (grant) => this.createGrant(grant, metadata));
-    const created = valuesOrThrow(grants);
+    return valuesOrThrow(grants);
+  }
+
+  /** Binds every claim held, once the grants exist. */
+  async bindAll(): Promise<void> {
     valuesOrThrow(await settleAll(this.heldClaims, WRITE_CONCURRENCY, (held) => this.bind(held)));
-    return created;
   }
 
   /** Deletes the grants and claims this request created or took over; failures are logged. */

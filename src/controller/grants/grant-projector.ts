@@ -9,6 +9,11 @@ import type { RelationshipStore } from '../relationship-store.js';
 import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 
 export interface GrantProjectorOptions {
+  /**
+   * Must land writes in the order they were made (WriteBatcher queues them): the projector lets go of an
+   * object's lock once its write is queued, not once SpiceDB answered, so that the writes of many grants on one
+   * object can share a call.
+   */
   store: RelationshipStore;
   world: ClusterWorld;
   memory: ProjectionMemory;
@@ -65,19 +70,20 @@ export class GrantProjector {
     const keys = relationships.map(tupleKey);
     const wanted = new Set(keys);
     const stale = (record?.keys ?? []).filter((key) => !wanted.has(key));
-    const { deleted, zedToken } = await mutex.withLock(
+    const { deleted, queued } = await mutex.withLock(
       [...keys, ...stale].map(objectOfTupleKey).concat(repair),
       async () => {
         const found = (await this.grantTuplesOn(repair)).filter((key) => !wanted.has(key));
         const deletable = this.unexplained([...new Set([...stale, ...found])], grantKey);
-        const token = await store.writeRelationshipsInBatches(
+        const write = store.writeRelationshipsInBatches(
           [...relationships.map(touch), ...deletable.map(remove)],
           signal,
         );
-        memory.set(grantKey, { fingerprint, keys, zedToken: token });
-        return { deleted: deletable, zedToken: token };
+        return { deleted: deletable, queued: { write } };
       },
     );
+    const zedToken = await queued.write;
+    memory.set(grantKey, { fingerprint, keys, zedToken });
     if (deleted.length > 0) this.options.onTuplesDeleted(deleted, grantKey);
     return zedToken;
   }
@@ -98,17 +104,15 @@ export class GrantProjector {
     if (record?.fingerprint === fingerprint) return { zedToken: record.zedToken, deleted: 0 };
     const keys = [...new Set([...(record?.keys ?? []), ...candidates])];
     const objects = keys.map(objectOfTupleKey).concat(repair);
-    const { deleted, zedToken } = await mutex.withLock(objects, async () => {
+    const { deleted, queued } = await mutex.withLock(objects, async () => {
       const found = await this.grantTuplesOn(repair);
       const deletable = this.unexplained([...new Set([...keys, ...found])], grantKey);
-      const token =
-        deletable.length > 0
-          ? await store.writeRelationshipsInBatches(deletable.map(remove), signal)
-          : undefined;
-      const last = token ?? record?.zedToken;
-      memory.set(grantKey, { fingerprint, keys: [], zedToken: last });
-      return { deleted: deletable, zedToken: last };
+      const write =
+        deletable.length > 0 ? store.writeRelationshipsInBatches(deletable.map(remove), signal) : undefined;
+      return { deleted: deletable, queued: { write } };
     });
+    const zedToken = (await queued.write) ?? record?.zedToken;
+    memory.set(grantKey, { fingerprint, keys: [], zedToken });
     if (deleted.length > 0) this.options.onTuplesDeleted(deleted, grantKey);
     return { zedToken, deleted: deleted.length };
   }

@@ -3,14 +3,15 @@ import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
 import { LAST_APPLIED_ANNOTATION } from '../../../src/runtime/index.js';
 import { PATIENCE_MS, TEST_TIMEOUT_MS } from '../../support/patience.js';
-import { individual, userCan, useControllerFixture } from './support/harness.js';
+import { individual, metricValue, userCan, useControllerFixture } from './support/harness.js';
 
 // Many grants at once, written the way kubectl apply writes them (last-applied-configuration annotation): all
-// enforced, and the controller's writes from its stripped caches lose nothing of what others wrote.
+// enforced, their SpiceDB writes batched (several to a WriteRelationships call), and the controller's writes from
+// its stripped caches lose nothing of what others wrote.
 
 const world = useControllerFixture('burst');
 
-const BURST = 100;
+const BURST = 200;
 const CREATORS = 16;
 
 async function inPool(count: number, concurrency: number, work: (index: number) => Promise<void>) {
@@ -66,6 +67,10 @@ describe('a burst of grants', () => {
       for (const spec of specs) {
         expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
       }
+      const writes = await metricValue(world.controller, 'policygrant_spicedb_writes_per_call_sum');
+      const calls = await metricValue(world.controller, 'policygrant_spicedb_writes_per_call_count');
+      expect(writes).toBeGreaterThanOrEqual(BURST);
+      expect(calls).toBeLessThan(writes);
     },
     3 * TEST_TIMEOUT_MS,
   );

@@ -20,7 +20,7 @@ describe('parseControllerConfig', () => {
         retryPeriodMs: 2_000,
         exitOnLoss: true,
       },
-      maxConcurrentReconciles: 4,
+      maxConcurrentReconciles: 16,
       accessRequestPendingTtlMs: 7 * 24 * 3_600_000,
       logLevel: 'info',
       errorNamespace: 'dx',

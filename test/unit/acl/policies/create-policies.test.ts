@@ -321,6 +321,23 @@ describe('failure paths of a create', () => {
     expect(store.claimData(nameOf('api'))).toMatchObject({ grantName: 'pg-thief', state: 'bound' });
   });
 
+  it('binds its claims while it waits for the cache to show the grant, not before', async () => {
+    const store = new FakeGrantStore();
+    let cacheAsked!: () => void;
+    const waiting = new Promise<void>((resolve) => (cacheAsked = resolve));
+    // The bind is held until the cache was asked: a create that bound first and waited after would hang here.
+    store.before = (call) => (call.op === 'replaceClaim' ? waiting : undefined);
+    const cache: CreateCache = {
+      ...cacheWith(),
+      waitForGrant: async () => {
+        cacheAsked();
+        return true;
+      },
+    };
+    expect((await create(store, [individual(['api'])], { cache })).status).toBe(201);
+    expect(store.claimData(nameOf('api'))).toMatchObject({ state: 'bound' });
+  });
+
   it('a failed create rolls back its grants and claims; what the rollback cannot undo is logged', async () => {
     const store = new FakeGrantStore();
     const unavailable = new KubeApiError(503, 'ServiceUnavailable', 'etcd is away');

@@ -4,6 +4,7 @@ import { GrantProjector } from '../../../../src/controller/grants/grant-projecto
 import { managedRelations } from '../../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
 import { ProjectionMemory } from '../../../../src/controller/grants/projection-memory.js';
+import { WriteBatcher } from '../../../../src/controller/write-batcher.js';
 import { projectGrant } from '../../../../src/verdict/projection.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import {
@@ -190,5 +191,27 @@ describe('failures', () => {
     expect(memory.get(keyOf(grant))).toBeUndefined();
     await projector.enforce(keyOf(grant), relationshipsOf(grant));
     expect(store.keys()).toEqual([tupleKey(consumerTuple())]);
+  });
+});
+
+describe('grants on one item, through the write batcher', () => {
+  it('share one call: the lock of the item is let go once a write is queued', async () => {
+    const grants = [USER, OTHER_USER].map((userId, index) => policyGrant(`g${index}`, { userId }));
+    const { store, memory, world } = setUp(grants);
+    const batched = new GrantProjector({
+      store: new WriteBatcher({ store, windowMs: 1 }),
+      world,
+      memory,
+      mutex: new KeyedMutex(),
+      relations: managedRelations(registry),
+      onTuplesDeleted: () => undefined,
+      now: () => NOW,
+    });
+    const tokens = await Promise.all(
+      grants.map((grant) => batched.enforce(keyOf(grant), relationshipsOf(grant))),
+    );
+    expect(store.writeCalls).toHaveLength(1);
+    expect(store.keys()).toEqual([consumerTuple(), consumerTuple(OTHER_USER)].map(tupleKey).sort());
+    expect(grants.map((grant) => memory.get(keyOf(grant))?.zedToken)).toEqual(tokens);
   });
 });
