@@ -7,7 +7,8 @@
 // decision service as a decision_client (half for users with a live grant, half for users without). Every
 // --sample-seconds: each process's RSS (/proc/<pid>/status), each service's event-loop lag p99 since the last
 // sample (prom-client's nodejs_eventloop_lag_p99_seconds) and its 5xx answers, and what the load did. The
-// verdict judges the three services after --warmup-minutes (bounds below); it exits 1 when one is broken.
+// verdict judges the three services after --warmup-minutes (bounds below); it exits 1 when one is broken or
+// when stopped before the end.
 // Stops itself after --minutes, and stops everything it started, also on Ctrl-C or an error.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -123,8 +124,9 @@ async function main(): Promise<void> {
     await seed(load, options['live-grants'], stopping.signal);
     printPreamble(options, stack.processes);
     const samples = await soak(load, options, stack.processes, stopping.signal);
-    if (stopping.signal.aborted) console.log('\nstopped early: no verdict');
-    else if (!judge(samples, options, stack.processes)) process.exitCode = 1;
+    const stoppedEarly = stopping.signal.aborted;
+    if (stoppedEarly) console.log('\nstopped early: no verdict');
+    if (stoppedEarly || !judge(samples, options, stack.processes)) process.exitCode = 1;
   } finally {
     console.error('stopping the development stack…');
     await stack.stop();
