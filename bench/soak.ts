@@ -88,6 +88,17 @@ async function main(): Promise<void> {
   const onSignal = () => stopping.abort();
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const stateDir = await mkdtemp(join(tmpdir(), 'policy-grant-bench-soak-'));
+  try {
+    const passed = await soakStack(stateDir, options, stopping.signal);
+    if (stopping.signal.aborted) console.log('\nstopped early: no verdict');
+    if (!passed) process.exitCode = 1;
+  } finally {
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+/** Starts the stack, soaks it and stops it; true when the verdict passes. */
+async function soakStack(stateDir: string, options: Options, signal: AbortSignal): Promise<boolean> {
   // Always its own local stack, whatever the shell points at; the per-subject limits are not what is measured.
   const { KUBECONFIG: _cluster, ...inherited } = process.env;
   const env = {
@@ -101,12 +112,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'error',
   };
   console.error('starting the development stack, each service in a process of its own…');
-  const stack = await startDevStack({
-    stateDir,
-    env,
-    log: () => undefined,
-    services: serviceProcesses(stateDir),
-  });
+  const services = serviceProcesses(stateDir);
+  const stack = await startDevStack({ stateDir, env, log: () => undefined, services });
   try {
     const item = stack.sampleItem?.spec;
     if (!item) throw new Error('no sample CatalogItem in config/samples');
@@ -121,16 +128,13 @@ async function main(): Promise<void> {
       live: [],
     };
     console.error(`creating ${options['live-grants']} grants first…`);
-    await seed(load, options['live-grants'], stopping.signal);
+    await seed(load, options['live-grants'], signal);
     printPreamble(options, stack.processes);
-    const samples = await soak(load, options, stack.processes, stopping.signal);
-    const stoppedEarly = stopping.signal.aborted;
-    if (stoppedEarly) console.log('\nstopped early: no verdict');
-    if (stoppedEarly || !judge(samples, options, stack.processes)) process.exitCode = 1;
+    const samples = await soak(load, options, stack.processes, signal);
+    return !signal.aborted && judge(samples, options, stack.processes);
   } finally {
     console.error('stopping the development stack…');
     await stack.stop();
-    await rm(stateDir, { recursive: true, force: true });
   }
 }
 
