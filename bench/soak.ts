@@ -131,6 +131,7 @@ async function soakStack(stateDir: string, options: Options, signal: AbortSignal
     await seed(load, options['live-grants'], signal);
     printPreamble(options, stack.processes);
     const samples = await soak(load, options, stack.processes, signal);
+    console.log(`\nload average at the end: ${loadAverage()}`);
     return !signal.aborted && judge(samples, options, stack.processes);
   } finally {
     console.error('stopping the development stack…');
@@ -221,7 +222,7 @@ function until(at: number, signal: AbortSignal): Promise<void> {
 async function create(load: Load): Promise<boolean> {
   const grant = individualGrant(load.itemId);
   const answer = await call(`${load.acl}/policy`, 'POST', load.ownerToken, { request: [grant] });
-  if (answer.status !== 201) throw new Error(`POST /policy answered ${answer.status}`);
+  if (answer.status !== 201) throw new Error(`POST /policy answered ${answeredWith(answer)}`);
   const [created] = answer.body.results as { policyId: string }[];
   load.live.push({ policyId: created?.policyId ?? '', userId: grant.userId });
   return true;
@@ -232,7 +233,7 @@ async function revokeOldest(load: Load): Promise<boolean> {
   const oldest = load.live.shift();
   if (!oldest) return false;
   const answer = await call(`${load.acl}/policy?id=${oldest.policyId}`, 'DELETE', load.ownerToken);
-  if (answer.status !== 200) throw new Error(`DELETE /policy answered ${answer.status}`);
+  if (answer.status !== 200) throw new Error(`DELETE /policy answered ${answeredWith(answer)}`);
   return true;
 }
 
@@ -247,10 +248,15 @@ async function check(load: Load): Promise<boolean> {
     resource_id: load.itemId,
     relation: 'api',
   });
-  if (answer.status !== 200) throw new Error(`POST /v1/check answered ${answer.status}`);
+  if (answer.status !== 200) throw new Error(`POST /v1/check answered ${answeredWith(answer)}`);
   const allowed = (answer.body.result as { allowed?: boolean } | undefined)?.allowed;
   if (!granted && allowed !== false) throw new Error('POST /v1/check allowed a user who never had a grant');
   return true;
+}
+
+/** The status and the envelope's detail, which names what failed (a dependency, a deadline). */
+function answeredWith(answer: { status: number; body: Record<string, unknown> }): string {
+  return `${answer.status}: ${String(answer.body.detail ?? '').slice(0, 120)}`;
 }
 
 async function call(url: string, method: string, token: string, body?: unknown) {
@@ -313,9 +319,8 @@ function columns(processes: StackProcess[]): string[] {
 }
 
 function printPreamble(options: Options, processes: StackProcess[]): void {
-  const load = loadavg().map((value) => value.toFixed(2));
   console.log(
-    `machine: ${availableParallelism()} cores, load average ${load.join(' ')}, node ${process.version}\n` +
+    `machine: ${availableParallelism()} cores, load average ${loadAverage()}, node ${process.version}\n` +
       `load: ${options['rate-creates']} creates/s, ${options['rate-revokes']} revokes/s (oldest first), ` +
       `${options['rate-checks']} checks/s, open loop, at most ${MAX_IN_FLIGHT} of each in flight; ` +
       `${options['live-grants']} live grants at the start\n` +
@@ -323,6 +328,11 @@ function printPreamble(options: Options, processes: StackProcess[]): void {
       `lag: event-loop delay p99 since the previous sample (includes prom-client's 10 ms resolution)\n`,
   );
 }
+
+const loadAverage = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ');
 
 function printHeader(processes: StackProcess[]): void {
   console.log(columns(processes).map(pad).join(' '));
@@ -396,14 +406,14 @@ function judge(samples: Sample[], options: Options, processes: StackProcess[]): 
 const rssOf = (sample: Sample, name: string) => (sample.processes.get(name) as ServiceSample).rssBytes;
 
 function judgeRss(name: string, first: Sample, last: Sample): boolean {
-  const base = rssOf(first, name);
-  const growth = rssOf(last, name) - base;
+  const [base, end] = [rssOf(first, name), rssOf(last, name)];
   const bound = Math.max(RSS_GROWTH_MB * MB, RSS_GROWTH_SHARE * base);
+  const holds = end - base <= bound;
+  const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
   return report(
-    growth <= bound,
-    `${name.padEnd(17)} RSS ${(base / MB).toFixed(0)} → ${(rssOf(last, name) / MB).toFixed(0)} MB, growth ` +
-      `${(growth / MB).toFixed(1)} MB ≤ ${(bound / MB).toFixed(1)} MB (${RSS_GROWTH_MB} MB or ` +
-      `${RSS_GROWTH_SHARE * 100}%, the larger)`,
+    holds,
+    `${name.padEnd(17)} RSS ${mb(base)} → ${mb(end)}, growth ${mb(end - base)} ${atMost(holds)} ` +
+      `${mb(bound)} (${RSS_GROWTH_MB} MB or ${RSS_GROWTH_SHARE * 100}%, the larger)`,
   );
 }
 
@@ -411,10 +421,11 @@ function judgeLag(name: string, samples: Sample[]): boolean {
   const lags = samples.map((sample) => sample.processes.get(name)?.lagP99Ms ?? 0);
   const worst = Math.max(...lags);
   const median = [...lags].sort((a, b) => a - b)[Math.floor(lags.length / 2)] ?? 0;
+  const holds = worst <= LAG_P99_BOUND_MS;
   return report(
-    worst <= LAG_P99_BOUND_MS,
-    `${name.padEnd(17)} event-loop lag p99: worst sample ${worst.toFixed(1)} ms ≤ ${LAG_P99_BOUND_MS} ms ` +
-      `(median sample ${median.toFixed(1)} ms)`,
+    holds,
+    `${name.padEnd(17)} event-loop lag p99: worst sample ${worst.toFixed(1)} ms ${atMost(holds)} ` +
+      `${LAG_P99_BOUND_MS} ms (median sample ${median.toFixed(1)} ms)`,
   );
 }
 
@@ -422,11 +433,14 @@ function judgeFailures(samples: Sample[]): boolean {
   const kinds = samples.flatMap((sample) => Object.values(sample.load));
   const failed = kinds.reduce((sum, counts) => sum + counts.failed, 0);
   const requests = kinds.reduce((sum, counts) => sum + counts.ok + counts.failed, 0);
+  const holds = failed <= FAILED_SHARE_BOUND * requests;
   return report(
-    failed <= FAILED_SHARE_BOUND * requests,
-    `failed requests ${failed} of ${requests} ≤ ${FAILED_SHARE_BOUND * 100}%`,
+    holds,
+    `failed requests ${failed} of ${requests} ${atMost(holds)} ${FAILED_SHARE_BOUND * 100}%`,
   );
 }
+
+const atMost = (holds: boolean) => (holds ? '≤' : '>');
 
 function report(holds: boolean, text: string): boolean {
   console.log(`  ${holds ? 'ok    ' : 'BROKEN'} ${text}`);
