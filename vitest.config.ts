@@ -40,7 +40,7 @@ export default defineConfig({
         'src/config/**': floor(95, 75, 98, 98),
         'src/controller/**': floor(93, 84, 97, 95),
         'src/decision/**': floor(94, 81, 98, 95),
-        'src/devstack/**': floor(5, 0, 21, 5),
+        'src/devstack/**': floor(28, 33, 35, 27),
         'src/http/**': floor(95, 88, 98, 96),
         'src/localplane/**': floor(76, 56, 80, 77),
         'src/observability/**': floor(98, 98, 98, 98),

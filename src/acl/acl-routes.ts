@@ -1,5 +1,4 @@
 import { markReplayed } from './audit/replayed-results.js';
-import type { Principal } from '../auth/principal.js';
 import { successEnvelope } from '../http/envelope.js';
 import { HttpError } from '../http/errors.js';
 import type { ApiAuthentication } from '../http/openapi/route-definition.js';
@@ -24,9 +23,9 @@ import { addAccessRequestRoutes } from './access-requests/access-request-routes.
 import type { AccessRequests } from './access-requests/access-requests.js';
 import { addDelegationRoutes } from './delegations/delegation-routes.js';
 import type { Delegations } from './delegations/delegations.js';
+import { listingRoutes } from './listing-route.js';
 import { addMembershipRoutes, type MembershipServices } from './memberships/membership-routes.js';
-import type { Listing, PolicyListings } from './policies/list-policies.js';
-import type { ListingQuery } from './policies/policy-rows.js';
+import type { PolicyListings } from './policies/list-policies.js';
 import type { PolicyRevoker } from './policies/revoke-policy.js';
 import type { AccessVerifier } from './policies/verify-access.js';
 import { addAuditRoutes, type AuditReadServices } from './audit/audit-routes.js';
@@ -67,34 +66,13 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
   const audits = mutationAudits(services.cache);
   const schemas = responseSchemas(urn);
   const guarded = guard(services.cache);
-  const listingResult = (listing: Listing) => ({
-    status: 200,
-    body: successEnvelope(urn, {
-      title: 'Policies',
-      results: listing.rows,
-      paginationInfo: listing.paginationInfo,
-    }),
-  });
-  const listingResponses = {
-    200: { description: 'A page of policy rows', schema: schemas.listing },
-    503: unavailable,
-  };
-  const listingRoute = (
-    path: string,
-    operationId: string,
-    summary: string,
-    list: (principal: Principal, query: ListingQuery) => Listing,
-  ) => ({
-    method: 'get' as const,
-    path,
-    operationId,
-    summary,
+  const listing = listingRoutes({
+    urn,
+    guarded,
     tags: TAGS,
-    request: { query: ListingQuerySchema },
-    responses: listingResponses,
-    handler: guarded(({ principal, query }: { principal: Principal; query: ListingQuery }) =>
-      listingResult(list(principal, query)),
-    ),
+    query: ListingQuerySchema,
+    page: { description: 'A page of policy rows', schema: schemas.listing },
+    title: 'Policies',
   });
 
   const waitIfPreferred = async (prefer: string | undefined, policyIds: string[], target: WaitTarget) => {
@@ -200,33 +178,42 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
         }),
       }),
     )
-    .add({
-      ...listingRoute('/policy/consumer', 'listConsumerPolicies', 'Policies usable by the caller', (p, q) =>
-        listings.consumer(p, q),
-      ),
-      access: 'authenticated',
-    })
-    .add({
-      ...listingRoute('/policy/provider', 'listProviderPolicies', 'Policies issued by the caller', (p, q) =>
-        listings.provider(p, q),
-      ),
-      access: 'authenticated',
-    })
-    .add({
-      ...listingRoute(
-        '/policy/organisation',
-        'listOrganisationPolicies',
-        "Policies on the items of the caller's organisation",
-        (p, q) => listings.organisation(p, q),
-      ),
-      access: { role: ORG_ADMIN },
-    })
-    .add({
-      ...listingRoute('/policy/platform', 'listPlatformPolicies', 'All policies', (_p, q) =>
-        listings.platform(q),
-      ),
-      access: { role: COS_ADMIN },
-    })
+    .add(
+      listing({
+        path: '/policy/consumer',
+        operationId: 'listConsumerPolicies',
+        summary: 'Policies usable by the caller',
+        access: 'authenticated',
+        list: (p, q) => listings.consumer(p, q),
+      }),
+    )
+    .add(
+      listing({
+        path: '/policy/provider',
+        operationId: 'listProviderPolicies',
+        summary: 'Policies issued by the caller',
+        access: 'authenticated',
+        list: (p, q) => listings.provider(p, q),
+      }),
+    )
+    .add(
+      listing({
+        path: '/policy/organisation',
+        operationId: 'listOrganisationPolicies',
+        summary: "Policies on the items of the caller's organisation",
+        access: { role: ORG_ADMIN },
+        list: (p, q) => listings.organisation(p, q),
+      }),
+    )
+    .add(
+      listing({
+        path: '/policy/platform',
+        operationId: 'listPlatformPolicies',
+        summary: 'All policies',
+        access: { role: COS_ADMIN },
+        list: (_p, q) => listings.platform(q),
+      }),
+    )
     .add({
       method: 'post',
       path: '/verify',

@@ -1,9 +1,6 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { aclConfigFromEnvironment, startAclApi } from '../cmd/acl-api.js';
-import { parseControllerConfig, startController } from '../cmd/controller.js';
-import { decisionConfigFromEnvironment, startDecisionService } from '../cmd/decision-service.js';
 import { ensureDevSigningKey } from '../auth/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../auth/dev-token.js';
 import type { CatalogItem } from '../api/v1alpha1/index.js';
@@ -16,9 +13,10 @@ import { repoRoot } from '../localplane/repo-root.js';
 import type { SpiceDBDatastore } from '../localplane/spicedb-server.js';
 import { applyAdmissionPolicies } from './admission-policy.js';
 import { prepareAuditDatabase } from './audit-database.js';
-import { waitForFirstResync } from './first-resync.js';
+import { inProcessServices } from './in-process-services.js';
 import { localPostgres } from './local-postgres.js';
 import { applySampleCatalogItems } from './samples.js';
+import type { ServiceLauncher } from './service-launcher.js';
 import { datastoreChoice, spicedbDatastore } from './spicedb-datastore.js';
 import { writeStateFile, type DevStackEnv } from './state-file.js';
 
@@ -27,12 +25,24 @@ export interface DevStackOptions {
   stateDir: string;
   env: NodeJS.ProcessEnv;
   log: (message: string) => void;
+  /** How the three services run: in this process unless told otherwise (`serviceProcesses`). */
+  services?: ServiceLauncher;
+}
+
+/** A process of the stack: etcd, kube-apiserver and SpiceDB on its own control plane, and each service. */
+export interface StackProcess {
+  name: string;
+  pid: number;
+  /** A service's Prometheus endpoint. */
+  metricsUrl?: string;
 }
 
 export interface RunningDevStack {
   env: DevStackEnv;
   aclDocsUrl: string;
   sampleItem: CatalogItem | undefined;
+  /** Services that run in this process carry its pid. */
+  processes: StackProcess[];
   stop(): Promise<void>;
 }
 
@@ -46,10 +56,12 @@ const FIRST_RESYNC_TIMEOUT_MS = 120_000;
  * The whole system on one machine (docs/architecture.md, "The development stack"): the local control plane
  * and SpiceDB (on SPICEDB_DATASTORE) unless KUBECONFIG names a cluster, PostgreSQL for the audit trail unless
  * DATABASE_URL names one (and for SpiceDB on postgres unless SPICEDB_DATASTORE_URL does), the CRDs, the sample
- * CatalogItems, and the three services in this process. The `env` file is written last and removed first (at
- * start, whatever an earlier run left, and at stop), so its presence means the stack is ready.
+ * CatalogItems, and the three services (in this process unless `services` says otherwise). The `env` file is
+ * written last and removed first (at start, whatever an earlier run left, and at stop), so its presence means
+ * the stack is ready.
  */
-export async function startDevStack({ stateDir, env, log }: DevStackOptions): Promise<RunningDevStack> {
+export async function startDevStack(options: DevStackOptions): Promise<RunningDevStack> {
+  const { stateDir, env, log, services = inProcessServices } = options;
   const envFile = join(stateDir, 'env');
   const running: Stoppable[] = [];
   const stop = async () => {
@@ -99,19 +111,19 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
     log('starting the controller');
     // It records grant changes made with kubectl in the audit trail, as the services' role.
     const controllerEnv = { ...spicedbClientEnv, DATABASE_URL: audit.serviceUrl };
-    const controller = await startController(parseControllerConfig(controllerEnv));
+    const controller = await services.controller(controllerEnv);
     running.push(controller);
     log('starting the decision service');
-    const decision = await startDecisionService(await decisionConfigFromEnvironment(spicedbClientEnv));
+    const decision = await services.decisionService(spicedbClientEnv);
     running.push(decision);
     log('starting the ACL API');
     const aclEnv = { ...serviceEnv, DATABASE_URL: audit.serviceUrl, DATABASE_MIGRATION_URL: audit.ownerUrl };
-    const acl = await startAclApi(await aclConfigFromEnvironment(aclEnv));
+    const acl = await services.aclApi(aclEnv);
     running.push(acl);
     // Only on our own control plane: on another cluster, a replica deployed there may lead for good.
     if (cluster.plane) {
       log("waiting for the controller's first resync");
-      await waitForFirstResync(controller, FIRST_RESYNC_TIMEOUT_MS);
+      await controller.waitForFirstResync(FIRST_RESYNC_TIMEOUT_MS);
     }
     const samples = await applySampleCatalogItems(cluster.kubeConfig, join(repoRoot(), 'config/samples'));
     const stackEnv: DevStackEnv = {
@@ -125,7 +137,15 @@ export async function startDevStack({ stateDir, env, log }: DevStackOptions): Pr
       DATABASE_URL: audit.ownerUrl,
     };
     await writeStateFile(envFile, stackEnv);
-    return { env: stackEnv, aclDocsUrl: `${acl.rootUrl}/docs`, sampleItem: samples[0], stop };
+    const processes: StackProcess[] = [
+      ...(cluster.plane?.processes() ?? []).map(({ name, pid }) => ({ name, pid })),
+      ...[controller, decision, acl].map(({ name, pid, rootUrl }) => ({
+        name,
+        pid,
+        metricsUrl: `${rootUrl}/metrics`,
+      })),
+    ];
+    return { env: stackEnv, aclDocsUrl: `${acl.rootUrl}/docs`, sampleItem: samples[0], processes, stop };
   } catch (error) {
     await stop();
     throw error;

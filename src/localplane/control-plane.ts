@@ -6,6 +6,7 @@ import { installCrds } from './crds.js';
 import { startEtcd, type Etcd } from './etcd.js';
 import { startKubeApiserver, writeApiserverCredentials, type KubeApiserver } from './kube-apiserver.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import type { ManagedProcess } from './managed-process.js';
 import { repoRoot } from './repo-root.js';
 import { startSpiceDB, type SpiceDBDatastore, type SpiceDBServer } from './spicedb-server.js';
 import { resolveToolPaths, type ToolPaths } from './tool-paths.js';
@@ -30,6 +31,8 @@ export interface LocalControlPlane {
   readonly tools: ToolPaths;
   readonly spicedb: SpiceDBServer | undefined;
   readonly logFiles: string[];
+  /** etcd, kube-apiserver and SpiceDB as they run now (a restart of kube-apiserver makes a new process). */
+  processes(): ManagedProcess[];
   kubeConfig(): KubeConfig;
   /** A kubeconfig for another identity (client certificate signed by the cluster CA). */
   writeUserKubeconfig(user: string, groups: string[]): Promise<string>;
@@ -95,6 +98,8 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
       logFiles: [started.etcd, started.apiserver, started.spicedb].flatMap((p) =>
         p ? [p.process.logFile] : [],
       ),
+      processes: () =>
+        [started.etcd, started.apiserver, started.spicedb].flatMap((p) => (p ? [p.process] : [])),
       kubeConfig,
       writeUserKubeconfig: (user, groups) =>
         writeUserKubeconfig(stateDir, started.apiserver as KubeApiserver, ca, user, groups),

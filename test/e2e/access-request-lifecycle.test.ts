@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AccessRequest, CatalogItem } from '../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
-import { acl, check, e2e, eventually, kubectlJson, token } from './support/stack-client.js';
+import {
+  acl,
+  e2e,
+  eventually,
+  kubectlJson,
+  sampleItemParties,
+  token,
+  userAllowed,
+} from './support/stack-client.js';
 
 // The access-request lifecycle from outside, through `npm start`: a consumer asks over HTTP, the item's owner
 // approves with the request's ETag, and the consumer is allowed by /v1/check; a consumer withdraws, and nothing
@@ -22,10 +29,7 @@ interface Row {
 }
 
 beforeAll(async () => {
-  const items = await kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
-  item = (items.items[0] as CatalogItem).spec;
-  provider = await token(item.ownerId);
-  checker = await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
+  ({ item, owner: provider, checker } = await sampleItemParties());
 });
 
 const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();
@@ -76,17 +80,7 @@ async function grantDirectly(consumerId: string): Promise<void> {
   expect(reply.status).toBe(201);
 }
 
-const allowed = async (userId: string) =>
-  (
-    await check(checker, {
-      subject_type: 'user',
-      subject_id: userId,
-      organisation_id: '',
-      resource_type: 'resource',
-      resource_id: item.itemId,
-      relation: 'api',
-    })
-  ).body.result.allowed;
+const allowed = (userId: string) => userAllowed(checker, userId, item.itemId);
 
 async function stateInKubernetes(requestId: string): Promise<string | undefined> {
   const list = await kubectlJson<{ items: AccessRequest[] }>('get', 'accessrequests', '-n', e2e().namespace);

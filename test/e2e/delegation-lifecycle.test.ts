@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import { SHORT_LIFETIME_MS } from '../support/patience.js';
-import { acl, check, e2e, eventually, kubectlJson, token } from './support/stack-client.js';
+import { acl, check, e2e, eventually, sampleItemParties, token } from './support/stack-client.js';
 
 // The delegation lifecycle from outside, through `npm start`: an owner holding an api grant delegates querier to
 // an agent over HTTP; the agent is allowed; another user claiming the agent gets 409; the owner losing the grant
@@ -15,10 +14,7 @@ let provider: string;
 let checker: string;
 
 beforeAll(async () => {
-  const items = await kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
-  item = (items.items[0] as CatalogItem).spec;
-  provider = await token(item.ownerId);
-  checker = await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
+  ({ item, owner: provider, checker } = await sampleItemParties());
 });
 
 const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();

@@ -4,8 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
+import type { PolicyGrant } from '../../src/api/v1alpha1/index.js';
 import { freePort } from '../../src/localplane/free-port.js';
 import { SpiceDBClient, type Relationship } from '../../src/spicedb/client.js';
 import { encodeObjectId } from '../../src/spicedb/object-id.js';
@@ -79,7 +78,7 @@ async function start(): Promise<void> {
 /** A relation the controller does not manage (its resync leaves it alone), on the sample item. */
 async function writeUnmanagedRelationship(): Promise<Relationship> {
   const relationship: Relationship = {
-    resource: { type: 'resource', id: encodeObjectId((await sampleItem()).itemId) },
+    resource: { type: 'resource', id: encodeObjectId((await client.sampleItem()).itemId) },
     relation: 'editor',
     subject: { type: 'user', id: randomUUID() },
   };
@@ -113,22 +112,8 @@ function running(): DevStackProcess {
   return stack;
 }
 
-async function sampleItem(): Promise<CatalogItem['spec']> {
-  const items = await client.kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
-  return (items.items[0] as CatalogItem).spec;
-}
-
 async function checkAllowed(userId: string): Promise<boolean> {
-  const item = await sampleItem();
-  const reply = await client.check(checker, {
-    subject_type: 'user',
-    subject_id: userId,
-    organisation_id: '',
-    resource_type: 'resource',
-    resource_id: item.itemId,
-    relation: 'api',
-  });
-  return reply.body.result.allowed;
+  return client.userAllowed(checker, userId, (await client.sampleItem()).itemId);
 }
 
 const becomesAllowed = (userId: string) =>
@@ -157,9 +142,9 @@ describe('npm start, stopped and started again in the same state folder', () => 
       const group = await processesOfStack(running());
       expect(group).toContain(running().process.pid);
       expect(group.length).toBeGreaterThanOrEqual(4); // the stack, etcd, kube-apiserver, SpiceDB
-      const item = await sampleItem();
-      owner = await client.token(item.ownerId);
-      checker = await client.token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
+      const parties = await client.sampleItemParties();
+      const item = parties.item;
+      ({ owner, checker } = parties);
       consumer = randomUUID();
       const created = await client.acl<{ results: { policyId: string }[] }>('/policy', {
         method: 'POST',

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../support/member-events.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../support/patience.js';
 import { untilBarrierAgrees } from '../support/barrier-agreement.js';
@@ -13,7 +12,10 @@ import {
   eventually,
   kubectl,
   kubectlJson,
+  sampleItemParties,
   token,
+  userAllowed,
+  userCheckRequest,
 } from './support/stack-client.js';
 
 let item: CatalogItem['spec'];
@@ -22,10 +24,7 @@ let owner: string;
 let checker: string;
 
 beforeAll(async () => {
-  const items = await kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
-  item = (items.items[0] as CatalogItem).spec;
-  owner = await token(item.ownerId);
-  checker = await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] });
+  ({ item, owner, checker } = await sampleItemParties());
 });
 
 const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();
@@ -41,16 +40,7 @@ function grantItem(overrides: Record<string, unknown>) {
   };
 }
 
-function checkRequest(userId: string, relation = 'api') {
-  return {
-    subject_type: 'user',
-    subject_id: userId,
-    organisation_id: '',
-    resource_type: 'resource',
-    resource_id: item.itemId,
-    relation,
-  };
-}
+const checkRequest = (userId: string, relation = 'api') => userCheckRequest(userId, item.itemId, relation);
 
 async function create(grant: Record<string, unknown>): Promise<string> {
   const reply = await acl<{ results: { policyId: string }[] }>('/policy', {
@@ -72,8 +62,7 @@ async function enforcedStatus(policyId: string): Promise<string | undefined> {
   return grant?.status?.conditions?.find((c) => c.type === 'Enforced')?.status;
 }
 
-const allowedNow = async (userId: string, relation = 'api') =>
-  (await check(checker, checkRequest(userId, relation))).body.result.allowed;
+const allowedNow = (userId: string, relation = 'api') => userAllowed(checker, userId, item.itemId, relation);
 const becomes = (userId: string, expected: boolean, relation = 'api', timeoutMs = PATIENCE_MS) =>
   eventually(
     `check ${relation} for ${userId} to be ${expected}`,

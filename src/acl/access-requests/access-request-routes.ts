@@ -3,6 +3,7 @@ import type { RouteRegistry } from '../../http/openapi/route-registry.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
+import { listingRoutes } from '../listing-route.js';
 import type { Guard } from '../memberships/membership-routes.js';
 import {
   AccessRequestListingQuerySchema,
@@ -12,10 +13,8 @@ import {
   ETagHeadersSchema,
   IfMatchHeadersSchema,
   accessRequestResponseSchemas,
-  type AccessRequestListingQuery,
 } from './access-request-schemas.js';
-import type { AccessRequests, Listing, ReadRequest } from './access-requests.js';
-import type { Principal } from '../../auth/principal.js';
+import type { AccessRequests, ReadRequest } from './access-requests.js';
 
 const TAGS = ['access-requests'];
 
@@ -48,27 +47,13 @@ export function addAccessRequestRoutes(
     headers: { etag: read.etag },
     body: successEnvelope(urn, { title, results: [read.row] }),
   });
-  const listing = (
-    path: string,
-    operationId: string,
-    summary: string,
-    list: (principal: Principal, query: AccessRequestListingQuery) => Listing,
-  ) => ({
-    method: 'get' as const,
-    path,
-    operationId,
-    summary,
+  const listing = listingRoutes({
+    urn,
+    guarded,
     tags: TAGS,
-    access: 'authenticated' as const,
-    request: { query: AccessRequestListingQuerySchema },
-    responses: {
-      200: { description: 'A page of access-request rows, oldest first', schema: schemas.listing },
-      503: unavailable,
-    },
-    handler: guarded(({ principal, query }: { principal: Principal; query: AccessRequestListingQuery }) => ({
-      status: 200,
-      body: successEnvelope(urn, { title: 'Access requests', ...list(principal, query) }),
-    })),
+    query: AccessRequestListingQuerySchema,
+    page: { description: 'A page of access-request rows, oldest first', schema: schemas.listing },
+    title: 'Access requests',
   });
   return registry
     .add(
@@ -106,20 +91,22 @@ export function addAccessRequestRoutes(
       }),
     )
     .add(
-      listing(
-        '/access-requests/consumer',
-        'listConsumerAccessRequests',
-        'The caller’s own requests',
-        (p, q) => accessRequests.consumerListing(p, q),
-      ),
+      listing({
+        path: '/access-requests/consumer',
+        operationId: 'listConsumerAccessRequests',
+        summary: 'The caller’s own requests',
+        access: 'authenticated',
+        list: (p, q) => accessRequests.consumerListing(p, q),
+      }),
     )
     .add(
-      listing(
-        '/access-requests/provider',
-        'listProviderAccessRequests',
-        'Requests on the items the caller owns (an org_admin: on the items of their organisation)',
-        (p, q) => accessRequests.providerListing(p, q),
-      ),
+      listing({
+        path: '/access-requests/provider',
+        operationId: 'listProviderAccessRequests',
+        summary: 'Requests on the items the caller owns (an org_admin: on the items of their organisation)',
+        access: 'authenticated',
+        list: (p, q) => accessRequests.providerListing(p, q),
+      }),
     )
     .add({
       method: 'get',

@@ -8,13 +8,13 @@ import {
   type CatalogItem,
 } from '../../api/v1alpha1/index.js';
 import type { Principal } from '../../auth/principal.js';
-import type { PaginationInfo } from '../../http/envelope.js';
 import { assertIfMatch, entityTag } from '../../http/entity-tags.js';
 import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AclCache } from '../acl-cache.js';
 import { administersItem, lookupItem, ORG_ADMIN } from '../authorisation.js';
 import type { KubeClient } from '../kube-client.js';
+import type { ListingPage } from '../listing-route.js';
 import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import type { PolicyCreator } from '../policies/create-policies.js';
 import type { GrantStore } from '../policies/grant-store.js';
@@ -62,10 +62,7 @@ export interface ReadRequest {
   etag: string;
 }
 
-export interface Listing {
-  results: AccessRequestRow[];
-  paginationInfo: PaginationInfo;
-}
+export type Listing = ListingPage<AccessRequestRow>;
 
 /**
  * The access-request lifecycle of the ACL API (docs/acl-api.md, "Access requests"): a consumer asks, the

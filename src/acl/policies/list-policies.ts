@@ -1,16 +1,13 @@
 import type { PolicyGrant } from '../../api/v1alpha1/index.js';
 import type { Principal } from '../../auth/principal.js';
-import type { PaginationInfo } from '../../http/envelope.js';
 import { HttpError } from '../../http/errors.js';
 import { GrantEvaluator, livesWhereItCounts } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
+import type { ListingPage } from '../listing-route.js';
 import { lookupItem } from '../authorisation.js';
 import { distinctSorted, selectPage, toRow, type ListingQuery, type PolicyRow } from './policy-rows.js';
 
-export interface Listing {
-  rows: PolicyRow[];
-  paginationInfo: PaginationInfo;
-}
+export type Listing = ListingPage<PolicyRow>;
 
 /**
  * The four viewpoints of GET /policy/*, each an index lookup in the informer cache. Every row carries the
@@ -63,10 +60,10 @@ export class PolicyListings {
     const now = this.now();
     const evaluator = new GrantEvaluator(this.cache, now);
     const { page, paginationInfo } = selectPage(ordered, query, now);
-    const rows = page.map((grant) =>
+    const results = page.map((grant) =>
       toRow(grant, { ownerId: this.ownerOf(grant), withConsumer, now, verdict: evaluator.evaluate(grant) }),
     );
-    return { rows, paginationInfo };
+    return { results, paginationInfo };
   }
 
   private ownerOf(grant: PolicyGrant): string | undefined {

@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
 import { ensureDevSigningKey } from '../../../src/auth/dev-signing-key.js';
 import { mintToken } from '../../../src/auth/dev-token.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { repoRoot } from '../../../src/localplane/repo-root.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import type { E2eEnvironment } from './e2e-environment.js';
@@ -56,21 +59,51 @@ export function stackClient(environment: () => E2eEnvironment) {
     return stdout;
   }
 
+  const kubectlJson = async <T>(...args: string[]): Promise<T> =>
+    JSON.parse(await kubectl(...args, '-o', 'json')) as T;
+
+  /** A token from the development stack's identity provider (its signing key). */
+  async function token(sub: string, options: { roles?: string[]; org?: string } = {}): Promise<string> {
+    const key = await ensureDevSigningKey(environment().stateDir || join(repoRoot(), '.dev'));
+    return mintToken(key, {
+      sub,
+      ...(options.roles ? { roles: options.roles } : {}),
+      ...(options.org ? { org: options.org } : {}),
+    });
+  }
+
+  const check = (token: string, request: Record<string, string>) =>
+    call<{ result: CheckResult }>('/v1/check', { method: 'POST', token, body: request });
+
+  /** The first of the sample CatalogItems the stack created. */
+  async function sampleItem(): Promise<CatalogItem['spec']> {
+    const items = await kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems');
+    return (items.items[0] as CatalogItem).spec;
+  }
+
   return {
     /** The ACL API under the gateway's public prefix `/acl`. */
     acl: <T = Record<string, unknown>>(path: string, init: CallOptions) => call<T>(`/acl${path}`, init),
 
-    check: (token: string, request: Record<string, string>) =>
-      call<{ result: CheckResult }>('/v1/check', { method: 'POST', token, body: request }),
+    check,
 
-    /** A token from the development stack's identity provider (its signing key). */
-    async token(sub: string, options: { roles?: string[]; org?: string } = {}): Promise<string> {
-      const key = await ensureDevSigningKey(environment().stateDir || join(repoRoot(), '.dev'));
-      return mintToken(key, {
-        sub,
-        ...(options.roles ? { roles: options.roles } : {}),
-        ...(options.org ? { org: options.org } : {}),
-      });
+    /** Whether /v1/check, asked by `checkerToken` without a consistency token, allows the user. */
+    async userAllowed(checkerToken: string, userId: string, itemId: string, relation = 'api') {
+      return (await check(checkerToken, userCheckRequest(userId, itemId, relation))).body.result.allowed;
+    },
+
+    token,
+
+    sampleItem,
+
+    /** The sample item, a token of its owner (who grants on it) and one of an enforcement point (who checks). */
+    async sampleItemParties(): Promise<SampleItemParties> {
+      const item = await sampleItem();
+      return {
+        item,
+        owner: await token(item.ownerId),
+        checker: await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] }),
+      };
     },
 
     /** The decision service's metrics text. */
@@ -78,13 +111,42 @@ export function stackClient(environment: () => E2eEnvironment) {
 
     kubectl,
 
-    kubectlJson: async <T>(...args: string[]): Promise<T> =>
-      JSON.parse(await kubectl(...args, '-o', 'json')) as T,
+    kubectlJson,
+  };
+}
+
+export interface SampleItemParties {
+  item: CatalogItem['spec'];
+  /** The item owner's token. */
+  owner: string;
+  /** A decision_client's token: only they may call /v1/check. */
+  checker: string;
+}
+
+/** The /v1/check body asking whether a user has `relation` on the item. */
+export function userCheckRequest(userId: string, itemId: string, relation = 'api'): Record<string, string> {
+  return {
+    subject_type: 'user',
+    subject_id: userId,
+    organisation_id: '',
+    resource_type: 'resource',
+    resource_id: itemId,
+    relation,
   };
 }
 
 /** The stack the global setup started (or found). */
-export const { acl, check, decisionMetrics, token, kubectl, kubectlJson } = stackClient(e2e);
+export const {
+  acl,
+  check,
+  userAllowed,
+  decisionMetrics,
+  token,
+  sampleItem,
+  sampleItemParties,
+  kubectl,
+  kubectlJson,
+} = stackClient(e2e);
 
 /** Polls until `probe` returns a value that is not undefined, or fails after `timeoutMs`. */
 export async function eventually<T>(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
-import { metricValue } from '../../support/metric-value.js';
+import { metricValue } from '../../../src/observability/metric-text.js';
 import { AclHarness, BASIC_SECRET } from './support/acl-harness.js';
 
 // Rate limits per authenticated subject and route class, and failed authentication limited per client

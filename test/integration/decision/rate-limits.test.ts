@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { signToken, testKey } from '../../unit/auth/support/tokens.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
-import { metricValue } from '../../support/metric-value.js';
+import { metricValue } from '../../../src/observability/metric-text.js';
 import { testSpiceDB } from '../support/cluster.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';

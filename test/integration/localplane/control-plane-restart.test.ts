@@ -35,6 +35,9 @@ describe('the local control plane, started again on the same state folder', () =
     const namespace = uniqueId('kept');
     const first = await startLocalControlPlane({ stateDir, tools });
     try {
+      const processes = first.processes();
+      expect(processes.map((child) => child.name)).toEqual(['etcd', 'kube-apiserver', 'spicedb']);
+      expect(processes.every((child) => child.isRunning())).toBe(true);
       await first
         .kubeConfig()
         .makeApiClient(CoreV1Api)

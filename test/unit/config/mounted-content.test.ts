@@ -6,7 +6,7 @@ import { readMountedSecret } from '../../../src/auth/application-credentials.js'
 import { MountedContent } from '../../../src/config/mounted-content.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { writeKubeletVolume } from '../../support/kubelet-volume.js';
-import { metricValue } from '../../support/metric-value.js';
+import { metricValue } from '../../../src/observability/metric-text.js';
 
 /** Content the test changes by hand, built into a number; "broken" does not build. */
 function source(initial: string) {
