@@ -1,5 +1,6 @@
 // npm run bench:check [-- --grants 10000 --requests 20000 --seconds 3 --concurrency 16,32 --rounds 6
-//                        --workloads unique,repeated --batching on]
+//                        --workloads unique,repeated --batching on --zipf 1 --repeated-users 2000
+//                        --repeated-items 1000]
 //
 // Direct CheckPermission through the SpiceDB client against POST /v1/check through the decision service:
 // one SpiceDB of its own (memory datastore, loopback), the same relationships, the same request mix. The
@@ -72,6 +73,8 @@ interface LoadSetup {
   checks: Check[];
   /** The repeated workload's users and items, most popular first. */
   population: { users: string[]; items: string[] };
+  /** The exponent s of the repeated workload's Zipf distributions: the k-th most popular has weight 1/k^s. */
+  zipfExponent: number;
   spicedb: { endpoint: string; token: string };
   checkUrl: string;
   authorization: string;
@@ -88,7 +91,7 @@ function runLoadWorker(setup: LoadSetup): void {
   const url = new URL(setup.checkUrl);
   const headers = { authorization: setup.authorization, 'content-type': 'application/json' };
   const unique = uniqueWorkload(setup.checks);
-  const repeated = repeatedWorkload(setup.population, client);
+  const repeated = repeatedWorkload(setup, client);
 
   const viaService: Send = (body) =>
     new Promise((resolve, reject) => {
@@ -152,17 +155,19 @@ function uniqueWorkload(checks: Check[]): (mode: Mode) => () => Operation {
 }
 
 const REPEATED_WRITE_SHARE = 0.1;
-const ZIPF_EXPONENT = 1;
 
 /**
  * Users and items drawn from Zipf distributions (the k-th most popular with weight 1/k), `api` checks; one
  * operation in ten writes SpiceDB directly (the same in both modes): it grants or revokes `api` for a pair
  * drawn the same way. The same seed in every run, so both modes see the same sequence.
  */
-function repeatedWorkload(population: LoadSetup['population'], client: SpiceDBClient): () => () => Operation {
+function repeatedWorkload(
+  { population, zipfExponent }: LoadSetup,
+  client: SpiceDBClient,
+): () => () => Operation {
   const registry = loadRegistry();
-  const user = zipf(population.users.length);
-  const item = zipf(population.items.length);
+  const user = zipf(population.users.length, zipfExponent);
+  const item = zipf(population.items.length, zipfExponent);
   const memo = new Map<string, Extract<Operation, { kind: 'check' }>>();
   const check = (userId: string, itemId: string) => {
     const key = `${userId} ${itemId}`;
@@ -201,11 +206,11 @@ function repeatedWorkload(population: LoadSetup['population'], client: SpiceDBCl
   };
 }
 
-/** Draws an index below `size` from uniform `u` in [0, 1): index k with weight 1 / (k + 1)^ZIPF_EXPONENT. */
-function zipf(size: number): (u: number) => number {
+/** Draws an index below `size` from uniform `u` in [0, 1): index k with weight 1 / (k + 1)^exponent. */
+function zipf(size: number, exponent: number): (u: number) => number {
   const cumulative = new Float64Array(size);
   let total = 0;
-  for (let k = 0; k < size; k++) cumulative[k] = total += 1 / (k + 1) ** ZIPF_EXPONENT;
+  for (let k = 0; k < size; k++) cumulative[k] = total += 1 / (k + 1) ** exponent;
   return (u) => {
     const target = u * total;
     let [low, high] = [0, size - 1];
@@ -503,15 +508,26 @@ const OPTIONS = {
   checks: { type: 'string', default: '12000' },
   /** The service's check batching (CHECK_BATCHING): `on` (its default) or `off`. */
   batching: { type: 'string', default: 'on' },
+  /** The repeated workload: its Zipf exponent, and how many users and items it draws from (empty: all). */
+  zipf: { type: 'string', default: '1' },
+  'repeated-users': { type: 'string', default: '' },
+  'repeated-items': { type: 'string', default: '' },
 } as const;
 
 const WORKLOADS: readonly Workload[] = ['unique', 'repeated'];
 
-const WORKLOAD_DESCRIPTIONS: Record<Workload, string> = {
-  unique:
-    'distinct checks, half allowed, no check repeated within the decision cache lifetimes; targets p50 <= 1.1, throughput >= 0.9',
-  repeated: `api checks of Zipf-distributed users and items, ${REPEATED_WRITE_SHARE * 100}% writes (grant or revoke a pair drawn the same way); targets p50 <= 0.5, throughput >= 2`,
-};
+function describeWorkload(workload: Workload, { population, zipfExponent }: LoadSetup): string {
+  if (workload === 'unique') {
+    return 'distinct checks, half allowed, no check repeated within the decision cache lifetimes; targets p50 <= 1.1, throughput >= 0.9';
+  }
+  const { users, items } = population;
+  return `api checks of Zipf-distributed (s = ${zipfExponent}) users (${users.length}) and items (${items.length}), ${REPEATED_WRITE_SHARE * 100}% writes (grant or revoke a pair drawn the same way); targets p50 <= 0.5, throughput >= 2`;
+}
+
+/** The first `count` (the most popular; all when empty). */
+function mostPopular(all: string[], count: string): string[] {
+  return count === '' ? all : all.slice(0, Number(count));
+}
 
 const TARGETS: Record<Workload, { p50: number; throughput: number }> = {
   unique: { p50: 1.1, throughput: 0.9 },
@@ -575,13 +591,18 @@ async function main(): Promise<void> {
     const serviceStarted = performance.now();
     await untilReady(service.url);
 
-    const worker = startLoadWorker({
+    const setup: LoadSetup = {
       checks: world.checks,
-      population: world.population,
+      population: {
+        users: mostPopular(world.population.users, options['repeated-users']),
+        items: mostPopular(world.population.items, options['repeated-items']),
+      },
+      zipfExponent: Number(options.zipf),
       spicedb: { endpoint: spicedb.endpoint, token: spicedb.token },
       checkUrl: `${service.url}/v1/check`,
       authorization: `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`,
-    });
+    };
+    const worker = startLoadWorker(setup);
     stopping.unshift(() => worker.postMessage('exit'));
     const run = (request: RunRequest) =>
       new Promise<RunResult>((resolve, reject) => {
@@ -630,7 +651,7 @@ async function main(): Promise<void> {
     const ownBefore = ownCpuMs(spicedb.process.pid);
     // The repeated workload writes: the unique one, whose answers are known in advance, goes first.
     for (const workload of WORKLOADS.filter((name) => workloads.includes(name))) {
-      console.log(`workload ${workload}: ${WORKLOAD_DESCRIPTIONS[workload]}`);
+      console.log(`workload ${workload}: ${describeWorkload(workload, setup)}`);
       printHeader();
       const countsBefore = await serviceCounts(metricsRegistry);
       for (const concurrency of levels) {

@@ -562,7 +562,7 @@ async function timeToEnforce(
     `${count} grants via the API${workers === undefined ? '' : `, ${workers} workers`}`;
   bench.createdAt.clear();
   for (let i = 0; i < SINGLE_GRANTS; i++) {
-    const index = base + opts.apiTotal + i;
+    const index = base + Math.max(opts.apiTotal, opts.enforce) + i;
     await bench.createGrants(index, index + 1, itemId);
     await until('one grant enforced', () => bench.allEnforced(), 60_000);
   }

@@ -26,7 +26,11 @@ import { openLoop, type OpenLoop, type OperationCounts } from './support/open-lo
 import { residentBytes } from './support/resident-memory.js';
 import { percentile } from './support/statistics.js';
 
-/** RSS growth allowed from the first sample after warm-up to the last: this many MB or this share, the larger. */
+/**
+ * RSS growth allowed after warm-up, from the median of the first minute's samples to the median of the last
+ * minute's (a median, so that one sample taken mid-collection does not decide): this many MB or this share, the
+ * larger.
+ */
 const RSS_GROWTH_MB = 30;
 const RSS_GROWTH_SHARE = 0.1;
 /** Event-loop lag p99 allowed in any sample after warm-up. */
@@ -36,6 +40,7 @@ const FAILED_SHARE_BOUND = 0.001;
 const MAX_IN_FLIGHT = 64;
 const SEED_CONCURRENCY = 8;
 const MB = 1024 * 1024;
+const RSS_WINDOW_SECONDS = 60;
 
 const OPTIONS = {
   minutes: { type: 'string', default: '10' },
@@ -388,7 +393,7 @@ function judge(samples: Sample[], options: Options, processes: StackProcess[]): 
   );
   const services = processes.filter((p) => p.metricsUrl);
   const verdicts = [
-    ...services.map((service) => judgeRss(service.name, first, last)),
+    ...services.map((service) => judgeRss(service.name, judged)),
     ...services.map((service) => judgeLag(service.name, judged)),
     judgeFailures(samples),
   ];
@@ -405,14 +410,25 @@ function judge(samples: Sample[], options: Options, processes: StackProcess[]): 
 
 const rssOf = (sample: Sample, name: string) => (sample.processes.get(name) as ServiceSample).rssBytes;
 
-function judgeRss(name: string, first: Sample, last: Sample): boolean {
-  const [base, end] = [rssOf(first, name), rssOf(last, name)];
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+/** The median RSS of the samples in the first and in the last RSS_WINDOW_SECONDS of `samples`. */
+function rssAtEachEnd(name: string, samples: Sample[]): [number, number] {
+  const [from, to] = [samples[0]?.seconds ?? 0, samples.at(-1)?.seconds ?? 0];
+  const window = Math.min(RSS_WINDOW_SECONDS, (to - from) / 2);
+  const rssWhere = (inWindow: (seconds: number) => boolean) =>
+    median(samples.filter((sample) => inWindow(sample.seconds)).map((sample) => rssOf(sample, name)));
+  return [rssWhere((seconds) => seconds <= from + window), rssWhere((seconds) => seconds >= to - window)];
+}
+
+function judgeRss(name: string, samples: Sample[]): boolean {
+  const [base, end] = rssAtEachEnd(name, samples);
   const bound = Math.max(RSS_GROWTH_MB * MB, RSS_GROWTH_SHARE * base);
   const holds = end - base <= bound;
   const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
   return report(
     holds,
-    `${name.padEnd(17)} RSS ${mb(base)} → ${mb(end)}, growth ${mb(end - base)} ${atMost(holds)} ` +
+    `${name.padEnd(17)} RSS (median of each end's minute) ${mb(base)} → ${mb(end)}, growth ${mb(end - base)} ${atMost(holds)} ` +
       `${mb(bound)} (${RSS_GROWTH_MB} MB or ${RSS_GROWTH_SHARE * 100}%, the larger)`,
   );
 }
@@ -420,12 +436,11 @@ function judgeRss(name: string, first: Sample, last: Sample): boolean {
 function judgeLag(name: string, samples: Sample[]): boolean {
   const lags = samples.map((sample) => sample.processes.get(name)?.lagP99Ms ?? 0);
   const worst = Math.max(...lags);
-  const median = [...lags].sort((a, b) => a - b)[Math.floor(lags.length / 2)] ?? 0;
   const holds = worst <= LAG_P99_BOUND_MS;
   return report(
     holds,
     `${name.padEnd(17)} event-loop lag p99: worst sample ${worst.toFixed(1)} ms ${atMost(holds)} ` +
-      `${LAG_P99_BOUND_MS} ms (median sample ${median.toFixed(1)} ms)`,
+      `${LAG_P99_BOUND_MS} ms (median sample ${median(lags).toFixed(1)} ms)`,
   );
 }
 

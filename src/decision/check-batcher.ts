@@ -18,7 +18,7 @@ export interface CheckBatchSettings {
 }
 
 /** Off until bench:check shows that it pays (docs/decision-service.md, "Performance"). */
-export const DEFAULT_CHECK_BATCH: CheckBatchSettings = { enabled: false, maxItems: 100, concurrency: 4 };
+export const DEFAULT_CHECK_BATCH: CheckBatchSettings = { enabled: true, maxItems: 100, concurrency: 4 };
 
 /** What the batcher needs of SpiceDB; SpiceDBClient is one. */
 export type BulkPermissionChecker = Pick<SpiceDBClient, 'checkPermission' | 'checkBulkPermissions'>;

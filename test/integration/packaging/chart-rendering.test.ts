@@ -261,7 +261,7 @@ describe('configuration', () => {
       decisionService: {
         checkTimeout: '750ms',
         cache: { enabled: false, maxEntries: 500, allowTtl: '2s', denyTtl: '250ms' },
-        batching: { enabled: true, maxChecks: 25, concurrency: 8 },
+        batching: { enabled: false, maxChecks: 25, concurrency: 8 },
         checkCallers: {
           roles: ['gateway', 'decision_client'],
           serviceAccounts: ['data-plane:gateway', 'apps:files'],
@@ -320,7 +320,7 @@ describe('configuration', () => {
       DECISION_CACHE_MAX_ENTRIES: '500',
       DECISION_CACHE_ALLOW_TTL: '2s',
       DECISION_CACHE_DENY_TTL: '250ms',
-      CHECK_BATCHING: 'true',
+      CHECK_BATCHING: 'false',
       CHECK_BATCH_MAX: '25',
       CHECK_BATCH_CONCURRENCY: '8',
       DECISION_CLIENT_ROLES: 'gateway,decision_client',

@@ -47,17 +47,17 @@ describe('decisionConfigFromEnvironment', () => {
       allowTtlMs: 5_000,
       denyTtlMs: 1_000,
     });
-    expect(config.checkBatch).toEqual({ enabled: false, maxItems: 100, concurrency: 4 });
+    expect(config.checkBatch).toEqual({ enabled: true, maxItems: 100, concurrency: 4 });
   });
 
   it('reads the check batching’s switch, size and calls in flight', async () => {
     const config = await decisionConfigFromEnvironment({
       ...minimal,
-      CHECK_BATCHING: 'true',
+      CHECK_BATCHING: 'false',
       CHECK_BATCH_MAX: '25',
       CHECK_BATCH_CONCURRENCY: '8',
     });
-    expect(config.checkBatch).toEqual({ enabled: true, maxItems: 25, concurrency: 8 });
+    expect(config.checkBatch).toEqual({ enabled: false, maxItems: 25, concurrency: 8 });
   });
 
   it('reads the decision cache’s switch, bound and lifetimes', async () => {

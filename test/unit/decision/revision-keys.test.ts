@@ -24,7 +24,7 @@ describe('revision keys', () => {
 
   it('looks a check up by its resource and its subject, so a membership change reaches the member’s checks', () => {
     const keys = checkKeys({ resource: { type: 'resource', id: 'r' }, subject: { type: 'user', id: 'u' } });
-    expect(keys).toEqual(['resource:r', 'user:u']);
+    expect(keys).toEqual(['resource:r', 'user:u', 'resource:r u']);
     const membership = relationshipKeys({
       resource: { type: 'group', id: 'o|g' },
       relation: 'member',
@@ -60,5 +60,52 @@ describe('revision keys', () => {
     });
     expect(delegation).toEqual(['resource:r', 'agent:a']);
     expect(keys.some((key) => ownership.includes(key))).toBe(true);
+  });
+
+  describe('a relationship from a resource to a user', () => {
+    const grant = relationshipKeys({
+      resource: { type: 'resource', id: 'r' },
+      relation: 'api_consumer',
+      subject: { type: 'user', id: 'u' },
+    });
+    const touches = (check: Parameters<typeof checkKeys>[0]) =>
+      checkKeys(check).some((key) => grant.includes(key));
+
+    it('touches that user’s check on that resource, and the resource’s agent checks', () => {
+      expect(touches({ resource: { type: 'resource', id: 'r' }, subject: { type: 'user', id: 'u' } })).toBe(
+        true,
+      );
+      expect(touches({ resource: { type: 'resource', id: 'r' }, subject: { type: 'agent', id: 'a' } })).toBe(
+        true,
+      );
+    });
+
+    it('touches no other user’s check on the resource, and none of the user’s checks on other resources', () => {
+      expect(touches({ resource: { type: 'resource', id: 'r' }, subject: { type: 'user', id: 'v' } })).toBe(
+        false,
+      );
+      expect(touches({ resource: { type: 'resource', id: 's' }, subject: { type: 'user', id: 'u' } })).toBe(
+        false,
+      );
+      expect(
+        touches({
+          resource: { type: 'resource', id: 'r' },
+          subject: { type: 'group', id: 'o|g', relation: 'member' },
+        }),
+      ).toBe(false);
+    });
+
+    it('is told apart from a grant to an organisation’s members, which touches every check on the resource', () => {
+      const organisationGrant = relationshipKeys({
+        resource: { type: 'resource', id: 'r' },
+        relation: 'api_consumer',
+        subject: { type: 'organization', id: 'o', relation: 'member' },
+      });
+      const userCheck = checkKeys({
+        resource: { type: 'resource', id: 'r' },
+        subject: { type: 'user', id: 'v' },
+      });
+      expect(userCheck.some((key) => organisationGrant.includes(key))).toBe(true);
+    });
   });
 });

@@ -159,9 +159,9 @@ describe('RevisionWatch', () => {
     await until(() => tracker.newest?.token === 't2', 'the change after the reconnection');
     expect(heard).toEqual([
       'unknown', // started from the head
-      ['resource:r1', 'user:u'],
+      ['resource:r1 u', 'resource:r1>agent'],
       'unknown', // not current while reconnecting
-      ['resource:r2', 'user:u'],
+      ['resource:r2 u', 'resource:r2>agent'],
       'unknown', // the schema changed
     ]);
   });
