@@ -45,7 +45,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   app.use(requestContext(options.logger));
   app.use(
-    accessLog({ quietPaths: new Set(Object.values(OPERATIONAL_PATHS)), hotPaths: new Set(options.hotPaths) }),
+    accessLog({
+      quietPaths: new Set(Object.values(OPERATIONAL_PATHS)),
+      hotPaths: new Set(options.hotPaths),
+      logger: options.logger,
+    }),
   );
   app.use(httpMetrics(options.metricsRegistry));
   app.use(

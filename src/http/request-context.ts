@@ -19,9 +19,16 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:+=/-]{1,128}$/;
 export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const incoming = req.get(REQUEST_ID_HEADER);
-    req.id = incoming !== undefined && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.log = logger.child({ reqId: req.id });
-    res.setHeader(REQUEST_ID_HEADER, req.id);
+    const id = incoming !== undefined && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = id;
+    // Made on first use: most requests on a hot path log nothing, and a child logger costs more than its check.
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', {
+      get: () => (child ??= logger.child({ reqId: id })),
+      set: (value: Logger) => (child = value),
+      configurable: true,
+    });
+    res.setHeader(REQUEST_ID_HEADER, id);
     next();
   };
 }

@@ -1,5 +1,6 @@
 import express from 'express';
-import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { describe, expect, it, vi } from 'vitest';
 import { accessLog } from '../../../src/http/access-log.js';
 import { requestContext } from '../../../src/http/request-context.js';
 import { capturedLogger, serve } from './support/serve.js';
@@ -29,5 +30,22 @@ describe('access log levels', () => {
   it('logs hot paths at debug, but their server errors at error', async () => {
     expect(await logLevelOf('/v1/check', 200)).toBe(DEBUG);
     expect(await logLevelOf('/v1/check', 503)).toBe(ERROR);
+  });
+
+  it('makes no request logger for a line below the logger’s level, and one per request that logs', async () => {
+    const logger = pino({ level: 'info' }, { write: () => undefined });
+    const child = vi.spyOn(logger, 'child');
+    const app = express();
+    app.use(requestContext(logger));
+    app.use(accessLog({ hotPaths: new Set(['/v1/check']), logger }));
+    app.use((req, res) => {
+      if (req.path === '/twice') [req.log, req.log].forEach((log) => log.info('in the handler'));
+      res.status(200).json({});
+    });
+    const url = await serve(app);
+    await fetch(`${url}/v1/check`);
+    expect(child).not.toHaveBeenCalled();
+    await fetch(`${url}/twice`);
+    await vi.waitFor(() => expect(child).toHaveBeenCalledTimes(1));
   });
 });
