@@ -195,6 +195,23 @@ describe('the service containers', () => {
     expect(container.env).toContainEqual({ name: 'LEADER_ELECTION_ID', value: leaseName[0] });
   });
 
+  it('bounds the controller’s V8 heap below its memory limit, keeping source maps; 0 leaves Node’s default', async () => {
+    const bounded = deployment(await renderChart(NAMESPACE), 'controller').container;
+    expect(bounded.env).toContainEqual({
+      name: 'NODE_OPTIONS',
+      value: '--enable-source-maps --max-old-space-size=384',
+    });
+    const unbounded = deployment(
+      await renderChart(NAMESPACE, { ...REQUIRED_VALUES, controller: { maxHeapMegabytes: 0 } }),
+      'controller',
+    );
+    expect(unbounded.container.env.map((variable) => variable.name)).not.toContain('NODE_OPTIONS');
+    for (const name of ['acl-api', 'decision-service']) {
+      const { container } = deployment(await renderChart(NAMESPACE), name);
+      expect(container.env.map((variable) => variable.name)).not.toContain('NODE_OPTIONS');
+    }
+  });
+
   it('every service writes grants to (and trusts grants in) the namespace it runs in', async () => {
     const objects = await renderChart(NAMESPACE);
     for (const name of SERVICES)
