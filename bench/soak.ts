@@ -1,5 +1,5 @@
 // npm run bench:soak [-- --minutes 10 --rate-creates 5 --rate-revokes 5 --rate-checks 200 --sample-seconds 15
-//                       --warmup-minutes 2 --live-grants 200]
+//                       --warmup-minutes 2 --live-grants 200 --heap-mb 256]
 //
 // The whole stack under a steady load for a while: does any service grow? The development stack on loopback,
 // each service in a process of its own; first --live-grants grants, then an open loop (the schedule does not
@@ -8,7 +8,8 @@
 // --sample-seconds: each process's RSS (/proc/<pid>/status), each service's event-loop lag p99 since the last
 // sample (prom-client's nodejs_eventloop_lag_p99_seconds) and its 5xx answers, and what the load did. The
 // verdict judges the three services after --warmup-minutes (bounds below); it exits 1 when one is broken or
-// when stopped before the end.
+// when stopped before the end. The services run with a V8 heap bound (--heap-mb, as the chart bounds the
+// decision service's; 0: Node's default).
 // Stops itself after --minutes, and stops everything it started, also on Ctrl-C or an error.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -50,6 +51,7 @@ const OPTIONS = {
   'sample-seconds': { type: 'string', default: '15' },
   'warmup-minutes': { type: 'string', default: '2' },
   'live-grants': { type: 'string', default: '200' },
+  'heap-mb': { type: 'string', default: '256' },
 } as const;
 
 type Options = Record<keyof typeof OPTIONS, number>;
@@ -75,6 +77,8 @@ interface ServiceSample {
   rssBytes: number;
   /** Services only. */
   lagP99Ms?: number;
+  /** V8 heap in use (prom-client's nodejs_heap_size_used_bytes): a leak grows it, a heap V8 sized larger does not. */
+  heapUsedBytes?: number;
   /** 5xx answers since the service started. */
   serverErrorsSoFar?: number;
 }
@@ -115,6 +119,7 @@ async function soakStack(stateDir: string, options: Options, signal: AbortSignal
     DECISION_PORT: '0',
     CONTROLLER_PORT: '0',
     LOG_LEVEL: 'error',
+    ...(options['heap-mb'] > 0 ? { NODE_OPTIONS: `--max-old-space-size=${options['heap-mb']}` } : {}),
   };
   console.error('starting the development stack, each service in a process of its own…');
   const services = serviceProcesses(stateDir);
@@ -287,6 +292,7 @@ async function sampleProcesses(processes: StackProcess[]): Promise<Map<string, S
         {
           rssBytes,
           lagP99Ms: metricValue(metrics, 'nodejs_eventloop_lag_p99_seconds') * 1_000,
+          heapUsedBytes: metricValue(metrics, 'nodejs_heap_size_used_bytes'),
           serverErrorsSoFar: metricSum(metrics, 'http_request_errors_total', 'status_class="5xx"'),
         },
       ];
@@ -311,7 +317,9 @@ function columns(processes: StackProcess[]): string[] {
   return [
     't s',
     ...processes.flatMap((p) =>
-      p.metricsUrl ? [`${shortName(p.name)} MB`, `${shortName(p.name)} lag ms`] : [`${shortName(p.name)} MB`],
+      p.metricsUrl
+        ? [`${shortName(p.name)} MB`, `${shortName(p.name)} heap`, `${shortName(p.name)} lag ms`]
+        : [`${shortName(p.name)} MB`],
     ),
     'creates/s',
     'revokes/s',
@@ -329,7 +337,8 @@ function printPreamble(options: Options, processes: StackProcess[]): void {
       `load: ${options['rate-creates']} creates/s, ${options['rate-revokes']} revokes/s (oldest first), ` +
       `${options['rate-checks']} checks/s, open loop, at most ${MAX_IN_FLIGHT} of each in flight; ` +
       `${options['live-grants']} live grants at the start\n` +
-      `processes: ${processes.map((p) => `${p.name} ${p.pid}`).join(', ')}\n` +
+      `processes: ${processes.map((p) => `${p.name} ${p.pid}`).join(', ')}; services' V8 heap bound ` +
+      `${options['heap-mb'] > 0 ? `${options['heap-mb']} MB` : 'Node’s default'}\n` +
       `lag: event-loop delay p99 since the previous sample (includes prom-client's 10 ms resolution)\n`,
   );
 }
@@ -354,7 +363,8 @@ function printSample(sample: Sample, processes: StackProcess[], sampleSeconds: n
     ...processes.flatMap((p) => {
       const measured = sample.processes.get(p.name) as ServiceSample;
       const rss = (measured.rssBytes / MB).toFixed(0);
-      return measured.lagP99Ms === undefined ? [rss] : [rss, measured.lagP99Ms.toFixed(1)];
+      if (measured.lagP99Ms === undefined) return [rss];
+      return [rss, ((measured.heapUsedBytes ?? 0) / MB).toFixed(0), measured.lagP99Ms.toFixed(1)];
     }),
     perSecond(sample.load.creates),
     perSecond(sample.load.revokes),
@@ -398,7 +408,7 @@ function judge(samples: Sample[], options: Options, processes: StackProcess[]): 
     judgeFailures(samples),
   ];
   for (const other of processes.filter((p) => !p.metricsUrl)) {
-    const growth = rssOf(last, other.name) - rssOf(first, other.name);
+    const growth = measureOf(last, other.name, rssOf) - measureOf(first, other.name, rssOf);
     console.log(
       `  ${other.name.padEnd(17)} RSS growth ${(growth / MB).toFixed(1)} MB (not judged: not ours)`,
     );
@@ -408,28 +418,38 @@ function judge(samples: Sample[], options: Options, processes: StackProcess[]): 
   return passed;
 }
 
-const rssOf = (sample: Sample, name: string) => (sample.processes.get(name) as ServiceSample).rssBytes;
+type Measure = (measured: ServiceSample) => number;
+const rssOf: Measure = (measured) => measured.rssBytes;
+const heapOf: Measure = (measured) => measured.heapUsedBytes ?? 0;
+const measureOf = (sample: Sample, name: string, measure: Measure) =>
+  measure(sample.processes.get(name) as ServiceSample);
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
-/** The median RSS of the samples in the first and in the last RSS_WINDOW_SECONDS of `samples`. */
-function rssAtEachEnd(name: string, samples: Sample[]): [number, number] {
+/** The median of `measure` over the samples in the first and in the last RSS_WINDOW_SECONDS of `samples`. */
+function atEachEnd(name: string, samples: Sample[], measure: Measure): [number, number] {
   const [from, to] = [samples[0]?.seconds ?? 0, samples.at(-1)?.seconds ?? 0];
   const window = Math.min(RSS_WINDOW_SECONDS, (to - from) / 2);
-  const rssWhere = (inWindow: (seconds: number) => boolean) =>
-    median(samples.filter((sample) => inWindow(sample.seconds)).map((sample) => rssOf(sample, name)));
-  return [rssWhere((seconds) => seconds <= from + window), rssWhere((seconds) => seconds >= to - window)];
+  const medianWhere = (inWindow: (seconds: number) => boolean) =>
+    median(
+      samples.filter((sample) => inWindow(sample.seconds)).map((sample) => measureOf(sample, name, measure)),
+    );
+  return [
+    medianWhere((seconds) => seconds <= from + window),
+    medianWhere((seconds) => seconds >= to - window),
+  ];
 }
 
 function judgeRss(name: string, samples: Sample[]): boolean {
-  const [base, end] = rssAtEachEnd(name, samples);
+  const [base, end] = atEachEnd(name, samples, rssOf);
+  const [heapBase, heapEnd] = atEachEnd(name, samples, heapOf);
   const bound = Math.max(RSS_GROWTH_MB * MB, RSS_GROWTH_SHARE * base);
   const holds = end - base <= bound;
   const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
   return report(
     holds,
     `${name.padEnd(17)} RSS (median of each end's minute) ${mb(base)} → ${mb(end)}, growth ${mb(end - base)} ${atMost(holds)} ` +
-      `${mb(bound)} (${RSS_GROWTH_MB} MB or ${RSS_GROWTH_SHARE * 100}%, the larger)`,
+      `${mb(bound)} (${RSS_GROWTH_MB} MB or ${RSS_GROWTH_SHARE * 100}%, the larger); heap in use ${mb(heapBase)} → ${mb(heapEnd)}`,
   );
 }
 

@@ -179,10 +179,10 @@ the paths of mounted files. Takes the component dict of pgo.deployment.
       fieldPath: metadata.namespace
 - name: LEADER_ELECTION_ID
   value: {{ include "pgo.leaderElectionId" $root }}
+{{- end }}
 {{- with .values.maxHeapMegabytes }}
 - name: NODE_OPTIONS
   value: {{ printf "--enable-source-maps --max-old-space-size=%v" . | quote }}
-{{- end }}
 {{- end }}
 {{- if .spicedbClient }}
 - name: SPICEDB_ENDPOINT

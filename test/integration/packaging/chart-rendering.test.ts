@@ -195,20 +195,33 @@ describe('the service containers', () => {
     expect(container.env).toContainEqual({ name: 'LEADER_ELECTION_ID', value: leaseName[0] });
   });
 
-  it('bounds the controller’s V8 heap below its memory limit, keeping source maps; 0 leaves Node’s default', async () => {
-    const bounded = deployment(await renderChart(NAMESPACE), 'controller').container;
-    expect(bounded.env).toContainEqual({
-      name: 'NODE_OPTIONS',
-      value: '--enable-source-maps --max-old-space-size=384',
-    });
-    const unbounded = deployment(
-      await renderChart(NAMESPACE, { ...REQUIRED_VALUES, controller: { maxHeapMegabytes: 0 } }),
-      'controller',
-    );
-    expect(unbounded.container.env.map((variable) => variable.name)).not.toContain('NODE_OPTIONS');
-    for (const name of ['acl-api', 'decision-service']) {
+  it.each([
+    ['controller', 384],
+    ['acl-api', 320],
+    ['decision-service', 256],
+  ])(
+    'bounds the %s’s V8 heap to %i MB below its memory limit, keeping source maps',
+    async (name, megabytes) => {
       const { container } = deployment(await renderChart(NAMESPACE), name);
-      expect(container.env.map((variable) => variable.name)).not.toContain('NODE_OPTIONS');
+      expect(container.env).toContainEqual({
+        name: 'NODE_OPTIONS',
+        value: `--enable-source-maps --max-old-space-size=${megabytes}`,
+      });
+    },
+  );
+
+  it('leaves Node’s default heap bound when maxHeapMegabytes is 0', async () => {
+    const unbounded = { maxHeapMegabytes: 0 };
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      controller: unbounded,
+      aclApi: unbounded,
+      decisionService: unbounded,
+    });
+    for (const name of SERVICES) {
+      expect(deployment(objects, name).container.env.map((variable) => variable.name)).not.toContain(
+        'NODE_OPTIONS',
+      );
     }
   });
 
