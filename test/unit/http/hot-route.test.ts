@@ -6,7 +6,7 @@ import { createHttpApp } from '../../../src/http/app.js';
 import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { capturedLogger, serve } from './support/serve.js';
-import { testAuthentication, urn } from './support/sample-api.js';
+import { sampleRegistry, testAuthentication, urn } from './support/sample-api.js';
 
 /** An echo route, served as a hot route and, behind a marker the router adds, by the app's router. */
 async function start() {
@@ -124,16 +124,7 @@ describe('a hot route', () => {
   });
 
   it('is only for paths without parameters', () => {
-    const routes = new RouteRegistry().add({
-      method: 'get',
-      path: '/things/{id}',
-      operationId: 'getThing',
-      summary: 'One thing',
-      access: 'public',
-      request: { params: z.object({ id: z.string() }) },
-      responses: { 200: { description: 'The thing' } },
-      handler: () => ({ status: 200 }),
-    });
+    const routes = sampleRegistry();
     expect(() => routes.hotRoute('getThing')).toThrow('a hot route has no parameters');
     expect(() => routes.hotRoute('nothing')).toThrow('no route nothing is declared');
   });
