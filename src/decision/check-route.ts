@@ -10,6 +10,7 @@ import { checkRequestSchema, checkResponseSchema, deniedProblemSchema } from './
 
 /** At the service root; a gateway maps its public prefix onto it by strip-prefix. */
 export const CHECK_PATH = '/v1/check';
+export const CHECK_OPERATION = 'check';
 /** Largest check body: three ids of 1024 characters, each \u-escaped, fit. */
 export const CHECK_BODY_LIMIT = '32kb';
 
@@ -28,7 +29,7 @@ export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRou
   return new RouteRegistry({ authentication, bodyLimit: CHECK_BODY_LIMIT }).add({
     method: 'post',
     path: CHECK_PATH,
-    operationId: 'check',
+    operationId: CHECK_OPERATION,
     summary: 'Does the subject hold the relation on the resource?',
     description:
       'Evaluates one relationship check in SpiceDB. Fails closed: every answer other than 200 carries ' +

@@ -1,5 +1,6 @@
 import express from 'express';
 import type { ErrorRequestHandler, Router } from 'express';
+import type { HotRoute } from '../http/openapi/hot-route.js';
 import { DENIED } from './check-request.js';
 
 /**
@@ -15,6 +16,17 @@ const denyInErrorAnswers: ErrorRequestHandler = (err, _req, res, next) => {
     )) as typeof res.json;
   next(err);
 };
+
+/** `route` with every error answer marked as a deny. */
+export function failClosedHotRoute(route: HotRoute): HotRoute {
+  return {
+    ...route,
+    handler: (req, res, next) =>
+      route.handler(req, res, (error?: unknown) =>
+        error === undefined ? next() : denyInErrorAnswers(error, req, res, next),
+      ),
+  };
+}
 
 /** `routes` with every error answer marked as a deny. */
 export function failClosed(routes: Router): Router {

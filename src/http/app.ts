@@ -5,7 +5,9 @@ import type { Logger } from '../observability/logger.js';
 import { accessLog } from './access-log.js';
 import type { Drain } from './drain.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { hotRouteLayer } from './hot-route-layer.js';
 import { httpMetrics } from './http-metrics.js';
+import type { HotRoute } from './openapi/hot-route.js';
 import type { OpenApiDocument } from './openapi/route-definition.js';
 import { OPERATIONAL_PATHS, operationalRouter, type ReadinessFields } from './operational-routes.js';
 import type { ReadinessCheck } from './readiness.js';
@@ -29,6 +31,11 @@ export interface HttpAppOptions {
   openApiDocument: OpenApiDocument;
   readinessFields?: ReadinessFields;
   routers: readonly MountedRouter[];
+  /**
+   * Routes served before express's router (exact method and path), with the same request id, access log and
+   * metrics; every other request, other methods on their paths included, goes through the routers.
+   */
+  hotRoutes?: readonly HotRoute[];
   /** Hot paths whose successes are logged at debug, not info; their server errors still at error. */
   hotPaths?: readonly string[];
   /** Express's `trust proxy` (hops, or addresses and subnets): who may name the client address. */
@@ -36,22 +43,25 @@ export interface HttpAppOptions {
 }
 
 /**
- * A service's express app: request id and child logger, access log, HTTP metrics, the operational
- * endpoints, the service's routers, then the 404 and the error handler that answer in problem bodies.
+ * A service's express app: its hot routes, request id and child logger, access log, HTTP metrics, the
+ * operational endpoints, the service's routers, then the 404 and the error handler that answer in problem
+ * bodies.
  */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
-  app.use(requestContext(options.logger));
-  app.use(
+  const common = [
+    requestContext(options.logger),
     accessLog({
       quietPaths: new Set(Object.values(OPERATIONAL_PATHS)),
       hotPaths: new Set(options.hotPaths),
       logger: options.logger,
     }),
-  );
-  app.use(httpMetrics(options.metricsRegistry));
+    httpMetrics(options.metricsRegistry),
+  ];
+  if (options.hotRoutes?.length) app.use(hotRouteLayer(options.hotRoutes, common));
+  app.use(...common);
   app.use(
     operationalRouter({
       urn: options.urn,

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { ZodError } from 'zod';
-import { HttpError, errorKindForStatus, problemBody } from './errors.js';
+import { HttpError, errorKindForStatus, malformedJson, problemBody } from './errors.js';
 import type { UrnScheme } from './urn.js';
 import { validationError } from './validation.js';
 
@@ -57,7 +57,7 @@ function fromClientError(err: ClientError): HttpError {
   const kind = errorKindForStatus(err.status) ?? 'BadRequest';
   switch (err.type) {
     case 'entity.parse.failed':
-      return new HttpError('BadRequest', 'request body is not valid JSON', { cause: err });
+      return malformedJson(err);
     case 'entity.too.large':
       return new HttpError('PayloadTooLarge', `request body exceeds the limit of ${err.limit} bytes`, {
         cause: err,

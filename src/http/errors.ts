@@ -74,6 +74,11 @@ export function tooManyRequests(detail: string, retryAfterSeconds?: number): Htt
   return new HttpError('TooManyRequests', detail, { headers });
 }
 
+/** 400 for a body that is not JSON, or (strict) not an object or array. */
+export function malformedJson(cause?: unknown): HttpError {
+  return new HttpError('BadRequest', 'request body is not valid JSON', { cause });
+}
+
 export function methodNotAllowed(method: string, allowed: readonly string[]): HttpError {
   return new HttpError('MethodNotAllowed', `${method} is not allowed here; allowed: ${allowed.join(', ')}`, {
     headers: { allow: allowed.join(', ') },

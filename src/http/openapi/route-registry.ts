@@ -7,6 +7,8 @@ import type {
   RouteDefinition,
   RouteRequestSchemas,
 } from './route-definition.js';
+import { hotRoute } from './hot-route.js';
+import type { HotRoute } from './hot-route.js';
 import { buildOpenApiDocument } from './route-document.js';
 import type { DocumentConfig } from './route-document.js';
 import { pathParameterNames } from './route-paths.js';
@@ -53,6 +55,13 @@ export class RouteRegistry {
 
   router(): Router {
     return buildRouter(this.definitions, this.options);
+  }
+
+  /** The route `operationId` as a hot route, served before the app's router; the registry is at the root. */
+  hotRoute(operationId: string): HotRoute {
+    const definition = this.definitions.find((route) => route.operationId === operationId);
+    if (!definition) throw new Error(`no route ${operationId} is declared`);
+    return hotRoute(definition, this.options);
   }
 
   /** `rootRoutes`: routes mounted at the service root beside these (the operational ones). */

@@ -61,7 +61,8 @@ function handlersFor(definition: AnyRouteDefinition, options: RouterOptions): Re
   ];
 }
 
-function accessHandlers(
+/** Authentication, the per-subject limit and the role or caller rule, as the route's access asks. */
+export function accessHandlers(
   definition: AnyRouteDefinition,
   authentication?: ApiAuthentication,
 ): RequestHandler[] {
@@ -87,7 +88,8 @@ function requireCaller(rule: CallerRule): RequestHandler {
   };
 }
 
-function bodyParsers(definition: AnyRouteDefinition, options: RouterOptions): RequestHandler[] {
+/** The JSON body reader of a route that declares a body; none otherwise. */
+export function bodyParsers(definition: AnyRouteDefinition, options: RouterOptions): RequestHandler[] {
   const { body, bodies } = definition.request ?? {};
   if (bodies) return [jsonBody({ limit: options.bodyLimit, mediaTypes: bodyMediaTypes(definition) })];
   return body ? [jsonBody({ limit: options.bodyLimit })] : [];
@@ -104,25 +106,44 @@ function bodySchemaFor(definition: AnyRouteDefinition, req: Request): z.ZodType 
   return bodies[mediaType];
 }
 
-function invoke(definition: AnyRouteDefinition, validateResponses: boolean): RequestHandler {
+export interface RouteAnswer {
+  result: RouteResult;
+  /** The declared media type of the result's status. */
+  mediaType: string;
+}
+
+/** Parses each declared part of the request, calls the handler and, when asked, checks its result. */
+export function routeCall(
+  definition: AnyRouteDefinition,
+  validateResponses: boolean,
+): (req: Request) => Promise<RouteAnswer> {
   const responses = effectiveResponses(definition);
   const schemas = definition.request ?? {};
-  const parse = (part: RequestPart, value: unknown, schema: z.ZodType | undefined = schemas[part]) =>
-    schema ? parseRequestPart(schema, value, part) : undefined;
-  return async (req, res) => {
+  // A part is read only when declared: express parses the query string on each read of req.query.
+  const parse = (part: RequestPart, value: () => unknown, schema: z.ZodType | undefined = schemas[part]) =>
+    schema ? parseRequestPart(schema, value(), part) : undefined;
+  return async (req) => {
     // Each part has been parsed by the schema the declaration typed it with.
     const input = {
-      body: parse('body', req.body, bodySchemaFor(definition, req)),
-      query: parse('query', req.query),
-      headers: parse('headers', req.headers),
-      params: parse('params', req.params),
+      body: parse('body', () => req.body, bodySchemaFor(definition, req)),
+      query: parse('query', () => req.query),
+      headers: parse('headers', () => req.headers),
+      params: parse('params', () => req.params),
       principal: req.principal,
       request: req,
     } as RouteInput<RouteRequestSchemas, RouteAccess>;
     const result = await definition.handler(input);
     const response = responses[result.status];
     if (validateResponses) checkAgainstDeclaration(definition, result, response);
-    send(res, result, response?.mediaType ?? JSON_MEDIA_TYPE);
+    return { result, mediaType: response?.mediaType ?? JSON_MEDIA_TYPE };
+  };
+}
+
+function invoke(definition: AnyRouteDefinition, validateResponses: boolean): RequestHandler {
+  const call = routeCall(definition, validateResponses);
+  return async (req, res) => {
+    const { result, mediaType } = await call(req);
+    sendResult(res, result, mediaType);
   };
 }
 
@@ -141,7 +162,7 @@ function checkAgainstDeclaration(
   }
 }
 
-function send(res: Response, result: RouteResult, mediaType: string): void {
+export function sendResult(res: Response, result: RouteResult, mediaType: string): void {
   for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
   res.status(result.status);
   if (result.body === undefined) res.end();
