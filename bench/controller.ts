@@ -1,5 +1,5 @@
 // npm run bench:controller [-- --enforce 1000 --api-total 10000 --list 10000,100000 --concurrency 16
-//                              --workers 4,16 --heap-mb 4096]
+//                              --workers 4,16 --heap-mb 384 --runtime compiled]
 //
 // The grant controller against a control plane of its own (etcd, kube-apiserver, SpiceDB with the memory
 // datastore, all on loopback), in three parts:
@@ -13,6 +13,8 @@
 //    grants cloned from a real one (creating 100,000 CRs through one kube-apiserver on two cores takes too
 //    long for a benchmark), against SpiceDB holding the same relationships; the baseline is SpiceDB importing
 //    those relationships itself (WriteRelationships, 1,000 per call).
+// The controller and the resync process run compiled JavaScript under plain node, as the image does
+// (--runtime tsx: through tsx), with the chart's heap bound for the controller (--heap-mb; 0: Node's default).
 // Stops itself: every wait is bounded, and everything it started is stopped at the end.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
 import {
   API_GROUP,
   API_VERSION,
@@ -56,11 +59,13 @@ import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { printTable } from './support/markdown-table.js';
+import { entrypointArgs, parseNodeRuntime, type NodeRuntime } from './support/node-runtime.js';
 import { staticInformer } from './support/static-informer.js';
 import { percentile } from './support/statistics.js';
 
 const ACL_NAMESPACE = 'policy-grant-system';
 const BENCH_LABEL = 'bench.policygrant.dev/run';
+const CHART_VALUES = 'charts/policy-grant-operator/values.yaml';
 const OVERALL_TIMEOUT_MS = 45 * 60_000;
 /** Grants created one after the other, each once the previous one is enforced. */
 const SINGLE_GRANTS = 50;
@@ -182,8 +187,9 @@ interface Options {
   concurrency: number;
   /** MAX_CONCURRENT_RECONCILES per round of part 1; undefined: the controller's default. */
   workers: (number | undefined)[];
-  /** The resync process's V8 heap bound (--max-old-space-size), in MB. */
+  /** The controller's and the resync process's V8 heap bound (--max-old-space-size), in MB; 0: none. */
   heapMb: number;
+  runtime: NodeRuntime;
 }
 
 function options(): Options {
@@ -194,7 +200,8 @@ function options(): Options {
       list: { type: 'string', default: '10000,100000' },
       concurrency: { type: 'string', default: '16' },
       workers: { type: 'string', default: '' },
-      'heap-mb': { type: 'string', default: '4096' },
+      'heap-mb': { type: 'string', default: String(chartControllerHeapMb()) },
+      runtime: { type: 'string', default: 'compiled' },
     },
   });
   const workers = String(values.workers).split(',').filter(Boolean).map(Number);
@@ -205,7 +212,24 @@ function options(): Options {
     concurrency: Number(values.concurrency),
     workers: workers.length > 0 ? workers : [undefined],
     heapMb: Number(values['heap-mb']),
+    runtime: parseNodeRuntime(String(values.runtime)),
   };
+}
+
+/** The heap bound the Helm chart gives the controller by default. */
+function chartControllerHeapMb(): number {
+  const values = load(readFileSync(join(repoRoot(), CHART_VALUES), 'utf8')) as {
+    controller: { maxHeapMegabytes: number };
+  };
+  return values.controller.maxHeapMegabytes;
+}
+
+function heapBound(heapMb: number): string {
+  return heapMb > 0 ? `${heapMb} MB` : 'Node’s default';
+}
+
+function heapBoundArgs(heapMb: number): string[] {
+  return heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : [];
 }
 
 async function inPool<T>(
@@ -319,7 +343,10 @@ class Bench {
     const child = startProcess({
       name: 'controller',
       command: process.execPath,
-      args: ['--import', 'tsx', join(repoRoot(), 'src/cmd/controller.ts')],
+      args: [
+        ...heapBoundArgs(this.opts.heapMb),
+        ...(await entrypointArgs(this.opts.runtime, join(repoRoot(), 'src/cmd/controller.ts'))),
+      ],
       logFile: join(this.plane.stateDir, 'controller.log'),
       env,
     });
@@ -440,7 +467,7 @@ async function importBaseline(
   return performance.now() - started;
 }
 
-async function runChild(input: ChildInput, stateDir: string, heapMb: number): Promise<ChildOutput> {
+async function runChild(input: ChildInput, stateDir: string, opts: Options): Promise<ChildOutput> {
   const inputFile = join(stateDir, `resync-child-${input.count}.json`);
   const outputFile = join(stateDir, `resync-child-${input.count}.out.json`);
   await writeFile(inputFile, JSON.stringify(input));
@@ -448,11 +475,9 @@ async function runChild(input: ChildInput, stateDir: string, heapMb: number): Pr
     name: `resync-${input.count}`,
     command: process.execPath,
     args: [
-      `--max-old-space-size=${heapMb}`,
+      ...heapBoundArgs(opts.heapMb),
       '--expose-gc',
-      '--import',
-      'tsx',
-      join(repoRoot(), 'bench/controller.ts'),
+      ...(await entrypointArgs(opts.runtime, join(repoRoot(), 'bench/controller.ts'))),
       '--child',
       inputFile,
       outputFile,
@@ -520,7 +545,7 @@ async function main(): Promise<void> {
     const liveHeaps: [number, number][] = [];
     for (const count of opts.list) {
       const importMs = await importBaseline(baseline, template, item, count);
-      const result = await runChild({ count, template, item, spicedb: bench.spicedb }, stateDir, opts.heapMb);
+      const result = await runChild({ count, template, item, spicedb: bench.spicedb }, stateDir, opts);
       const ratio = (ms: number) => `${(ms / importMs).toFixed(2)}×`;
       rows.push(['SpiceDB import (baseline)', `${count} relationships`, seconds(importMs), '1.00×', '']);
       rows.push([
@@ -535,7 +560,7 @@ async function main(): Promise<void> {
         `${count} grants from a list`,
         seconds(result.inSyncMs),
         ratio(result.inSyncMs),
-        `peak RSS ${mb(result.inSyncPeakRssBytes)}, live heap ${mb(result.liveHeapBytes)}, heap bound ${opts.heapMb} MB`,
+        `peak RSS ${mb(result.inSyncPeakRssBytes)}, live heap ${mb(result.liveHeapBytes)}, heap bound ${heapBound(opts.heapMb)}, ${opts.runtime}`,
       ]);
       liveHeaps.push([count, result.liveHeapBytes]);
       rows.push([

@@ -1,0 +1,56 @@
+// How a benchmark starts a TypeScript entrypoint in a Node process of its own: `compiled` (the default) runs
+// the JavaScript tsc emits under plain node, as the container image does; `tsx` runs the sources through tsx's
+// loader, which costs the process about 75 MB of RSS (the loader, esbuild and the sources' maps), so that
+// memory figures taken through it overstate what an installation uses.
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from '../../src/localplane/repo-root.js';
+
+export const NODE_RUNTIMES = ['compiled', 'tsx'] as const;
+export type NodeRuntime = (typeof NODE_RUNTIMES)[number];
+
+/** Inside dist/ (git-ignored), below the repository's package.json: module type and node_modules resolve. */
+const BUILD_DIR = 'dist/.bench';
+/** Files the sources read next to themselves at run time. */
+const RUNTIME_ASSETS = ['src/spicedb/schema.zed', 'src/spicedb/registry.yaml'];
+
+export function parseNodeRuntime(value: string): NodeRuntime {
+  const runtime = NODE_RUNTIMES.find((known) => known === value);
+  if (!runtime) throw new Error(`--runtime must be one of ${NODE_RUNTIMES.join(', ')}, not "${value}"`);
+  return runtime;
+}
+
+let build: Promise<void> | undefined;
+
+/** Node's arguments that run `entrypoint` (a .ts path below the repository) with `runtime`. */
+export async function entrypointArgs(runtime: NodeRuntime, entrypoint: string): Promise<string[]> {
+  const root = repoRoot();
+  const source = relative(root, entrypoint);
+  if (runtime === 'tsx') return ['--import', 'tsx', join(root, source)];
+  build ??= compileSourcesAndBenchmarks(root);
+  await build;
+  return [join(root, BUILD_DIR, source.replace(/\.ts$/, '.js'))];
+}
+
+/** tsc with the project's settings, src/ and bench/ only (once per benchmark run; about 15 s). */
+async function compileSourcesAndBenchmarks(root: string): Promise<void> {
+  const outDir = join(root, BUILD_DIR);
+  await mkdir(outDir, { recursive: true });
+  const tsconfig = join(outDir, 'tsconfig.json');
+  await writeFile(
+    tsconfig,
+    JSON.stringify({
+      extends: join(root, 'tsconfig.json'),
+      compilerOptions: { rootDir: root, outDir, noEmit: false },
+      include: [join(root, 'src'), join(root, 'bench')],
+    }),
+  );
+  await promisify(execFile)(process.execPath, [
+    join(root, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    tsconfig,
+  ]);
+  for (const asset of RUNTIME_ASSETS) await copyFile(join(root, asset), join(outDir, asset));
+}
