@@ -1,5 +1,5 @@
 // How a benchmark starts a TypeScript entrypoint in a Node process of its own: `compiled` (the default) runs
-// the JavaScript tsc emits under plain node, as the container image does; `tsx` runs the sources through tsx's
+// the JavaScript tsc emits under plain node with source maps enabled, as the container image does; `tsx` runs the sources through tsx's
 // loader, which costs the process about 75 MB of RSS (the loader, esbuild and the sources' maps), so that
 // memory figures taken through it overstate what an installation uses.
 import { execFile } from 'node:child_process';
@@ -31,7 +31,7 @@ export async function entrypointArgs(runtime: NodeRuntime, entrypoint: string): 
   if (runtime === 'tsx') return ['--import', 'tsx', join(root, source)];
   build ??= compileSourcesAndBenchmarks(root);
   await build;
-  return [join(root, BUILD_DIR, source.replace(/\.ts$/, '.js'))];
+  return ['--enable-source-maps', join(root, BUILD_DIR, source.replace(/\.ts$/, '.js'))];
 }
 
 /** tsc with the project's settings, src/ and bench/ only (once per benchmark run; about 15 s). */
