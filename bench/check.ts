@@ -1,12 +1,13 @@
 // npm run bench:check [-- --grants 10000 --requests 20000 --seconds 3 --concurrency 16,32 --rounds 6
 //                        --workloads unique,repeated --batching on --zipf 1 --repeated-users 2000
-//                        --repeated-items 1000]
+//                        --repeated-items 1000 --random-share 0.15 --http-client undici]
 //
 // Direct CheckPermission through the SpiceDB client against POST /v1/check through the decision service:
 // one SpiceDB of its own (memory datastore, loopback), the same relationships, the same request mix. The
 // decision service runs in this process, as the dev stack runs it; the load runs in a worker thread for both
 // modes, so that the client's work is never the service's. Two workloads: `unique` (no check repeats within
-// the decision cache's lifetimes) and `repeated` (Zipf-distributed users and items, 10% writes).
+// the decision cache's lifetimes) and `repeated` (Zipf-distributed subjects and items, mostly a user's own
+// grants, 10% writes).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
+import { Pool } from 'undici';
 import type { MetricValueWithName, Registry as MetricsRegistry } from 'prom-client';
 import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
@@ -73,8 +75,14 @@ interface LoadSetup {
   checks: Check[];
   /** The repeated workload's users and items, most popular first. */
   population: { users: string[]; items: string[] };
+  /** The seeded individual grants (user, item, access type): most of the repeated workload's checks. */
+  grants: Grant[];
   /** The exponent s of the repeated workload's Zipf distributions: the k-th most popular has weight 1/k^s. */
   zipfExponent: number;
+  /** The repeated workload's share of checks of any user on any item (mostly denies), not of a grant. */
+  randomShare: number;
+  /** The load generator's HTTP client for the service path. */
+  httpClient: HttpClient;
   spicedb: { endpoint: string; token: string };
   checkUrl: string;
   authorization: string;
@@ -87,13 +95,48 @@ type Send = (body: Buffer, query: CheckPermissionInput) => Promise<boolean>;
 
 function runLoadWorker(setup: LoadSetup): void {
   const client = new SpiceDBClient({ ...setup.spicedb, transport: 'plaintext' });
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const url = new URL(setup.checkUrl);
-  const headers = { authorization: setup.authorization, 'content-type': 'application/json' };
+  const service = serviceClient(setup);
   const unique = uniqueWorkload(setup.checks);
   const repeated = repeatedWorkload(setup, client);
+  const direct: Send = async (_body, query) => (await client.checkPermission(query)).allowed;
 
-  const viaService: Send = (body) =>
+  parentPort?.on('message', async (run: RunRequest | 'exit') => {
+    if (run === 'exit') {
+      client.close();
+      await service.close();
+      parentPort?.close();
+      return;
+    }
+    const send = run.mode === 'direct' ? direct : service.send;
+    const operations = run.workload === 'unique' ? unique(run.mode) : repeated();
+    parentPort?.postMessage(await load(send, operations, run));
+  });
+}
+
+type HttpClient = 'undici' | 'node';
+
+/** At least the most requests in flight: every loop keeps its keep-alive connection. */
+const MAX_CONNECTIONS = 64;
+
+/**
+ * POST /v1/check with a keep-alive pool: undici's (the engine of Node's fetch, a data-path client's choice,
+ * and the cheaper in CPU per request) or node's http.request with a keep-alive Agent.
+ */
+function serviceClient(setup: LoadSetup): { send: Send; close: () => Promise<void> } {
+  const url = new URL(setup.checkUrl);
+  const headers = { authorization: setup.authorization, 'content-type': 'application/json' };
+  if (setup.httpClient === 'undici') {
+    const pool = new Pool(url.origin, { connections: MAX_CONNECTIONS, pipelining: 1 });
+    const send: Send = async (body) => {
+      const response = await pool.request({ path: url.pathname, method: 'POST', headers, body });
+      const answer = Buffer.from(await response.body.arrayBuffer());
+      if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
+      return allowedIn(answer);
+    };
+    return { send, close: () => pool.close() };
+  }
+  const agent = new http.Agent({ keepAlive: true, maxSockets: MAX_CONNECTIONS });
+  const send: Send = (body) =>
     new Promise((resolve, reject) => {
       const request = http.request(
         {
@@ -116,19 +159,7 @@ function runLoadWorker(setup: LoadSetup): void {
       request.on('error', reject);
       request.end(body);
     });
-  const direct: Send = async (_body, query) => (await client.checkPermission(query)).allowed;
-
-  parentPort?.on('message', async (run: RunRequest | 'exit') => {
-    if (run === 'exit') {
-      client.close();
-      agent.destroy();
-      parentPort?.close();
-      return;
-    }
-    const send = run.mode === 'direct' ? direct : viaService;
-    const operations = run.workload === 'unique' ? unique(run.mode) : repeated();
-    parentPort?.postMessage(await load(send, operations, run));
-  });
+  return { send, close: async () => agent.destroy() };
 }
 
 function allowedIn(answer: Buffer): boolean {
@@ -156,42 +187,75 @@ function uniqueWorkload(checks: Check[]): (mode: Mode) => () => Operation {
 
 const REPEATED_WRITE_SHARE = 0.1;
 
+/** A user's grant of one access type on one item: what a consumer on a data path checks again and again. */
+interface Grant {
+  user: string;
+  item: string;
+  access: string;
+}
+
+/** One step of the repeated workload, before it becomes a request: a check or a write of a pair. */
+type Draw = { kind: 'check'; pair: Grant } | { kind: 'write'; pair: Grant; operation: 'touch' | 'delete' };
+
 /**
- * Users and items drawn from Zipf distributions (the k-th most popular with weight 1/k), `api` checks; one
- * operation in ten writes SpiceDB directly (the same in both modes): it grants or revokes `api` for a pair
- * drawn the same way. The same seed in every run, so both modes see the same sequence.
+ * The repeated workload's sequence, the same seed in every run so that both modes see it. A check's pair is,
+ * with probability `randomShare`, an `api` check of a user and an item each drawn from a Zipf distribution over
+ * all of them (the k-th most popular with weight 1/k^s: mostly denies), otherwise one of the seeded individual
+ * grants: a user drawn Zipf among the users holding one, then one of that user's grants, Zipf by the item's
+ * popularity (an enforcement point re-checking what its consumers are entitled to). One operation in ten is a
+ * write instead: it grants or revokes a pair drawn the same way.
  */
-function repeatedWorkload(
-  { population, zipfExponent }: LoadSetup,
-  client: SpiceDBClient,
-): () => () => Operation {
-  const registry = loadRegistry();
-  const user = zipf(population.users.length, zipfExponent);
-  const item = zipf(population.items.length, zipfExponent);
-  const memo = new Map<string, Extract<Operation, { kind: 'check' }>>();
-  const check = (userId: string, itemId: string) => {
-    const key = `${userId} ${itemId}`;
-    let operation = memo.get(key);
-    if (!operation) {
-      const body = userCheck(userId, itemId, 'api');
-      const query = spicedbQuery(registry.canonicalise(body));
-      operation = { kind: 'check', body: Buffer.from(JSON.stringify(body)), query, expected: undefined };
-      memo.set(key, operation);
-    }
-    return operation;
-  };
-  const expiresAt = new Date(Date.now() + 86_400_000);
+function repeatedDraws({ population, grants, zipfExponent, randomShare }: LoadSetup): () => () => Draw {
+  const zipfOf = memoised((size: number) => zipf(size, zipfExponent));
+  const itemRank = new Map(population.items.map((item, rank) => [item, rank]));
+  const grantsOf = new Map<string, Grant[]>();
+  for (const grant of grants) {
+    if (!itemRank.has(grant.item)) continue;
+    grantsOf.set(grant.user, [...(grantsOf.get(grant.user) ?? []), grant]);
+  }
+  for (const held of grantsOf.values())
+    held.sort((a, b) => (itemRank.get(a.item) ?? 0) - (itemRank.get(b.item) ?? 0));
+  const holders = population.users.filter((user) => grantsOf.has(user));
+  const pick = <T>(from: readonly T[], u: number): T => from[zipfOf(from.length)(u)] as T;
   return () => {
     const random = seededRandom(7);
+    const pair = (): Grant => {
+      if (holders.length === 0 || random() < randomShare) {
+        return {
+          user: pick(population.users, random()),
+          item: pick(population.items, random()),
+          access: 'api',
+        };
+      }
+      return pick(grantsOf.get(pick(holders, random())) ?? [], random());
+    };
     return () => {
-      const [userId, itemId] = [
-        population.users[user(random())] as string,
-        population.items[item(random())] as string,
-      ];
-      if (random() >= REPEATED_WRITE_SHARE) return check(userId, itemId);
-      const { query } = check(userId, itemId);
-      const relationship = { resource: query.resource, relation: query.permission, subject: query.subject };
-      const operation = random() < 0.5 ? 'touch' : 'delete';
+      if (random() >= REPEATED_WRITE_SHARE) return { kind: 'check', pair: pair() };
+      return { kind: 'write', pair: pair(), operation: random() < 0.5 ? 'touch' : 'delete' };
+    };
+  };
+}
+
+/** The repeated workload's operations: its draws as check requests (one body per pair) and SpiceDB writes. */
+function repeatedWorkload(setup: LoadSetup, client: SpiceDBClient): () => () => Operation {
+  const registry = loadRegistry();
+  const draws = repeatedDraws(setup);
+  const checkOf = memoised((key: string): Extract<Operation, { kind: 'check' }> => {
+    const [user, item, access] = key.split(' ') as [string, string, string];
+    const body = userCheck(user, item, access);
+    const query = spicedbQuery(registry.canonicalise(body));
+    return { kind: 'check', body: Buffer.from(JSON.stringify(body)), query, expected: undefined };
+  });
+  const expiresAt = new Date(Date.now() + 86_400_000);
+  return () => {
+    const next = draws();
+    return () => {
+      const draw = next();
+      const check = checkOf(pairKey(draw.pair));
+      if (draw.kind === 'check') return check;
+      const { resource, permission, subject } = check.query;
+      const relationship = { resource, relation: permission, subject };
+      const { operation } = draw;
       return {
         kind: 'write',
         write: () =>
@@ -203,6 +267,39 @@ function repeatedWorkload(
           ]),
       };
     };
+  };
+}
+
+function pairKey({ user, item, access }: Grant): string {
+  return `${user} ${item} ${access}`;
+}
+
+/** The repeated workload's shape over its first `count` operations: checks, distinct pairs, on granted pairs. */
+function repeatedShape(
+  setup: LoadSetup,
+  count: number,
+): { checks: number; distinct: number; granted: number } {
+  const granted = new Set(setup.grants.map(pairKey));
+  const next = repeatedDraws(setup)();
+  const seen = new Set<string>();
+  let [checks, onGrants] = [0, 0];
+  for (let index = 0; index < count; index++) {
+    const draw = next();
+    if (draw.kind !== 'check') continue;
+    const key = pairKey(draw.pair);
+    checks++;
+    seen.add(key);
+    if (granted.has(key)) onGrants++;
+  }
+  return { checks, distinct: seen.size, granted: onGrants };
+}
+
+function memoised<K, V>(make: (key: K) => V): (key: K) => V {
+  const made = new Map<K, V>();
+  return (key) => {
+    let value = made.get(key);
+    if (value === undefined) made.set(key, (value = make(key)));
+    return value;
   };
 }
 
@@ -280,6 +377,7 @@ function seededRandom(seed: number): () => number {
 interface World {
   updates: RelationshipUpdate[];
   population: LoadSetup['population'];
+  grants: Grant[];
   checks: Check[];
 }
 
@@ -308,6 +406,7 @@ function buildWorld(grants: number, distinctChecks: number): World {
 
   const updates: RelationshipUpdate[] = [];
   const allowedChecks: CheckRequestBody[] = [];
+  const grantsToUsers: Grant[] = [];
   const written = new Set<string>();
   /** False when the relationship is already there: one update per relationship and WriteRelationships. */
   const add = (relationship: RelationshipUpdate['relationship']): boolean => {
@@ -373,7 +472,11 @@ function buildWorld(grants: number, distinctChecks: number): World {
   };
   while (allowedChecks.length < grants) {
     const [relationship, check] = grant();
-    if (add(relationship)) allowedChecks.push(check);
+    if (!add(relationship)) continue;
+    allowedChecks.push(check);
+    if (relationship.relation.endsWith('_consumer') && relationship.subject.type === 'user') {
+      grantsToUsers.push({ user: check.subject_id, item: check.resource_id, access: check.relation });
+    }
   }
   const bodies = distinct(distinctChecks, (index) =>
     index % 2 === 0
@@ -383,6 +486,7 @@ function buildWorld(grants: number, distinctChecks: number): World {
   return {
     updates,
     population: { users, items },
+    grants: grantsToUsers,
     checks: bodies.map((body) => ({
       body,
       query: spicedbQuery(registry.canonicalise(body)),
@@ -508,20 +612,34 @@ const OPTIONS = {
   checks: { type: 'string', default: '12000' },
   /** The service's check batching (CHECK_BATCHING): `on` (its default) or `off`. */
   batching: { type: 'string', default: 'on' },
+  /** The service's SpiceDB calls in flight for batched checks (CHECK_BATCH_CONCURRENCY); empty: its default. */
+  'batch-calls': { type: 'string', default: '' },
   /** The repeated workload: its Zipf exponent, and how many users and items it draws from (empty: all). */
   zipf: { type: 'string', default: '1' },
   'repeated-users': { type: 'string', default: '' },
   'repeated-items': { type: 'string', default: '' },
+  /** The repeated workload's share of checks of any user on any item, not of a grant (1: the shape before). */
+  'random-share': { type: 'string', default: '0.15' },
+  /** The load generator's HTTP client on the service path: `undici` or `node` (http.request). */
+  'http-client': { type: 'string', default: 'undici' },
 } as const;
 
 const WORKLOADS: readonly Workload[] = ['unique', 'repeated'];
 
-function describeWorkload(workload: Workload, { population, zipfExponent }: LoadSetup): string {
+/** Operations of the repeated workload its shape is described over: about one run's worth. */
+const SHAPE_SAMPLE = 10_000;
+
+function describeWorkload(workload: Workload, setup: LoadSetup): string {
   if (workload === 'unique') {
     return 'distinct checks, half allowed, no check repeated within the decision cache lifetimes; targets p50 <= 1.1, throughput >= 0.9';
   }
-  const { users, items } = population;
-  return `api checks of Zipf-distributed (s = ${zipfExponent}) users (${users.length}) and items (${items.length}), ${REPEATED_WRITE_SHARE * 100}% writes (grant or revoke a pair drawn the same way); targets p50 <= 0.5, throughput >= 2`;
+  const { population, grants, zipfExponent, randomShare } = setup;
+  const shape = repeatedShape(setup, SHAPE_SAMPLE);
+  const percent = (share: number) => `${(share * 100).toFixed(0)}%`;
+  return [
+    `checks of Zipf-distributed (s = ${zipfExponent}) subjects and items: ${percent(1 - randomShare)} of a user's grant (${grants.length} grants, users and items by popularity), ${percent(randomShare)} api checks of any user (${population.users.length}) on any item (${population.items.length}); ${percent(REPEATED_WRITE_SHARE)} writes (grant or revoke a pair drawn the same way); targets p50 <= 0.5, throughput >= 2`,
+    `  shape of its first ${SHAPE_SAMPLE} operations: ${shape.checks} checks of ${shape.distinct} distinct pairs, ${percent(shape.granted / shape.checks)} of them on a seeded grant`,
+  ].join('\n');
 }
 
 /** The first `count` (the most popular; all when empty). */
@@ -546,7 +664,13 @@ async function main(): Promise<void> {
   const levels = options.concurrency.split(',').map(Number);
   const workloads = options.workloads.split(',');
   if (!['on', 'off'].includes(options.batching)) throw new Error('--batching is on or off');
-  const checkBatch = { ...DEFAULT_CHECK_BATCH, enabled: options.batching === 'on' };
+  const checkBatch = {
+    ...DEFAULT_CHECK_BATCH,
+    enabled: options.batching === 'on',
+    ...(options['batch-calls'] === '' ? {} : { concurrency: Number(options['batch-calls']) }),
+  };
+  const httpClient = options['http-client'];
+  if (httpClient !== 'undici' && httpClient !== 'node') throw new Error('--http-client is undici or node');
   const stateDir = await mkdtemp(join(tmpdir(), 'bench-check-'));
   const stopping: Array<() => Promise<void> | void> = [() => rm(stateDir, { recursive: true, force: true })];
   try {
@@ -597,7 +721,10 @@ async function main(): Promise<void> {
         users: mostPopular(world.population.users, options['repeated-users']),
         items: mostPopular(world.population.items, options['repeated-items']),
       },
+      grants: world.grants,
       zipfExponent: Number(options.zipf),
+      randomShare: Number(options['random-share']),
+      httpClient,
       spicedb: { endpoint: spicedb.endpoint, token: spicedb.token },
       checkUrl: `${service.url}/v1/check`,
       authorization: `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`,
@@ -643,6 +770,9 @@ async function main(): Promise<void> {
     );
     console.log(
       `service: check batching ${checkBatch.enabled ? `on (at most ${checkBatch.maxItems} checks a call, ${checkBatch.concurrency} calls in flight)` : 'off'}`,
+    );
+    console.log(
+      `load generator: ${httpClient === 'undici' ? 'undici Pool' : "node's http.request with a keep-alive Agent"} to the service, SpiceDBClient (gRPC) direct`,
     );
     console.log(
       `each run: up to ${requests} requests or ${seconds} s; ${rounds} rounds per mode, alternating order\n`,
