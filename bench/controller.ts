@@ -1,12 +1,13 @@
 // npm run bench:controller [-- --enforce 1000 --api-total 10000 --list 10000,100000 --concurrency 16
-//                              --workers 4,16 --heap-mb 384 --runtime compiled]
+//                              --workers 4,16 --heap-mb 384 --runtime compiled --finalizer]
 //
 // The grant controller against a control plane of its own (etcd, kube-apiserver, SpiceDB with the memory
 // datastore, all on loopback), in three parts:
 // 1. time to enforce: grants created through the Kubernetes API, from the create request until the grant's
 //    watch shows Enforced=True, with the controller running as its own process (the real entrypoint); once per
 //    --workers value (MAX_CONCURRENT_RECONCILES; the controller's default when absent), each round with a
-//    controller started afresh and grants of its own;
+//    controller started afresh and grants of its own; with --finalizer the grants carry the controller's
+//    finalizer from creation, as the ACL API creates them (without: as kubectl applies them);
 // 2. the same controller with --api-total grants: duration of one full resync (from its own metrics) and its
 //    peak RSS (VmHWM);
 // 3. for each --list size: the resync alone, in a process of its own whose caches are fed from a list of
@@ -33,6 +34,7 @@ import {
   findStatusCondition,
   GROUP_VERSION,
   POLICY_GRANT_KIND,
+  RELATIONSHIPS_FINALIZER,
   type CatalogItem,
   type Membership,
   type PolicyGrant,
@@ -190,6 +192,8 @@ interface Options {
   /** The controller's and the resync process's V8 heap bound (--max-old-space-size), in MB; 0: none. */
   heapMb: number;
   runtime: NodeRuntime;
+  /** Grants created with the controller's finalizer, as the ACL API creates them. */
+  finalizer: boolean;
 }
 
 function options(): Options {
@@ -202,6 +206,7 @@ function options(): Options {
       workers: { type: 'string', default: '' },
       'heap-mb': { type: 'string', default: String(chartControllerHeapMb()) },
       runtime: { type: 'string', default: 'compiled' },
+      finalizer: { type: 'boolean', default: false },
     },
   });
   const workers = String(values.workers).split(',').filter(Boolean).map(Number);
@@ -213,6 +218,7 @@ function options(): Options {
     workers: workers.length > 0 ? workers : [undefined],
     heapMb: Number(values['heap-mb']),
     runtime: parseNodeRuntime(String(values.runtime)),
+    finalizer: values.finalizer,
   };
 }
 
@@ -375,7 +381,11 @@ class Bench {
         body: {
           apiVersion: GROUP_VERSION,
           kind: POLICY_GRANT_KIND,
-          metadata: { name, labels: { [BENCH_LABEL]: this.run } },
+          metadata: {
+            name,
+            labels: { [BENCH_LABEL]: this.run },
+            ...(this.opts.finalizer ? { finalizers: [RELATIONSHIPS_FINALIZER] } : {}),
+          },
           spec: {
             policyType: 'INDIVIDUAL',
             userId: userOf(from + offset),
@@ -592,7 +602,8 @@ async function timeToEnforce(
 ): Promise<string[][]> {
   const base = round * ROUND_OFFSET;
   const size = (count: number) =>
-    `${count} grants via the API${workers === undefined ? '' : `, ${workers} workers`}`;
+    `${count} grants via the API${opts.finalizer ? ' with the finalizer' : ''}` +
+    (workers === undefined ? '' : `, ${workers} workers`);
   bench.createdAt.clear();
   for (let i = 0; i < SINGLE_GRANTS; i++) {
     const index = base + Math.max(opts.apiTotal, opts.enforce) + i;

@@ -126,13 +126,16 @@ export class ClusterWorld implements GrantWorld {
 
   /**
    * What the resync may write under `key`: as `explain`, but a grant's tuple only once the grant holds its
-   * finalizer. Before that, nothing guarantees that deleting the grant removes the tuple again (a grant
-   * deleted before its first reconcile goes without one), so its reconcile writes it, finalizer first.
+   * finalizer and has a status (its first reconcile is done). Before that, nothing guarantees that deleting
+   * the grant removes the tuple again: a grant deleted before its first reconcile goes without one, and the
+   * ACL API releases the finalizer of a grant it rolls back while no status is written (docs/controller.md,
+   * "Finalizer from birth"). Its reconcile writes the tuple, finalizer first.
    */
   explainWritable(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
     if (parseTupleKey(key).relation === OWNER_RELATION) return this.explain(key, evaluator);
     const enforced = evaluator.enforcedBy(key);
-    return enforced && hasFinalizer(enforced.grant) ? enforced.relationship : undefined;
+    const reconciled = enforced && hasFinalizer(enforced.grant) && enforced.grant.status !== undefined;
+    return reconciled ? enforced.relationship : undefined;
   }
 
   /**

@@ -1,12 +1,13 @@
 import {
   GROUP_VERSION,
   POLICY_GRANT_KIND,
+  RELATIONSHIPS_FINALIZER,
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../api/v1alpha1/index.js';
 import { claimObject, type ClaimData, type StoredClaim } from './claims.js';
 import type { KubeClient } from '../kube-client.js';
-import { isNotFound } from '../kube-errors.js';
+import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { paths } from '../resources.js';
 
 export interface NewGrant {
@@ -56,14 +57,19 @@ export class GrantStore {
     });
   }
 
+  /**
+   * Creates the grant with the controller's finalizer already set, which saves the controller a write per
+   * grant (docs/controller.md, "Finalizer from birth").
+   */
   createGrant(grant: NewGrant): Promise<PolicyGrant> {
+    const { name, labels, annotations } = grant;
     return this.kube.call({
       method: 'POST',
       path: paths.policyGrants(this.namespace),
       body: {
         apiVersion: GROUP_VERSION,
         kind: POLICY_GRANT_KIND,
-        metadata: { name: grant.name, labels: grant.labels, annotations: grant.annotations },
+        metadata: { name, labels, annotations, finalizers: [RELATIONSHIPS_FINALIZER] },
         spec: grant.spec,
       },
     });
@@ -73,13 +79,27 @@ export class GrantStore {
     return orUndefined(this.kube.call({ method: 'GET', path: paths.policyGrant(namespace, name) }));
   }
 
-  /** Deletes the grant only if it is still the object with `uid` (a rollback never deletes a successor). */
+  /**
+   * Deletes a grant this API has just created (a rollback), only if it is still the object with `uid` (never a
+   * successor). The finalizer it was born with would keep it Terminating until a controller releases it (for
+   * ever where none runs), so it is released here when the controller has written no status yet, conditioned
+   * on the resourceVersion of the deletion; otherwise the controller withdraws the tuples and releases it.
+   */
   async deleteGrant(name: string, uid: string): Promise<void> {
-    await this.kube.call({
+    const path = paths.policyGrant(this.namespace, name);
+    const deleted = await this.kube.call<PolicyGrant>({
       method: 'DELETE',
-      path: paths.policyGrant(this.namespace, name),
+      path,
       body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
     });
+    if (!deleted.metadata?.deletionTimestamp || deleted.status) return;
+    const finalizers = (deleted.metadata.finalizers ?? []).filter((each) => each !== RELATIONSHIPS_FINALIZER);
+    const { resourceVersion } = deleted.metadata;
+    await this.kube
+      .call({ method: 'PATCH', path, body: { metadata: { resourceVersion, finalizers } } })
+      .catch((error: unknown) => {
+        if (!isNotFound(error) && !isPreconditionConflict(error)) throw error;
+      });
   }
 
   /** Soft delete: a merge patch of revokedAt and revokedBy, conditioned on the grant's resourceVersion. */

@@ -22,3 +22,9 @@ export const AGENT_PLURAL = 'agents';
 
 export const ACCESS_REQUEST_KIND = 'AccessRequest';
 export const ACCESS_REQUEST_PLURAL = 'accessrequests';
+
+/**
+ * The controller's finalizer on grants, Memberships and Delegations: added before the first SpiceDB write for
+ * the object, removed once its tuples are gone. The ACL API creates its grants with it.
+ */
+export const RELATIONSHIPS_FINALIZER = 'acl.policygrant.dev/relationships';

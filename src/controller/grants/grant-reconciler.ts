@@ -59,6 +59,18 @@ function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
 }
 
 /**
+ * Whether the grant's spec is the one it was created with (the API server counts spec changes in
+ * `generation`; a deletion may count as one too: then the read is made). Whatever a leader that died before writing the status may have
+ * written for such a grant follows from this spec alone: its projection, no read of SpiceDB needed. That is
+ * the common case since the ACL API creates grants with the finalizer (docs/controller.md, "Finalizer from
+ * birth"): every new grant has the finalizer and no status, and a repair read under the item's lock for each
+ * one would cost more than the finalizer patch it saves.
+ */
+function neverEdited(grant: PolicyGrant): boolean {
+  return (grant.metadata.generation ?? 1) === 1;
+}
+
+/**
  * Brings one PolicyGrant's tuples and status in line with its spec, its CatalogItem and its namespace:
  * finalizer first, then SpiceDB (write or withdraw), then the status (only when it changes), an Event on
  * every transition of Enforced, and a requeue at expiryTime while the grant is active.
@@ -135,6 +147,10 @@ export class GrantReconciler {
     }
     if (!hadFinalizer || !mayHaveUnrecordedTuples(grant)) return [];
     const candidates = candidateTupleKeys(grant.spec, this.options.world.registry);
+    if (neverEdited(grant)) {
+      this.options.projector.recall(key, candidates, undefined);
+      return [];
+    }
     return [...new Set(candidates.map(objectOfTupleKey))];
   }
 

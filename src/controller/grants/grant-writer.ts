@@ -3,6 +3,7 @@ import {
   API_GROUP,
   API_VERSION,
   POLICY_GRANT_PLURAL,
+  RELATIONSHIPS_FINALIZER,
   type PolicyGrant,
   type PolicyGrantStatus,
 } from '../../api/v1alpha1/index.js';
@@ -10,8 +11,7 @@ import { MERGE_PATCH, requestJson, type KubeRequest } from '../../runtime/kube-r
 import { finalizersPatch, statusUpdate } from '../object-writes.js';
 import { CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
 
-/** Added before the first SpiceDB write for a grant; removed once its tuples are gone. */
-export const RELATIONSHIPS_FINALIZER = 'acl.policygrant.dev/relationships';
+export { RELATIONSHIPS_FINALIZER } from '../../api/v1alpha1/index.js';
 
 const WRITE_TIMEOUT_MS = 15_000;
 

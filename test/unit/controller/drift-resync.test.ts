@@ -48,13 +48,18 @@ function reconciled<T extends PolicyGrant | Membership>(object: T): T {
   return { ...object, metadata: { ...object.metadata, finalizers: [RELATIONSHIPS_FINALIZER] } };
 }
 
+/** A grant reconciled once: the finalizer and a status, so the resync may write its tuples. */
+function reconciledGrant(grant: PolicyGrant): PolicyGrant {
+  return { ...reconciled(grant), status: { observedGeneration: 1, ...grant.status } };
+}
+
 function setUp(
   grants: PolicyGrant[],
   batchSize = 1_000,
   unreconciled: PolicyGrant[] = [],
   memberships: Membership[] = [],
 ) {
-  const test = testWorld({ grants: [...grants.map(reconciled), ...unreconciled] });
+  const test = testWorld({ grants: [...grants.map(reconciledGrant), ...unreconciled] });
   const store = new FakeRelationshipStore(batchSize);
   const metricsRegistry = createMetricsRegistry();
   const removed: string[][] = [];
@@ -92,6 +97,14 @@ describe('the resync', () => {
     expect(await drift('missing')).toBe(2);
     expect(await drift('orphan')).toBe(1);
     expect(removed).toEqual([[tupleKey(orphan)]]);
+  });
+
+  it('writes no tuple of a grant born with its finalizer but not reconciled yet (no status)', async () => {
+    const born = policyGrant('g', {}, { finalizers: [RELATIONSHIPS_FINALIZER] });
+    const { store, resync } = setUp([], 1_000, [born]);
+    store.seed(...owners);
+    expect(await resync.run()).toMatchObject({ desired: 3, missing: 0, orphan: 0 });
+    expect(store.keys()).toEqual(owners.map(tupleKey).sort());
   });
 
   it('writes no tuple of a grant without its finalizer, and keeps one it finds', async () => {

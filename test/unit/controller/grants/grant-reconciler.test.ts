@@ -196,6 +196,38 @@ describe('GrantReconciler', () => {
     });
   });
 
+  describe('a grant born with the finalizer (the ACL API creates them so)', () => {
+    const born = (spec: Partial<PolicyGrant['spec']> = {}) =>
+      policyGrant('g', spec, { finalizers: [RELATIONSHIPS_FINALIZER] });
+
+    it('is enforced without a finalizer patch and without reading SpiceDB', async () => {
+      const { reconciler, writer, store, current } = setUp(born());
+      await reconciler.reconcile(KEY, signal);
+      expect(writer.calls).toEqual(['updateStatus']);
+      expect(store.readCalls).toEqual([]);
+      expect(store.keys()).toEqual([tupleKey(consumerTuple())]);
+      expect(current().status?.conditions?.[0]).toMatchObject({ reason: 'Projected' });
+    });
+
+    it('withdrawn before any status (a leader wrote, then died): its tuples go, without reading SpiceDB', async () => {
+      const revoked = born({ revokedAt: new Date(NOW.getTime() - 1_000).toISOString() });
+      const { reconciler, store, current } = setUp(revoked);
+      store.seed(consumerTuple());
+      await reconciler.reconcile(KEY, signal);
+      expect(store.keys()).toEqual([]);
+      expect(store.readCalls).toEqual([]);
+      expect(current().status?.conditions?.[0]).toMatchObject({ reason: 'Revoked' });
+    });
+
+    it('edited before any status: repairs its resource by reading, as a spec the leader wrote for may differ', async () => {
+      const { reconciler, store } = setUp({ ...born(), metadata: { ...born().metadata, generation: 2 } });
+      store.seed(consumerTuple(USER, 'file_consumer'));
+      await reconciler.reconcile(KEY, signal);
+      expect(store.readCalls.length).toBeGreaterThan(0);
+      expect(store.keys()).toEqual([tupleKey(consumerTuple())]);
+    });
+  });
+
   it('waits for its own writes to reach the cache instead of deciding on the version they replaced', async () => {
     const { reconciler, writer, grants, current } = setUp(policyGrant('g'));
     const original = current();
