@@ -1,0 +1,23 @@
+/** `index` in hexadecimal, zero-padded to `digits`: ids that differ per object and stay the same per run. */
+export const hex = (index: number, digits: number) => index.toString(16).padStart(digits, '0');
+
+/** A timestamp as the API server writes one: whole seconds, UTC. */
+export const isoSecond = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** One managedFields entry as the API server records an update by `manager`. */
+export function managedFieldsEntry(
+  fieldsV1: object,
+  manager: string,
+  time: string,
+  subresource?: string,
+): object {
+  return {
+    manager,
+    operation: 'Update',
+    apiVersion: 'acl.policygrant.dev/v1alpha1',
+    time,
+    fieldsType: 'FieldsV1',
+    fieldsV1,
+    ...(subresource && { subresource }),
+  };
+}
