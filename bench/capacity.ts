@@ -29,7 +29,7 @@ import { MembershipWorld } from '../src/controller/memberships/membership-world.
 import { membershipsPath } from '../src/controller/memberships/membership-writer.js';
 import { loadKubeConfig, startLocalControlPlane } from '../src/localplane/control-plane.js';
 import { repoRoot } from '../src/localplane/repo-root.js';
-import { Informer, InternPool, kubeListWatch } from '../src/runtime/index.js';
+import { Informer, InternPool, KubeApiError, kubeListWatch } from '../src/runtime/index.js';
 import { readBody, requestJson, sendRequest } from '../src/runtime/kube-request.js';
 import { EtcdGateway, type EtcdEntry } from './support/etcd-gateway.js';
 import { indexSyntheticGrants } from './support/grant-world.js';
@@ -163,16 +163,26 @@ async function writeObjects(etcd: EtcdGateway, kind: Kind, from: number, to: num
   return jsonBytes;
 }
 
+/**
+ * How many objects a LIST as the informers send it (no resourceVersion: consistent) counts, or -1 while
+ * kube-apiserver answers 504: its watch cache learns of writes straight into etcd through its watch only, and
+ * a consistent LIST waits a few seconds for it to catch up, then gives up.
+ */
 async function listedCount(kubeConfig: KubeConfig, path: string): Promise<number> {
-  const page = await requestJson<{ items: unknown[]; metadata: { remainingItemCount?: number } }>(
-    kubeConfig,
-    {
-      method: 'GET',
-      path,
-      query: { limit: 1 },
-    },
-  );
-  return page.items.length + (page.metadata.remainingItemCount ?? 0);
+  try {
+    const page = await requestJson<{ items: unknown[]; metadata: { remainingItemCount?: number } }>(
+      kubeConfig,
+      {
+        method: 'GET',
+        path,
+        query: { limit: 1 },
+      },
+    );
+    return page.items.length + (page.metadata.remainingItemCount ?? 0);
+  } catch (error) {
+    if (error instanceof KubeApiError && error.statusCode === 504) return -1;
+    throw error;
+  }
 }
 
 function memoryField(pid: number, field: 'VmHWM' | 'VmRSS'): number {
@@ -203,13 +213,26 @@ async function timedList(
     });
     const body = await readBody(response);
     if (response.statusCode !== 200)
-      throw new Error(`LIST ${path}: ${response.statusCode} ${body.slice(0, 200)}`);
+      throw new KubeApiError(response.statusCode ?? 0, undefined, `LIST ${path}: ${body.slice(0, 200)}`);
     const page = JSON.parse(body) as { items: unknown[]; metadata: { continue?: string } };
     [items, bytes, continueToken] = [items + page.items.length, bytes + body.length, page.metadata.continue];
   } while (continueToken);
   const ms = performance.now() - start;
   if (items !== expected) throw new Error(`LIST ${path}: ${items} items, expected ${expected}`);
   return { ms, bytes, apiserverRssBytes, apiserverPeakRssBytes: memoryField(apiserverPid, 'VmHWM') };
+}
+
+/** timedList, again while kube-apiserver answers 504 (its watch cache still behind etcd; at most 60 tries). */
+async function timedListOnceCaughtUp(...args: Parameters<typeof timedList>): Promise<ListOutput> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await timedList(...args);
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.statusCode === 504) || attempt === 60) throw error;
+      console.error(`${error.message}: again in 2 s`);
+      await sleep(2_000);
+    }
+  }
 }
 
 async function listedInformer<T extends KubernetesObject>(
@@ -279,9 +302,11 @@ async function measure(
   const added = count - written;
   const etcdBytesPerObject = ((await settledDbSize(etcd)) - before) / added;
   console.error(`${count} ${kind.name} in etcd; listing`);
-  const paginated = await timedList(kubeConfig, apiserverPid, kind.path, count, PAGE_SIZE);
+  const paginated = await timedListOnceCaughtUp(kubeConfig, apiserverPid, kind.path, count, PAGE_SIZE);
   const unpaginated =
-    count <= unpaginatedMax ? await timedList(kubeConfig, apiserverPid, kind.path, count) : undefined;
+    count <= unpaginatedMax
+      ? await timedListOnceCaughtUp(kubeConfig, apiserverPid, kind.path, count)
+      : undefined;
   const cache = await runChild(kind.name, context.kubeconfigPath, count);
   return {
     kind: kind.name,
