@@ -29,12 +29,13 @@ import { MembershipWorld } from '../src/controller/memberships/membership-world.
 import { membershipsPath } from '../src/controller/memberships/membership-writer.js';
 import { loadKubeConfig, startLocalControlPlane } from '../src/localplane/control-plane.js';
 import { repoRoot } from '../src/localplane/repo-root.js';
-import { Informer, InternPool, KubeApiError, kubeListWatch } from '../src/runtime/index.js';
+import { InternPool, KubeApiError, kubeListWatch } from '../src/runtime/index.js';
 import { readBody, requestJson, sendRequest } from '../src/runtime/kube-request.js';
 import { EtcdGateway, type EtcdEntry } from './support/etcd-gateway.js';
 import { indexSyntheticGrants } from './support/grant-world.js';
 import { liveHeap } from './support/live-heap.js';
 import { printTable } from './support/markdown-table.js';
+import { syncedInformer } from './support/static-informer.js';
 import { ACL_NAMESPACE, syntheticGrant } from './support/synthetic-grant.js';
 import { syntheticMembership } from './support/synthetic-membership.js';
 
@@ -235,21 +236,6 @@ async function timedListOnceCaughtUp(...args: Parameters<typeof timedList>): Pro
   }
 }
 
-async function listedInformer<T extends KubernetesObject>(
-  kubeConfig: KubeConfig,
-  path: string,
-  transform: (object: T) => T,
-): Promise<Informer<T>> {
-  const informer = new Informer<T>({
-    source: kubeListWatch(kubeConfig, path),
-    stallTimeoutMs: 3_600_000,
-    transform,
-  });
-  informer.start();
-  await informer.waitForSync();
-  return informer;
-}
-
 /** In the child: the kind's objects listed into the controller's cache, then indexed as the controller does. */
 async function child(kindName: KindName, kubeconfigPath: string, count: number): Promise<CacheOutput> {
   const kubeConfig = loadKubeConfig(kubeconfigPath);
@@ -257,7 +243,10 @@ async function child(kindName: KindName, kubeconfigPath: string, count: number):
   const pool = new InternPool();
   if (kindName === 'grants') {
     const transform = grantCacheTransform(pool) as (grant: PolicyGrant) => PolicyGrant;
-    const grants = await listedInformer(kubeConfig, policyGrantsPath(ACL_NAMESPACE), transform);
+    const grants = await syncedInformer(
+      kubeListWatch<PolicyGrant>(kubeConfig, policyGrantsPath(ACL_NAMESPACE)),
+      transform,
+    );
     const cacheHeapBytes = liveHeap();
     const indexes = await indexSyntheticGrants(grants, count);
     const indexedHeapBytes = liveHeap();
@@ -265,7 +254,10 @@ async function child(kindName: KindName, kubeconfigPath: string, count: number):
     return { idleHeapBytes, cacheHeapBytes, indexedHeapBytes };
   }
   const transform = membershipCacheTransform(pool) as (membership: Membership) => Membership;
-  const memberships = await listedInformer(kubeConfig, membershipsPath(ACL_NAMESPACE), transform);
+  const memberships = await syncedInformer(
+    kubeListWatch<Membership>(kubeConfig, membershipsPath(ACL_NAMESPACE)),
+    transform,
+  );
   const cacheHeapBytes = liveHeap();
   const world = new MembershipWorld(memberships);
   const indexedHeapBytes = liveHeap();

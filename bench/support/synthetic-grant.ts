@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
-import { hex, isoSecond, managedFieldsEntry } from './synthetic-fields.js';
+import { enforcedManagedFields, hex, isoSecond } from './synthetic-fields.js';
 
 export const ACL_NAMESPACE = 'policy-grant-system';
 /** Grants on one item: a catalogue of this many items. */
@@ -33,49 +33,30 @@ export function syntheticGrant(index: number): PolicyGrant {
       labels: { 'acl.policygrant.dev/created-by': 'acl-api' },
       annotations: { 'acl.policygrant.dev/request-hash': randomUUID().replaceAll('-', '').repeat(2) },
       finalizers: ['acl.policygrant.dev/relationships'],
-      managedFields: [
-        managedFieldsEntry(
-          {
-            'f:metadata': {
-              'f:annotations': { '.': {}, 'f:acl.policygrant.dev/request-hash': {} },
-              'f:labels': { '.': {}, 'f:acl.policygrant.dev/created-by': {} },
-            },
-            'f:spec': {
-              '.': {},
-              'f:constraints': { '.': {}, 'f:access': {} },
-              'f:expiryTime': {},
-              'f:issuerId': {},
-              'f:itemId': {},
-              'f:itemType': {},
-              'f:policyType': {},
-              'f:userId': {},
-            },
+      managedFields: enforcedManagedFields(
+        {
+          'f:metadata': {
+            'f:annotations': { '.': {}, 'f:acl.policygrant.dev/request-hash': {} },
+            'f:labels': { '.': {}, 'f:acl.policygrant.dev/created-by': {} },
           },
-          'policy-grant-acl-api',
-          created,
-        ),
-        managedFieldsEntry(
-          { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"acl.policygrant.dev/relationships"': {} } } },
-          'policy-grant-controller',
-          created,
-        ),
-        managedFieldsEntry(
-          {
-            'f:status': {
-              '.': {},
-              'f:conditions': { '.': {}, 'k:{"type":"Enforced"}': { '.': {}, 'f:lastTransitionTime': {} } },
-              'f:observedGeneration': {},
-              'f:projected': { '.': {}, 'f:relations': {}, 'f:resource': {}, 'f:subjects': {} },
-              'f:relationships': {},
-              'f:state': {},
-              'f:zedToken': {},
-            },
+          'f:spec': {
+            '.': {},
+            'f:constraints': { '.': {}, 'f:access': {} },
+            'f:expiryTime': {},
+            'f:issuerId': {},
+            'f:itemId': {},
+            'f:itemType': {},
+            'f:policyType': {},
+            'f:userId': {},
           },
-          'policy-grant-controller',
-          created,
-          'status',
-        ),
-      ] as never,
+        },
+        {
+          'f:projected': { '.': {}, 'f:relations': {}, 'f:resource': {}, 'f:subjects': {} },
+          'f:relationships': {},
+          'f:state': {},
+        },
+        created,
+      ) as never,
     },
     spec: {
       policyType: 'INDIVIDUAL',

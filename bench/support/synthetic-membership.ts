@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { membershipName, type Membership, type MembershipSpec } from '../../src/api/v1alpha1/index.js';
-import { hex, managedFieldsEntry } from './synthetic-fields.js';
+import { enforcedManagedFields, hex } from './synthetic-fields.js';
 import { ACL_NAMESPACE, createdAt } from './synthetic-grant.js';
 
 /** Memberships per organisation; every other one is of a group within it. */
@@ -36,40 +36,20 @@ export function syntheticMembership(index: number): Membership {
       generation: 1,
       creationTimestamp: created as unknown as Date,
       finalizers: ['acl.policygrant.dev/relationships'],
-      managedFields: [
-        managedFieldsEntry(
-          {
-            'f:spec': {
-              '.': {},
-              'f:appliedEvents': {},
-              'f:changedAt': {},
-              ...(spec.groupId !== undefined && { 'f:groupId': {} }),
-              'f:organisationId': {},
-              'f:userId': {},
-            },
+      managedFields: enforcedManagedFields(
+        {
+          'f:spec': {
+            '.': {},
+            'f:appliedEvents': {},
+            'f:changedAt': {},
+            ...(spec.groupId !== undefined && { 'f:groupId': {} }),
+            'f:organisationId': {},
+            'f:userId': {},
           },
-          'policy-grant-acl-api',
-          created,
-        ),
-        managedFieldsEntry(
-          { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"acl.policygrant.dev/relationships"': {} } } },
-          'policy-grant-controller',
-          created,
-        ),
-        managedFieldsEntry(
-          {
-            'f:status': {
-              '.': {},
-              'f:conditions': { '.': {}, 'k:{"type":"Enforced"}': { '.': {}, 'f:lastTransitionTime': {} } },
-              'f:observedGeneration': {},
-              'f:zedToken': {},
-            },
-          },
-          'policy-grant-controller',
-          created,
-          'status',
-        ),
-      ] as never,
+        },
+        {},
+        created,
+      ) as never,
     },
     spec,
     status: {
