@@ -8,25 +8,17 @@
 // --baseline runs each size a second time with the transform before the compact records (stripForCache).
 // Nothing but this process: no API server, no SpiceDB.
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import type { KubernetesObject } from '@kubernetes/client-node';
-import type { CatalogItem, PolicyGrant } from '../src/api/v1alpha1/index.js';
-import { ClusterWorld } from '../src/controller/cluster-world.js';
+import type { PolicyGrant } from '../src/api/v1alpha1/index.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
 import { repoRoot } from '../src/localplane/repo-root.js';
 import { InternPool, stripForCache } from '../src/runtime/index.js';
-import { loadRegistry } from '../src/spicedb/registry.js';
 import { printTable } from './support/markdown-table.js';
 import { staticInformer } from './support/static-informer.js';
-
-const ACL_NAMESPACE = 'policy-grant-system';
-/** Grants on one item: a catalogue of this many items. */
-const ITEMS = 200;
-/** Grants created in one second, as a steady ACL API client makes them: timestamps repeat this often. */
-const GRANTS_PER_SECOND = 10;
-const CREATED_FROM = Date.parse('2026-06-01T08:00:00Z');
+import { indexSyntheticGrants } from './support/grant-world.js';
+import { liveHeap } from './support/live-heap.js';
+import { syntheticGrant } from './support/synthetic-grant.js';
 
 type CacheMode = 'compact' | 'strip';
 
@@ -36,129 +28,6 @@ interface ChildOutput {
   indexedHeapBytes: number;
   peakRssBytes: number;
   idleRssBytes: number;
-}
-
-const hex = (index: number, digits: number) => index.toString(16).padStart(digits, '0');
-const time = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-const itemIdOf = (index: number) => `urn:dx:item:databank:${hex(index % ITEMS, 8)}`;
-
-/** One enforced grant as the API server serves it after the ACL API created it and the controller enforced it. */
-function syntheticGrant(index: number): PolicyGrant {
-  const created = time(CREATED_FROM + Math.floor(index / GRANTS_PER_SECOND) * 1000);
-  const userId = `00000000-0000-4000-8000-${hex(index, 12)}`;
-  const itemId = itemIdOf(index);
-  const fields = (fieldsV1: object, manager: string, subresource?: string) => ({
-    manager,
-    operation: 'Update',
-    apiVersion: 'acl.policygrant.dev/v1alpha1',
-    time: created,
-    fieldsType: 'FieldsV1',
-    fieldsV1,
-    ...(subresource && { subresource }),
-  });
-  return {
-    apiVersion: 'acl.policygrant.dev/v1alpha1',
-    kind: 'PolicyGrant',
-    metadata: {
-      name: `pg-${randomUUID().replaceAll('-', '').slice(0, 32)}${hex(index, 8)}`,
-      namespace: ACL_NAMESPACE,
-      uid: randomUUID(),
-      resourceVersion: String(1_000_000 + index * 3),
-      generation: 1,
-      creationTimestamp: created as unknown as Date,
-      labels: { 'acl.policygrant.dev/created-by': 'acl-api' },
-      annotations: { 'acl.policygrant.dev/request-hash': randomUUID().replaceAll('-', '').repeat(2) },
-      finalizers: ['acl.policygrant.dev/relationships'],
-      managedFields: [
-        fields(
-          {
-            'f:metadata': {
-              'f:annotations': { '.': {}, 'f:acl.policygrant.dev/request-hash': {} },
-              'f:labels': { '.': {}, 'f:acl.policygrant.dev/created-by': {} },
-            },
-            'f:spec': {
-              '.': {},
-              'f:constraints': { '.': {}, 'f:access': {} },
-              'f:expiryTime': {},
-              'f:issuerId': {},
-              'f:itemId': {},
-              'f:itemType': {},
-              'f:policyType': {},
-              'f:userId': {},
-            },
-          },
-          'policy-grant-acl-api',
-        ),
-        fields(
-          { 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"acl.policygrant.dev/relationships"': {} } } },
-          'policy-grant-controller',
-        ),
-        fields(
-          {
-            'f:status': {
-              '.': {},
-              'f:conditions': { '.': {}, 'k:{"type":"Enforced"}': { '.': {}, 'f:lastTransitionTime': {} } },
-              'f:observedGeneration': {},
-              'f:projected': { '.': {}, 'f:relations': {}, 'f:resource': {}, 'f:subjects': {} },
-              'f:relationships': {},
-              'f:state': {},
-              'f:zedToken': {},
-            },
-          },
-          'policy-grant-controller',
-          'status',
-        ),
-      ] as never,
-    },
-    spec: {
-      policyType: 'INDIVIDUAL',
-      userId,
-      itemId,
-      itemType: 'DATABANK',
-      expiryTime: '2027-12-31T00:00:00Z',
-      constraints: { access: [{ accessType: 'api' }] },
-      issuerId: `00000000-0000-4000-9000-${hex(index % 50, 12)}`,
-    },
-    status: {
-      observedGeneration: 1,
-      state: 'ACTIVE',
-      conditions: [
-        {
-          type: 'Enforced',
-          status: 'True',
-          reason: 'Projected',
-          message: '1 relationship written to SpiceDB',
-          lastTransitionTime: created,
-          observedGeneration: 1,
-        },
-      ],
-      relationships: 1,
-      zedToken: `GhUKEzE3${hex(index * 7919, 12)}MDAwMDAwMDA=`,
-      projected: {
-        resource: `resource:${itemId.replaceAll(':', '=3A')}`,
-        relations: ['api_consumer'],
-        subjects: [`user:${userId}`],
-      },
-    },
-  };
-}
-
-const catalogItem = (index: number): CatalogItem => ({
-  apiVersion: 'acl.policygrant.dev/v1alpha1',
-  kind: 'CatalogItem',
-  metadata: { name: `item-${index}` },
-  spec: {
-    itemId: itemIdOf(index),
-    itemType: 'DATABANK',
-    ownerId: randomUUID(),
-    organisationId: randomUUID(),
-    accessTypes: ['api'],
-  },
-});
-
-function liveHeap(): number {
-  (globalThis as { gc?: () => void }).gc?.();
-  return process.memoryUsage().heapUsed;
 }
 
 async function child(count: number, mode: CacheMode): Promise<ChildOutput> {
@@ -171,19 +40,9 @@ async function child(count: number, mode: CacheMode): Promise<ChildOutput> {
     transform as (grant: PolicyGrant) => PolicyGrant,
   );
   const cacheHeapBytes = liveHeap();
-  const items = await staticInformer(ITEMS, catalogItem, stripForCache);
-  const namespaces = await staticInformer<KubernetesObject>(0, () => ({}), stripForCache);
-  const world = new ClusterWorld({
-    grants,
-    items,
-    namespaces,
-    registry: loadRegistry(),
-    aclNamespace: ACL_NAMESPACE,
-  });
+  const indexes = await indexSyntheticGrants(grants, count);
   const indexedHeapBytes = liveHeap();
-  if (world.grantsOnItem(itemIdOf(0)).length !== Math.ceil(count / ITEMS))
-    throw new Error('grants went missing');
-  await Promise.all([grants.stop(), items.stop(), namespaces.stop()]);
+  await Promise.all([grants.stop(), indexes.stop()]);
   return {
     idleHeapBytes,
     cacheHeapBytes,

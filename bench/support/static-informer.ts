@@ -25,18 +25,22 @@ function staticSource<T extends KubernetesObject>(
   };
 }
 
+/** An informer over `source`, started and synced, caching through `transform`. */
+export async function syncedInformer<T extends KubernetesObject>(
+  source: ListWatchSource<T>,
+  transform: (obj: T) => T,
+): Promise<Informer<T>> {
+  const informer = new Informer<T>({ source, stallTimeoutMs: 3_600_000, transform });
+  informer.start();
+  await informer.waitForSync();
+  return informer;
+}
+
 /** A synced informer over `count` objects made by `make`, cached through `transform` as the controller's are. */
-export async function staticInformer<T extends KubernetesObject>(
+export function staticInformer<T extends KubernetesObject>(
   count: number,
   make: (index: number) => T,
   transform: (obj: T) => T = stripForCache,
 ): Promise<Informer<T>> {
-  const informer = new Informer<T>({
-    source: staticSource(count, make),
-    stallTimeoutMs: 3_600_000,
-    transform,
-  });
-  informer.start();
-  await informer.waitForSync();
-  return informer;
+  return syncedInformer(staticSource(count, make), transform);
 }

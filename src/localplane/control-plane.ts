@@ -28,6 +28,8 @@ export interface LocalControlPlane {
   readonly stateDir: string;
   readonly kubeconfigPath: string;
   readonly apiServerUrl: string;
+  /** etcd's client URL (plain HTTP on loopback). */
+  readonly etcdUrl: string;
   readonly tools: ToolPaths;
   readonly spicedb: SpiceDBServer | undefined;
   readonly logFiles: string[];
@@ -93,6 +95,7 @@ export async function startLocalControlPlane(options: LocalControlPlaneOptions):
       stateDir,
       kubeconfigPath,
       apiServerUrl: apiserver.url,
+      etcdUrl: started.etcd.clientUrl,
       tools,
       spicedb: started.spicedb,
       logFiles: [started.etcd, started.apiserver, started.spicedb].flatMap((p) =>
