@@ -11,8 +11,6 @@ import { MERGE_PATCH, requestJson, type KubeRequest } from '../../runtime/kube-r
 import { finalizersPatch, statusUpdate } from '../object-writes.js';
 import { CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
 
-export { RELATIONSHIPS_FINALIZER } from '../../api/v1alpha1/index.js';
-
 const WRITE_TIMEOUT_MS = 15_000;
 
 export function policyGrantsPath(namespace?: string): string {

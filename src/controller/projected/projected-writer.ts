@@ -2,7 +2,7 @@ import { CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { MERGE_PATCH, requestJson, type KubeRequest } from '../../runtime/kube-request.js';
 import { finalizersPatch, statusUpdate } from '../object-writes.js';
-import { RELATIONSHIPS_FINALIZER } from '../grants/grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../../api/v1alpha1/index.js';
 import type { ProjectedObject, ProjectedStatus } from './projected-kind.js';
 
 const WRITE_TIMEOUT_MS = 15_000;

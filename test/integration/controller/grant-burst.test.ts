@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
+import { EnforcedReason, RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { LAST_APPLIED_ANNOTATION } from '../../../src/runtime/index.js';
 import { PATIENCE_MS, TEST_TIMEOUT_MS } from '../../support/patience.js';
 import { individual, metricValue, userCan, useControllerFixture } from './support/harness.js';

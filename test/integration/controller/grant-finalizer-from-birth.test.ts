@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
+import { EnforcedReason, RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { KubeClient } from '../../../src/acl/kube-client.js';
 import { GrantStore } from '../../../src/acl/policies/grant-store.js';
 import { CONTROLLER_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { projectGrant } from '../../../src/verdict/projection.js';
 import { until } from '../../support/until.js';

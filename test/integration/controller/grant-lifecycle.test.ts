@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
+import { EnforcedReason, RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../../support/patience.js';
 import {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../hack/sync-packaging.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { controlPlane, createTestNamespace } from '../support/cluster.js';
 import { kubectl, packagingTools, toYamlStream } from './packaging-support.js';
 

@@ -3,7 +3,7 @@ import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { GrantMetrics } from '../../../src/controller/controller-metrics.js';
 import { DriftResync, ResyncCancelledError } from '../../../src/controller/drift-resync.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../src/controller/grants/grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
 import { resyncedRelations } from '../../../src/controller/managed-relations.js';
 import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';

@@ -4,7 +4,7 @@ import { GrantMetrics } from '../../../../src/controller/controller-metrics.js';
 import type { RecordedEvent } from '../../../../src/controller/event-recorder.js';
 import { GrantProjector } from '../../../../src/controller/grants/grant-projector.js';
 import { GrantReconciler } from '../../../../src/controller/grants/grant-reconciler.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../../src/controller/grants/grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../../src/api/v1alpha1/index.js';
 import { managedRelations } from '../../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
 import { ProjectionMemory } from '../../../../src/controller/grants/projection-memory.js';

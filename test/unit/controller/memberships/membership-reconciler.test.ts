@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Membership, MembershipSpec, MembershipStatus } from '../../../../src/api/v1alpha1/index.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../../src/controller/grants/grant-writer.js';
+import { RELATIONSHIPS_FINALIZER } from '../../../../src/api/v1alpha1/index.js';
 import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
 import { projectMembership } from '../../../../src/controller/memberships/membership-projection.js';
 import { MembershipProjector } from '../../../../src/controller/memberships/membership-projector.js';
