@@ -35,6 +35,7 @@ import { EtcdGateway, type EtcdEntry } from './support/etcd-gateway.js';
 import { indexSyntheticGrants } from './support/grant-world.js';
 import { liveHeap } from './support/live-heap.js';
 import { printTable } from './support/markdown-table.js';
+import { until } from './support/until.js';
 import { syncedInformer } from './support/static-informer.js';
 import { ACL_NAMESPACE, syntheticGrant } from './support/synthetic-grant.js';
 import { syntheticMembership } from './support/synthetic-membership.js';
@@ -101,14 +102,6 @@ function storedValue(object: KubernetesObject): string {
 
 async function sleep(ms: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(1_000);
-  }
 }
 
 /**
@@ -290,6 +283,7 @@ async function measure(
     `kube-apiserver to list ${count} ${kind.name}`,
     async () => (await listedCount(kubeConfig, kind.path)) === count,
     LIST_TIMEOUT_MS,
+    1_000,
   );
   const added = count - written;
   const etcdBytesPerObject = ((await settledDbSize(etcd)) - before) / added;

@@ -61,6 +61,7 @@ import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { printTable } from './support/markdown-table.js';
+import { until } from './support/until.js';
 import { entrypointArgs, parseNodeRuntime, type NodeRuntime } from './support/node-runtime.js';
 import { staticInformer } from './support/static-informer.js';
 import { percentile } from './support/statistics.js';
@@ -73,7 +74,6 @@ const OVERALL_TIMEOUT_MS = 45 * 60_000;
 const SINGLE_GRANTS = 50;
 /** Grant numbers (and users) of part 1's later rounds start at round × this. */
 const ROUND_OFFSET = 10_000_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface ChildInput {
   count: number;
@@ -248,18 +248,6 @@ async function inPool<T>(
     while (next < count) await work(next++);
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-}
-
-async function until(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 /** Peak and current resident set size of a process, from /proc (Linux). */
