@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener, Server, ServerResponse } from 'node:http';
 import { Drain } from './drain.js';
+import { expressServerOptions, type ExpressPrototypes } from './express-messages.js';
 
 export interface ListenOptions {
   /** 0 picks a free port. */
@@ -22,8 +23,11 @@ export interface RunningServer {
 
 export const DEFAULT_CLOSE_GRACE_MS = 10_000;
 
-export function listen(app: RequestListener, options: ListenOptions): Promise<RunningServer> {
-  const server = createServer(app);
+/** An express app, or any request listener (served with node's own request and response classes). */
+export type ServedApp = RequestListener & Partial<ExpressPrototypes>;
+
+export function listen(app: ServedApp, options: ListenOptions): Promise<RunningServer> {
+  const server = createServer(isExpressApp(app) ? expressServerOptions(app) : {}, app);
   const drain = options.drain ?? new Drain();
   const endKeepAlive = endKeepAliveWhileDraining(server, drain);
   return new Promise((resolve, reject) => {
@@ -61,6 +65,10 @@ function endKeepAliveWhileDraining(server: Server, drain: Drain): () => void {
     response.once('close', () => unanswered.delete(response));
   });
   return () => unanswered.forEach(endConnection);
+}
+
+function isExpressApp(app: ServedApp): app is RequestListener & ExpressPrototypes {
+  return typeof app.request === 'object' && typeof app.response === 'object';
 }
 
 // A server bound to every interface is reached, from this machine, on loopback.
