@@ -25,6 +25,8 @@ const ESCAPE = '=';
 const GROUP_SEPARATOR = '|';
 const ENCODED_FORM = /^(?:[A-Za-z0-9/_-]|=[0-9A-F]{2})+$/;
 const KEPT_ONLY = /^[A-Za-z0-9/_-]+$/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+const NOT_KEPT = /[^A-Za-z0-9/_-]/g;
 // With the u flag a well-formed surrogate pair is one code point, so this finds only lone surrogates,
 // which UTF-8 cannot represent (TextEncoder would silently turn them into U+FFFD).
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -64,6 +66,9 @@ export function encodeObjectId(id: string): string {
   if (id.length === 0) throw new InvalidObjectIdError('empty', 'id must not be empty');
   // Most ids (UUIDs) need no escape: they are their own encoding.
   if (KEPT_ONLY.test(id)) return assertFits(id);
+  // Printable ASCII (item URNs): every character is one byte, escaped in place without an array of its bytes.
+  if (PRINTABLE_ASCII.test(id))
+    return assertFits(id.replace(NOT_KEPT, (char) => escapeByte(char.charCodeAt(0))));
   if (LONE_SURROGATE.test(id)) throw new InvalidObjectIdError('malformed', 'id is not well-formed Unicode');
   const bytes = utf8Encoder.encode(id);
   // Encoding never shrinks: skip the work for ids that cannot fit.

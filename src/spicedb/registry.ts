@@ -215,12 +215,12 @@ export class Registry {
     resourceType: ResourceTypeEntry,
     relation: string,
   ): string {
-    const relations = entriesOf(resourceType.relations);
-    const target = relations.get(relation);
-    if (target !== undefined) return target;
+    const { relations } = resourceType;
+    // Own properties only: names like `__proto__` are merely undefined relations.
+    if (Object.hasOwn(relations, relation)) return relations[relation] as string;
     throw new CheckRequestError(
       'relation',
-      `relation "${relation}" is not defined on resource_type "${resourceTypeName}"; defined: ${quotedList(relations.keys())}`,
+      `relation "${relation}" is not defined on resource_type "${resourceTypeName}"; defined: ${quotedList(Object.keys(relations))}`,
     );
   }
 }
