@@ -1,0 +1,244 @@
+// npm run bench:check-overhead [-- --requests 20000 --concurrency 16 --rounds 3]
+//
+// What the decision service's HTTP side costs per check: the CPU of this process per request while a load
+// generator in another process (undici, keep-alive) sends one check again and again, so that the service
+// answers it from memory (its decision cache) and SpiceDB is not asked. Baselines in the same run answer the
+// same bytes with no work of their own: node's HTTP server, and an express app with one handler, served as
+// express's own `app.listen` serves it (express sets the request's and response's prototypes on every request)
+// and as this project's servers serve it (src/http/express-messages.ts: born with those prototypes).
+import { randomUUID } from 'node:crypto';
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import express from 'express';
+import { pino } from 'pino';
+import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
+import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
+import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { startDecisionService } from '../src/decision/decision-service.js';
+import { listen } from '../src/http/server.js';
+import { startSpiceDB } from '../src/localplane/spicedb-server.js';
+import { resolveToolPaths } from '../src/localplane/tool-paths.js';
+import { SpiceDBClient } from '../src/spicedb/client.js';
+import { readSchemaText } from '../src/spicedb/schema.js';
+import { printTable } from './support/markdown-table.js';
+import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
+import { until } from './support/until.js';
+
+const OPTIONS = {
+  requests: { type: 'string', default: '20000' },
+  concurrency: { type: 'string', default: '16' },
+  rounds: { type: 'string', default: '3' },
+} as const;
+
+/** A check of an item id with characters to escape (a URN), as enforcement points send them. */
+const CHECK_BODY = JSON.stringify({
+  subject_type: 'user',
+  subject_id: randomUUID(),
+  resource_type: 'resource',
+  resource_id: 'urn:dx:item:bench-overhead',
+  relation: 'api',
+});
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+interface Measure {
+  requestsPerSecond: number;
+  serverCpuMicros: number;
+  clientCpuMicros: number;
+}
+
+/** Answers every request with `answer` once its JSON body is read and parsed: HTTP and nothing else. */
+function fixedAnswer(answer: string): RequestListener {
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(answer),
+        'x-request-id': randomUUID(),
+      });
+      res.end(answer);
+    });
+  };
+}
+
+async function serveWithNode(listener: RequestListener): Promise<{ url: string; server: Server }> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+function startLoad(): ChildProcess {
+  return fork(join(import.meta.dirname, 'support/http-load.ts'), { execArgv: ['--import', 'tsx'] });
+}
+
+function measure(
+  child: ChildProcess,
+  target: Target,
+  concurrency: number,
+  requests: number,
+): Promise<Measure> {
+  const request: HttpLoadRequest = {
+    url: `${target.url}/v1/check`,
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: CHECK_BODY,
+    concurrency,
+    requests,
+  };
+  return new Promise((resolve, reject) => {
+    const cpuBefore = process.cpuUsage();
+    child.once('message', (result: HttpLoadResult) => {
+      const { user, system } = process.cpuUsage(cpuBefore);
+      if (result.failed > 0) reject(new Error(`${target.name}: ${result.failed} requests failed`));
+      resolve({
+        requestsPerSecond: (requests / result.elapsedMs) * 1000,
+        serverCpuMicros: (user + system) / requests,
+        clientCpuMicros: result.clientCpuMicros,
+      });
+    });
+    child.send(request);
+  });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs({ options: OPTIONS }).values;
+  const [requests, concurrency, rounds] = [options.requests, options.concurrency, options.rounds].map(
+    Number,
+  ) as [number, number, number];
+  const stateDir = await mkdtemp(join(tmpdir(), 'bench-check-overhead-'));
+  const stopping: Array<() => Promise<unknown> | unknown> = [
+    () => rm(stateDir, { recursive: true, force: true }),
+  ];
+  try {
+    const spicedb = await startSpiceDB({
+      binary: (await resolveToolPaths()).spicedb,
+      stateDir,
+      name: 'spicedb-bench',
+    });
+    stopping.unshift(() => spicedb.process.stop());
+    const schemaClient = new SpiceDBClient({
+      endpoint: spicedb.endpoint,
+      token: spicedb.token,
+      transport: 'plaintext',
+    });
+    await schemaClient.ensureSchema(readSchemaText());
+    schemaClient.close();
+
+    const key = await ensureDevSigningKey(stateDir);
+    const service = await startDecisionService({
+      port: 0,
+      host: '127.0.0.1',
+      spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
+      authenticators: {
+        bearer: await createJwtVerifier({
+          keys: { kind: 'jwks', jwks: key.jwks },
+          issuer: DEV_TOKEN_ISSUER,
+          audience: DEV_TOKEN_AUDIENCE,
+        }),
+      },
+      // Production's level; the lines are formatted as in production, then dropped.
+      logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+    });
+    stopping.unshift(() => service.stop());
+    const authorization = `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`;
+    let answer = '';
+    await until(
+      'the decision service to answer the check',
+      async () => {
+        const response = await fetch(`${service.url}/v1/check`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: CHECK_BODY,
+        });
+        answer = await response.text();
+        return response.status === 200;
+      },
+      60_000,
+    );
+
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(fixedAnswer(answer));
+    const bare = await serveWithNode(fixedAnswer(answer));
+    const expressPerRequest = await serveWithNode(app);
+    const expressBorn = await listen(app, { port: 0, host: '127.0.0.1', closeGraceMs: 100 });
+    stopping.unshift(
+      () => bare.server.close(),
+      () => expressPerRequest.server.close(),
+      () => expressBorn.close(),
+    );
+
+    const targets: Target[] = [
+      { name: "node's HTTP server, fixed answer", url: bare.url, headers: {} },
+      {
+        name: 'express, prototypes set per request (app.listen), fixed answer',
+        url: expressPerRequest.url,
+        headers: {},
+      },
+      {
+        name: 'express, born with its prototypes (this project), fixed answer',
+        url: expressBorn.url,
+        headers: {},
+      },
+      { name: 'decision service, check answered from memory', url: service.url, headers: { authorization } },
+    ];
+    const child = startLoad();
+    stopping.unshift(() => child.send('exit'));
+    console.log(
+      `each run: ${requests} requests, ${concurrency} in flight; ${rounds} rounds, the targets in turn (order rotating); medians`,
+    );
+    for (const target of targets) await measure(child, target, concurrency, Math.min(requests, 5000));
+    const results = new Map<string, Measure[]>(targets.map((target) => [target.name, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (let step = 0; step < targets.length; step++) {
+        const target = targets[(round + step) % targets.length] as Target;
+        results.get(target.name)?.push(await measure(child, target, concurrency, requests));
+      }
+    }
+    report(targets, results);
+  } finally {
+    for (const stop of stopping) await stop();
+  }
+}
+
+function report(targets: Target[], results: Map<string, Measure[]>): void {
+  const medians = targets.map((target) => {
+    const runs = results.get(target.name) ?? [];
+    return {
+      name: target.name,
+      requestsPerSecond: median(runs.map((run) => run.requestsPerSecond)),
+      serverCpuMicros: median(runs.map((run) => run.serverCpuMicros)),
+      clientCpuMicros: median(runs.map((run) => run.clientCpuMicros)),
+    };
+  });
+  const baseline = medians[0]?.serverCpuMicros ?? 1;
+  printTable(
+    ['server', 'requests/s', 'server CPU µs per request', 'ratio to node', 'client CPU µs per request'],
+    medians.map((row) => [
+      row.name,
+      row.requestsPerSecond.toFixed(0),
+      row.serverCpuMicros.toFixed(0),
+      (row.serverCpuMicros / baseline).toFixed(2),
+      row.clientCpuMicros.toFixed(0),
+    ]),
+  );
+}
+
+await main();
