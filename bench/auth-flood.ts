@@ -27,12 +27,9 @@ import { hashSecret } from '../src/auth/secret-hash.js';
 import { decisionRequestLimits } from '../src/config/rate-limit-config.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
-import { startSpiceDB } from '../src/localplane/spicedb-server.js';
-import { resolveToolPaths } from '../src/localplane/tool-paths.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
-import { SpiceDBClient } from '../src/spicedb/client.js';
-import { readSchemaText } from '../src/spicedb/schema.js';
 import { percentile } from './support/statistics.js';
+import { startBenchSpiceDB } from './support/bench-spicedb.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 100);
@@ -221,19 +218,9 @@ const ms = (value: number) => value.toFixed(1);
 
 async function main(): Promise<void> {
   const stateDir = await mkdtemp(join(tmpdir(), 'bench-auth-flood-'));
-  const spicedb = await startSpiceDB({
-    binary: (await resolveToolPaths()).spicedb,
-    stateDir,
-    name: 'spicedb-bench',
-  });
+  const { server: spicedb, client: schemaClient } = await startBenchSpiceDB(stateDir);
+  schemaClient.close();
   try {
-    const client = new SpiceDBClient({
-      endpoint: spicedb.endpoint,
-      token: spicedb.token,
-      transport: 'plaintext',
-    });
-    await client.ensureSchema(readSchemaText());
-    client.close();
     const key = await ensureDevSigningKey(stateDir);
     const bearer = await createJwtVerifier({
       keys: { kind: 'jwks', jwks: key.jwks },

@@ -22,10 +22,7 @@ import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { listen } from '../src/http/server.js';
-import { startSpiceDB } from '../src/localplane/spicedb-server.js';
-import { resolveToolPaths } from '../src/localplane/tool-paths.js';
-import { SpiceDBClient } from '../src/spicedb/client.js';
-import { readSchemaText } from '../src/spicedb/schema.js';
+import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { printTable } from './support/markdown-table.js';
 import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
 import { until } from './support/until.js';
@@ -127,18 +124,8 @@ async function main(): Promise<void> {
     () => rm(stateDir, { recursive: true, force: true }),
   ];
   try {
-    const spicedb = await startSpiceDB({
-      binary: (await resolveToolPaths()).spicedb,
-      stateDir,
-      name: 'spicedb-bench',
-    });
+    const { server: spicedb, client: schemaClient } = await startBenchSpiceDB(stateDir);
     stopping.unshift(() => spicedb.process.stop());
-    const schemaClient = new SpiceDBClient({
-      endpoint: spicedb.endpoint,
-      token: spicedb.token,
-      transport: 'plaintext',
-    });
-    await schemaClient.ensureSchema(readSchemaText());
     schemaClient.close();
 
     const key = await ensureDevSigningKey(stateDir);

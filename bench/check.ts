@@ -28,14 +28,12 @@ import type { CheckRequestBody } from '../src/decision/check-request.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from '../src/decision/revision-barrier.js';
-import { startSpiceDB } from '../src/localplane/spicedb-server.js';
-import { resolveToolPaths } from '../src/localplane/tool-paths.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
 import { SpiceDBClient } from '../src/spicedb/client.js';
 import type { CheckPermissionInput, Consistency, RelationshipUpdate } from '../src/spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../src/spicedb/object-id.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
-import { readSchemaText } from '../src/spicedb/schema.js';
+import { startBenchSpiceDB } from './support/bench-spicedb.js';
 
 type Mode = 'direct' | 'service';
 type Workload = 'unique' | 'repeated';
@@ -674,20 +672,10 @@ async function main(): Promise<void> {
   const stateDir = await mkdtemp(join(tmpdir(), 'bench-check-'));
   const stopping: Array<() => Promise<void> | void> = [() => rm(stateDir, { recursive: true, force: true })];
   try {
-    const spicedb = await startSpiceDB({
-      binary: (await resolveToolPaths()).spicedb,
-      stateDir,
-      name: 'spicedb-bench',
-    });
+    const { server: spicedb, client: seeding } = await startBenchSpiceDB(stateDir);
     stopping.unshift(() => spicedb.process.stop());
-    const seeding = new SpiceDBClient({
-      endpoint: spicedb.endpoint,
-      token: spicedb.token,
-      transport: 'plaintext',
-    });
     stopping.unshift(() => seeding.close());
     const world = buildWorld(grants, distinctChecks);
-    await seeding.ensureSchema(readSchemaText());
     const zedToken = await seeding.writeRelationshipsInBatches(world.updates);
     await settleExpectations(seeding, world.checks, zedToken ?? '');
     console.log(
