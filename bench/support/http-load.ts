@@ -6,6 +6,8 @@ export interface HttpLoadRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** Each request's body with a subject_id of its own (a check no cache has seen). */
+  distinctSubjects: boolean;
   concurrency: number;
   requests: number;
 }
@@ -22,13 +24,18 @@ async function load(request: HttpLoadRequest): Promise<HttpLoadResult> {
   const pool = new Pool(url.origin, { connections: request.concurrency });
   let left = request.requests;
   let failed = 0;
+  const check = JSON.parse(request.body) as Record<string, unknown>;
+  const bodyOf = (index: number) =>
+    request.distinctSubjects
+      ? JSON.stringify({ ...check, subject_id: `${process.pid}-${Date.now()}-${index}` })
+      : request.body;
   const loop = async () => {
     while (left-- > 0) {
       const response = await pool.request({
         path: url.pathname,
         method: 'POST',
         headers: request.headers,
-        body: request.body,
+        body: bodyOf(left),
       });
       await response.body.arrayBuffer();
       if (response.statusCode !== 200) failed += 1;
