@@ -19,9 +19,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { createBasicVerifier, DEFAULT_SCRYPT_BOUND } from '../src/auth/basic-verifier.js';
-import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
-import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
+import { mintToken } from '../src/auth/dev-token.js';
 import type { BearerVerifier } from '../src/auth/verifiers.js';
 import { hashSecret } from '../src/auth/secret-hash.js';
 import { decisionRequestLimits } from '../src/config/rate-limit-config.js';
@@ -30,6 +28,7 @@ import { startDecisionService } from '../src/decision/decision-service.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
 import { percentile } from './support/statistics.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
+import { devBearer } from './support/dev-bearer.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 100);
@@ -221,12 +220,7 @@ async function main(): Promise<void> {
   const { server: spicedb, client: schemaClient } = await startBenchSpiceDB(stateDir);
   schemaClient.close();
   try {
-    const key = await ensureDevSigningKey(stateDir);
-    const bearer = await createJwtVerifier({
-      keys: { kind: 'jwks', jwks: key.jwks },
-      issuer: DEV_TOKEN_ISSUER,
-      audience: DEV_TOKEN_AUDIENCE,
-    });
+    const { key, bearer } = await devBearer(stateDir);
     const hash = await hashSecret('the right secret');
     const mintTokens = () =>
       Promise.all(

@@ -18,16 +18,16 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import express from 'express';
 import { pino } from 'pino';
-import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
-import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
+import { mintToken } from '../src/auth/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { listen } from '../src/http/server.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { printTable } from './support/markdown-table.js';
+import { percentile } from './support/statistics.js';
 import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
 import { until } from './support/until.js';
+import { devBearer } from './support/dev-bearer.js';
 
 const OPTIONS = {
   requests: { type: 'string', default: '20000' },
@@ -114,8 +114,10 @@ function measure(
 }
 
 function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 async function main(): Promise<void> {
@@ -132,18 +134,12 @@ async function main(): Promise<void> {
     stopping.unshift(() => spicedb.process.stop());
     schemaClient.close();
 
-    const key = await ensureDevSigningKey(stateDir);
+    const { key, bearer } = await devBearer(stateDir);
     const service = await startDecisionService({
       port: 0,
       host: '127.0.0.1',
       spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
-      authenticators: {
-        bearer: await createJwtVerifier({
-          keys: { kind: 'jwks', jwks: key.jwks },
-          issuer: DEV_TOKEN_ISSUER,
-          audience: DEV_TOKEN_AUDIENCE,
-        }),
-      },
+      authenticators: { bearer },
       // Production's level; the lines are formatted as in production, then dropped.
       logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
     });

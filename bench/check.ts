@@ -19,9 +19,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import type { MetricValueWithName, Registry as MetricsRegistry } from 'prom-client';
-import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../src/auth/dev-token.js';
-import { createJwtVerifier } from '../src/auth/jwt-verifier.js';
+import { mintToken } from '../src/auth/dev-token.js';
 import { DEFAULT_CHECK_BATCH } from '../src/decision/check-batcher.js';
 import { spicedbQuery } from '../src/decision/check-evaluator.js';
 import type { CheckRequestBody } from '../src/decision/check-request.js';
@@ -34,6 +32,7 @@ import type { CheckPermissionInput, Consistency, RelationshipUpdate } from '../s
 import { encodeObjectId, groupObjectId } from '../src/spicedb/object-id.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
+import { devBearer } from './support/dev-bearer.js';
 
 type Mode = 'direct' | 'service';
 type Workload = 'unique' | 'repeated';
@@ -682,12 +681,7 @@ async function main(): Promise<void> {
       `SpiceDB ${spicedb.endpoint}: ${grants} grants, ${world.updates.length} relationships in all`,
     );
 
-    const key = await ensureDevSigningKey(stateDir);
-    const bearer = await createJwtVerifier({
-      keys: { kind: 'jwks', jwks: key.jwks },
-      issuer: DEV_TOKEN_ISSUER,
-      audience: DEV_TOKEN_AUDIENCE,
-    });
+    const { key, bearer } = await devBearer(stateDir);
     const metricsRegistry = createMetricsRegistry();
     const service = await startDecisionService({
       metricsRegistry,
