@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { Pool } from 'undici';
 import {
   API_GROUP,
   API_VERSION,
@@ -20,6 +21,7 @@ import { startLocalControlPlane } from '../src/localplane/control-plane.js';
 import { resolvePostgresBinaries } from '../src/localplane/postgres-binaries.js';
 import { startPostgres } from '../src/localplane/postgres-server.js';
 import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
+import { processCpuMs, processTreeCpuMs } from './support/process-cpu.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
@@ -31,6 +33,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const CACHE_SIZE = Number(process.env.BENCH_GRANTS ?? 10_000);
 const PROVIDER_SHARE = 0.1;
 const LISTING_REQUESTS = Number(process.env.BENCH_LISTINGS ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 interface Row {
   measure: string;
@@ -41,13 +44,71 @@ function grantSpec(itemId: string, issuerId: string) {
   return { ...individualGrant(itemId), issuerId };
 }
 
-async function timed(label: string, count: number, run: () => Promise<void>): Promise<number> {
+/** The processes whose CPU a create costs: this one (the load generator, and the API), the control plane's, PostgreSQL. */
+interface CpuSources {
+  [name: string]: () => number;
+}
+
+interface PathRun {
+  rate: number;
+  /** CPU milliseconds per create, by process. */
+  cpuPerCreate: Record<string, number>;
+}
+
+interface CreatePath {
+  label: string;
+  run: (count: number) => Promise<void>;
+}
+
+async function measured(path: CreatePath, cpu: CpuSources, count: number): Promise<PathRun> {
+  const before = Object.fromEntries(Object.entries(cpu).map(([name, read]) => [name, read()]));
   const started = performance.now();
-  await run();
+  await path.run(count);
   const seconds = (performance.now() - started) / 1000;
-  const rate = count / seconds;
-  console.error(`  ${label}: ${count} in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s`);
-  return rate;
+  const cpuPerCreate = Object.fromEntries(
+    Object.entries(cpu).map(([name, read]) => [name, (read() - (before[name] ?? 0)) / count]),
+  );
+  console.error(`  ${path.label}: ${count} in ${seconds.toFixed(2)} s = ${(count / seconds).toFixed(0)}/s`);
+  return { rate: count / seconds, cpuPerCreate };
+}
+
+/**
+ * Each path `ROUNDS` times, the order rotating from round to round so that every path sees the machine's
+ * background alike; medians per path.
+ */
+async function createRounds(paths: CreatePath[], cpu: CpuSources): Promise<PathRun[][]> {
+  const runs: PathRun[][] = paths.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    console.error(`round ${round + 1} of ${ROUNDS}`);
+    for (let turn = 0; turn < paths.length; turn++) {
+      const index = (round + turn) % paths.length;
+      runs[index]?.push(await measured(paths[index] as CreatePath, cpu, CREATES));
+    }
+  }
+  return runs;
+}
+
+function cpuLine(cpuPerCreate: Record<string, number>): string {
+  return Object.entries(cpuPerCreate)
+    .map(([name, milliseconds]) => `${name} ${milliseconds.toFixed(2)}`)
+    .join(', ');
+}
+
+function median(values: number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+}
+
+function medianRun(runs: PathRun[]): PathRun {
+  const names = Object.keys(runs[0]?.cpuPerCreate ?? {});
+  return {
+    rate: median(runs.map((run) => run.rate)),
+    cpuPerCreate: Object.fromEntries(
+      names.map((name) => [name, median(runs.map((run) => run.cpuPerCreate[name] ?? 0))]),
+    ),
+  };
 }
 
 async function rawCreates(kubeConfig: KubeConfig, namespace: string, specs: unknown[]): Promise<void> {
@@ -93,18 +154,29 @@ async function pooledCreates(
   );
 }
 
+/**
+ * POST /policy, each a grant to a user of its own, over a keep-alive pool of `CONCURRENCY` connections: undici's
+ * (the engine of Node's fetch, without fetch's web streams), so that the load generator's own CPU, charged to
+ * this path, is a lean client's.
+ */
 async function apiCreates(api: RunningAclApi, authorization: string, itemId: string, count: number) {
-  const results = await settleAll(Array.from({ length: count }), CONCURRENCY, async () => {
-    const { issuerId: _issuer, ...item } = grantSpec(itemId, '');
-    const response = await fetch(`${api.url}/policy`, {
-      method: 'POST',
-      headers: { authorization, 'content-type': 'application/json' },
-      body: JSON.stringify({ request: [item] }),
+  const url = new URL(`${api.url}/policy`);
+  const pool = new Pool(url.origin, { connections: CONCURRENCY });
+  try {
+    const results = await settleAll(Array.from({ length: count }), CONCURRENCY, async () => {
+      const response = await pool.request({
+        path: url.pathname,
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify({ request: [individualGrant(itemId)] }),
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== 201) throw new Error(`create answered ${response.statusCode}: ${text}`);
     });
-    if (response.status !== 201)
-      throw new Error(`create answered ${response.status}: ${await response.text()}`);
-  });
-  valuesOrThrow(results);
+    valuesOrThrow(results);
+  } finally {
+    await pool.close();
+  }
 }
 
 async function listingLatency(api: RunningAclApi, authorization: string, path: string): Promise<number[]> {
@@ -141,31 +213,43 @@ async function main(): Promise<void> {
       `Bearer ${await mintToken(key, { sub, roles, org: organisationId })}`;
     const ownerToken = await bearer(ownerId);
 
-    console.error(`create throughput (${CREATES} grants each, ${CONCURRENCY} in flight):`);
+    console.error(`create throughput (${CREATES} grants each, ${CONCURRENCY} in flight, ${ROUNDS} rounds):`);
     await apiCreates(api, ownerToken, itemId, 20); // warm-up: connections, JIT
     await rawCreates(
       kubeConfig,
       rawNamespace,
       Array.from({ length: 20 }, () => grantSpec(itemId, ownerId)),
     );
-    const rawRate = await timed('raw client-node creates', CREATES, () =>
-      rawCreates(
-        kubeConfig,
-        rawNamespace,
-        Array.from({ length: CREATES }, () => grantSpec(itemId, ownerId)),
-      ),
-    );
     const kube = new KubeClient(kubeConfig);
-    const pooledRate = await timed('raw keep-alive creates', CREATES, () =>
-      pooledCreates(
-        kube,
-        rawNamespace,
-        Array.from({ length: CREATES }, () => grantSpec(itemId, ownerId)),
+    const grantSpecs = (count: number) => Array.from({ length: count }, () => grantSpec(itemId, ownerId));
+    const paths: CreatePath[] = [
+      {
+        label: 'raw PolicyGrant creates, client-node (new TLS connection each)',
+        run: (count) => rawCreates(kubeConfig, rawNamespace, grantSpecs(count)),
+      },
+      {
+        label: 'raw PolicyGrant creates, keep-alive pool',
+        run: (count) => pooledCreates(kube, rawNamespace, grantSpecs(count)),
+      },
+      {
+        label: 'POST /policy (1 INDIVIDUAL item, 1 access type)',
+        run: (count) => apiCreates(api as RunningAclApi, ownerToken, itemId, count),
+      },
+    ];
+    const cpu: CpuSources = {
+      'this process': () => {
+        const { user, system } = process.cpuUsage();
+        return (user + system) / 1000;
+      },
+      ...Object.fromEntries(
+        plane.processes().map((managed) => [managed.name, () => processCpuMs(managed.pid)]),
       ),
-    );
-    const apiRate = await timed('POST /policy through the API', CREATES, () =>
-      apiCreates(api as RunningAclApi, ownerToken, itemId, CREATES),
-    );
+      postgres: () => processTreeCpuMs(postgres.process.pid),
+    };
+    const runs = await createRounds(paths, cpu);
+    const medians = runs.map(medianRun);
+    const [raw, pooled, viaApi] = medians as [PathRun, PathRun, PathRun];
+    const ratios = (runs[2] ?? []).map((run, round) => run.rate / (runs[0]?.[round]?.rate ?? NaN));
 
     const existing = api.cache.allGrants().length;
     const missing = Math.max(0, CACHE_SIZE - existing);
@@ -174,7 +258,7 @@ async function main(): Promise<void> {
     const specs = Array.from({ length: missing }, (_, index) =>
       grantSpec(itemId, index < CACHE_SIZE * PROVIDER_SHARE ? providerId : randomUUID()),
     );
-    await timed('bulk creates', missing, () => pooledCreates(kube, namespace, specs, 32));
+    await pooledCreates(kube, namespace, specs, 32);
     kube.close();
     while (api.cache.allGrants().length < CACHE_SIZE) await new Promise((r) => setTimeout(r, 50));
 
@@ -190,14 +274,19 @@ async function main(): Promise<void> {
       ],
     ];
     const rows: Row[] = [
+      ...paths.map((path, index) => ({
+        measure: path.label,
+        value: `${(medians[index] as PathRun).rate.toFixed(0)} /s`,
+      })),
       {
-        measure: 'raw PolicyGrant creates, client-node (new TLS connection each)',
-        value: `${rawRate.toFixed(0)} /s`,
+        measure: 'ratio API / raw client-node',
+        value: `${(viaApi.rate / raw.rate).toFixed(2)} (rounds: ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
       },
-      { measure: 'raw PolicyGrant creates, keep-alive pool', value: `${pooledRate.toFixed(0)} /s` },
-      { measure: 'POST /policy (1 INDIVIDUAL item, 1 access type)', value: `${apiRate.toFixed(0)} /s` },
-      { measure: 'ratio API / raw client-node', value: (apiRate / rawRate).toFixed(2) },
-      { measure: 'ratio API / raw keep-alive', value: (apiRate / pooledRate).toFixed(2) },
+      { measure: 'ratio API / raw keep-alive', value: (viaApi.rate / pooled.rate).toFixed(2) },
+      ...paths.map((path, index) => ({
+        measure: `CPU ms per create, ${path.label.split(' (')[0]}`,
+        value: cpuLine((medians[index] as PathRun).cpuPerCreate),
+      })),
     ];
     for (const [label, path, token] of listings) {
       await listingLatency(api, token, path); // warm-up

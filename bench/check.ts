@@ -9,7 +9,6 @@
 // the decision cache's lifetimes) and `repeated` (Zipf-distributed subjects and items, mostly a user's own
 // grants, 10% writes).
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -33,6 +32,7 @@ import { encodeObjectId, groupObjectId } from '../src/spicedb/object-id.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { devBearer } from './support/dev-bearer.js';
+import { machineCpuMs, processCpuMs } from './support/process-cpu.js';
 
 type Mode = 'direct' | 'service';
 type Workload = 'unique' | 'repeated';
@@ -857,32 +857,10 @@ function printCounts(before: Counts, after: Counts): void {
   );
 }
 
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** All cores together, from /proc/stat: time in all states, and busy (not idle, not waiting for I/O). */
-function machineCpuMs(): { totalMs: number; busyMs: number } {
-  const ticks =
-    readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]?.split(/\s+/).slice(1, 9).map(Number) ?? [];
-  const total = ticks.reduce((sum, value) => sum + value, 0);
-  const busy = total - (ticks[3] ?? 0) - (ticks[4] ?? 0);
-  return { totalMs: (total * 1000) / CLOCK_TICKS_PER_SECOND, busyMs: (busy * 1000) / CLOCK_TICKS_PER_SECOND };
-}
-
 /** CPU of this process (all its threads) and of SpiceDB. */
 function ownCpuMs(spicedbPid: number): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000 + processCpuMs(spicedbPid);
-}
-
-/** User and system CPU time of a process from /proc (Linux), in milliseconds; 0 where /proc is missing. */
-function processCpuMs(pid: number): number {
-  try {
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
 }
 
 async function untilReady(url: string): Promise<void> {

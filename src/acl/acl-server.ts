@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import { apiAuthentication } from '../auth/middleware.js';
+import { withVerifiedTokenCache } from '../auth/verified-token-cache.js';
 import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
 import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
@@ -121,12 +122,15 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       auditReads: { reader: new AuditReader(audit.store.pool), ping: () => audit.store.ping() },
     },
     {
-      authentication: limitedAuthentication(apiAuthentication(config.authenticators), {
-        urn,
-        metricsRegistry,
-        limits: config.limits ?? NO_REQUEST_LIMITS,
-        classify: aclRouteClass,
-      }),
+      authentication: limitedAuthentication(
+        apiAuthentication(withVerifiedTokenCache(config.authenticators)),
+        {
+          urn,
+          metricsRegistry,
+          limits: config.limits ?? NO_REQUEST_LIMITS,
+          classify: aclRouteClass,
+        },
+      ),
       ...(options.validateResponses === undefined ? {} : { validateResponses: options.validateResponses }),
     },
   );

@@ -39,6 +39,14 @@ const CHAIN_END = `
   FROM audit.chain_anchor anchor
   LEFT JOIN LATERAL (SELECT id, hash, time FROM audit.records ORDER BY id DESC LIMIT 1) last ON true`;
 
+/**
+ * The transaction's start, the append lock, and the chain's end, in one round trip: statements of one simple
+ * query run one after the other, and under READ COMMITTED each takes its snapshot when it starts, so the
+ * chain's end is read after the lock is held (in the lock's own statement it would be read before). The level
+ * is named, not taken from the server's default: under REPEATABLE READ the snapshot would predate the lock.
+ */
+const BEGIN_LOCKED_AT_CHAIN_END = `BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(${APPEND_LOCK}); ${CHAIN_END}`;
+
 interface ChainEnd {
   id: string | null;
   hash: string | null;
@@ -160,10 +168,10 @@ export class AuditStore {
     client.on('error', ignore);
     let broken = false;
     try {
-      await client.query('BEGIN');
-      await client.query(`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
+      // A query of several statements answers with one result each (pg's types know only one).
+      const results = (await client.query(BEGIN_LOCKED_AT_CHAIN_END)) as unknown as pg.QueryResult[];
+      const end = results.at(-1)?.rows[0] as ChainEnd;
       const fresh = await withoutStoredKeys(client, changes);
-      const end = (await client.query<ChainEnd>(CHAIN_END)).rows[0] as ChainEnd;
       const records = chainOn(
         end,
         fresh.map((change) => storableEntry(change.entry)),

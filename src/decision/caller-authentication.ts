@@ -1,8 +1,8 @@
 import type { Authenticators } from '../auth/middleware.js';
 import type { BearerVerifier } from '../auth/verifiers.js';
 import { knownIssuersOnly, unverifiedIssuer } from './token-issuers.js';
-import { cachedBearerVerifier } from './verified-token-cache.js';
-import type { VerifiedTokenCacheOptions } from './verified-token-cache.js';
+import { cachedBearerVerifier } from '../auth/verified-token-cache.js';
+import type { VerifiedTokenCacheOptions } from '../auth/verified-token-cache.js';
 
 export interface ServiceAccountAuthentication {
   /** Verifies ServiceAccount tokens (TokenReview). */

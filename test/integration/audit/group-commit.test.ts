@@ -9,6 +9,7 @@ import { testDatabase } from '../support/database.js';
 // Appends made at once on a real PostgreSQL share transactions (group commit): each caller gets its own
 // records, in its order, the chain verifies, and a transaction that fails fails the appends it carried only.
 
+let database: Awaited<ReturnType<typeof testDatabase>>;
 let store: AuditStore;
 let reader: AuditReader;
 let transactions = 0;
@@ -22,7 +23,7 @@ const entry = (request: number, n: number): AuditEntry => ({
 });
 
 beforeAll(async () => {
-  const database = await testDatabase('group-commit');
+  database = await testDatabase('group-commit');
   store = new AuditStore({ connectionString: database.url });
   reader = new AuditReader(store.pool);
   await migrate(store.pool, {});
@@ -62,5 +63,26 @@ describe('appends made at once', () => {
     const [stored] = await store.append([entry(200, 1)]);
     expect(stored?.target.id).toBe('p200-1');
     expect(await verifyChain(reader, {})).toMatchObject({ valid: true, checked: 41, breaks: [] });
+  });
+
+  it('from two replicas at once, extend one chain without a gap or a repeated id', async () => {
+    const other = new AuditStore({ connectionString: database.url });
+    // Each replica appends one request after the other, so that their transactions overlap all along.
+    const appendInTurn = async (replica: AuditStore, first: number) => {
+      const ids: number[] = [];
+      for (let request = first; request < first + 40; request++) {
+        const records = await replica.append([entry(request, 1), entry(request, 2)]);
+        ids.push(...records.map((record) => Number(record.id)));
+      }
+      return ids;
+    };
+    try {
+      const ids = (await Promise.all([appendInTurn(store, 300), appendInTurn(other, 400)])).flat();
+      expect(new Set(ids).size).toBe(160);
+      expect(Math.max(...ids) - Math.min(...ids)).toBe(159);
+      expect(await verifyChain(reader, {})).toMatchObject({ valid: true, checked: 201, breaks: [] });
+    } finally {
+      await other.close();
+    }
   });
 });

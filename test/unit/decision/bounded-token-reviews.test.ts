@@ -3,7 +3,7 @@ import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import type { Principal } from '../../../src/auth/principal.js';
 import type { BearerVerifier } from '../../../src/auth/verifiers.js';
 import { boundedTokenReviews } from '../../../src/decision/bounded-token-reviews.js';
-import { cachedBearerVerifier } from '../../../src/decision/verified-token-cache.js';
+import { cachedBearerVerifier } from '../../../src/auth/verified-token-cache.js';
 import { HttpError } from '../../../src/http/errors.js';
 
 const serviceAccount: Principal = { kind: 'application', id: 'system:serviceaccount:a:b', roles: new Set() };

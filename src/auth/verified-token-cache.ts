@@ -1,8 +1,9 @@
 import { hash } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { AuthenticationError } from '../auth/authentication-error.js';
-import type { Principal } from '../auth/principal.js';
-import type { BearerVerifier } from '../auth/verifiers.js';
+import { AuthenticationError } from './authentication-error.js';
+import type { Principal } from './principal.js';
+import type { Authenticators } from './middleware.js';
+import type { BearerVerifier } from './verifiers.js';
 
 export interface VerifiedTokenCacheOptions {
   /** Bound on remembered tokens; the least recently used go first. */
@@ -79,6 +80,15 @@ export function cachedBearerVerifier(
       return verifyAndRemember(key, token).outcome;
     },
   };
+}
+
+/** The authenticators with a cache of verified tokens in front of the bearer verifier (the ACL API's). */
+export function withVerifiedTokenCache(
+  authenticators: Authenticators,
+  options: VerifiedTokenCacheOptions = {},
+): Authenticators {
+  const { bearer } = authenticators;
+  return bearer ? { ...authenticators, bearer: cachedBearerVerifier(bearer, options) } : authenticators;
 }
 
 /** A JWT's `exp` in milliseconds; Infinity for tokens that are not JWTs or have none (the TTL bounds them). */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import type { Principal } from '../../../src/auth/principal.js';
 import type { BearerVerifier } from '../../../src/auth/verifiers.js';
-import { cachedBearerVerifier } from '../../../src/decision/verified-token-cache.js';
+import { cachedBearerVerifier, withVerifiedTokenCache } from '../../../src/auth/verified-token-cache.js';
 import { HttpError } from '../../../src/http/errors.js';
 
 const principal: Principal = { kind: 'user', id: 'u', roles: new Set() };
@@ -169,5 +169,23 @@ describe('cachedBearerVerifier', () => {
     expect(verified).toEqual(['t', 'x', 'y', 't']);
     settle(true); // settles a verification again, had the successor been forgotten
     expect(await third).toBe(principal);
+  });
+});
+
+describe('withVerifiedTokenCache', () => {
+  it('puts the cache in front of the bearer verifier and leaves Basic alone', async () => {
+    const { verifier, verified } = countingVerifier();
+    const basic = { verify: async () => principal };
+    const authenticators = withVerifiedTokenCache({ bearer: verifier, basic, realm: 'r' });
+    await authenticators.bearer?.verify('token');
+    await authenticators.bearer?.verify('token');
+    expect(verified).toEqual(['token']);
+    expect(authenticators.basic).toBe(basic);
+    expect(authenticators.realm).toBe('r');
+  });
+
+  it('changes nothing without a bearer verifier', () => {
+    const basic = { verify: async () => principal };
+    expect(withVerifiedTokenCache({ basic })).toEqual({ basic });
   });
 });
