@@ -1,4 +1,4 @@
-// npm run bench:check-overhead [-- --requests 20000 --concurrency 16 --rounds 3]
+// npm run bench:check-overhead [-- --requests 20000 --concurrency 16 --rounds 3 --runtime compiled]
 //
 // What the decision service's HTTP side costs per check: the CPU of this process per request while a load
 // generator in another process (undici, keep-alive) sends one check again and again, so that the service
@@ -28,11 +28,14 @@ import { percentile } from './support/statistics.js';
 import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
 import { until } from './support/until.js';
 import { devBearer } from './support/dev-bearer.js';
+import { parseNodeRuntime, runCompiled, siblingModule } from './support/node-runtime.js';
 
 const OPTIONS = {
   requests: { type: 'string', default: '20000' },
   concurrency: { type: 'string', default: '16' },
   rounds: { type: 'string', default: '3' },
+  /** `compiled` (the JavaScript tsc emits, as the image runs it) or `tsx` (the sources through tsx's loader). */
+  runtime: { type: 'string', default: 'compiled' },
 } as const;
 
 /** A check of an item id with characters to escape (a URN), as enforcement points send them. */
@@ -81,7 +84,8 @@ async function serveWithNode(listener: RequestListener): Promise<{ url: string; 
 }
 
 function startLoad(): ChildProcess {
-  return fork(join(import.meta.dirname, 'support/http-load.ts'), { execArgv: ['--import', 'tsx'] });
+  const load = siblingModule(import.meta.url, 'support/http-load.ts');
+  return fork(load.path, { execArgv: load.execArgv });
 }
 
 function measure(
@@ -122,6 +126,7 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   const options = parseArgs({ options: OPTIONS }).values;
+  if (await runCompiled(import.meta.url, parseNodeRuntime(options.runtime))) return;
   const [requests, concurrency, rounds] = [options.requests, options.concurrency, options.rounds].map(
     Number,
   ) as [number, number, number];

@@ -1,11 +1,12 @@
 // npm run bench:check [-- --grants 10000 --requests 20000 --seconds 3 --concurrency 16,32 --rounds 6
 //                        --workloads unique,repeated --batching on --zipf 1 --repeated-users 2000
-//                        --repeated-items 1000 --random-share 0.15 --http-client undici]
+//                        --repeated-items 1000 --random-share 0.15 --http-client undici --runtime compiled]
 //
 // Direct CheckPermission through the SpiceDB client against POST /v1/check through the decision service:
 // one SpiceDB of its own (memory datastore, loopback), the same relationships, the same request mix. The
-// decision service runs in this process, as the dev stack runs it; the load runs in a worker thread for both
-// modes, so that the client's work is never the service's. Two workloads: `unique` (no check repeats within
+// decision service runs in this process, as the dev stack runs it, compiled as the image runs it (`--runtime tsx`:
+// from the sources); the load runs in a worker thread for both modes, so that the client's work is never the
+// service's. Two workloads: `unique` (no check repeats within
 // the decision cache's lifetimes) and `repeated` (Zipf-distributed subjects and items, mostly a user's own
 // grants, 10% writes).
 import { randomUUID } from 'node:crypto';
@@ -32,6 +33,7 @@ import { encodeObjectId, groupObjectId } from '../src/spicedb/object-id.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { devBearer } from './support/dev-bearer.js';
+import { parseNodeRuntime, runCompiled, runsFromSource } from './support/node-runtime.js';
 import { machineCpuMs, processCpuMs } from './support/process-cpu.js';
 
 type Mode = 'direct' | 'service';
@@ -607,6 +609,8 @@ const OPTIONS = {
   workloads: { type: 'string', default: 'unique,repeated' },
   rounds: { type: 'string', default: '6' },
   checks: { type: 'string', default: '12000' },
+  /** `compiled` (the JavaScript tsc emits, as the image runs it) or `tsx` (the sources through tsx's loader). */
+  runtime: { type: 'string', default: 'compiled' },
   /** The service's check batching (CHECK_BATCHING): `on` (its default) or `off`. */
   batching: { type: 'string', default: 'on' },
   /** The service's SpiceDB calls in flight for batched checks (CHECK_BATCH_CONCURRENCY); empty: its default. */
@@ -651,6 +655,7 @@ const TARGETS: Record<Workload, { p50: number; throughput: number }> = {
 
 async function main(): Promise<void> {
   const options = parseArgs({ options: OPTIONS }).values;
+  if (await runCompiled(import.meta.url, parseNodeRuntime(options.runtime))) return;
   const [grants, requests, seconds, rounds, distinctChecks] = [
     options.grants,
     options.requests,
@@ -791,10 +796,11 @@ async function main(): Promise<void> {
 }
 
 /**
- * This file again, in a worker thread. Workers do not inherit tsx's loader (Node 20), so the worker's entry is
- * a line of JavaScript that loads this file through tsx's API.
+ * This file again, in a worker thread. Workers do not inherit tsx's loader (Node 20), so from the sources the
+ * worker's entry is a line of JavaScript that loads this file through tsx's API.
  */
 function startLoadWorker(setup: LoadSetup): Worker {
+  if (!runsFromSource(import.meta.url)) return new Worker(new URL(import.meta.url), { workerData: setup });
   const here = JSON.stringify(import.meta.url);
   const entry = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => tsx.tsImport(${here}, ${here}))`;
   return new Worker(entry, { eval: true, workerData: setup });

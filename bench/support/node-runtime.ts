@@ -2,9 +2,10 @@
 // the JavaScript tsc emits under plain node with source maps enabled, as the container image does; `tsx` runs the sources through tsx's
 // loader, which costs the process about 75 MB of RSS (the loader, esbuild and the sources' maps), so that
 // memory figures taken through it overstate what an installation uses.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../src/localplane/repo-root.js';
 
@@ -53,4 +54,37 @@ async function compileSourcesAndBenchmarks(root: string): Promise<void> {
     tsconfig,
   ]);
   for (const asset of RUNTIME_ASSETS) await copyFile(join(root, asset), join(outDir, asset));
+}
+
+/** Whether the module of `moduleUrl` runs from its TypeScript source (through tsx) rather than compiled. */
+export function runsFromSource(moduleUrl: string): boolean {
+  return moduleUrl.endsWith('.ts');
+}
+
+/**
+ * A sibling module of the caller's (`path` relative to the caller's folder, written with `.ts`) to run the way the
+ * caller runs: through tsx from the sources (node's `execArgv` load it), or compiled.
+ */
+export function siblingModule(callerUrl: string, path: string): { path: string; execArgv: string[] } {
+  const source = fileURLToPath(new URL(path, callerUrl));
+  return runsFromSource(callerUrl)
+    ? { path: source, execArgv: ['--import', 'tsx'] }
+    : { path: source.replace(/\.ts$/, '.js'), execArgv: [] };
+}
+
+/**
+ * Runs the benchmark module `moduleUrl` compiled, with this process's arguments, when it runs from its source and
+ * `runtime` is `compiled`: what it measures of the project's code is then what the image runs (tsx's transform
+ * keeps function names, one more call for every closure made). Resolves true once that run ended (its exit code is
+ * this process's); false when the caller is to run itself.
+ */
+export async function runCompiled(moduleUrl: string, runtime: NodeRuntime): Promise<boolean> {
+  if (runtime === 'tsx' || !runsFromSource(moduleUrl)) return false;
+  const args = await entrypointArgs('compiled', fileURLToPath(moduleUrl));
+  const child = spawn(process.execPath, [...args, ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exitCode = await new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+  return true;
 }
