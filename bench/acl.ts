@@ -21,12 +21,14 @@ import { startLocalControlPlane } from '../src/localplane/control-plane.js';
 import { resolvePostgresBinaries } from '../src/localplane/postgres-binaries.js';
 import { startPostgres } from '../src/localplane/postgres-server.js';
 import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
+import { parseNodeRuntime, runCompiled } from './support/node-runtime.js';
 import { processCpuMs, processTreeCpuMs } from './support/process-cpu.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
 // @kubernetes/client-node, and listing latency with 10,000 grants in the cache. Loopback only: it starts
-// its own control plane (etcd + kube-apiserver) and stops everything at the end.
+// its own control plane (etcd + kube-apiserver) and stops everything at the end. It runs compiled, as the image
+// runs the API (BENCH_RUNTIME=tsx: from the sources).
 
 const CREATES = Number(process.env.BENCH_CREATES ?? 500);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -192,6 +194,7 @@ async function listingLatency(api: RunningAclApi, authorization: string, path: s
 }
 
 async function main(): Promise<void> {
+  if (await runCompiled(import.meta.url, parseNodeRuntime(process.env.BENCH_RUNTIME ?? 'compiled'))) return;
   const stateDir = await mkdtemp(join(tmpdir(), 'acl-bench-'));
   console.error('starting the control plane (etcd, kube-apiserver) and PostgreSQL…');
   const plane = await startLocalControlPlane({ stateDir, withSpiceDB: false });

@@ -2,7 +2,7 @@ import type { Registry } from 'prom-client';
 import { counter, gauge } from '../observability/metrics.js';
 import { CONSISTENCY_SOURCES } from './consistency-choice.js';
 import type { ConsistencySource } from './consistency-choice.js';
-import type { RevisionWatchEvents, WatchRestartReason } from './revision-watch.js';
+import type { RevisionWatchEvents, WatchMessageKind, WatchRestartReason } from './revision-watch.js';
 
 export interface RevisionBarrierMetrics extends RevisionWatchEvents {
   chosen(source: ConsistencySource): void;
@@ -15,10 +15,11 @@ export interface RevisionBarrierGauges {
 }
 
 const RESTART_REASONS: readonly WatchRestartReason[] = ['error', 'ended', 'unknown_revision'];
+const MESSAGE_KINDS: readonly WatchMessageKind[] = ['change', 'schema', 'checkpoint'];
 
 /**
  * `decision_revision_watch_up`, `decision_revision_watch_last_message_age_seconds`,
- * `decision_revision_watch_restarts_total{reason}`, `decision_revision_watch_messages_total`,
+ * `decision_revision_watch_restarts_total{reason}`, `decision_revision_watch_messages_total{kind}`,
  * `decision_revision_tracked_entries` and
  * `decision_check_consistency_total{consistency}`.
  */
@@ -52,7 +53,8 @@ export function revisionBarrierMetrics(
   });
   const messages = counter(registry, {
     name: 'decision_revision_watch_messages_total',
-    help: 'Messages the SpiceDB Watch delivered: changes, schema changes and checkpoints.',
+    help: 'Messages the SpiceDB Watch delivered, by kind: change (relationships), schema, checkpoint (nothing changed).',
+    labelNames: ['kind'],
   });
   const chosen = counter(registry, {
     name: 'decision_check_consistency_total',
@@ -61,11 +63,12 @@ export function revisionBarrierMetrics(
   });
   up.set(0);
   for (const reason of RESTART_REASONS) restarts.inc({ reason }, 0);
+  for (const kind of MESSAGE_KINDS) messages.inc({ kind }, 0);
   for (const consistency of CONSISTENCY_SOURCES) chosen.inc({ consistency }, 0);
   return {
     current: (isUp) => up.set(isUp ? 1 : 0),
     restarted: (reason) => restarts.inc({ reason }),
-    delivered: () => messages.inc(),
+    delivered: (kind) => messages.inc({ kind }),
     chosen: (consistency) => chosen.inc({ consistency }),
   };
 }

@@ -8,12 +8,20 @@ import type { RevisionTracker } from './revision-tracker.js';
 
 export type WatchRestartReason = 'error' | 'ended' | 'unknown_revision';
 
+export type WatchMessageKind = 'change' | 'schema' | 'checkpoint';
+
+/** What a Watch message brought: a schema change counts as one whether or not relationships came with it. */
+export function messageKind(event: WatchEvent): WatchMessageKind {
+  if (event.schemaUpdated) return 'schema';
+  return event.updates.length > 0 ? 'change' : 'checkpoint';
+}
+
 export interface RevisionWatchEvents {
   /** The Watch became current, or stopped being current. */
   current(up: boolean): void;
   restarted(reason: WatchRestartReason): void;
-  /** A change, schema change or checkpoint arrived. */
-  delivered(): void;
+  /** A message arrived: relationship changes, a schema change, or a checkpoint (nothing changed). */
+  delivered(kind: WatchMessageKind): void;
 }
 
 /** Told what the Watch learns, beyond the tracker: the decision cache forgets what a change may alter. */
@@ -152,7 +160,7 @@ export class RevisionWatch {
   private apply(event: WatchEvent): void {
     const { tracker, events } = this.options;
     this.lastMessage = performance.now();
-    events.delivered();
+    events.delivered(messageKind(event));
     const keys = event.updates.flatMap(({ relationship }) => relationshipKeys(relationship));
     tracker.record(event.changesThrough, keys);
     this.options.changes?.touched(keys);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RevisionTracker } from '../../../src/decision/revision-tracker.js';
-import { RevisionWatch } from '../../../src/decision/revision-watch.js';
+import { RevisionWatch, messageKind } from '../../../src/decision/revision-watch.js';
 import type { WatchRestartReason } from '../../../src/decision/revision-watch.js';
 import type { WatchEvent, WatchOptions } from '../../../src/spicedb/client.js';
 import { GrpcCode, SpiceDBError } from '../../../src/spicedb/errors.js';
@@ -217,5 +217,29 @@ describe('RevisionWatch', () => {
     await until(() => tracker.newest?.token === 'n1', 'the new datastore’s change');
     expect(restarts).toEqual(['error', 'unknown_revision']);
     expect(states).toEqual([true, false, true]);
+  });
+});
+
+describe('messageKind', () => {
+  const relationship = {
+    resource: { type: 'resource', id: 'r' },
+    relation: 'api_consumer',
+    subject: { type: 'user', id: 'u' },
+  };
+  const event = (overrides: Partial<WatchEvent>): WatchEvent => ({
+    changesThrough: 't',
+    updates: [],
+    schemaUpdated: false,
+    checkpoint: false,
+    ...overrides,
+  });
+
+  it('names relationship changes, schema changes and checkpoints apart', () => {
+    expect(messageKind(event({ updates: [{ operation: 'touch', relationship }] }))).toBe('change');
+    expect(messageKind(event({ checkpoint: true }))).toBe('checkpoint');
+    expect(messageKind(event({ schemaUpdated: true }))).toBe('schema');
+    expect(messageKind(event({ schemaUpdated: true, updates: [{ operation: 'touch', relationship }] }))).toBe(
+      'schema',
+    );
   });
 });

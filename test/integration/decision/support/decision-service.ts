@@ -26,8 +26,8 @@ export interface DecisionServiceUnderTest extends RunningDecisionService {
   logs(): string;
   check(body: unknown, headers?: Record<string, string>): Promise<CheckResponse>;
   /**
-   * Runs `change` (a write to SpiceDB), then waits until the revision barrier's Watch has delivered a message
-   * after it: its change, when the SpiceDB is the test's own and nothing else writes to it.
+   * Runs `change` (a write to SpiceDB), then waits until the revision barrier's Watch has delivered a change (not
+   * a checkpoint) after it: its change, when the SpiceDB is the test's own and nothing else writes to it.
    */
   afterWatchDelivers<T>(change: () => Promise<T>): Promise<T>;
 }
@@ -84,8 +84,12 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
   });
   const authorization = `Bearer ${await signToken(key, { roles: [DECISION_CLIENT_ROLE] }, { expiresIn: 3_600 })}`;
   const watchLog = () => lines.filter((line) => line.includes('SpiceDB Watch')).join('');
-  const watchMessages = async () =>
-    Number((await metrics.metrics()).match(/^decision_revision_watch_messages_total (\d+)/m)?.[1]);
+  // Changes only: on PostgreSQL, SpiceDB's Watch also sends checkpoints, one of which can arrive after a write
+  // returned and still bring the Watch only to a revision before it.
+  const watchChanges = async () =>
+    Number(
+      (await metrics.metrics()).match(/^decision_revision_watch_messages_total\{kind="change"\} (\d+)/m)?.[1],
+    );
   return {
     ...service,
     key,
@@ -101,9 +105,9 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
       return { status: response.status, body: (await response.json()) as CheckResponse['body'] };
     },
     async afterWatchDelivers(change) {
-      const before = await watchMessages();
+      const before = await watchChanges();
       const result = await change();
-      await until(async () => (await watchMessages()) > before, 'the Watch to deliver the change').catch(
+      await until(async () => (await watchChanges()) > before, 'the Watch to deliver the change').catch(
         (error: unknown) => {
           throw new Error(`${String(error)}; what the service logged about it:\n${watchLog()}`, {
             cause: error,
