@@ -23,7 +23,7 @@ import { startPostgres } from '../src/localplane/postgres-server.js';
 import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
 import { parseNodeRuntime, runCompiled } from './support/node-runtime.js';
 import { processCpuMs, processTreeCpuMs } from './support/process-cpu.js';
-import { percentile } from './support/statistics.js';
+import { median, percentile } from './support/statistics.js';
 
 // npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
 // @kubernetes/client-node, and listing latency with 10,000 grants in the cache. Loopback only: it starts
@@ -47,9 +47,7 @@ function grantSpec(itemId: string, issuerId: string) {
 }
 
 /** The processes whose CPU a create costs: this one (the load generator, and the API), the control plane's, PostgreSQL. */
-interface CpuSources {
-  [name: string]: () => number;
-}
+type CpuSources = Record<string, () => number>;
 
 interface PathRun {
   rate: number;
@@ -94,13 +92,6 @@ function cpuLine(cpuPerCreate: Record<string, number>): string {
   return Object.entries(cpuPerCreate)
     .map(([name, milliseconds]) => `${name} ${milliseconds.toFixed(2)}`)
     .join(', ');
-}
-
-function median(values: number[]): number {
-  return percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
 }
 
 function medianRun(runs: PathRun[]): PathRun {

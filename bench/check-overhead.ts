@@ -24,7 +24,7 @@ import { startDecisionService } from '../src/decision/decision-service.js';
 import { listen } from '../src/http/server.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { printTable } from './support/markdown-table.js';
-import { percentile } from './support/statistics.js';
+import { median } from './support/statistics.js';
 import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
 import { until } from './support/until.js';
 import { devBearer } from './support/dev-bearer.js';
@@ -115,13 +115,6 @@ function measure(
     });
     child.send(request);
   });
-}
-
-function median(values: number[]): number {
-  return percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
 }
 
 async function main(): Promise<void> {
