@@ -124,6 +124,7 @@ function checkIdentity(
   return {
     id: callerToken === undefined ? id : `${id} ${callerToken}`,
     keys: checkKeys({ resource, subject }),
+    resource,
     rememberable: callerToken === undefined,
   };
 }

@@ -1,15 +1,24 @@
 import type { Registry } from 'prom-client';
 import { counter, gauge } from '../observability/metrics.js';
 import type { CacheEviction, CacheLookup, DecisionCacheEvents } from './decision-cache.js';
+import type { RelationshipExpiries } from './relationship-expiries.js';
 
 const LOOKUPS: readonly CacheLookup[] = ['hit', 'miss', 'shared'];
 const EVICTIONS: readonly CacheEviction[] = ['capacity', 'expired', 'changed', 'dropped'];
 
+export interface DecisionCacheGauges {
+  entries: () => number;
+  expiries: Pick<RelationshipExpiries, 'known' | 'size'>;
+}
+
 /**
- * `decision_cache_lookups_total{outcome}`, `decision_cache_evictions_total{reason}` and
- * `decision_cache_entries`.
+ * `decision_cache_lookups_total{outcome}`, `decision_cache_evictions_total{reason}`, `decision_cache_entries`,
+ * `decision_cache_expiries_known` and `decision_cache_expiring_relationships`.
  */
-export function decisionCacheMetrics(registry: Registry, entries: () => number): DecisionCacheEvents {
+export function decisionCacheMetrics(
+  registry: Registry,
+  { entries, expiries }: DecisionCacheGauges,
+): DecisionCacheEvents {
   const lookups = counter(registry, {
     name: 'decision_cache_lookups_total',
     help:
@@ -29,6 +38,22 @@ export function decisionCacheMetrics(registry: Registry, entries: () => number):
     help: 'Decisions remembered (bounded by DECISION_CACHE_MAX_ENTRIES).',
     collect() {
       this.set(entries());
+    },
+  });
+  gauge(registry, {
+    name: 'decision_cache_expiries_known',
+    help:
+      "1 once the expiries of the items' relationships were read after the Watch started; until then an " +
+      'allow is remembered at most SPICEDB_QUANTIZATION_INTERVAL.',
+    collect() {
+      this.set(expiries.known ? 1 : 0);
+    },
+  });
+  gauge(registry, {
+    name: 'decision_cache_expiring_relationships',
+    help: 'Expiry times the decision cache follows on items (grants and delegations; a revoked one until it is past).',
+    collect() {
+      this.set(expiries.size);
     },
   });
   for (const outcome of LOOKUPS) lookups.inc({ outcome }, 0);

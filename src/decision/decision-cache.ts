@@ -10,19 +10,25 @@ export interface DecisionCacheSettings {
   /** Bound on remembered decisions; past it the least recently used goes. */
   maxEntries: number;
   /**
-   * Longest an allow is served from memory. The Watch purges an allow as soon as a change touches it; this bounds
-   * what SpiceDB applies without a change on the Watch (a grant's expiry) to SpiceDB's own quantization window.
+   * Longest an allow is served from memory. The Watch purges an allow as soon as a change touches it, and an
+   * allow ends earlier at the earliest expiry on its resource (`allowBoundMs`): this bounds the rest.
    */
   allowTtlMs: number;
   /** Longest a deny is served from memory. */
   denyTtlMs: number;
+  /**
+   * Nothing is served from memory unless SpiceDB answered on the Watch's connection within this long
+   * (spicedb-liveness.ts): a Watch that stalls without breaking must not leave allows served.
+   */
+  livenessMs: number;
 }
 
 export const DEFAULT_DECISION_CACHE: DecisionCacheSettings = {
   enabled: true,
   maxEntries: 10_000,
-  allowTtlMs: 5_000,
+  allowTtlMs: 60_000,
   denyTtlMs: 1_000,
+  livenessMs: 1_000,
 };
 
 export type CacheLookup = 'hit' | 'miss' | 'shared';
@@ -38,6 +44,11 @@ export interface DecisionCacheOptions {
   settings?: DecisionCacheSettings;
   /** False while the revision barrier's Watch is not current: nothing is served from memory or shared then. */
   trustworthy: () => boolean;
+  /**
+   * The longest an allow of this check may be remembered besides `allowTtlMs`: until the earliest expiry of a
+   * relationship it may rest on (SpiceDB applies an expiry without a change on the Watch). None when absent.
+   */
+  allowBoundMs?: (check: CheckIdentity) => number;
   events?: DecisionCacheEvents;
   /** A monotonic clock in milliseconds. */
   now?: () => number;
@@ -48,6 +59,8 @@ export interface CheckIdentity {
   id: string;
   /** The revision keys of the check (revision-keys.ts): a change touching one of them may change the answer. */
   keys: readonly string[];
+  /** The checked SpiceDB object: the expiries an allow rests on are its relationships'. */
+  resource: { type: string; id: string };
   /** Only checks without a caller's token are remembered; any check may share an identical one in flight. */
   rememberable: boolean;
 }
@@ -81,12 +94,14 @@ export class DecisionCache {
   private readonly byKey = new Map<string, Set<string>>();
   private readonly settings: DecisionCacheSettings;
   private readonly trustworthy: () => boolean;
+  private readonly allowBoundMs: (check: CheckIdentity) => number;
   private readonly events: DecisionCacheEvents;
   private readonly now: () => number;
 
   constructor(options: DecisionCacheOptions) {
     this.settings = options.settings ?? DEFAULT_DECISION_CACHE;
     this.trustworthy = options.trustworthy;
+    this.allowBoundMs = options.allowBoundMs ?? (() => Infinity);
     this.events = options.events ?? NO_EVENTS;
     this.now = options.now ?? (() => performance.now());
   }
@@ -170,7 +185,8 @@ export class DecisionCache {
   private remember(check: CheckIdentity, decision: Decision): void {
     const { enabled, maxEntries, allowTtlMs, denyTtlMs } = this.settings;
     if (!enabled || maxEntries < 1) return;
-    const ttl = decision.allowed ? allowTtlMs : denyTtlMs;
+    const ttl = decision.allowed ? Math.min(allowTtlMs, this.allowBoundMs(check)) : denyTtlMs;
+    if (ttl <= 0) return;
     this.entries.delete(check.id);
     this.entries.set(check.id, { decision, keys: check.keys, expiresAt: this.now() + ttl });
     this.index(check.id, check.keys);

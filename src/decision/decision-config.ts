@@ -61,9 +61,11 @@ export const decisionEnvironment = z
     /** Remember decisions until the Watch shows a change that touches them (docs: "Decision cache"). */
     DECISION_CACHE: booleanFlag.default(DEFAULT_DECISION_CACHE.enabled),
     DECISION_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_DECISION_CACHE.maxEntries),
-    /** Longest an allow is remembered: bounds how long past a grant's expiry it may still be served. */
+    /** Longest an allow is remembered (a change on the Watch or an expiry on its item ends it sooner). */
     DECISION_CACHE_ALLOW_TTL: duration.default(DEFAULT_DECISION_CACHE.allowTtlMs),
     DECISION_CACHE_DENY_TTL: duration.default(DEFAULT_DECISION_CACHE.denyTtlMs),
+    /** Serve from memory only while SpiceDB answered on the Watch's connection within this long. */
+    DECISION_CACHE_LIVENESS: duration.default(DEFAULT_DECISION_CACHE.livenessMs),
     /** Send checks that arrive together as one CheckBulkPermissions (docs: "Batching"). */
     CHECK_BATCHING: booleanFlag.default(DEFAULT_CHECK_BATCH.enabled),
     /** Most checks in one CheckBulkPermissions call. */
@@ -122,6 +124,7 @@ export async function decisionConfigFromEnvironment(
       maxEntries: decision.DECISION_CACHE_MAX_ENTRIES,
       allowTtlMs: decision.DECISION_CACHE_ALLOW_TTL,
       denyTtlMs: decision.DECISION_CACHE_DENY_TTL,
+      livenessMs: decision.DECISION_CACHE_LIVENESS,
     },
     checkBatch: {
       enabled: decision.CHECK_BATCHING,

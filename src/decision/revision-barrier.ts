@@ -5,14 +5,16 @@ import type { CheckPermissionInput, Consistency, SpiceDBClient } from '../spiced
 import { SpiceDBError } from '../spicedb/errors.js';
 import { chooseConsistency } from './consistency-choice.js';
 import type { ConsistencySource } from './consistency-choice.js';
-import { DecisionCache } from './decision-cache.js';
+import { DecisionCache, DEFAULT_DECISION_CACHE } from './decision-cache.js';
 import type { DecisionCacheSettings } from './decision-cache.js';
 import { decisionCacheMetrics } from './decision-cache-metrics.js';
 import { coalescedHeadRevision } from './head-revision.js';
-import { checkKeys } from './revision-keys.js';
+import { RelationshipExpiries } from './relationship-expiries.js';
+import { CHECKED_RESOURCE, checkKeys } from './revision-keys.js';
 import { revisionBarrierMetrics } from './revision-barrier-metrics.js';
 import { RevisionTracker } from './revision-tracker.js';
 import { RevisionWatch } from './revision-watch.js';
+import { SpiceDBLiveness } from './spicedb-liveness.js';
 
 export interface RevisionBarrierSettings {
   /** SpiceDB's --datastore-revision-quantization-interval: how old a minimize_latency snapshot may be. */
@@ -30,7 +32,7 @@ export const DEFAULT_REVISION_BARRIER: RevisionBarrierSettings = {
 };
 
 export interface RevisionBarrierOptions {
-  spicedb: Pick<SpiceDBClient, 'watch' | 'checkPermission'>;
+  spicedb: Pick<SpiceDBClient, 'watch' | 'checkPermission' | 'readRelationships'>;
   /** A check whose answer does not matter: evaluated fully consistent, its checked_at is the head revision. */
   headProbe: CheckPermissionInput;
   settings?: RevisionBarrierSettings;
@@ -58,6 +60,7 @@ export class RevisionBarrier {
   readonly decisions: DecisionCache;
   private readonly tracker: RevisionTracker;
   private readonly watch: RevisionWatch;
+  private readonly expiries: RelationshipExpiries;
   private readonly headRevision: () => Promise<string>;
   private readonly metrics: ReturnType<typeof revisionBarrierMetrics>;
 
@@ -72,10 +75,32 @@ export class RevisionBarrier {
       lastMessageAt: () => this.watch.lastMessageAt,
       trackedEntries: () => this.tracker.size,
     });
+    const cache = options.cache ?? DEFAULT_DECISION_CACHE;
+    const { spicedb } = options;
+    this.expiries = new RelationshipExpiries({
+      read: (revision) =>
+        spicedb.readRelationships(
+          { resourceType: CHECKED_RESOURCE },
+          { consistency: { atLeastAsFresh: revision } },
+        ),
+      graceMs: settings.quantizationMs + settings.marginMs,
+      logger: options.logger,
+    });
+    const liveness = new SpiceDBLiveness({
+      probe: () => spicedb.checkPermission({ ...options.headProbe, consistency: MINIMIZE_LATENCY }),
+      windowMs: cache.livenessMs,
+      lastWatchMessageAt: () => this.watch.lastMessageAt,
+    });
     this.decisions = new DecisionCache({
-      ...(options.cache ? { settings: options.cache } : {}),
-      trustworthy: () => this.watch.current,
-      events: decisionCacheMetrics(options.metricsRegistry, () => this.decisions.size),
+      settings: cache,
+      trustworthy: () => this.watch.current && liveness.recent(),
+      // Until the expiries are read, an allow lives no longer than SpiceDB's own snapshot may lag an expiry.
+      allowBoundMs: ({ resource }) =>
+        this.expiries.untilEarliestExpiry(resource.type, resource.id) ?? settings.quantizationMs,
+      events: decisionCacheMetrics(options.metricsRegistry, {
+        entries: () => this.decisions.size,
+        expiries: this.expiries,
+      }),
     });
     this.watch = new RevisionWatch({
       spicedb: options.spicedb,
@@ -86,8 +111,12 @@ export class RevisionBarrier {
       logger: options.logger,
       events: this.metrics,
       changes: {
-        touched: (keys) => this.decisions.changed(keys),
+        touched: (keys, updates) => {
+          this.expiries.apply(updates);
+          this.decisions.changed(keys);
+        },
         unknown: () => this.decisions.dropAll(),
+        startedFrom: (revision) => this.expiries.reloadFrom(revision),
       },
     });
   }
@@ -97,6 +126,7 @@ export class RevisionBarrier {
   }
 
   stop(): Promise<void> {
+    this.expiries.stop();
     return this.watch.stop();
   }
 

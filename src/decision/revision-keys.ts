@@ -23,7 +23,7 @@ const GROUPINGS = new Set(['organization', 'group']);
 const AGENT = 'agent';
 const USER = 'user';
 /** The SpiceDB type of every item that is checked (schema.zed). */
-const CHECKED_RESOURCE = 'resource';
+export const CHECKED_RESOURCE = 'resource';
 
 type ObjectRef = Relationship['resource'];
 type SubjectRef = Relationship['subject'];

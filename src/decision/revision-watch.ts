@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../observability/logger.js';
-import type { SpiceDBClient, WatchEvent } from '../spicedb/client.js';
+import type { RelationshipUpdate, SpiceDBClient, WatchEvent } from '../spicedb/client.js';
 import { SpiceDBError } from '../spicedb/errors.js';
 import { grpcStatusName } from './grpc-status.js';
 import { relationshipKeys } from './revision-keys.js';
@@ -24,12 +24,20 @@ export interface RevisionWatchEvents {
   delivered(kind: WatchMessageKind): void;
 }
 
-/** Told what the Watch learns, beyond the tracker: the decision cache forgets what a change may alter. */
+/**
+ * Told what the Watch learns, beyond the tracker: the decision cache forgets what a change may alter, the
+ * relationships' expiries follow the updates.
+ */
 export interface WatchChangeListener {
-  /** A change touched these keys (revision-keys.ts). */
-  touched(keys: readonly string[]): void;
+  /** A change wrote these relationships, which touch these keys (revision-keys.ts). */
+  touched(keys: readonly string[], updates: readonly RelationshipUpdate[]): void;
   /** What changed is unknown: the Watch stopped being current, started again from the head, or the schema changed. */
   unknown(): void;
+  /**
+   * What was read before this revision may be stale, and the Watch delivers every change after it: it started
+   * from the head (start-up, a revision SpiceDB did not know) or delivered a schema change.
+   */
+  startedFrom(revision: string): void;
 }
 
 export interface RevisionWatchOptions {
@@ -153,6 +161,7 @@ export class RevisionWatch {
     tracker.record(head, []);
     tracker.touchEverything();
     this.options.changes?.unknown();
+    this.options.changes?.startedFrom(head);
     this.cursor = head;
     return head;
   }
@@ -163,11 +172,12 @@ export class RevisionWatch {
     events.delivered(messageKind(event));
     const keys = event.updates.flatMap(({ relationship }) => relationshipKeys(relationship));
     tracker.record(event.changesThrough, keys);
-    this.options.changes?.touched(keys);
+    this.options.changes?.touched(keys, event.updates);
     // A schema change can change any answer.
     if (event.schemaUpdated) {
       tracker.touchEverything();
       this.options.changes?.unknown();
+      this.options.changes?.startedFrom(event.changesThrough);
     }
     this.cursor = event.changesThrough;
   }

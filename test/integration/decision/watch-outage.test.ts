@@ -9,6 +9,9 @@ import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_DECISION_CACHE } from '../../../src/decision/decision-cache.js';
+import { DEFAULT_REVISION_BARRIER } from '../../../src/decision/revision-barrier.js';
 import { until } from '../../support/until.js';
 import { controlPlane, uniqueId } from '../support/cluster.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
@@ -120,6 +123,76 @@ const notReadyForWatch = async () => {
   return status === 503 && (detail ?? '').includes('spicedb-watch');
 };
 
+const lookups = (outcome: 'hit' | 'miss') =>
+  metric(new RegExp(`^decision_cache_lookups_total\\{outcome="${outcome}"\\} (\\d+)`, 'm'));
+
+/** Checks until an allow of `check` is answered from memory. */
+async function untilServedFromMemory(check: Record<string, string>): Promise<void> {
+  await until(async () => {
+    const hits = await lookups('hit');
+    const answer = await service.check(check);
+    return answer.body.result.allowed && (await lookups('hit')) > hits;
+  }, 'an allow answered from memory');
+}
+
+describe('the decision cache’s lifetimes', () => {
+  it('remembers an allow past SpiceDB’s window while nothing touches it and its grant is far from expiring', async () => {
+    const { grant, check } = newGrant(); // expires in an hour
+    await writeSeen('touch', grant);
+    await untilServedFromMemory(check);
+    const [hitsBefore, missesBefore] = [await lookups('hit'), await lookups('miss')];
+    const expiredBefore = await metric(/^decision_cache_evictions_total\{reason="expired"\} (\d+)/m);
+    const endAt = performance.now() + DEFAULT_REVISION_BARRIER.quantizationMs + 1_000;
+    let checks = 0;
+    while (performance.now() < endAt) {
+      expect((await service.check(check)).body.result.allowed).toBe(true);
+      checks += 1;
+      await sleep(100);
+    }
+    // Never forgotten for its age (with the window's lifetime it would have been, once); answered from memory
+    // throughout, but for a check that found SpiceDB quiet for a second on a loaded machine and asked it.
+    expect(await metric(/^decision_cache_evictions_total\{reason="expired"\} (\d+)/m)).toBe(expiredBefore);
+    expect(await lookups('miss')).toBe(missesBefore);
+    expect(await lookups('hit')).toBeGreaterThan(hitsBefore + checks / 2);
+  });
+
+  it('follows the expiries of grants: read from SpiceDB at start-up, then from the Watch', async () => {
+    const expiringMetric = /^decision_cache_expiring_relationships (\d+)/m;
+    await until(async () => (await metric(/^decision_cache_expiries_known (\d+)/m)) === 1, 'the read');
+    const expiring = await metric(expiringMetric);
+    const { grant } = newGrant();
+    await writeSeen('touch', grant);
+    expect(await metric(expiringMetric)).toBe(expiring + 1);
+    await writeSeen('delete', grant);
+    expect(await metric(expiringMetric)).toBe(expiring + 1); // kept until it is past: on the safe side
+
+    // A replica started now reads what SpiceDB holds: every test's grant is on an item of its own.
+    await write('touch', newGrant().grant);
+    const held = await direct(async (client) => {
+      let count = 0;
+      for await (const page of client.readRelationships({ resourceType: 'resource' })) {
+        count += page.relationships.filter(({ expiresAt }) => expiresAt).length;
+      }
+      return count;
+    });
+    const replica = await startServiceUnderTest({
+      spicedb: { endpoint: spicedb.endpoint, token: spicedb.token },
+    });
+    try {
+      const replicaMetric = async (line: RegExp) =>
+        Number((await replica.metrics.metrics()).match(line)?.[1]);
+      await until(
+        async () => (await replicaMetric(/^decision_cache_expiries_known (\d+)/m)) === 1,
+        'the read',
+      );
+      expect(held).toBeGreaterThan(0);
+      expect(await replicaMetric(expiringMetric)).toBe(held);
+    } finally {
+      await replica.stop();
+    }
+  });
+});
+
 describe('the revision barrier when its Watch goes down', () => {
   it('never allows a grant revoked during a partition, and resumes the Watch from its last revision', async () => {
     const { grant, check } = newGrant();
@@ -146,6 +219,25 @@ describe('the revision barrier when its Watch goes down', () => {
     expect(await metric(/^decision_revision_watch_restarts_total\{reason="unknown_revision"\} (\d+)/m)).toBe(
       0,
     );
+  });
+
+  it('stops answering from memory once SpiceDB goes quiet on a stalled connection, and never allows a grant revoked behind it', async () => {
+    const { grant, check } = newGrant();
+    await writeSeen('touch', grant);
+    await untilServedFromMemory(check);
+
+    proxy.pause(); // the connection stays open: nothing fails, the Watch is still "current"
+    const pausedAt = performance.now();
+    await write('delete', grant); // SpiceDB changes behind the stall
+    // Past the liveness window (1 s) no answer comes from memory: the check goes to SpiceDB and times out.
+    await sleep(DEFAULT_DECISION_CACHE.livenessMs + 300 - (performance.now() - pausedAt));
+    const behindTheStall = await service.check(check);
+    expect(behindTheStall.body.result.allowed, JSON.stringify(behindTheStall.body)).toBe(false);
+    expect(behindTheStall.status).toBe(503);
+    proxy.resume();
+
+    const after = await firstEvaluated(check);
+    expect(after.body.result.allowed).toBe(false);
   });
 
   it('survives a SpiceDB restart: starts again from the head of the new datastore, fresh at once', async () => {

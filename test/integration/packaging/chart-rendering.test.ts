@@ -290,7 +290,7 @@ describe('configuration', () => {
       },
       decisionService: {
         checkTimeout: '750ms',
-        cache: { enabled: false, maxEntries: 500, allowTtl: '2s', denyTtl: '250ms' },
+        cache: { enabled: false, maxEntries: 500, allowTtl: '2s', denyTtl: '250ms', liveness: '3s' },
         batching: { enabled: false, maxChecks: 25, concurrency: 8 },
         checkCallers: {
           roles: ['gateway', 'decision_client'],
@@ -350,6 +350,7 @@ describe('configuration', () => {
       DECISION_CACHE_MAX_ENTRIES: '500',
       DECISION_CACHE_ALLOW_TTL: '2s',
       DECISION_CACHE_DENY_TTL: '250ms',
+      DECISION_CACHE_LIVENESS: '3s',
       CHECK_BATCHING: 'false',
       CHECK_BATCH_MAX: '25',
       CHECK_BATCH_CONCURRENCY: '8',

@@ -13,6 +13,7 @@ const SETTINGS: DecisionCacheSettings = {
   maxEntries: 100,
   allowTtlMs: 5_000,
   denyTtlMs: 1_000,
+  livenessMs: 1_000,
 };
 
 /** A check of user `user` on resource `resource`. */
@@ -20,6 +21,7 @@ function check(resource: string, user: string, rememberable = true): CheckIdenti
   return {
     id: `resource:${resource}#api@user:${user}#`,
     keys: [`resource:${resource}`, `user:${user}`],
+    resource: { type: 'resource', id: resource },
     rememberable,
   };
 }
@@ -47,7 +49,10 @@ function spicedb() {
   };
 }
 
-function cacheAt(settings: Partial<DecisionCacheSettings> = {}) {
+function cacheAt(
+  settings: Partial<DecisionCacheSettings> = {},
+  allowBoundMs?: (check: CheckIdentity) => number,
+) {
   const clock = { now: 1_000 };
   const watch = { current: true };
   const lookups: CacheLookup[] = [];
@@ -55,6 +60,7 @@ function cacheAt(settings: Partial<DecisionCacheSettings> = {}) {
   const cache = new DecisionCache({
     settings: { ...SETTINGS, ...settings },
     trustworthy: () => watch.current,
+    ...(allowBoundMs ? { allowBoundMs } : {}),
     events: {
       looked: (outcome) => lookups.push(outcome),
       evicted: (reason, count) => evictions.push([reason, count]),
@@ -205,6 +211,29 @@ describe('DecisionCache', () => {
       ['expired', 1],
       ['expired', 1],
     ]);
+  });
+
+  it('ends an allow at its resource’s bound (an expiry) when that comes before the allow TTL, and remembers none at 0', async () => {
+    const bounds: Record<string, number> = { expiring: 2_000, expired: 0, lasting: Infinity };
+    const { cache, clock } = cacheAt({ allowTtlMs: 60_000 }, ({ resource }) => bounds[resource.id] ?? 0);
+    const db = spicedb();
+    for (const resource of ['expiring', 'expired', 'lasting']) {
+      await cache.decide(check(resource, 'u'), db.immediately(true));
+    }
+    expect(cache.size).toBe(2);
+    clock.now += 1_999;
+    for (const resource of ['expiring', 'expired', 'lasting']) {
+      await cache.decide(check(resource, 'u'), db.immediately(true));
+    }
+    expect(db.calls).toBe(4); // only the expired one asked again
+    clock.now += 1;
+    await cache.decide(check('expiring', 'u'), db.immediately(true));
+    clock.now += 57_999;
+    await cache.decide(check('lasting', 'u'), db.immediately(true));
+    expect(db.calls).toBe(5); // the expiring one at its bound; the lasting one until the allow TTL
+    clock.now += 1;
+    await cache.decide(check('lasting', 'u'), db.immediately(true));
+    expect(db.calls).toBe(6);
   });
 
   it('evicts the least recently used decision past its bound', async () => {

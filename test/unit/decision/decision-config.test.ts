@@ -44,8 +44,9 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.decisionCache).toEqual({
       enabled: true,
       maxEntries: 10_000,
-      allowTtlMs: 5_000,
+      allowTtlMs: 60_000,
       denyTtlMs: 1_000,
+      livenessMs: 1_000,
     });
     expect(config.checkBatch).toEqual({ enabled: true, maxItems: 100, concurrency: 4 });
   });
@@ -60,19 +61,21 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.checkBatch).toEqual({ enabled: false, maxItems: 25, concurrency: 8 });
   });
 
-  it('reads the decision cache’s switch, bound and lifetimes', async () => {
+  it('reads the decision cache’s switch, bound, lifetimes and liveness window', async () => {
     const config = await decisionConfigFromEnvironment({
       ...minimal,
       DECISION_CACHE: 'false',
       DECISION_CACHE_MAX_ENTRIES: '500',
       DECISION_CACHE_ALLOW_TTL: '2s',
       DECISION_CACHE_DENY_TTL: '250ms',
+      DECISION_CACHE_LIVENESS: '3s',
     });
     expect(config.decisionCache).toEqual({
       enabled: false,
       maxEntries: 500,
       allowTtlMs: 2_000,
       denyTtlMs: 250,
+      livenessMs: 3_000,
     });
   });
 

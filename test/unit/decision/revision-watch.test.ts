@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RevisionTracker } from '../../../src/decision/revision-tracker.js';
 import { RevisionWatch, messageKind } from '../../../src/decision/revision-watch.js';
 import type { WatchRestartReason } from '../../../src/decision/revision-watch.js';
-import type { WatchEvent, WatchOptions } from '../../../src/spicedb/client.js';
+import type { RelationshipUpdate, WatchEvent, WatchOptions } from '../../../src/spicedb/client.js';
 import { GrpcCode, SpiceDBError } from '../../../src/spicedb/errors.js';
 import { until } from '../../support/until.js';
 import { capturedLogger } from '../http/support/serve.js';
@@ -81,8 +81,10 @@ function startWatch(spicedb: ScriptedWatch, head = heads(), retry = { initialMs:
   const tracker = new RevisionTracker({ retentionMs: 60_000, maxEntries: 1_000 });
   const restarts: WatchRestartReason[] = [];
   const states: boolean[] = [];
-  /** What the change listener heard: the keys of each change, or `unknown`. */
-  const heard: Array<readonly string[] | 'unknown'> = [];
+  /** What the change listener heard: the keys of each change, `unknown`, or where the Watch started from. */
+  const heard: Array<readonly string[] | string> = [];
+  /** The relationship updates of each change, as the listener got them. */
+  const updates: Array<readonly RelationshipUpdate[]> = [];
   watch = new RevisionWatch({
     spicedb,
     tracker,
@@ -94,11 +96,18 @@ function startWatch(spicedb: ScriptedWatch, head = heads(), retry = { initialMs:
       restarted: (reason) => restarts.push(reason),
       delivered: () => undefined,
     },
-    changes: { touched: (keys) => heard.push(keys), unknown: () => heard.push('unknown') },
+    changes: {
+      touched: (keys, written) => {
+        heard.push(keys);
+        updates.push(written);
+      },
+      unknown: () => heard.push('unknown'),
+      startedFrom: (revision) => heard.push(`started from ${revision}`),
+    },
     retry,
   });
   watch.start();
-  return { tracker, restarts, states, heard, watch };
+  return { tracker, restarts, states, heard, updates, watch };
 }
 
 describe('RevisionWatch', () => {
@@ -150,19 +159,25 @@ describe('RevisionWatch', () => {
     expect(tracker.newestTouching(['resource:elsewhere'])?.token).toBe('n1');
   });
 
-  it('tells its change listener the keys of each change, and that what changed is unknown on a restart', async () => {
+  it('tells its change listener each change, that what changed is unknown on a restart, and where it started from', async () => {
     const spicedb = new ScriptedWatch([
       deliver([change('t1', 'r1')], unavailable),
       deliver([{ ...change('t2', 'r2'), schemaUpdated: true }], 'wait'),
     ]);
-    const { tracker, heard } = startWatch(spicedb);
+    const { tracker, heard, updates } = startWatch(spicedb);
     await until(() => tracker.newest?.token === 't2', 'the change after the reconnection');
     expect(heard).toEqual([
       'unknown', // started from the head
+      'started from head-1',
       ['resource:r1 u', 'resource:r1>agent'],
-      'unknown', // not current while reconnecting
+      'unknown', // not current while reconnecting (it resumes from t1: nothing to read again)
       ['resource:r2 u', 'resource:r2>agent'],
       'unknown', // the schema changed
+      'started from t2',
+    ]);
+    expect(updates.map((written) => written.map(({ relationship }) => relationship.resource.id))).toEqual([
+      ['r1'],
+      ['r2'],
     ]);
   });
 

@@ -1,41 +1,66 @@
 import { connect, createServer } from 'node:net';
 import type { Socket } from 'node:net';
 
-/** A loopback TCP proxy whose connections a test can cut: a network partition between a client and a server. */
+/**
+ * A loopback TCP proxy whose connections a test can cut (a network partition: connections reset) or pause (a
+ * stall: connections stay open and nothing moves, as behind a hung middlebox), between a client and a server.
+ */
 export interface TcpProxy {
   /** host:port to connect to instead of the target. */
   endpoint: string;
   /** Drops every connection and refuses new ones until restore(). */
   cut(): void;
   restore(): void;
+  /** Stops forwarding in both directions, keeping every connection open, until resume(). */
+  pause(): void;
+  resume(): void;
   close(): Promise<void>;
+}
+
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+}
+
+function forward({ client, upstream }: Pair): void {
+  client.pipe(upstream);
+  upstream.pipe(client);
+}
+
+function hold({ client, upstream }: Pair): void {
+  client.unpipe(upstream);
+  upstream.unpipe(client);
+  client.pause();
+  upstream.pause();
 }
 
 export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const [host = '127.0.0.1', port = '0'] = target.split(':');
-  const sockets = new Set<Socket>();
+  const pairs = new Set<Pair>();
   let open = true;
+  let paused = false;
   const server = createServer((client) => {
     if (!open) {
       client.destroy();
       return;
     }
-    const upstream = connect(Number(port), host);
+    const pair = { client, upstream: connect(Number(port), host) };
     const drop = () => {
       client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
+      pair.upstream.destroy();
+      pairs.delete(pair);
     };
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', drop).on('close', drop);
-    }
-    client.pipe(upstream).pipe(client);
+    for (const socket of [client, pair.upstream]) socket.on('error', drop).on('close', drop);
+    pairs.add(pair);
+    if (paused) hold(pair);
+    else forward(pair);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const cutAll = () => {
-    for (const socket of sockets) socket.destroy();
+    for (const { client, upstream } of pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
   };
   return {
     endpoint: `127.0.0.1:${(server.address() as { port: number }).port}`,
@@ -45,6 +70,14 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     },
     restore() {
       open = true;
+    },
+    pause() {
+      paused = true;
+      for (const pair of pairs) hold(pair);
+    },
+    resume() {
+      paused = false;
+      for (const pair of pairs) forward(pair);
     },
     async close() {
       cutAll();

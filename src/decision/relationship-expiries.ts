@@ -1,0 +1,155 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../observability/logger.js';
+import type { Relationship, RelationshipPage, RelationshipUpdate } from '../spicedb/client.js';
+import { CHECKED_RESOURCE } from './revision-keys.js';
+
+/** Reads the checked resources' relationships at a snapshot at least as fresh as `revision`, page by page. */
+export type ResourceRelationshipsReader = (revision: string) => AsyncIterable<RelationshipPage>;
+
+export interface RelationshipExpiriesOptions {
+  read: ResourceRelationshipsReader;
+  /**
+   * How long past an expiry SpiceDB may still honour the relationship (a quantized snapshot, clocks apart): an
+   * allow checked within it is not remembered.
+   */
+  graceMs: number;
+  logger: Logger;
+  /** Delay before reading again after a failed read, doubling up to maxMs. */
+  retry?: { initialMs: number; maxMs: number };
+  /** Wall-clock milliseconds: expiries are SpiceDB's timestamps. */
+  now?: () => number;
+}
+
+const DEFAULT_RETRY = { initialMs: 500, maxMs: 10_000 };
+
+/**
+ * The expiries of the checked resources' relationships (schema.zed: a grant's consumer and a delegation expire
+ * with it, nothing else does), so that an allow is remembered until the earliest of them on its resource and no
+ * longer: SpiceDB stops honouring a relationship at its expiry without a change on the Watch.
+ *
+ * Known once a snapshot was read after the Watch started (start-up, a start from the head revision, a schema
+ * change), and kept by the Watch's updates, which are added as they come, during the read too. Until the read
+ * is done (`known` false), the cache falls back to a bound of its own.
+ *
+ * Only the expiry times are kept, per resource, not which relationship each belongs to: an expiry stays until it
+ * is past, even if its relationship is deleted or renewed meanwhile. That errs on the safe side (an allow on
+ * that item ends at an expiry that no longer applies, and is asked again), and it keeps the memory to a number
+ * per expiring relationship, where identities would cost hundreds of bytes each. Writing the same expiry again
+ * (the controller's resync) adds nothing.
+ */
+export class RelationshipExpiries {
+  /** Resource id → the expiries (wall-clock ms) on it, ascending, without repeats. */
+  private readonly byResource = new Map<string, number[]>();
+  private loaded = false;
+  private loading: AbortController | undefined;
+  private readonly retry: { initialMs: number; maxMs: number };
+  private readonly now: () => number;
+
+  constructor(private readonly options: RelationshipExpiriesOptions) {
+    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Whether every expiry on the checked resources is known. */
+  get known(): boolean {
+    return this.loaded;
+  }
+
+  /** Expiries remembered (for the gauge). */
+  get size(): number {
+    let count = 0;
+    for (const expiries of this.byResource.values()) count += expiries.length;
+    return count;
+  }
+
+  /**
+   * Milliseconds until the earliest expiry on this resource: 0 when one passed within the grace, Infinity when
+   * there is none, undefined while the expiries are not known. Forgets expiries past the grace: an expired
+   * relationship changes nothing more until it is written again (a Watch update).
+   */
+  untilEarliestExpiry(resourceType: string, resourceId: string): number | undefined {
+    if (!this.known) return undefined;
+    if (resourceType !== CHECKED_RESOURCE) return Infinity;
+    const expiries = this.byResource.get(resourceId);
+    if (!expiries) return Infinity;
+    const now = this.now();
+    const past = expiries.findIndex((expiresAt) => expiresAt + this.options.graceMs > now);
+    if (past === -1) {
+      this.byResource.delete(resourceId);
+      return Infinity;
+    }
+    if (past > 0) expiries.splice(0, past);
+    return Math.max(0, (expiries[0] as number) - now);
+  }
+
+  /** What was known before `revision` is not: read a snapshot at least as fresh (retried until it succeeds). */
+  reloadFrom(revision: string): void {
+    this.loading?.abort();
+    this.byResource.clear();
+    this.loaded = false;
+    const loading = new AbortController();
+    this.loading = loading;
+    void this.loadUntilDone(revision, loading.signal);
+  }
+
+  /** Relationship updates the Watch delivered, in its order. */
+  apply(updates: readonly RelationshipUpdate[]): void {
+    for (const { operation, relationship } of updates) if (operation === 'touch') this.add(relationship);
+  }
+
+  stop(): void {
+    this.loading?.abort();
+  }
+
+  private async loadUntilDone(revision: string, signal: AbortSignal): Promise<void> {
+    let delayMs = this.retry.initialMs;
+    while (!signal.aborted) {
+      try {
+        await this.readSnapshot(revision, signal);
+        if (signal.aborted) return;
+        this.loaded = true;
+        this.loading = undefined;
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        this.options.logger.warn(
+          { error: error instanceof Error ? error.message : String(error) },
+          'reading the expiries of relationships failed; remembered allows stay short until it succeeds',
+        );
+        await sleep(delayMs, undefined, { signal }).catch(() => undefined);
+        delayMs = Math.min(delayMs * 2, this.retry.maxMs);
+      }
+    }
+  }
+
+  /** Adds the snapshot's expiries; a read that fails halfway leaves more than there are, never fewer. */
+  private async readSnapshot(revision: string, signal: AbortSignal): Promise<void> {
+    for await (const page of this.options.read(revision)) {
+      if (signal.aborted) return;
+      for (const relationship of page.relationships) this.add(relationship);
+    }
+  }
+
+  private add({ resource, expiresAt }: Relationship): void {
+    if (!expiresAt || resource.type !== CHECKED_RESOURCE) return;
+    const time = expiresAt.getTime();
+    const expiries = this.byResource.get(resource.id);
+    if (!expiries) {
+      this.byResource.set(resource.id, [time]);
+      return;
+    }
+    const at = sortedIndex(expiries, time);
+    if (expiries[at] !== time) expiries.splice(at, 0, time);
+  }
+}
+
+/** Where `value` is, or would go, in the ascending `values`. */
+function sortedIndex(values: readonly number[], value: number): number {
+  let [low, high] = [0, values.length];
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((values[middle] as number) < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
