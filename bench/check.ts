@@ -48,7 +48,8 @@ interface Check {
 
 interface RunRequest {
   mode: Mode;
-  workload: Workload;
+  /** `warm-up`: distinct checks of their own, apart from the unique workload's. */
+  workload: Workload | 'warm-up';
   concurrency: number;
   requests: number;
   seconds: number;
@@ -72,6 +73,7 @@ interface RunResult {
 
 interface LoadSetup {
   checks: Check[];
+  warmUpChecks: Check[];
   /** The repeated workload's users and items, most popular first. */
   population: { users: string[]; items: string[] };
   /** The seeded individual grants (user, item, access type): most of the repeated workload's checks. */
@@ -96,6 +98,7 @@ function runLoadWorker(setup: LoadSetup): void {
   const client = new SpiceDBClient({ ...setup.spicedb, transport: 'plaintext' });
   const service = serviceClient(setup);
   const unique = uniqueWorkload(setup.checks);
+  const warmUp = uniqueWorkload(setup.warmUpChecks);
   const repeated = repeatedWorkload(setup, client);
   const direct: Send = async (_body, query) => (await client.checkPermission(query)).allowed;
 
@@ -107,7 +110,8 @@ function runLoadWorker(setup: LoadSetup): void {
       return;
     }
     const send = run.mode === 'direct' ? direct : service.send;
-    const operations = run.workload === 'unique' ? unique(run.mode) : repeated();
+    const operations =
+      run.workload === 'repeated' ? repeated() : (run.workload === 'unique' ? unique : warmUp)(run.mode);
     parentPort?.postMessage(await load(send, operations, run));
   });
 }
@@ -171,8 +175,8 @@ type Operation =
   | { kind: 'write'; write: () => Promise<unknown> };
 
 /**
- * Each mode walks the distinct checks from where its last run stopped, so that no check repeats within a run
- * or within the decision cache's lifetimes (the mix is much larger than a few seconds of checks).
+ * Each mode walks the distinct checks from where its last run stopped, so that no check repeats within a run,
+ * nor within the whole workload when its runs take at most `uniqueRunRequests` each.
  */
 function uniqueWorkload(checks: Check[]): (mode: Mode) => () => Operation {
   const bodies = checks.map((check) => Buffer.from(JSON.stringify(check.body)));
@@ -185,6 +189,17 @@ function uniqueWorkload(checks: Check[]): (mode: Mode) => () => Operation {
 }
 
 const REPEATED_WRITE_SHARE = 0.1;
+
+/** Distinct checks of the warm-up, apart from the unique workload's: a warmed check would be remembered. */
+const WARM_UP_CHECKS = 2_000;
+
+/**
+ * Requests of each unique run: at most the mix over the runs of both levels, so that the service never sees a
+ * unique check twice (the decision cache remembers an allow up to a minute, longer than the whole workload).
+ */
+function uniqueRunRequests(requests: number, mix: number, runs: number): number {
+  return Math.min(requests, Math.floor(mix / runs));
+}
 
 /** A user's grant of one access type on one item: what a consumer on a data path checks again and again. */
 interface Grant {
@@ -608,6 +623,7 @@ const OPTIONS = {
   concurrency: { type: 'string', default: '16,32' },
   workloads: { type: 'string', default: 'unique,repeated' },
   rounds: { type: 'string', default: '6' },
+  /** Distinct checks of the unique workload (besides the warm-up's). */
   checks: { type: 'string', default: '12000' },
   /** `compiled` (the JavaScript tsc emits, as the image runs it) or `tsx` (the sources through tsx's loader). */
   runtime: { type: 'string', default: 'compiled' },
@@ -679,7 +695,7 @@ async function main(): Promise<void> {
     const { server: spicedb, client: seeding } = await startBenchSpiceDB(stateDir);
     stopping.unshift(() => spicedb.process.stop());
     stopping.unshift(() => seeding.close());
-    const world = buildWorld(grants, distinctChecks);
+    const world = buildWorld(grants, distinctChecks + WARM_UP_CHECKS);
     const zedToken = await seeding.writeRelationshipsInBatches(world.updates);
     await settleExpectations(seeding, world.checks, zedToken ?? '');
     console.log(
@@ -703,7 +719,8 @@ async function main(): Promise<void> {
     await untilReady(service.url);
 
     const setup: LoadSetup = {
-      checks: world.checks,
+      checks: world.checks.slice(WARM_UP_CHECKS),
+      warmUpChecks: world.checks.slice(0, WARM_UP_CHECKS),
       population: {
         users: mostPopular(world.population.users, options['repeated-users']),
         items: mostPopular(world.population.items, options['repeated-items']),
@@ -740,10 +757,11 @@ async function main(): Promise<void> {
         worker.postMessage(request);
       });
 
-    // Warm up both paths (SpiceDB's caches, the JIT, connections) over the whole request mix.
+    // Warm up both paths (the JIT, connections, SpiceDB's runtime) on checks of their own.
     for (const mode of ['direct', 'service'] as const) {
-      await run({ mode, workload: 'unique', concurrency: 8, requests: world.checks.length * 2, seconds: 10 });
+      await run({ mode, workload: 'warm-up', concurrency: 8, requests: WARM_UP_CHECKS * 5, seconds: 10 });
     }
+    const uniqueRequests = uniqueRunRequests(requests, setup.checks.length, levels.length * rounds);
     // For one window after its Watch starts, the revision barrier counts every object as touched (it cannot know
     // what changed just before); nothing changes during the unique runs, so afterwards the service's checks are
     // minimize_latency like the direct path's.
@@ -762,7 +780,7 @@ async function main(): Promise<void> {
       `load generator: ${httpClient === 'undici' ? 'undici Pool' : "node's http.request with a keep-alive Agent"} to the service, SpiceDBClient (gRPC) direct`,
     );
     console.log(
-      `each run: up to ${requests} requests or ${seconds} s; ${rounds} rounds per mode, alternating order\n`,
+      `each run: up to ${requests} requests (unique: ${uniqueRequests}, so that none of its ${setup.checks.length} checks repeats) or ${seconds} s; ${rounds} rounds per mode, alternating order\n`,
     );
     const machineBefore = machineCpuMs();
     const ownBefore = ownCpuMs(spicedb.process.pid);
@@ -776,7 +794,8 @@ async function main(): Promise<void> {
         for (let round = 0; round < rounds; round++) {
           const order: Mode[] = round % 2 === 0 ? ['direct', 'service'] : ['service', 'direct'];
           for (const mode of order) {
-            results[mode].push(await run({ mode, workload, concurrency, requests, seconds }));
+            const cap = workload === 'unique' ? uniqueRequests : requests;
+            results[mode].push(await run({ mode, workload, concurrency, requests: cap, seconds }));
           }
         }
         printLevel(workload, concurrency, summarise(results.direct), summarise(results.service));

@@ -23,7 +23,8 @@ export function decisionCacheMetrics(
     name: 'decision_cache_lookups_total',
     help:
       'Checks by where their answer came from: hit (remembered), shared (an identical check in flight), ' +
-      'miss (asked SpiceDB). Checks while the Watch is not current are not looked up.',
+      'miss (asked SpiceDB). Checks while the Watch is not current, or SpiceDB quiet past ' +
+      'DECISION_CACHE_LIVENESS, are not looked up.',
     labelNames: ['outcome'],
   });
   const evictions = counter(registry, {

@@ -42,7 +42,10 @@ export interface DecisionCacheEvents {
 
 export interface DecisionCacheOptions {
   settings?: DecisionCacheSettings;
-  /** False while the revision barrier's Watch is not current: nothing is served from memory or shared then. */
+  /**
+   * False while the revision barrier's Watch is not current, or SpiceDB has been quiet past the liveness
+   * window: nothing is served from memory or shared then.
+   */
   trustworthy: () => boolean;
   /**
    * The longest an allow of this check may be remembered besides `allowTtlMs`: until the earliest expiry of a
