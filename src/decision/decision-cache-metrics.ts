@@ -24,7 +24,7 @@ export function decisionCacheMetrics(
     help:
       'Checks by where their answer came from: hit (remembered), shared (an identical check in flight), ' +
       'miss (asked SpiceDB). Checks while the Watch is not current, or SpiceDB quiet past ' +
-      'DECISION_CACHE_LIVENESS, are not looked up.',
+      'REVISION_BARRIER_LIVENESS, are not looked up.',
     labelNames: ['outcome'],
   });
   const evictions = counter(registry, {

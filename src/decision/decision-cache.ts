@@ -16,11 +16,6 @@ export interface DecisionCacheSettings {
   allowTtlMs: number;
   /** Longest a deny is served from memory. */
   denyTtlMs: number;
-  /**
-   * Nothing is served from memory unless SpiceDB answered on the Watch's connection within this long
-   * (spicedb-liveness.ts): a Watch that stalls without breaking must not leave allows served.
-   */
-  livenessMs: number;
 }
 
 export const DEFAULT_DECISION_CACHE: DecisionCacheSettings = {
@@ -28,7 +23,6 @@ export const DEFAULT_DECISION_CACHE: DecisionCacheSettings = {
   maxEntries: 10_000,
   allowTtlMs: 60_000,
   denyTtlMs: 1_000,
-  livenessMs: 1_000,
 };
 
 export type CacheLookup = 'hit' | 'miss' | 'shared';

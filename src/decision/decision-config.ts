@@ -58,14 +58,14 @@ export const decisionEnvironment = z
     REVISION_BARRIER_MARGIN: duration.default(DEFAULT_REVISION_BARRIER.marginMs),
     /** Bound on the objects and revisions the barrier remembers; past it every check counts as touched. */
     REVISION_BARRIER_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_REVISION_BARRIER.maxEntries),
+    /** Trust the Watch (and answer from memory) only while SpiceDB answered on its connection within this long. */
+    REVISION_BARRIER_LIVENESS: duration.default(DEFAULT_REVISION_BARRIER.livenessMs),
     /** Remember decisions until the Watch shows a change that touches them (docs: "Decision cache"). */
     DECISION_CACHE: booleanFlag.default(DEFAULT_DECISION_CACHE.enabled),
     DECISION_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).default(DEFAULT_DECISION_CACHE.maxEntries),
     /** Longest an allow is remembered (a change on the Watch or an expiry on its item ends it sooner). */
     DECISION_CACHE_ALLOW_TTL: duration.default(DEFAULT_DECISION_CACHE.allowTtlMs),
     DECISION_CACHE_DENY_TTL: duration.default(DEFAULT_DECISION_CACHE.denyTtlMs),
-    /** Serve from memory only while SpiceDB answered on the Watch's connection within this long. */
-    DECISION_CACHE_LIVENESS: duration.default(DEFAULT_DECISION_CACHE.livenessMs),
     /** Send checks that arrive together as one CheckBulkPermissions (docs: "Batching"). */
     CHECK_BATCHING: booleanFlag.default(DEFAULT_CHECK_BATCH.enabled),
     /** Most checks in one CheckBulkPermissions call. */
@@ -118,13 +118,13 @@ export async function decisionConfigFromEnvironment(
       quantizationMs: decision.SPICEDB_QUANTIZATION_INTERVAL,
       marginMs: decision.REVISION_BARRIER_MARGIN,
       maxEntries: decision.REVISION_BARRIER_MAX_ENTRIES,
+      livenessMs: decision.REVISION_BARRIER_LIVENESS,
     },
     decisionCache: {
       enabled: decision.DECISION_CACHE,
       maxEntries: decision.DECISION_CACHE_MAX_ENTRIES,
       allowTtlMs: decision.DECISION_CACHE_ALLOW_TTL,
       denyTtlMs: decision.DECISION_CACHE_DENY_TTL,
-      livenessMs: decision.DECISION_CACHE_LIVENESS,
     },
     checkBatch: {
       enabled: decision.CHECK_BATCHING,

@@ -23,12 +23,18 @@ export interface RevisionBarrierSettings {
   marginMs: number;
   /** Bound on remembered objects and revisions. */
   maxEntries: number;
+  /**
+   * The Watch is trusted (and the decision cache answers) only while SpiceDB answered on its connection within
+   * this long (spicedb-liveness.ts): a Watch that stalls without breaking must not pass for current.
+   */
+  livenessMs: number;
 }
 
 export const DEFAULT_REVISION_BARRIER: RevisionBarrierSettings = {
   quantizationMs: 5_000,
   marginMs: 2_000,
   maxEntries: 100_000,
+  livenessMs: 1_000,
 };
 
 export interface RevisionBarrierOptions {
@@ -61,6 +67,7 @@ export class RevisionBarrier {
   private readonly tracker: RevisionTracker;
   private readonly watch: RevisionWatch;
   private readonly expiries: RelationshipExpiries;
+  private readonly liveness: SpiceDBLiveness;
   private readonly headRevision: () => Promise<string>;
   private readonly metrics: ReturnType<typeof revisionBarrierMetrics>;
 
@@ -86,14 +93,14 @@ export class RevisionBarrier {
       graceMs: settings.quantizationMs + settings.marginMs,
       logger: options.logger,
     });
-    const liveness = new SpiceDBLiveness({
+    this.liveness = new SpiceDBLiveness({
       probe: () => spicedb.checkPermission({ ...options.headProbe, consistency: MINIMIZE_LATENCY }),
-      windowMs: cache.livenessMs,
+      windowMs: settings.livenessMs,
       lastWatchMessageAt: () => this.watch.lastMessageAt,
     });
     this.decisions = new DecisionCache({
       settings: cache,
-      trustworthy: () => this.watch.current && liveness.recent(),
+      trustworthy: () => this.watchTrusted(),
       // Until the expiries are read, an allow lives no longer than SpiceDB's own snapshot may lag an expiry.
       allowBoundMs: ({ resource }) =>
         this.expiries.untilEarliestExpiry(resource.type, resource.id) ?? settings.quantizationMs,
@@ -123,11 +130,21 @@ export class RevisionBarrier {
 
   start(): void {
     this.watch.start();
+    this.liveness.start();
   }
 
   stop(): Promise<void> {
+    this.liveness.stop();
     this.expiries.stop();
     return this.watch.stop();
+  }
+
+  /**
+   * The Watch is current and SpiceDB answered on its connection within the liveness window: a change it has
+   * not delivered is not stuck behind a stalled connection.
+   */
+  private watchTrusted(): boolean {
+    return this.watch.current && this.liveness.recent();
   }
 
   /** How to evaluate a check of these SpiceDB objects; reads the head revision when it has to (SpiceDBError). */
@@ -136,7 +153,7 @@ export class RevisionBarrier {
     callerToken: string | undefined,
   ): Promise<ChosenConsistency> {
     const choice = chooseConsistency({
-      watchCurrent: this.watch.current,
+      watchCurrent: this.watchTrusted(),
       touched: this.tracker.newestTouching(checkKeys(query)),
       callerToken,
       callerPosition: callerToken === undefined ? undefined : this.tracker.positionOf(callerToken),

@@ -11,20 +11,31 @@ export interface SpiceDBLivenessOptions {
 
 /**
  * Whether SpiceDB answered on the Watch's connection lately. A Watch that stalls without breaking (a paused
- * network path, a peer that stopped reading) is still "current": nothing arrives, nothing fails. The decision
- * cache then must not keep answering from memory, since a change may be waiting behind the stall; so it trusts
- * itself only while SpiceDB answered within the window. Checks the cache answers send nothing to SpiceDB, so
- * past half the window a lookup sends a probe (one at a time): a busy cache stays trusted, an idle service
- * sends nothing. A probe counts from when it was sent: SpiceDB answered it after that, and every Watch message
- * it sent before its answer travelled ahead of it on the same connection.
+ * network path, a peer that stopped reading) is still "current": nothing arrives, nothing fails, and a change
+ * may be waiting behind the stall. So the revision barrier trusts its Watch, and the decision cache its memory,
+ * only while SpiceDB answered within the window. A probe (one at a time) goes out whenever the last answer is
+ * half the window old: from a timer while started, so that an idle service stays live, and from a lookup. A
+ * probe counts from when it was sent: SpiceDB answered it after that, and every Watch message it sent before
+ * its answer travelled ahead of it on the same connection.
  */
 export class SpiceDBLiveness {
   private probeSentAt = Number.NEGATIVE_INFINITY;
   private probing = false;
+  private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: SpiceDBLivenessOptions) {
     this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Probes from a timer too, a quarter of the window apart, until stop(). */
+  start(): void {
+    this.timer ??= setInterval(() => this.recent(), this.options.windowMs / 4).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
   }
 
   /** SpiceDB answered within the window; past half of it, a probe goes out. */

@@ -10,7 +10,6 @@ import type { Relationship } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DEFAULT_DECISION_CACHE } from '../../../src/decision/decision-cache.js';
 import { DEFAULT_REVISION_BARRIER } from '../../../src/decision/revision-barrier.js';
 import { until } from '../../support/until.js';
 import { controlPlane, uniqueId } from '../support/cluster.js';
@@ -230,7 +229,7 @@ describe('the revision barrier when its Watch goes down', () => {
     const pausedAt = performance.now();
     await write('delete', grant); // SpiceDB changes behind the stall
     // Past the liveness window (1 s) no answer comes from memory: the check goes to SpiceDB and times out.
-    await sleep(DEFAULT_DECISION_CACHE.livenessMs + 300 - (performance.now() - pausedAt));
+    await sleep(DEFAULT_REVISION_BARRIER.livenessMs + 300 - (performance.now() - pausedAt));
     const behindTheStall = await service.check(check);
     expect(behindTheStall.body.result.allowed, JSON.stringify(behindTheStall.body)).toBe(false);
     expect(behindTheStall.status).toBe(503);

@@ -290,7 +290,8 @@ describe('configuration', () => {
       },
       decisionService: {
         checkTimeout: '750ms',
-        cache: { enabled: false, maxEntries: 500, allowTtl: '2s', denyTtl: '250ms', liveness: '3s' },
+        revisionBarrier: { liveness: '3s' },
+        cache: { enabled: false, maxEntries: 500, allowTtl: '2s', denyTtl: '250ms' },
         batching: { enabled: false, maxChecks: 25, concurrency: 8 },
         checkCallers: {
           roles: ['gateway', 'decision_client'],
@@ -346,11 +347,11 @@ describe('configuration', () => {
       WATCH_LABEL_SELECTOR: 'shard in (a,b)',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
+      REVISION_BARRIER_LIVENESS: '3s',
       DECISION_CACHE: 'false',
       DECISION_CACHE_MAX_ENTRIES: '500',
       DECISION_CACHE_ALLOW_TTL: '2s',
       DECISION_CACHE_DENY_TTL: '250ms',
-      DECISION_CACHE_LIVENESS: '3s',
       CHECK_BATCHING: 'false',
       CHECK_BATCH_MAX: '25',
       CHECK_BATCH_CONCURRENCY: '8',

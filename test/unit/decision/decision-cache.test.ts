@@ -13,7 +13,6 @@ const SETTINGS: DecisionCacheSettings = {
   maxEntries: 100,
   allowTtlMs: 5_000,
   denyTtlMs: 1_000,
-  livenessMs: 1_000,
 };
 
 /** A check of user `user` on resource `resource`. */

@@ -40,13 +40,17 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.tokenReview).toBeUndefined();
     expect(config.checkCallers).toEqual({ roles: ['decision_client'], serviceAccounts: [] });
     // SpiceDB's default quantization interval, plus the margin.
-    expect(config.revisionBarrier).toEqual({ quantizationMs: 5_000, marginMs: 2_000, maxEntries: 100_000 });
+    expect(config.revisionBarrier).toEqual({
+      quantizationMs: 5_000,
+      marginMs: 2_000,
+      maxEntries: 100_000,
+      livenessMs: 1_000,
+    });
     expect(config.decisionCache).toEqual({
       enabled: true,
       maxEntries: 10_000,
       allowTtlMs: 60_000,
       denyTtlMs: 1_000,
-      livenessMs: 1_000,
     });
     expect(config.checkBatch).toEqual({ enabled: true, maxItems: 100, concurrency: 4 });
   });
@@ -61,21 +65,19 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.checkBatch).toEqual({ enabled: false, maxItems: 25, concurrency: 8 });
   });
 
-  it('reads the decision cache’s switch, bound, lifetimes and liveness window', async () => {
+  it('reads the decision cache’s switch, bound and lifetimes', async () => {
     const config = await decisionConfigFromEnvironment({
       ...minimal,
       DECISION_CACHE: 'false',
       DECISION_CACHE_MAX_ENTRIES: '500',
       DECISION_CACHE_ALLOW_TTL: '2s',
       DECISION_CACHE_DENY_TTL: '250ms',
-      DECISION_CACHE_LIVENESS: '3s',
     });
     expect(config.decisionCache).toEqual({
       enabled: false,
       maxEntries: 500,
       allowTtlMs: 2_000,
       denyTtlMs: 250,
-      livenessMs: 3_000,
     });
   });
 
@@ -85,8 +87,14 @@ describe('decisionConfigFromEnvironment', () => {
       SPICEDB_QUANTIZATION_INTERVAL: '1s',
       REVISION_BARRIER_MARGIN: '500ms',
       REVISION_BARRIER_MAX_ENTRIES: '2000',
+      REVISION_BARRIER_LIVENESS: '3s',
     });
-    expect(config.revisionBarrier).toEqual({ quantizationMs: 1_000, marginMs: 500, maxEntries: 2_000 });
+    expect(config.revisionBarrier).toEqual({
+      quantizationMs: 1_000,
+      marginMs: 500,
+      maxEntries: 2_000,
+      livenessMs: 3_000,
+    });
   });
 
   it('reads port, deadline, namespace and the TokenReview switch', async () => {

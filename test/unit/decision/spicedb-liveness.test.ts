@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SpiceDBLiveness } from '../../../src/decision/spicedb-liveness.js';
+import { until } from '../../support/until.js';
 
 /** A probe whose answers the test releases or fails, one at a time. */
 function probes() {
@@ -67,5 +68,22 @@ describe('SpiceDBLiveness', () => {
     await settled();
     expect(live.recent()).toBe(false);
     expect(spicedb.pending).toHaveLength(1); // the next lookup probes again
+  });
+
+  it('probes from a timer once started, so that an idle service stays live, and no more once stopped', async () => {
+    const spicedb = probes();
+    const live = new SpiceDBLiveness({
+      probe: spicedb.probe,
+      windowMs: 40,
+      lastWatchMessageAt: () => undefined,
+    });
+    live.start();
+    await until(() => spicedb.pending.length === 1, 'a probe from the timer');
+    spicedb.pending.shift()?.answer();
+    await until(() => live.recent(), 'the answer');
+    live.stop();
+    spicedb.pending.length = 0;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(spicedb.pending).toHaveLength(0);
   });
 });
