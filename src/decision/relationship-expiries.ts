@@ -92,7 +92,7 @@ export class RelationshipExpiries {
     void this.loadUntilDone(revision, loading.signal);
   }
 
-  /** Relationship updates the Watch delivered, in its order. */
+  /** Relationship updates the Watch delivered: each touch with an expiry adds it (deletes change nothing). */
   apply(updates: readonly RelationshipUpdate[]): void {
     for (const { operation, relationship } of updates) if (operation === 'touch') this.add(relationship);
   }

@@ -5,7 +5,7 @@ import type { CheckPermissionInput, Consistency, SpiceDBClient } from '../spiced
 import { SpiceDBError } from '../spicedb/errors.js';
 import { chooseConsistency } from './consistency-choice.js';
 import type { ConsistencySource } from './consistency-choice.js';
-import { DecisionCache, DEFAULT_DECISION_CACHE } from './decision-cache.js';
+import { DecisionCache } from './decision-cache.js';
 import type { DecisionCacheSettings } from './decision-cache.js';
 import { decisionCacheMetrics } from './decision-cache-metrics.js';
 import { coalescedHeadRevision } from './head-revision.js';
@@ -82,7 +82,6 @@ export class RevisionBarrier {
       lastMessageAt: () => this.watch.lastMessageAt,
       trackedEntries: () => this.tracker.size,
     });
-    const cache = options.cache ?? DEFAULT_DECISION_CACHE;
     const { spicedb } = options;
     this.expiries = new RelationshipExpiries({
       read: (revision) =>
@@ -99,7 +98,7 @@ export class RevisionBarrier {
       lastWatchMessageAt: () => this.watch.lastMessageAt,
     });
     this.decisions = new DecisionCache({
-      settings: cache,
+      ...(options.cache ? { settings: options.cache } : {}),
       trustworthy: () => this.watchTrusted(),
       // Until the expiries are read, an allow lives no longer than SpiceDB's own snapshot may lag an expiry.
       allowBoundMs: ({ resource }) =>
