@@ -17,7 +17,7 @@ export interface CheckBatchSettings {
   concurrency: number;
 }
 
-/** Off until bench:check shows that it pays (docs/decision-service.md, "Performance"). */
+/** On: bench:check shows that it pays (docs/decision-service.md, "Check batching on and off"). */
 export const DEFAULT_CHECK_BATCH: CheckBatchSettings = { enabled: true, maxItems: 100, concurrency: 4 };
 
 /** What the batcher needs of SpiceDB; SpiceDBClient is one. */
