@@ -16,11 +16,15 @@ export interface RelationshipExpiriesOptions {
   logger: Logger;
   /** Delay before reading again after a failed read, doubling up to maxMs. */
   retry?: { initialMs: number; maxMs: number };
+  /** The expiries are never read again only to shed stale ones while there are at most this many. */
+  rereadFloor?: number;
   /** Wall-clock milliseconds: expiries are SpiceDB's timestamps. */
   now?: () => number;
 }
 
 const DEFAULT_RETRY = { initialMs: 500, maxMs: 10_000 };
+/** Below this many, stale expiries cost less memory (at most a few MB) than reading every relationship again. */
+const DEFAULT_REREAD_FLOOR = 10_000;
 
 /**
  * The expiries of the checked resources' relationships (schema.zed: a grant's consumer and a delegation expire
@@ -35,18 +39,26 @@ const DEFAULT_RETRY = { initialMs: 500, maxMs: 10_000 };
  * is past, even if its relationship is deleted or renewed meanwhile. That errs on the safe side (an allow on
  * that item ends at an expiry that no longer applies, and is asked again), and it keeps the memory to a number
  * per expiring relationship, where identities would cost hundreds of bytes each. Writing the same expiry again
- * (the controller's resync) adds nothing.
+ * (the controller's resync) adds nothing. What it costs is that stale expiries pile up (renewed grants, deleted
+ * items, items never checked again), so once the expiries have grown to twice what the last read found (and past
+ * a floor), they are read again from SpiceDB, which holds only the live ones.
  */
 export class RelationshipExpiries {
   /** Resource id → the expiries (wall-clock ms) on it, ascending, without repeats. */
   private readonly byResource = new Map<string, number[]>();
+  /** Expiries in byResource. */
+  private count = 0;
+  /** How many there were when the last read finished: what SpiceDB held then, with the Watch's updates. */
+  private countAfterRead = 0;
   private loaded = false;
   private loading: AbortController | undefined;
   private readonly retry: { initialMs: number; maxMs: number };
+  private readonly rereadFloor: number;
   private readonly now: () => number;
 
   constructor(private readonly options: RelationshipExpiriesOptions) {
     this.retry = options.retry ?? DEFAULT_RETRY;
+    this.rereadFloor = options.rereadFloor ?? DEFAULT_REREAD_FLOOR;
     this.now = options.now ?? Date.now;
   }
 
@@ -57,9 +69,7 @@ export class RelationshipExpiries {
 
   /** Expiries remembered (for the gauge). */
   get size(): number {
-    let count = 0;
-    for (const expiries of this.byResource.values()) count += expiries.length;
-    return count;
+    return this.count;
   }
 
   /**
@@ -76,9 +86,13 @@ export class RelationshipExpiries {
     const past = expiries.findIndex((expiresAt) => expiresAt + this.options.graceMs > now);
     if (past === -1) {
       this.byResource.delete(resourceId);
+      this.count -= expiries.length;
       return Infinity;
     }
-    if (past > 0) expiries.splice(0, past);
+    if (past > 0) {
+      expiries.splice(0, past);
+      this.count -= past;
+    }
     return Math.max(0, (expiries[0] as number) - now);
   }
 
@@ -86,15 +100,27 @@ export class RelationshipExpiries {
   reloadFrom(revision: string): void {
     this.loading?.abort();
     this.byResource.clear();
+    this.count = 0;
     this.loaded = false;
     const loading = new AbortController();
     this.loading = loading;
     void this.loadUntilDone(revision, loading.signal);
   }
 
-  /** Relationship updates the Watch delivered: each touch with an expiry adds it (deletes change nothing). */
-  apply(updates: readonly RelationshipUpdate[]): void {
+  /**
+   * Relationship updates the Watch delivered at `revision`: each touch with an expiry adds it (deletes change
+   * nothing). When that leaves twice as many expiries as the last read found, they are read again at least as
+   * fresh as `revision`: every change up to it is in that snapshot, every later one comes through here.
+   */
+  apply(updates: readonly RelationshipUpdate[], revision: string): void {
     for (const { operation, relationship } of updates) if (operation === 'touch') this.add(relationship);
+    if (this.loaded && this.count > Math.max(this.rereadFloor, 2 * this.countAfterRead)) {
+      this.options.logger.info(
+        { expiries: this.count, afterLastRead: this.countAfterRead },
+        'expiries of relationships grew to twice what the last read found; reading them again',
+      );
+      this.reloadFrom(revision);
+    }
   }
 
   stop(): void {
@@ -108,6 +134,7 @@ export class RelationshipExpiries {
         await this.readSnapshot(revision, signal);
         if (signal.aborted) return;
         this.loaded = true;
+        this.countAfterRead = this.count;
         this.loading = undefined;
         return;
       } catch (error) {
@@ -133,13 +160,18 @@ export class RelationshipExpiries {
   private add({ resource, expiresAt }: Relationship): void {
     if (!expiresAt || resource.type !== CHECKED_RESOURCE) return;
     const time = expiresAt.getTime();
+    // Past the grace it bounds nothing any more (untilEarliestExpiry would forget it).
+    if (time + this.options.graceMs <= this.now()) return;
     const expiries = this.byResource.get(resource.id);
     if (!expiries) {
       this.byResource.set(resource.id, [time]);
+      this.count += 1;
       return;
     }
     const at = sortedIndex(expiries, time);
-    if (expiries[at] !== time) expiries.splice(at, 0, time);
+    if (expiries[at] === time) return;
+    expiries.splice(at, 0, time);
+    this.count += 1;
   }
 }
 

@@ -117,8 +117,8 @@ export class RevisionBarrier {
       logger: options.logger,
       events: this.metrics,
       changes: {
-        touched: (keys, updates) => {
-          this.expiries.apply(updates);
+        touched: (keys, updates, revision) => {
+          this.expiries.apply(updates, revision);
           this.decisions.changed(keys);
         },
         unknown: () => this.decisions.dropAll(),

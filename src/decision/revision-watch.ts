@@ -29,8 +29,8 @@ export interface RevisionWatchEvents {
  * relationships' expiries follow the updates.
  */
 export interface WatchChangeListener {
-  /** A change wrote these relationships, which touch these keys (revision-keys.ts). */
-  touched(keys: readonly string[], updates: readonly RelationshipUpdate[]): void;
+  /** A change wrote these relationships at this revision; they touch these keys (revision-keys.ts). */
+  touched(keys: readonly string[], updates: readonly RelationshipUpdate[], revision: string): void;
   /** What changed is unknown: the Watch stopped being current, started again from the head, or the schema changed. */
   unknown(): void;
   /**
@@ -172,7 +172,7 @@ export class RevisionWatch {
     events.delivered(messageKind(event));
     const keys = event.updates.flatMap(({ relationship }) => relationshipKeys(relationship));
     tracker.record(event.changesThrough, keys);
-    this.options.changes?.touched(keys, event.updates);
+    this.options.changes?.touched(keys, event.updates, event.changesThrough);
     // A schema change can change any answer.
     if (event.schemaUpdated) {
       tracker.touchEverything();

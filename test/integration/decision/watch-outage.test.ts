@@ -117,6 +117,19 @@ async function firstEvaluated(check: Record<string, string>): Promise<CheckRespo
   return answer as CheckResponse;
 }
 
+const EXPIRIES_KNOWN = /^decision_cache_expiries_known (\d+)/m;
+const EXPIRING = /^decision_cache_expiring_relationships (\d+)/m;
+
+/** The expiring relationships SpiceDB holds on items. */
+const expiringHeldBySpiceDB = () =>
+  direct(async (client) => {
+    let count = 0;
+    for await (const page of client.readRelationships({ resourceType: 'resource' })) {
+      count += page.relationships.filter(({ expiresAt }) => expiresAt).length;
+    }
+    return count;
+  });
+
 const notReadyForWatch = async () => {
   const { status, detail } = await readiness();
   return status === 503 && (detail ?? '').includes('spicedb-watch');
@@ -156,39 +169,50 @@ describe('the decision cache’s lifetimes', () => {
   });
 
   it('follows the expiries of grants: read from SpiceDB at start-up, then from the Watch', async () => {
-    const expiringMetric = /^decision_cache_expiring_relationships (\d+)/m;
-    await until(async () => (await metric(/^decision_cache_expiries_known (\d+)/m)) === 1, 'the read');
-    const expiring = await metric(expiringMetric);
+    await until(async () => (await metric(EXPIRIES_KNOWN)) === 1, 'the read');
+    const expiring = await metric(EXPIRING);
     const { grant } = newGrant();
     await writeSeen('touch', grant);
-    expect(await metric(expiringMetric)).toBe(expiring + 1);
+    expect(await metric(EXPIRING)).toBe(expiring + 1);
     await writeSeen('delete', grant);
-    expect(await metric(expiringMetric)).toBe(expiring + 1); // kept until it is past: on the safe side
+    expect(await metric(EXPIRING)).toBe(expiring + 1); // kept until it is past: on the safe side
 
     // A replica started now reads what SpiceDB holds: every test's grant is on an item of its own.
     await write('touch', newGrant().grant);
-    const held = await direct(async (client) => {
-      let count = 0;
-      for await (const page of client.readRelationships({ resourceType: 'resource' })) {
-        count += page.relationships.filter(({ expiresAt }) => expiresAt).length;
-      }
-      return count;
-    });
+    const held = await expiringHeldBySpiceDB();
     const replica = await startServiceUnderTest({
       spicedb: { endpoint: spicedb.endpoint, token: spicedb.token },
     });
     try {
       const replicaMetric = async (line: RegExp) =>
         Number((await replica.metrics.metrics()).match(line)?.[1]);
-      await until(
-        async () => (await replicaMetric(/^decision_cache_expiries_known (\d+)/m)) === 1,
-        'the read',
-      );
+      await until(async () => (await replicaMetric(EXPIRIES_KNOWN)) === 1, 'the read');
       expect(held).toBeGreaterThan(0);
-      expect(await replicaMetric(expiringMetric)).toBe(held);
+      expect(await replicaMetric(EXPIRING)).toBe(held);
     } finally {
       await replica.stop();
     }
+  });
+
+  it('reads the expiries again once renewals made them twice what SpiceDB held, keeping the live ones', async () => {
+    await until(async () => (await metric(EXPIRIES_KNOWN)) === 1, 'the read');
+    const grants = Array.from({ length: 1_000 }, () => newGrant().grant);
+    const renewals = 11; // each gives every grant an expiry more: 11,000, past the floor of 10,000
+    for (let renewal = 0; renewal < renewals; renewal++) {
+      const expiresAt = new Date(Date.now() + 3_600_000 + renewal * 60_000);
+      const updates = grants.map((grant) => ({
+        operation: 'touch' as const,
+        relationship: { ...grant, expiresAt },
+      }));
+      await service.afterWatchDelivers(() => direct((client) => client.writeRelationships(updates)));
+    }
+    const held = await expiringHeldBySpiceDB();
+    // Read again at the change that crossed the bound (the tenth or the eleventh renewal): SpiceDB's live
+    // expiries, plus the eleventh renewal's when it came after the snapshot.
+    await until(async () => {
+      const expiring = await metric(EXPIRING);
+      return (await metric(EXPIRIES_KNOWN)) === 1 && expiring >= held && expiring <= held + grants.length;
+    }, 'the expiries to be read again');
   });
 });
 

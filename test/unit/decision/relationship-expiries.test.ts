@@ -42,7 +42,7 @@ function snapshots() {
   };
 }
 
-function expiries(spicedb = snapshots()) {
+function expiries(spicedb = snapshots(), rereadFloor?: number) {
   const clock = { now: NOW };
   const index = new RelationshipExpiries({
     read: spicedb.read,
@@ -50,6 +50,7 @@ function expiries(spicedb = snapshots()) {
     logger: capturedLogger().logger,
     retry: { initialMs: 1, maxMs: 1 },
     now: () => clock.now,
+    ...(rereadFloor === undefined ? {} : { rereadFloor }),
   });
   return { index, clock, spicedb };
 }
@@ -77,14 +78,14 @@ describe('RelationshipExpiries', () => {
     const { index, spicedb } = expiries();
     index.reloadFrom('head-1');
     await until(() => spicedb.waiting === 1, 'the snapshot read');
-    index.apply([touch(grant('r', 'a', 5_000))]); // delivered during the read, and in the snapshot too
-    index.apply([touch(grant('r', 'b', 8_000))]);
+    index.apply([touch(grant('r', 'a', 5_000))], 'w1'); // delivered during the read, and in the snapshot too
+    index.apply([touch(grant('r', 'b', 8_000))], 'w2');
     spicedb.release([grant('r', 'a', 5_000)]);
     await until(() => index.known, 'the snapshot');
     expect(index.size).toBe(2); // the same expiry twice counts once
-    index.apply([touch(grant('r', 'c', 2_000)), touch(grant('r', 'a', 5_000))]);
+    index.apply([touch(grant('r', 'c', 2_000)), touch(grant('r', 'a', 5_000))], 'w3');
     expect(index.untilEarliestExpiry('resource', 'r')).toBe(2_000);
-    index.apply([remove(grant('r', 'c'))]); // deleted: its expiry still counts until it is past
+    index.apply([remove(grant('r', 'c'))], 'w4'); // deleted: its expiry still counts until it is past
     expect(index.untilEarliestExpiry('resource', 'r')).toBe(2_000);
     expect(index.size).toBe(3);
   });
@@ -104,6 +105,18 @@ describe('RelationshipExpiries', () => {
     expect(index.size).toBe(1);
   });
 
+  it('adds no expiry already past the grace: it bounds nothing', async () => {
+    const { index, spicedb } = expiries();
+    index.reloadFrom('head-1');
+    await until(() => spicedb.waiting === 1, 'the snapshot read');
+    spicedb.release([grant('r', 'a', -7_000), grant('r', 'b', -6_999)]);
+    await until(() => index.known, 'the snapshot');
+    index.apply([touch(grant('s', 'c', -60_000))], 'w1');
+    expect(index.size).toBe(1);
+    expect(index.untilEarliestExpiry('resource', 'r')).toBe(0);
+    expect(index.untilEarliestExpiry('resource', 's')).toBe(Infinity);
+  });
+
   it('reads again until a snapshot succeeds, and starts over when the Watch starts again', async () => {
     const { index, spicedb } = expiries();
     index.reloadFrom('head-1');
@@ -121,9 +134,47 @@ describe('RelationshipExpiries', () => {
     expect(index.size).toBe(1);
   });
 
+  it('reads again, at the revision of the change that made them twice what the last read found (past the floor)', async () => {
+    const { index, spicedb } = expiries(snapshots(), 4);
+    index.reloadFrom('head-1');
+    await until(() => spicedb.waiting === 1, 'the snapshot read');
+    spicedb.release([grant('r', 'a', 1_000), grant('s', 'b', 1_000), grant('t', 'c', 1_000)]);
+    await until(() => index.known, 'the snapshot');
+    // The grant on r renewed again and again: each new expiry stays until it is past.
+    for (const [renewal, expiresInMs] of [2_000, 3_000, 4_000].entries()) {
+      index.apply([touch(grant('r', 'a', expiresInMs))], `w${renewal + 1}`);
+    }
+    expect(index.size).toBe(6); // twice the three read
+    expect(spicedb.reads).toEqual(['head-1']);
+    index.apply([touch(grant('r', 'a', 5_000))], 'w4');
+    expect(spicedb.reads).toEqual(['head-1', 'w4']);
+    expect(index.known).toBe(false); // allows are bounded as before the first read, until this one is done
+    index.apply([touch(grant('u', 'd', 6_000))], 'w5'); // after w4: not in the snapshot, kept
+    spicedb.release([grant('r', 'a', 5_000), grant('s', 'b', 1_000), grant('t', 'c', 1_000)]);
+    await until(() => index.known, 'the second snapshot');
+    expect(index.size).toBe(4);
+    expect(index.untilEarliestExpiry('resource', 'r')).toBe(5_000);
+    expect(index.untilEarliestExpiry('resource', 'u')).toBe(6_000);
+  });
+
+  it('never reads again only to shed stale expiries while there are no more than the floor', async () => {
+    const { index, spicedb } = expiries(snapshots(), 10);
+    index.reloadFrom('head-1');
+    await until(() => spicedb.waiting === 1, 'the snapshot read');
+    spicedb.release([grant('r', 'a', 1_000)]);
+    await until(() => index.known, 'the snapshot');
+    for (let renewal = 1; renewal < 10; renewal++) {
+      index.apply([touch(grant('r', 'a', 1_000 + renewal))], `w${renewal}`);
+    }
+    expect(index.size).toBe(10);
+    expect(spicedb.reads).toEqual(['head-1']);
+    index.apply([touch(grant('r', 'a', 2_000))], 'w10');
+    expect(spicedb.reads).toEqual(['head-1', 'w10']);
+  });
+
   it('follows only the checked resources’ relationships, which are the schema’s only ones that expire', () => {
     const { index } = expiries();
-    index.apply([touch({ ...grant('o', 'u', 1_000), resource: { type: 'organization', id: 'o' } })]);
+    index.apply([touch({ ...grant('o', 'u', 1_000), resource: { type: 'organization', id: 'o' } })], 'w1');
     expect(index.size).toBe(0);
     expect(index.untilEarliestExpiry('organization', 'o')).toBeUndefined(); // not read yet
     const expiring = [...parseSchemaShape(readSchemaText())].flatMap(([definition, { relations }]) =>

@@ -83,8 +83,8 @@ function startWatch(spicedb: ScriptedWatch, head = heads(), retry = { initialMs:
   const states: boolean[] = [];
   /** What the change listener heard: the keys of each change, `unknown`, or where the Watch started from. */
   const heard: Array<readonly string[] | string> = [];
-  /** The relationship updates of each change, as the listener got them. */
-  const updates: Array<readonly RelationshipUpdate[]> = [];
+  /** The relationship updates of each change and its revision, as the listener got them. */
+  const updates: Array<{ revision: string; written: readonly RelationshipUpdate[] }> = [];
   watch = new RevisionWatch({
     spicedb,
     tracker,
@@ -97,9 +97,9 @@ function startWatch(spicedb: ScriptedWatch, head = heads(), retry = { initialMs:
       delivered: () => undefined,
     },
     changes: {
-      touched: (keys, written) => {
+      touched: (keys, written, revision) => {
         heard.push(keys);
-        updates.push(written);
+        updates.push({ revision, written });
       },
       unknown: () => heard.push('unknown'),
       startedFrom: (revision) => heard.push(`started from ${revision}`),
@@ -175,9 +175,14 @@ describe('RevisionWatch', () => {
       'unknown', // the schema changed
       'started from t2',
     ]);
-    expect(updates.map((written) => written.map(({ relationship }) => relationship.resource.id))).toEqual([
-      ['r1'],
-      ['r2'],
+    expect(
+      updates.map(({ revision, written }) => [
+        revision,
+        written.map(({ relationship }) => relationship.resource.id),
+      ]),
+    ).toEqual([
+      ['t1', ['r1']],
+      ['t2', ['r2']],
     ]);
   });
 
