@@ -52,7 +52,9 @@ export function decisionCacheMetrics(
   });
   gauge(registry, {
     name: 'decision_cache_expiring_relationships',
-    help: 'Expiry times the decision cache follows on items (grants and delegations; a revoked one until it is past).',
+    help:
+      'Expiry times the decision cache follows on items (grants and delegations; a revoked or renewed one ' +
+      'until it is past, or until they are read again at twice what the last read found).',
     collect() {
       this.set(expiries.size);
     },
