@@ -46,7 +46,7 @@ const DEFAULT_REREAD_FLOOR = 10_000;
 export class RelationshipExpiries {
   /** Resource id → the expiries (wall-clock ms) on it, ascending, without repeats. */
   private readonly byResource = new Map<string, number[]>();
-  /** Expiries in byResource. */
+  /** Expiries in byResource, kept rather than summed: apply() compares it on every Watch change. */
   private count = 0;
   /** How many there were when the last read finished: what SpiceDB held then, with the Watch's updates. */
   private countAfterRead = 0;
