@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { decodeJwt } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { AuthenticationError } from './authentication-error.js';
 import type { Principal } from './principal.js';
 import type { Authenticators } from './middleware.js';
@@ -41,13 +42,8 @@ export function cachedBearerVerifier(
   const ttlMs = options.ttlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS;
   const rejectionTtlMs = options.rejectionTtlMs ?? DEFAULT_TOKEN_REJECTION_TTL_MS;
   const now = options.now ?? Date.now;
-  const entries = new Map<string, Entry>();
+  const entries = new LRUCache<string, Entry>({ max: Math.max(1, maxEntries) });
   const keysVersion = () => verifier.keysVersion?.();
-
-  const remember = (key: string, entry: Entry) => {
-    entries.set(key, entry);
-    if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
-  };
 
   const verifyAndRemember = (key: string, token: string): Entry => {
     const entry: Entry = {
@@ -61,10 +57,10 @@ export function cachedBearerVerifier(
       },
       (error: unknown) => {
         if (error instanceof AuthenticationError) entry.expiresAt = now() + rejectionTtlMs;
-        else if (entries.get(key) === entry) entries.delete(key);
+        else if (entries.peek(key) === entry) entries.delete(key);
       },
     );
-    remember(key, entry);
+    entries.set(key, entry);
     return entry;
   };
 
@@ -72,11 +68,7 @@ export function cachedBearerVerifier(
     verify(token) {
       const key = hash('sha256', token, 'base64');
       const cached = entries.get(key);
-      entries.delete(key);
-      if (cached && cached.expiresAt > now() && cached.keysVersion === keysVersion()) {
-        remember(key, cached); // most recently used
-        return cached.outcome;
-      }
+      if (cached && cached.expiresAt > now() && cached.keysVersion === keysVersion()) return cached.outcome;
       return verifyAndRemember(key, token).outcome;
     },
   };

@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /** What SpiceDB answered to one check: whether it allowed, and the revision it evaluated it at. */
 export interface Decision {
   allowed: boolean;
@@ -85,7 +87,8 @@ const NO_EVENTS: DecisionCacheEvents = { looked: () => undefined, evicted: () =>
  * is not current, or on any event that makes what changed unknown (`dropAll`), nothing is served from memory.
  */
 export class DecisionCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Remembered decisions, least recently used first; past `maxEntries`, lru-cache evicts the first. */
+  private readonly entries: LRUCache<string, Entry>;
   private readonly flights = new Map<string, Flight>();
   /** Revision key → ids of the checks remembered or in flight that it touches. */
   private readonly byKey = new Map<string, Set<string>>();
@@ -101,6 +104,12 @@ export class DecisionCache {
     this.allowBoundMs = options.allowBoundMs ?? (() => Infinity);
     this.events = options.events ?? NO_EVENTS;
     this.now = options.now ?? (() => performance.now());
+    this.entries = new LRUCache<string, Entry>({
+      max: Math.max(1, this.settings.maxEntries),
+      dispose: (entry, id, reason) => {
+        if (reason === 'evict') this.evicted(id, entry.keys);
+      },
+    });
   }
 
   /**
@@ -149,6 +158,7 @@ export class DecisionCache {
     return this.entries.size;
   }
 
+  /** The decision remembered for `id`, now the most recently used, unless it has expired. */
   private remembered(id: string): Decision | undefined {
     const entry = this.entries.get(id);
     if (!entry) return undefined;
@@ -157,9 +167,6 @@ export class DecisionCache {
       this.events.evicted('expired', 1);
       return undefined;
     }
-    // Least recently used first: a hit moves to the back.
-    this.entries.delete(id);
-    this.entries.set(id, entry);
     return entry.decision;
   }
 
@@ -184,15 +191,13 @@ export class DecisionCache {
     if (!enabled || maxEntries < 1) return;
     const ttl = decision.allowed ? Math.min(allowTtlMs, this.allowBoundMs(check)) : denyTtlMs;
     if (ttl <= 0) return;
-    this.entries.delete(check.id);
     this.entries.set(check.id, { decision, keys: check.keys, expiresAt: this.now() + ttl });
     this.index(check.id, check.keys);
-    if (this.entries.size > maxEntries) this.evictLeastRecentlyUsed();
   }
 
-  private evictLeastRecentlyUsed(): void {
-    const [id, entry] = this.entries.entries().next().value as [string, Entry];
-    this.remove(id, entry.keys);
+  /** lru-cache dropped the least recently used decision to stay within `maxEntries`. */
+  private evicted(id: string, keys: readonly string[]): void {
+    if (!this.flights.has(id)) this.unindex(id, keys);
     this.events.evicted('capacity', 1);
   }
 
