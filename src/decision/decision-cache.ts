@@ -197,7 +197,7 @@ export class DecisionCache {
 
   /** lru-cache dropped the least recently used decision to stay within `maxEntries`. */
   private evicted(id: string, keys: readonly string[]): void {
-    if (!this.flights.has(id)) this.unindex(id, keys);
+    this.unindexUnlessInFlight(id, keys);
     this.events.evicted('capacity', 1);
   }
 
@@ -217,6 +217,11 @@ export class DecisionCache {
 
   private remove(id: string, keys: readonly string[]): void {
     this.entries.delete(id);
+    this.unindexUnlessInFlight(id, keys);
+  }
+
+  /** A check in flight stays indexed: a change must still overtake it. */
+  private unindexUnlessInFlight(id: string, keys: readonly string[]): void {
     if (!this.flights.has(id)) this.unindex(id, keys);
   }
 
