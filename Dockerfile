@@ -8,7 +8,7 @@
 #     --build-arg SOURCE=<repository URL> -t <registry>/policy-grant-operator:0.1.0 .
 
 # The current Node.js LTS, Debian slim. Bump the tag deliberately (and rebuild) to take security fixes.
-ARG NODE_IMAGE=node:26.12.0-trixie-slim
+ARG NODE_IMAGE=node:26.12.1-trixie-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src

@@ -815,7 +815,7 @@ async function main(): Promise<void> {
 }
 
 /**
- * This file again, in a worker thread. Workers do not inherit tsx's loader (Node 20), so from the sources the
+ * This file again, in a worker thread. Workers do not inherit tsx's loader, so from the sources the
  * worker's entry is a line of JavaScript that loads this file through tsx's API.
  */
 function startLoadWorker(setup: LoadSetup): Worker {

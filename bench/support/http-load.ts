@@ -51,6 +51,6 @@ async function load(request: HttpLoadRequest): Promise<HttpLoadResult> {
 }
 
 process.on('message', (request: HttpLoadRequest | 'exit') => {
-  if (request === 'exit') process.disconnect();
+  if (request === 'exit') process.disconnect?.();
   else void load(request).then((result) => process.send?.(result));
 });

@@ -44,7 +44,7 @@ export interface CheckEvaluatorOptions {
   metrics: DecisionMetrics;
 }
 
-// Never fullyConsistent: SpiceDB v1.56.2 can serve a result cached past a grant's expiry under it.
+// Never fullyConsistent: SpiceDB (measured on v1.56.2) can serve a result cached past a grant's expiry under it.
 const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
 
 /**

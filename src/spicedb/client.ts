@@ -501,7 +501,7 @@ export class SpiceDBClient {
   }
 
   /**
-   * The schema text SpiceDB reports, or undefined when none was written yet. SpiceDB v1.56.2 can keep
+   * The schema text SpiceDB reports, or undefined when none was written yet. SpiceDB (measured on v1.56.2) can keep
    * reporting an earlier text after a rewrite (its schema takes effect all the same): compare schemas with
    * ensureSchema, which asks SpiceDB for a diff, never with this text.
    */
