@@ -96,7 +96,7 @@ export function policyGrantCrd(): CustomResourceDefinition {
     kind: POLICY_GRANT_KIND,
     plural: POLICY_GRANT_PLURAL,
     scope: 'Namespaced',
-    shortNames: ['pg', 'pgrant'],
+    shortNames: ['pgrant'],
     description:
       'A policy grant: gives a user (INDIVIDUAL) or the members of organisations (GROUP) access of the ' +
       'listed types to a catalog item until it expires or is revoked. The policy id is metadata.uid.',

@@ -4,6 +4,7 @@ export * from './group-version.js';
 export * from './conditions.js';
 export * from './cross-field-rules.js';
 export * from './enforced-condition.js';
+export * from './ready-condition.js';
 export * from './policy-grant.js';
 export * from './policy-grant-state.js';
 export * from './catalog-item.js';

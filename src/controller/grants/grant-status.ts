@@ -2,7 +2,7 @@ import {
   derivedState,
   ENFORCED_CONDITION,
   findStatusCondition,
-  setStatusCondition,
+  setEnforcedAndReady,
   type Condition,
   type PolicyGrant,
   type PolicyGrantStatus,
@@ -95,9 +95,9 @@ export function nextGrantStatus(grant: PolicyGrant, outcome: GrantOutcome, now: 
       ? `${condition.message.slice(0, MAX_MESSAGE_LENGTH - 1)}…`
       : condition.message;
   const existing = findStatusCondition(previous?.conditions ?? [], ENFORCED_CONDITION);
-  const { conditions } = setStatusCondition(
+  const { conditions } = setEnforcedAndReady(
     previous?.conditions ?? [],
-    { type: ENFORCED_CONDITION, ...condition, message, observedGeneration: generation },
+    { ...condition, message, observedGeneration: generation },
     now,
   );
   const status: PolicyGrantStatus = {

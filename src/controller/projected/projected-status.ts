@@ -1,7 +1,7 @@
 import {
   ENFORCED_CONDITION,
   findStatusCondition,
-  setStatusCondition,
+  setEnforcedAndReady,
   type Condition,
 } from '../../api/v1alpha1/index.js';
 import {
@@ -59,9 +59,9 @@ export function nextProjectedStatus<T extends ProjectedObject>(
 ): ProjectedStatusChange {
   const previous = object.status;
   const generation = object.metadata.generation ?? 0;
-  const { conditions, changed: conditionChanged } = setStatusCondition(
+  const { conditions, changed: conditionChanged } = setEnforcedAndReady(
     previous?.conditions ?? [],
-    { type: ENFORCED_CONDITION, ...conditionOf(kind, object, outcome), observedGeneration: generation },
+    { ...conditionOf(kind, object, outcome), observedGeneration: generation },
     now,
   );
   const zedToken = outcome.kind === 'failed' ? previous?.zedToken : (outcome.zedToken ?? previous?.zedToken);

@@ -118,7 +118,7 @@ describe('PolicyGrant CRD', () => {
     expect(crd.spec.names).toMatchObject({
       kind: 'PolicyGrant',
       plural: 'policygrants',
-      shortNames: ['pg', 'pgrant'],
+      shortNames: ['pgrant'],
     });
     expect(version).toMatchObject({
       name: 'v1alpha1',

@@ -32,6 +32,14 @@ describe('the status of a membership', () => {
           observedGeneration: 3,
           lastTransitionTime: '2026-06-01T12:00:00Z',
         },
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Projected',
+          message: 'membership written to SpiceDB',
+          observedGeneration: 3,
+          lastTransitionTime: '2026-06-01T12:00:00Z',
+        },
       ],
       zedToken: 't1',
     });
@@ -72,6 +80,7 @@ describe('the status of a membership', () => {
           message: 'SpiceDB unavailable',
           lastTransitionTime: '2026-06-01T12:01:00Z',
         },
+        { type: 'Ready', status: 'False', reason: 'ProjectionFailed' },
       ],
     });
   });
