@@ -29,6 +29,7 @@ const BY_TUPLE = 'tupleKey';
 const BY_ORGANISATION = 'organisation';
 const BY_MEMBERSHIP = 'membership';
 const BY_MEMBER_SET = 'memberSet';
+const BY_ORGANISATION_MEMBER = 'organisationMember';
 const BY_OWNER = 'owner';
 
 /** Index functions must not throw: a malformed object is indexed nowhere. */
@@ -132,6 +133,10 @@ export class AclCache implements GrantWorld {
       safely((membership) => [membershipKeyString(membership.spec)]),
     );
     this.memberships.addIndex(
+      BY_ORGANISATION_MEMBER,
+      safely((membership) => [membership.spec.groupId === undefined ? membership.spec.userId : undefined]),
+    );
+    this.memberships.addIndex(
       BY_MEMBER_SET,
       safely((membership) => [memberSetKey(membership.spec.organisationId, membership.spec.groupId)]),
     );
@@ -202,11 +207,12 @@ export class AclCache implements GrantWorld {
     return this.grants.byIndex(BY_UID, uid)[0];
   }
 
-  /** INDIVIDUAL grants to the user, and GROUP grants that allow the organisation (when there is one). */
-  grantsOfConsumer(userId: string, organisationId: string | undefined): PolicyGrant[] {
-    const own = this.grants.byIndex(BY_CONSUMER, `user:${userId}`);
-    if (organisationId === undefined) return own;
-    return [...own, ...this.grants.byIndex(BY_CONSUMER, `organization:${organisationId}`)];
+  /** INDIVIDUAL grants to the user, and GROUP grants that allow one of `organisationIds`. */
+  grantsOfConsumer(userId: string, organisationIds: readonly string[] = []): PolicyGrant[] {
+    return [
+      ...this.grants.byIndex(BY_CONSUMER, `user:${userId}`),
+      ...organisationIds.flatMap((org) => this.grants.byIndex(BY_CONSUMER, `organization:${org}`)),
+    ];
   }
 
   grantsIssuedBy(issuerId: string): PolicyGrant[] {
@@ -263,6 +269,14 @@ export class AclCache implements GrantWorld {
   isOrganisationMember(organisationId: string, userId: string): boolean {
     const membership = this.membership({ organisationId, userId });
     return membership !== undefined && isMember(membership);
+  }
+
+  /** The organisations a Membership (of the organisation itself, not removed) says the user is a member of. */
+  organisationsOfMember(userId: string): string[] {
+    return this.memberships
+      .byIndex(BY_ORGANISATION_MEMBER, userId)
+      .filter(isMember)
+      .map((membership) => membership.spec.organisationId);
   }
 
   delegationByUid(uid: string): Delegation | undefined {

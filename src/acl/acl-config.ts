@@ -6,6 +6,7 @@ import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit
 import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
 import { createLogger } from '../observability/logger.js';
 import { commonEnvironment } from '../config/common-config.js';
+import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustProxy } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
@@ -30,6 +31,8 @@ export const aclEnvironment = z.object({
   ACL_CLAIM_PENDING_TIMEOUT: duration.default(60_000),
   /** Deadline of each call to the kube-apiserver. */
   ACL_KUBE_TIMEOUT: duration.default(10_000),
+  /** Roles of the enforcement points, which may verify any user's access (as they may call /v1/check). */
+  DECISION_CLIENT_ROLES: decisionClientRoles,
 });
 
 export interface AclApiConfig {
@@ -54,6 +57,8 @@ export interface AclApiConfig {
   closeGraceMs?: number;
   /** How long stop() keeps serving after readiness failed, before it stops accepting; default 0. */
   drainMs?: number;
+  /** Roles of the callers that may verify any user's access; `decision_client` when absent. */
+  decisionClientRoles?: readonly string[];
   /** Per-subject and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
@@ -90,6 +95,7 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,
     claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
     kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,
+    decisionClientRoles: acl.DECISION_CLIENT_ROLES,
     drainMs: drainMs(shutdown),
   };
 }

@@ -31,6 +31,7 @@ import { MembershipStore } from './memberships/membership-store.js';
 import { PolicyListings } from './policies/list-policies.js';
 import { PolicyRevoker } from './policies/revoke-policy.js';
 import { AccessVerifier } from './policies/verify-access.js';
+import { DEFAULT_CHECK_CALLERS } from '../decision/check-callers.js';
 import { AuditReader } from '../audit/audit-reader.js';
 import { AuditStore, POSTGRES_DEPENDENCY } from '../audit/audit-store.js';
 import { schedulePruning } from '../audit/retention.js';
@@ -88,7 +89,10 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       ? NO_AUDIT
       : new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator?.ready() ?? true),
   );
-  const verifier = new AccessVerifier(cache, now);
+  const verifier = new AccessVerifier(cache, now, {
+    roles: config.decisionClientRoles ?? DEFAULT_CHECK_CALLERS.roles,
+    serviceAccounts: [],
+  });
   const creator = new PolicyCreator(store, cache, {
     claimPendingTimeoutMs: config.claimPendingTimeoutMs ?? DEFAULT_CLAIM_PENDING_TIMEOUT_MS,
     claimWaitMs: DEFAULT_CLAIM_WAIT_MS,

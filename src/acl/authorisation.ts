@@ -1,10 +1,11 @@
 import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
-import { hasRole, type Principal } from '../auth/principal.js';
+import { hasRole, ORG_ADMIN, type Principal } from '../auth/principal.js';
+import { isCheckCaller, type CheckCallers } from '../decision/check-callers.js';
 
 // Who may do what (docs/acl-api.md, "Who may do what"), as pure predicates over the caller and the
 // CatalogItem the action is about.
 
-export const ORG_ADMIN = 'org_admin';
+export { ORG_ADMIN };
 export const COS_ADMIN = 'cos_admin';
 
 /** The CatalogItems that carry one itemId: exactly one is usable; none or several are not. */
@@ -58,13 +59,20 @@ export function mayRevoke(principal: Principal, grant: PolicyGrant, item: Catalo
 }
 
 /**
- * Verify: the user themself, the item's administrators, cos_admin, or an application (Basic credentials):
- * platform components call verify at access time on behalf of users they serve.
+ * Verify: the user themself, the item's administrators, cos_admin, or an enforcement point (a JWT or Basic
+ * application with a role of `enforcementPoints`, as for /v1/check): platform components call verify at access
+ * time on behalf of users they serve. Any other caller asking about another user would have an oracle of who
+ * may access what.
  */
-export function mayVerify(principal: Principal, userId: string, item: CatalogItem | undefined): boolean {
+export function mayVerify(
+  principal: Principal,
+  userId: string,
+  item: CatalogItem | undefined,
+  enforcementPoints: CheckCallers,
+): boolean {
   return (
     principal.id === userId ||
-    principal.kind === 'application' ||
+    isCheckCaller(principal, enforcementPoints) ||
     hasRole(principal, COS_ADMIN) ||
     (item !== undefined && administersItem(principal, item))
   );

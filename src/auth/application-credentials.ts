@@ -6,7 +6,7 @@ import { parseSecretHash } from './secret-hash.js';
 /**
  * One application allowed to call with HTTP Basic. In the Kubernetes Secret, the key is the client id and
  * the value is either the bare hash or JSON `{"hash": "scrypt$…", "roles": [...], "userId": "<uuid>",
- * "organisationId": "<uuid>"}`.
+ * "organisationId": "<uuid>", "organisations": ["<uuid>", ...]}`.
  */
 export interface ApplicationCredential {
   clientId: string;
@@ -15,6 +15,8 @@ export interface ApplicationCredential {
   /** The user the application acts for; without it the application's id is its client id. */
   userId?: string;
   organisationId?: string;
+  /** The organisations an `event_producer` application reports memberships for; none when absent. */
+  organisations?: readonly string[];
 }
 
 /** Secret data keys allow exactly these characters, and none of them is the `:` Basic uses as separator. */
@@ -25,6 +27,7 @@ const entrySchema = z.strictObject({
   roles: z.array(z.string().min(1)).default([]),
   userId: z.uuid().optional(),
   organisationId: z.uuid().optional(),
+  organisations: z.array(z.uuid()).optional(),
 });
 
 /** Parses decoded Secret data; a bad entry fails with its key named (never its value). */

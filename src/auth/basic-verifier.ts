@@ -9,7 +9,7 @@ import { concurrencyGate } from './concurrency-gate.js';
 import type { ConcurrencyBound } from './concurrency-gate.js';
 import { DurationEstimate } from './duration-estimate.js';
 import type { BasicVerifier } from './verifiers.js';
-import type { Principal } from './principal.js';
+import { boundRoles, type Principal } from './principal.js';
 import { verifySecret } from './secret-hash.js';
 
 export interface BasicVerifierOptions {
@@ -103,7 +103,8 @@ function applicationPrincipal(credential: ApplicationCredential): Principal {
     kind: 'application',
     id: credential.userId ?? credential.clientId,
     clientId: credential.clientId,
-    roles: new Set(credential.roles),
+    roles: boundRoles(credential.roles, credential.organisationId),
     ...(credential.organisationId === undefined ? {} : { organisationId: credential.organisationId }),
+    ...(credential.organisations === undefined ? {} : { organisations: credential.organisations }),
   };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AuthenticationError } from './authentication-error.js';
-import type { Principal } from './principal.js';
+import { boundRoles, type Principal } from './principal.js';
 
 /** Claim names; a dotted name (`realm_access.roles`) is a path into nested objects. */
 export interface ClaimNames {
@@ -21,7 +21,7 @@ export function principalFromClaims(claims: Record<string, unknown>, names: Clai
   return {
     kind: 'user',
     id: sub.data,
-    roles: readRoles(readClaim(claims, names.roles), names.roles),
+    roles: boundRoles(readRoles(readClaim(claims, names.roles), names.roles), organisationId),
     ...(organisationId === undefined ? {} : { organisationId }),
   };
 }

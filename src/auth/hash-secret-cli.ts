@@ -5,15 +5,18 @@ import type { CliOutput } from './cli-output.js';
 import { hashSecret } from './secret-hash.js';
 
 const USAGE = `Usage: printf %s "$SECRET" | hash-secret [--role <role>]... [--user-id <uuid>] [--org <uuid>]
+       [--producer-org <uuid>]...
 
 Reads an application secret from standard input (never from arguments, which other users can see) and prints
-the value for the application's key in the credentials Secret.
+the value for the application's key in the credentials Secret. --producer-org names an organisation an
+event_producer application may report memberships for (its "organisations").
 `;
 
 const argumentsSchema = z.object({
   role: z.array(z.string().min(1)).default([]),
   'user-id': z.uuid({ error: '--user-id must be a UUID' }).optional(),
   org: z.uuid({ error: '--org must be a UUID' }).optional(),
+  'producer-org': z.array(z.uuid({ error: '--producer-org must be a UUID' })).optional(),
 });
 
 /** Prints `{"hash": "scrypt$…", "roles": [...], ...}`; returns the exit code (0 ok, 2 usage error). */
@@ -28,6 +31,7 @@ export async function runHashSecretCli(
       role: { type: 'string', multiple: true },
       'user-id': { type: 'string' },
       org: { type: 'string' },
+      'producer-org': { type: 'string', multiple: true },
     },
     USAGE,
     output,
@@ -43,12 +47,13 @@ export async function runHashSecretCli(
     output.err(`${problems.join('\n')}\n${USAGE}`);
     return 2;
   }
-  const { role, 'user-id': userId, org } = parsed.data;
+  const { role, 'user-id': userId, org, 'producer-org': organisations } = parsed.data;
   const entry = {
     hash: await hashSecret(secret),
     roles: role,
     ...(userId ? { userId } : {}),
     ...(org ? { organisationId: org } : {}),
+    ...(organisations ? { organisations } : {}),
   };
   output.out(`${JSON.stringify(entry)}\n`);
   return 0;

@@ -21,11 +21,25 @@ export interface JwtVerifierOptions {
   /** Accepted `alg` values; RS256 and ES256 by default. `none` is never accepted. */
   algorithms?: readonly string[];
   clockToleranceSeconds?: number;
+  /** Longest time after its `iat` a token is accepted, whatever its `exp`. */
+  maxTokenAgeSeconds?: number;
   claimNames?: ClaimNames;
 }
 
 export const DEFAULT_JWT_ALGORITHMS: readonly string[] = ['RS256', 'ES256'];
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 10;
+/**
+ * A day: as long as the longest access-token lifetime identity providers issue by default (Auth0's), far longer
+ * than most (Keycloak's minutes, Entra's hour); a token minted with a far `exp` still stops working after it.
+ */
+export const DEFAULT_MAX_TOKEN_AGE_SECONDS = 86_400;
+/**
+ * `typ` header values of an access token (RFC 9068 `at+jwt`, or the generic `JWT`), compared without case and
+ * without an `application/` prefix (RFC 8725 3.11). A token without `typ` is accepted: most identity providers
+ * leave it out. Any other type (a logout token, a DPoP proof, a security event token signed by the same issuer)
+ * is not a credential for these APIs.
+ */
+const ACCESS_TOKEN_TYPES = new Set(['jwt', 'at+jwt']);
 export const DEFAULT_JWKS_TIMEOUT_MS = 5_000;
 /**
  * How long a fetched JWKS is used before it is fetched again (jose's default is 10 minutes): a key the
@@ -50,8 +64,8 @@ const REJECTED_TOKEN_CODES = new Set([
 
 /**
  * Verifies JWTs: signature against the configured keys (jose caches and rate-limits remote JWKS fetches),
- * allowed algorithm, issuer, audience, `exp` (required) with a small clock tolerance, then the claims that make
- * the Principal. A JWKS file is read once here; the services watch it and build a new verifier when it
+ * allowed algorithm, issuer, audience, `exp` and `iat` (both required; the token no older than the maximum age)
+ * with a small clock tolerance, the `typ` of an access token, then the claims that make the Principal. A JWKS file is read once here; the services watch it and build a new verifier when it
  * changes (config/auth-config.ts).
  */
 export async function createJwtVerifier(options: JwtVerifierOptions): Promise<BearerVerifier> {
@@ -63,14 +77,23 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Be
     audience: options.audience,
     algorithms,
     clockTolerance: options.clockToleranceSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS,
-    requiredClaims: ['exp', 'sub'],
+    maxTokenAge: options.maxTokenAgeSeconds ?? DEFAULT_MAX_TOKEN_AGE_SECONDS,
+    requiredClaims: ['exp', 'iat', 'sub'],
   };
   return {
     async verify(token) {
-      const { payload } = await jwtVerify(token, key, verifyOptions).catch(rethrowClassified);
+      const { payload, protectedHeader } = await jwtVerify(token, key, verifyOptions).catch(
+        rethrowClassified,
+      );
+      requireAccessTokenType(protectedHeader.typ);
       return principalFromClaims(payload, claimNames);
     },
   };
+}
+
+function requireAccessTokenType(typ: string | undefined): void {
+  if (typ === undefined || ACCESS_TOKEN_TYPES.has(typ.toLowerCase().replace(/^application\//, ''))) return;
+  throw new AuthenticationError('invalid token', { cause: new Error(`typ ${typ} is not an access token`) });
 }
 
 function checkedAlgorithms(algorithms: readonly string[], keys: JwtKeySource): string[] {

@@ -10,10 +10,26 @@ export interface Principal {
   readonly id: string;
   readonly roles: ReadonlySet<string>;
   readonly organisationId?: string;
+  /** Applications only: the organisations the credential reports memberships for (role event_producer). */
+  readonly organisations?: readonly string[];
   /** Applications only: the client id of the Basic credential. */
   readonly clientId?: string;
   /** ServiceAccounts verified by TokenReview only: `<namespace>:<name>`. */
   readonly serviceAccount?: string;
+}
+
+/** The role that administers an organisation: only together with the organisation it names. */
+export const ORG_ADMIN = 'org_admin';
+
+/**
+ * The roles a credential holds: `org_admin` only with an organisation (a JWT's organisation claim, a Basic
+ * credential's organisationId). Without one it administers nothing, so it is dropped here, once, rather than
+ * checked again at every place that asks for the role.
+ */
+export function boundRoles(roles: Iterable<string>, organisationId: string | undefined): ReadonlySet<string> {
+  const held = new Set(roles);
+  if (organisationId === undefined) held.delete(ORG_ADMIN);
+  return held;
 }
 
 export function hasRole(principal: Principal, role: string): boolean {

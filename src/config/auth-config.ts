@@ -4,7 +4,12 @@ import type { Registry } from 'prom-client';
 import { parseApplicationCredentials, readMountedSecret } from '../auth/application-credentials.js';
 import { createBasicVerifier } from '../auth/basic-verifier.js';
 import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
-import { createJwtVerifier, DEFAULT_JWT_ALGORITHMS, parseJwks } from '../auth/jwt-verifier.js';
+import {
+  createJwtVerifier,
+  DEFAULT_JWT_ALGORITHMS,
+  DEFAULT_MAX_TOKEN_AGE_SECONDS,
+  parseJwks,
+} from '../auth/jwt-verifier.js';
 import type { JwtVerifierOptions } from '../auth/jwt-verifier.js';
 import type { BasicVerifier, BearerVerifier } from '../auth/verifiers.js';
 import type { Authenticators } from '../auth/middleware.js';
@@ -22,6 +27,8 @@ export const authEnvironment = z
     JWT_ISSUER: z.string().min(1),
     JWT_AUDIENCE: z.string().min(1),
     JWT_ALGORITHMS: commaList.default([...DEFAULT_JWT_ALGORITHMS]),
+    /** Longest time after its `iat` a token is accepted, whatever its `exp`. */
+    JWT_MAX_AGE: duration.default(DEFAULT_MAX_TOKEN_AGE_SECONDS * 1000),
     ROLES_CLAIM: z.string().default('roles'),
     ORG_CLAIM: z.string().default('org'),
     /** A mounted Secret: one file per application client id, holding its scrypt hash (see docs). */
@@ -64,14 +71,15 @@ export interface AuthenticatorOptions {
  * CREDENTIALS_RELOAD_INTERVAL: a change applies without a restart.
  */
 export async function createAuthenticators(
-  env: Omit<AuthEnvironment, 'JWKS_ALLOW_HTTP' | 'CREDENTIALS_RELOAD_INTERVAL'> &
-    Partial<Pick<AuthEnvironment, 'CREDENTIALS_RELOAD_INTERVAL'>>,
+  env: Omit<AuthEnvironment, 'JWKS_ALLOW_HTTP' | 'CREDENTIALS_RELOAD_INTERVAL' | 'JWT_MAX_AGE'> &
+    Partial<Pick<AuthEnvironment, 'CREDENTIALS_RELOAD_INTERVAL' | 'JWT_MAX_AGE'>>,
   options: AuthenticatorOptions = {},
 ): Promise<Authenticators> {
   const verifierOptions: Omit<JwtVerifierOptions, 'keys'> = {
     issuer: env.JWT_ISSUER,
     audience: env.JWT_AUDIENCE,
     algorithms: env.JWT_ALGORITHMS,
+    ...(env.JWT_MAX_AGE === undefined ? {} : { maxTokenAgeSeconds: Math.floor(env.JWT_MAX_AGE / 1000) }),
     claimNames: { roles: env.ROLES_CLAIM, organisation: env.ORG_CLAIM },
   };
   const watch = <T>(source: string, read: () => Promise<string>, build: (content: string) => Promise<T>) =>

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { tokenReviewApi } from '../auth/token-review-verifier.js';
 import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
+import { decisionClientRoles } from '../config/decision-clients.js';
 import { booleanFlag, commaList, duration, port, readEnvironment } from '../config/environment.js';
 import { loadKubeConfig } from '../config/kube-config.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
@@ -12,7 +13,6 @@ import { decisionRequestLimits, scryptBound } from '../config/rate-limit-config.
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
 import { DEFAULT_CHECK_BATCH } from './check-batcher.js';
-import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
 import { DEFAULT_DECISION_CACHE } from './decision-cache.js';
 import {
   DEFAULT_CHECK_TIMEOUT_MS,
@@ -49,7 +49,7 @@ export const decisionEnvironment = z
     TOKEN_REVIEW_CONCURRENCY: z.coerce.number().int().min(1).default(DEFAULT_TOKEN_REVIEW_BOUND.concurrency),
     TOKEN_REVIEW_QUEUE: z.coerce.number().int().min(0).default(DEFAULT_TOKEN_REVIEW_BOUND.queue),
     /** Roles (JWT roles claim, Basic application `roles`) that make a caller an enforcement point. */
-    DECISION_CLIENT_ROLES: nonEmptyList('a role').default([...DEFAULT_CHECK_CALLERS.roles]),
+    DECISION_CLIENT_ROLES: decisionClientRoles,
     /** ServiceAccounts that may check, as `<namespace>:<name>` (comma-separated); needs TOKEN_REVIEW. */
     DECISION_CLIENT_SERVICE_ACCOUNTS: commaList.pipe(z.array(serviceAccountName)).default([]),
     /** SpiceDB's --datastore-revision-quantization-interval: set both to the same value. */

@@ -103,7 +103,7 @@ const projectionOf = (memberships: readonly Membership[]): Set<TupleKey> =>
 
 describe('the Membership controller killed again and again', () => {
   it('leaves SpiceDB holding exactly the projection of the Membership objects', async () => {
-    const producer = await acl.user({ roles: ['event_producer'] });
+    const producer = await acl.user({ roles: ['platform_event_producer'] });
     const stream = new MembershipStream(eventMembershipWriter(acl.api.url, producer.authorization), STREAM);
     const injector = new FaultInjector(replicas, lease, TIMINGS, [kill]);
     await injector.leader();

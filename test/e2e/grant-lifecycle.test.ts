@@ -251,18 +251,18 @@ async function enforcedGroupGrant(organisationId: string): Promise<void> {
 async function replaceMembers(organisationId: string, userIds: string[]): Promise<unknown> {
   const reply = await acl<{ results: unknown[] }>(`/organisations/${organisationId}/members`, {
     method: 'PUT',
-    token: await token(randomUUID(), { roles: ['event_producer'] }),
+    token: await token(randomUUID(), { roles: ['platform_event_producer'] }),
     body: { userIds },
   });
   expect(reply.status).toBe(200);
   return reply.body.results[0];
 }
 
-/** Sends events to POST /events as a producer (role event_producer); answers their outcomes in order. */
+/** Sends events to POST /events as a producer (role platform_event_producer); answers their outcomes in order. */
 async function sendMemberEvents(events: MemberEvent[]): Promise<string[]> {
   const reply = await acl<{ results: { outcome: string }[] }>('/events', {
     method: 'POST',
-    token: await token(randomUUID(), { roles: ['event_producer'] }),
+    token: await token(randomUUID(), { roles: ['platform_event_producer'] }),
     body: events,
     headers: { 'content-type': EVENT_BATCH },
   });

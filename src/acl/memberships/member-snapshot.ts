@@ -17,10 +17,12 @@ export interface SnapshotCounts {
 type Difference = 'added' | 'removed' | 'unchanged';
 
 /**
- * PUT .../members: the snapshot is the whole truth about one organisation (or group) at `now`. Every
- * membership it names becomes a member, every other membership of the set is removed, and all of them are
- * dated `now`, so that a late event from before the snapshot is stale. The set's current memberships come
- * from the informer cache.
+ * PUT .../members: the snapshot is the whole truth about one organisation (or group) at `now`. Every user it
+ * names becomes a member, every other current member of the set is removed, and each membership it changes is
+ * dated `now`, so that a late event from before the snapshot about it is stale. It writes only what changes: a
+ * membership already as the snapshot says, and a membership removed earlier that it does not name, are left as
+ * they are (an event is then judged against their own last change). The set's memberships come from the
+ * informer cache; each write decides again on the object it replaces.
  */
 export class MemberSnapshots {
   constructor(
@@ -35,14 +37,17 @@ export class MemberSnapshots {
   ): Promise<SnapshotCounts> {
     const now = this.now();
     const members = new Set(userIds);
-    const known = this.cache.membershipsOf(set.organisationId, set.groupId).map((m) => m.spec.userId);
-    const keys = [...new Set([...userIds, ...known])].map((userId): MembershipKey => ({ ...set, userId }));
+    const current = this.cache
+      .membershipsOf(set.organisationId, set.groupId)
+      .filter((membership) => isMemberSpec(membership.spec))
+      .map((membership) => membership.spec.userId);
+    const keys = [...new Set([...userIds, ...current])].map((userId): MembershipKey => ({ ...set, userId }));
     const differences = await settleAll(keys, WRITE_CONCURRENCY, (key) =>
       this.store.update(key, (spec) => {
         const member = members.has(key.userId);
-        const difference: Difference =
-          isMemberSpec(spec) === member ? 'unchanged' : member ? 'added' : 'removed';
-        return { spec: decideSnapshot(spec, key, member, now), result: difference };
+        const decided = decideSnapshot(spec, key, member, now);
+        const difference: Difference = decided === spec ? 'unchanged' : member ? 'added' : 'removed';
+        return { spec: decided, result: difference };
       }),
     );
     const outcome = valuesOrThrow(differences);

@@ -59,19 +59,20 @@ export function inTimeOrder<T extends { change: MembershipChange }>(events: read
 }
 
 /**
- * A snapshot is authoritative: it sets the state whatever the membership's history, and dates it `now`, so
- * that any event from before the snapshot arriving later is stale. A membership that was already removed
- * keeps the time of its removal.
+ * A snapshot is authoritative: it sets the state whatever the membership's history, and dates a change `now`, so
+ * that any event from before the snapshot about it arriving later is stale. A membership already in the state
+ * the snapshot says (a missing one counts as removed) is answered as given: nothing to write.
  */
 export function decideSnapshot(
   spec: MembershipSpec | undefined,
   key: MembershipKey,
   member: boolean,
   now: Date,
-): MembershipSpec {
+): MembershipSpec | undefined {
+  if (isMemberSpec(spec) === member) return spec;
   const at = now.toISOString();
   return {
-    ...stateOf(key, member ? undefined : (spec?.removedAt ?? at), at),
+    ...stateOf(key, member ? undefined : at, at),
     ...(spec?.appliedEvents ? { appliedEvents: spec.appliedEvents } : {}),
   };
 }

@@ -13,6 +13,7 @@ import type { MemberEventApplier } from './member-events.js';
 import { listMembers } from './member-listing.js';
 import type { MemberSnapshots } from './member-snapshot.js';
 import type { MemberEvent } from './cloud-events.js';
+import { EVENT_PRODUCER, PLATFORM_EVENT_PRODUCER, requireSpeaksFor } from './producer-scope.js';
 import {
   EventBodies,
   GroupParamsSchema,
@@ -22,11 +23,12 @@ import {
   membershipResponseSchemas,
 } from './membership-schemas.js';
 
-/** The role of the systems that report memberships (identity providers, HR feeds). */
-export const EVENT_PRODUCER = 'event_producer';
-
 const TAGS = ['memberships'];
-const PRODUCERS = { anyRole: [EVENT_PRODUCER, COS_ADMIN] };
+const PRODUCERS = { anyRole: [EVENT_PRODUCER, PLATFORM_EVENT_PRODUCER, COS_ADMIN] };
+const PRODUCER_RULE =
+  'Role event_producer for the organisations it is bound to (its organisation claim, or its Basic ' +
+  "credential's organisations); platform_event_producer or cos_admin for any organisation. An event for " +
+  'another organisation refuses the whole batch with 403.';
 const VIEWERS = { anyRole: [ORG_ADMIN, COS_ADMIN] };
 
 /** Wraps a handler: 503 while the cache has not synced, Kubernetes failures as 503/400 (acl-routes.ts). */
@@ -46,6 +48,10 @@ interface MemberSet {
 
 const unavailable = problemResponse(
   'Kubernetes is unavailable (detail names it); applied events stay applied',
+);
+const notBound = problemResponse(
+  'Requires role event_producer, platform_event_producer or cos_admin; an event_producer speaks only for the ' +
+    'organisations it is bound to (detail names the field of the first other one; nothing is applied)',
 );
 const keptChanging = problemResponse('A membership kept changing during the retries; send the request again');
 
@@ -67,7 +73,16 @@ export function addMembershipRoutes(
   const schemas = membershipResponseSchemas(urn);
 
   const snapshotHandler = guarded(
-    async ({ params, body }: { params: MemberSet; body: { userIds: string[] } }) => {
+    async ({
+      principal,
+      params,
+      body,
+    }: {
+      principal: Principal;
+      params: MemberSet;
+      body: { userIds: string[] };
+    }) => {
+      requireSpeaksFor(principal, [{ organisationId: params.organisationId, field: 'organisationId' }]);
       const counts = await snapshots.replace(params, body.userIds);
       return {
         status: 200,
@@ -95,6 +110,7 @@ export function addMembershipRoutes(
   );
   const snapshotResponses = {
     200: { description: 'Replaced; results: [{added, removed}]', schema: schemas.snapshot },
+    403: notBound,
     409: keptChanging,
     503: unavailable,
   };
@@ -115,16 +131,19 @@ export function addMembershipRoutes(
           'group.member.removed (data {organisationId, groupId, userId}); time is required. A malformed event ' +
           'rejects the whole batch (400 naming the index and field) and nothing is applied. Idempotent: an ' +
           'event already applied (source, id) is a duplicate, an event older than the membership state is ' +
-          'stale; a retried batch is safe. Role event_producer or cos_admin.',
+          'stale; a retried batch is safe. ' +
+          PRODUCER_RULE,
         tags: TAGS,
         access: PRODUCERS,
         request: { bodies: EventBodies },
         responses: {
           200: { description: 'One result per event, in request order', schema: schemas.events },
+          403: notBound,
           409: keptChanging,
           503: unavailable,
         },
-        handler: guarded(async ({ body }) => {
+        handler: guarded(async ({ principal, body }) => {
+          requireSpeaksFor(principal, namedOrganisations(body));
           const results = await applier.apply(Array.isArray(body) ? body : [body]);
           return {
             status: 200,
@@ -139,8 +158,7 @@ export function addMembershipRoutes(
         path: '/organisations/{organisationId}/members',
         operationId: 'replaceOrganisationMembers',
         summary: "Replace an organisation's members with an authoritative snapshot",
-        description:
-          'Missing members are added, members not listed are removed. Role event_producer or cos_admin.',
+        description: 'Missing members are added, members not listed are removed. ' + PRODUCER_RULE,
         tags: TAGS,
         access: PRODUCERS,
         request: { params: OrganisationParamsSchema, body: SnapshotBodySchema },
@@ -154,8 +172,7 @@ export function addMembershipRoutes(
         path: '/organisations/{organisationId}/groups/{groupId}/members',
         operationId: 'replaceGroupMembers',
         summary: "Replace a group's members with an authoritative snapshot",
-        description:
-          'Missing members are added, members not listed are removed. Role event_producer or cos_admin.',
+        description: 'Missing members are added, members not listed are removed. ' + PRODUCER_RULE,
         tags: TAGS,
         access: PRODUCERS,
         request: { params: GroupParamsSchema, body: SnapshotBodySchema },
@@ -187,6 +204,16 @@ export function addMembershipRoutes(
       responses: listingResponses,
       handler: listingHandler,
     });
+}
+
+/** The organisation of each event, with the field that names it (indexed in batch mode, as a 400 is). */
+function namedOrganisations(body: MemberEvent | MemberEvent[]) {
+  if (!Array.isArray(body))
+    return [{ organisationId: body.data.organisationId, field: 'data.organisationId' }];
+  return body.map((event, index) => ({
+    organisationId: event.data.organisationId,
+    field: `[${index}].data.organisationId`,
+  }));
 }
 
 function summary(results: readonly { outcome: string }[]): string {

@@ -5,7 +5,14 @@ import { GrantEvaluator, livesWhereItCounts } from '../../verdict/grant-verdict.
 import type { AclCache } from '../acl-cache.js';
 import type { ListingPage } from '../listing-route.js';
 import { lookupItem } from '../authorisation.js';
-import { distinctSorted, selectPage, toRow, type ListingQuery, type PolicyRow } from './policy-rows.js';
+import {
+  distinctSorted,
+  selectPage,
+  toRow,
+  type ListingQuery,
+  type PolicyRow,
+  type RowView,
+} from './policy-rows.js';
 
 export type Listing = ListingPage<PolicyRow>;
 
@@ -19,13 +26,16 @@ export class PolicyListings {
     private readonly now: () => Date,
   ) {}
 
-  /** Grants usable by the caller: INDIVIDUAL grants to them, GROUP grants allowing their organisation. */
+  /**
+   * Grants usable by the caller: INDIVIDUAL grants to them, GROUP grants allowing an organisation a Membership
+   * says they are a member of (as verify and the check decide; the token's organisation claim proves nothing
+   * here). A GROUP row names only the caller's organisations among those it allows: the others are other
+   * tenants' business.
+   */
   consumer(principal: Principal, query: ListingQuery): Listing {
-    return this.listing(
-      distinctSorted(this.cache.grantsOfConsumer(principal.id, principal.organisationId)),
-      query,
-      false,
-    );
+    const organisations = this.cache.organisationsOfMember(principal.id);
+    const grants = distinctSorted(this.cache.grantsOfConsumer(principal.id, organisations));
+    return this.listing(grants, query, { withConsumer: false, visibleOrganisations: new Set(organisations) });
   }
 
   /**
@@ -37,31 +47,40 @@ export class PolicyListings {
     const issued = this.cache
       .grantsIssuedBy(principal.id)
       .filter((grant) => livesWhereItCounts(grant, this.cache));
-    return this.listing(distinctSorted(issued), query, true);
+    return this.listing(distinctSorted(issued), query, { withConsumer: true });
   }
 
-  /** Grants on the items of the caller's organisation (the route requires org_admin). */
+  /**
+   * Grants on the items of the caller's organisation (the route requires org_admin). An itemId that several
+   * CatalogItems carry is no organisation's (the verdict denies grants on it): another organisation could have
+   * made it, so its grants are not listed here.
+   */
   organisation(principal: Principal, query: ListingQuery): Listing {
     const organisationId = principal.organisationId;
     if (organisationId === undefined) {
       throw new HttpError('Forbidden', 'the organisation listing needs an organisation claim in the token');
     }
-    const itemIds = new Set(this.cache.itemsOfOrganisation(organisationId).map((item) => item.spec.itemId));
+    const itemIds = new Set(
+      this.cache
+        .itemsOfOrganisation(organisationId)
+        .map((item) => item.spec.itemId)
+        .filter((itemId) => lookupItem(this.cache.itemsWithId(itemId)).kind === 'found'),
+    );
     const grants = [...itemIds].flatMap((itemId) => this.cache.grantsOnItem(itemId));
-    return this.listing(distinctSorted(grants), query, false);
+    return this.listing(distinctSorted(grants), query, { withConsumer: false });
   }
 
   /** Every grant (the route requires cos_admin); the ordered list is kept until the cache changes. */
   platform(query: ListingQuery): Listing {
-    return this.listing(this.cache.allGrantsInOrder(), query, false);
+    return this.listing(this.cache.allGrantsInOrder(), query, { withConsumer: false });
   }
 
-  private listing(ordered: readonly PolicyGrant[], query: ListingQuery, withConsumer: boolean): Listing {
+  private listing(ordered: readonly PolicyGrant[], query: ListingQuery, view: RowView): Listing {
     const now = this.now();
     const evaluator = new GrantEvaluator(this.cache, now);
     const { page, paginationInfo } = selectPage(ordered, query, now);
     const results = page.map((grant) =>
-      toRow(grant, { ownerId: this.ownerOf(grant), withConsumer, now, verdict: evaluator.evaluate(grant) }),
+      toRow(grant, { ...view, ownerId: this.ownerOf(grant), now, verdict: evaluator.evaluate(grant) }),
     );
     return { results, paginationInfo };
   }

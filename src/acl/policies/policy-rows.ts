@@ -40,9 +40,17 @@ export function utcTimestamp(text: string): string {
   return Number.isNaN(time) ? text : new Date(time).toISOString().replace(/\.000Z$/, 'Z');
 }
 
+/** What a listing shows of its rows. */
+export interface RowView {
+  /** Name the consumer of INDIVIDUAL grants (the provider listing). */
+  withConsumer: boolean;
+  /** When given, GROUP rows name only these among their allowed organisations (the consumer listing). */
+  visibleOrganisations?: ReadonlySet<string>;
+}
+
 export function toRow(
   grant: PolicyGrant,
-  context: { ownerId: string | undefined; withConsumer: boolean; now: Date; verdict: GrantVerdict },
+  context: RowView & { ownerId: string | undefined; now: Date; verdict: GrantVerdict },
 ): PolicyRow {
   const { spec } = grant;
   return {
@@ -53,10 +61,16 @@ export function toRow(
     status: derivedState(grant, context.now),
     enforced: context.verdict.enforce,
     ...(context.verdict.enforce ? {} : { enforcedReason: context.verdict.reason }),
-    constraints: spec.constraints,
+    constraints: visibleConstraints(spec.constraints, context.visibleOrganisations),
     expiryAt: utcTimestamp(spec.expiryTime),
     ...(context.withConsumer && spec.userId !== undefined ? { consumerId: spec.userId } : {}),
   };
+}
+
+function visibleConstraints(constraints: Constraints, organisations: ReadonlySet<string> | undefined) {
+  const allowed = constraints.subjects?.allowedOrgIds;
+  if (organisations === undefined || allowed === undefined) return constraints;
+  return { ...constraints, subjects: { allowedOrgIds: allowed.filter((org) => organisations.has(org)) } };
 }
 
 /**

@@ -4,6 +4,7 @@ import { HttpError } from '../../http/errors.js';
 import { GrantEvaluator } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
 import { lookupItem, mayVerify } from '../authorisation.js';
+import type { CheckCallers } from '../../decision/check-callers.js';
 import { compareGrants, utcTimestamp } from './policy-rows.js';
 
 export interface VerifyResult {
@@ -41,15 +42,17 @@ export class AccessVerifier {
   constructor(
     private readonly cache: VerifyCache,
     private readonly now: () => Date,
+    private readonly enforcementPoints: CheckCallers,
   ) {}
 
   verify(principal: Principal, userId: string, itemId: string): Verification {
     const lookup = lookupItem(this.cache.itemsWithId(itemId));
-    if (!mayVerify(principal, userId, lookup.kind === 'found' ? lookup.item : undefined)) {
+    const item = lookup.kind === 'found' ? lookup.item : undefined;
+    if (!mayVerify(principal, userId, item, this.enforcementPoints)) {
       throw new HttpError(
         'Forbidden',
         `only user ${userId}, the owner of item ${itemId}, an org_admin of its organisation, a cos_admin ` +
-          `or an application may verify this access`,
+          `or an enforcement point (role ${this.enforcementPoints.roles.join(' or ')}) may verify this access`,
         { title: 'Not allowed to verify' },
       );
     }
@@ -69,7 +72,7 @@ export class AccessVerifier {
   /** INDIVIDUAL grants to the user, GROUP grants allowing an organisation the user is a member of. */
   private grantsOfUserOnItem(userId: string, itemId: string): PolicyGrant[] {
     const individual = this.cache
-      .grantsOfConsumer(userId, undefined)
+      .grantsOfConsumer(userId)
       .filter((grant) => grant.spec.policyType === 'INDIVIDUAL' && grant.spec.itemId === itemId);
     const group = this.cache
       .grantsOnItem(itemId)

@@ -32,7 +32,7 @@ beforeAll(async () => {
   harness.audit = { databaseUrl: postgres.url, migrate: true };
   await harness.start('acl-audit-outage');
   owner = await harness.user({ org: orgId });
-  producer = await harness.user({ roles: ['event_producer'] });
+  producer = await harness.user({ roles: ['platform_event_producer'] });
   itemId = (await harness.catalogItem({ ownerId: owner.id, organisationId: orgId })).spec.itemId;
 });
 

@@ -33,7 +33,7 @@ beforeAll(async () => {
   owner = await harness.user({ org: orgId });
   orgAdmin = await harness.user({ roles: ['org_admin'], org: orgId });
   cosAdmin = await harness.user({ roles: ['cos_admin'] });
-  producer = await harness.user({ roles: ['event_producer'] });
+  producer = await harness.user({ roles: ['event_producer'], org: orgId });
   stranger = await harness.user({ org: randomUUID() });
   itemId = (await harness.catalogItem({ ownerId: owner.id, organisationId: orgId })).spec.itemId;
 });

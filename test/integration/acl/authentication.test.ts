@@ -9,7 +9,7 @@ import { mintToken } from '../../../src/auth/dev-token.js';
 import { AclHarness, BASIC_CLIENT_ID, type Caller } from './support/acl-harness.js';
 
 // Every ACL route needs credentials: a JWT verified against the JWKS (key, algorithm, issuer, audience,
-// expiry) or Basic application credentials. Anything else is a 401 with the envelope.
+// expiry, age, type) or Basic application credentials. Anything else is a 401 with the envelope.
 
 const harness = new AclHarness();
 let otherKeyDir: string;
@@ -38,7 +38,23 @@ function unsignedToken(sub: string): string {
   return `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url(claims)}.`;
 }
 
+/** A token of the dev key with the given header type and issue time (seconds ago; null for no iat). */
+function devSigned(typ: string | undefined, issuedAgo: number | null): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const token = new SignJWT({})
+    .setProtectedHeader({ alg: harness.key.algorithm, kid: harness.key.kid, ...(typ ? { typ } : {}) })
+    .setSubject(randomUUID())
+    .setIssuer('policy-grant-operator-dev')
+    .setAudience('policy-grant-operator')
+    .setExpirationTime(now + 3_600);
+  if (issuedAgo !== null) token.setIssuedAt(now - issuedAgo);
+  return token.sign(harness.key.privateKey);
+}
+
 const forged: [string, () => Promise<string>][] = [
+  ['issued more than a day ago, though its exp is an hour away', () => devSigned('JWT', 86_400 + 120)],
+  ['without iat', () => devSigned('at+jwt', null)],
+  ['whose typ is not an access token (a logout token)', () => devSigned('logout+jwt', 0)],
   ['expired', () => mintToken(harness.key, { sub: randomUUID(), ttlSeconds: -120 })],
   [
     'signed with another key',
@@ -110,6 +126,10 @@ describe('401 with the envelope', () => {
   it('a token is accepted otherwise (the same request with a good token: 200)', async () => {
     const answer = await harness.request('GET', '/policy/consumer', { caller: await harness.user() });
     expect(answer.status).toBe(200);
+    for (const token of [await devSigned('at+jwt', 0), await devSigned(undefined, 3_600)]) {
+      const caller = { id: '', authorization: `Bearer ${token}` };
+      expect((await harness.request('GET', '/policy/consumer', { caller })).status).toBe(200);
+    }
   });
 });
 

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
+import { EVENT_BATCH, memberEvent } from '../../support/member-events.js';
 import { createTestNamespace } from '../support/cluster.js';
 import { AclHarness, group, inDays, individual, until, type Caller } from './support/acl-harness.js';
 
 // GET /policy/consumer, /provider, /organisation, /platform: viewpoints, roles, status filter, pagination
-// edges, a deterministic order, and the verdict on each row (enforced, enforcedReason).
+// edges, a deterministic order, and the verdict on each row (enforced, enforcedReason). GROUP grants reach a
+// consumer through Membership objects (made here by membership events), as for verify and the check.
 
 interface Row {
   policyId: string;
@@ -79,12 +81,24 @@ beforeAll(async () => {
     Array.from({ length: 60 }, () => individual(bulkItem, randomUUID(), ['api'])),
   );
   await until(() => harness.api.cache.grantByUid(ids.expiredA ?? '') !== undefined, 'raw grant cached');
+  await addMember(consumerOrg, consumer.id);
 });
+
+/** Makes `userId` a member of `organisationId` as a producer does, and waits until the API's cache has it. */
+async function addMember(organisationId: string, userId: string): Promise<void> {
+  const answer = await harness.request('POST', '/events', {
+    caller: await harness.user({ roles: ['event_producer'], org: organisationId }),
+    body: [memberEvent('added', { organisationId, userId })],
+    headers: { 'content-type': EVENT_BATCH },
+  });
+  expect(answer.status).toBe(200);
+  await until(() => harness.api.cache.isOrganisationMember(organisationId, userId), 'membership cached');
+}
 
 afterAll(() => harness.stop());
 
 describe('consumer listing', () => {
-  it('shows grants usable by the caller: INDIVIDUAL ones and GROUP ones allowing its organisation', async () => {
+  it('shows grants usable by the caller: INDIVIDUAL ones and GROUP ones allowing an organisation it is a member of', async () => {
     const answer = await list(consumer, '/policy/consumer');
     expect(answer.status).toBe(200);
     expect(answer.body.type).toBe('urn:dx:acl:Success');
@@ -113,6 +127,11 @@ describe('consumer listing', () => {
       enforcedReason: 'Expired',
     });
     expect(byId[ids.groupB as string]?.ownerId).toBe(ownerB.id);
+    // The grant allows another organisation too: the consumer's listing does not name it.
+    expect(byId[ids.groupB as string]?.constraints).toEqual({
+      access: [{ accessType: 'file' }],
+      subjects: { allowedOrgIds: [consumerOrg] },
+    });
     expect(answer.body.paginationInfo).toEqual({ offset: 0, limit: 50, totalHits: 4 });
   });
 
@@ -126,6 +145,15 @@ describe('consumer listing', () => {
       expect(answer.body.results.map((row) => row.policyId).sort(), status).toEqual([...expected].sort());
       expect(answer.body.paginationInfo.totalHits).toBe(expected.length);
     }
+  });
+
+  it('GROUP grants by Membership: a member without the claim sees them, a non-member with the claim does not', async () => {
+    const member = await harness.user();
+    await addMember(consumerOrg, member.id);
+    const asMember = await list(member, '/policy/consumer');
+    expect(asMember.body.results.map((row) => row.policyId)).toEqual([ids.groupB]);
+    const claimOnly = await harness.user({ org: consumerOrg });
+    expect((await list(claimOnly, '/policy/consumer')).body.results).toEqual([]);
   });
 
   it('shows nothing of other users', async () => {
@@ -201,10 +229,28 @@ describe('organisation listing', () => {
     expect(answer.body).toMatchObject({ type: 'urn:dx:acl:Forbidden', detail: 'requires role org_admin' });
   });
 
-  it('org_admin without an organisation claim: 403', async () => {
+  it('org_admin without an organisation claim holds no org_admin role: 403', async () => {
     const answer = await list(await harness.user({ roles: ['org_admin'] }), '/policy/organisation');
     expect(answer.status).toBe(403);
-    expect(answer.body.detail).toContain('organisation claim');
+    expect(answer.body.detail).toBe('requires role org_admin');
+  });
+});
+
+describe('an itemId that CatalogItems of two organisations carry', () => {
+  it("is neither organisation's: its grants are in no organisation listing", async () => {
+    const [victimOrg, attackerOrg] = [randomUUID(), randomUUID()];
+    const victim = await harness.user({ org: victimOrg });
+    const item = (await harness.catalogItem({ ownerId: victim.id, organisationId: victimOrg })).spec.itemId;
+    const [policyId] = await create(victim, [individual(item, randomUUID(), ['api'])]);
+    const victimAdmin = await harness.user({ roles: ['org_admin'], org: victimOrg });
+    const before = await list(victimAdmin, '/policy/organisation');
+    expect(before.body.results.map((row) => row.policyId)).toEqual([policyId]);
+    // Another organisation's CatalogItem with the same itemId (a catalog editor of that organisation made it).
+    const attacker = await harness.user({ roles: ['org_admin'], org: attackerOrg });
+    await harness.catalogItem({ ownerId: attacker.id, organisationId: attackerOrg, itemId: item });
+    await until(() => harness.api.cache.itemsWithId(item).length === 2, 'both items cached');
+    expect((await list(attacker, '/policy/organisation')).body.results).toEqual([]);
+    expect((await list(victimAdmin, '/policy/organisation')).body.results).toEqual([]);
   });
 });
 

@@ -9,19 +9,28 @@ import {
   TEST_EVENT_SOURCE,
 } from '../../support/member-events.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import { AclHarness, BASIC_SECRET, PRODUCER_CLIENT_ID, until, type Caller } from './support/acl-harness.js';
+import {
+  AclHarness,
+  BASIC_SECRET,
+  PRODUCER_CLIENT_ID,
+  PRODUCER_ORGANISATIONS,
+  until,
+  type Caller,
+} from './support/acl-harness.js';
+import { AuditDatabase } from './support/audit-records.js';
 
 // Membership events (POST /events), snapshots (PUT .../members) and member listings (GET .../members)
 // against the real kube-apiserver: outcomes, the Membership objects they leave, ordering, all-or-nothing
-// validation, roles, media types, and a Kubernetes outage.
+// validation, roles and the organisations a producer is bound to, media types, and a Kubernetes outage.
 
 const harness = new AclHarness();
+/** A platform producer: it speaks for every organisation, so the tests below may use any. */
 let producer: Caller;
 let cosAdmin: Caller;
 
 beforeAll(async () => {
   await harness.start('acl-memberships');
-  producer = await harness.user({ roles: ['event_producer'] });
+  producer = await harness.user({ roles: ['platform_event_producer'] });
   cosAdmin = await harness.user({ roles: ['cos_admin'] });
 });
 
@@ -44,7 +53,7 @@ function send(events: unknown, caller = producer, contentType = EVENT_BATCH) {
   });
 }
 
-function orgKey(organisationId = randomUUID()): MembershipKey {
+function orgKey(organisationId: string = randomUUID()): MembershipKey {
   return { organisationId, userId: randomUUID() };
 }
 
@@ -220,7 +229,7 @@ describe('PUT and GET .../members', () => {
     );
   }
 
-  it('a snapshot adds and removes exactly the difference; the listing shows the members by userId', async () => {
+  it('a snapshot adds and removes exactly the difference, writing nothing else; the listing shows the members by userId', async () => {
     const organisationId = randomUUID();
     const [kept, dropped, added, former] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     await send(
@@ -230,18 +239,22 @@ describe('PUT and GET .../members', () => {
     await send([formerRemoval]);
     const path = `/organisations/${organisationId}/members`;
     await until(() => harness.api.cache.membershipsOf(organisationId).length === 3, 'memberships cached');
+    const spec = async (userId: string) => (await harness.getMembership({ organisationId, userId }))?.spec;
+    const version = async (userId: string) =>
+      (await harness.getMembership({ organisationId, userId }))?.metadata.resourceVersion;
+    const untouched = { kept: await version(kept), former: await version(former) };
 
     const answer = await harness.request('PUT', path, { caller: producer, body: { userIds: [kept, added] } });
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ results: [{ added: 1, removed: 1 }], detail: '1 added, 1 removed' });
-    const spec = async (userId: string) => (await harness.getMembership({ organisationId, userId }))?.spec;
-    const keptSpec = await spec(kept);
-    expect(keptSpec?.removedAt).toBe(undefined);
-    expect((await spec(added))?.removedAt).toBe(undefined);
-    expect((await spec(dropped))?.removedAt).toBe(keptSpec?.changedAt);
+    const addedSpec = await spec(added);
+    expect(addedSpec?.removedAt).toBe(undefined);
+    expect((await spec(dropped))?.removedAt).toBe(addedSpec?.changedAt);
+    // What the snapshot does not change is not written: a member it keeps, a member removed before it.
+    expect({ kept: await version(kept), former: await version(former) }).toEqual(untouched);
     expect(await spec(former)).toMatchObject({
       removedAt: formerRemoval.time,
-      changedAt: keptSpec?.changedAt,
+      changedAt: formerRemoval.time,
     });
     // An event from before the snapshot is stale now.
     expect(
@@ -302,10 +315,12 @@ describe('PUT and GET .../members', () => {
 });
 
 describe('roles', () => {
-  it('events and snapshots: event_producer (bearer or Basic) or cos_admin; anyone else 403', async () => {
+  it('events and snapshots: event_producer (bearer or Basic) for its organisations, platform_event_producer or cos_admin; anyone else 403', async () => {
     const basicProducer = harness.basicCaller(BASIC_SECRET, PRODUCER_CLIENT_ID);
-    for (const caller of [producer, basicProducer, cosAdmin]) {
-      expect((await send([memberEvent('added', orgKey(), at(1))], caller)).status).toBe(200);
+    const [boundOrg] = PRODUCER_ORGANISATIONS as [string];
+    const scoped = await harness.user({ roles: ['event_producer'], org: boundOrg });
+    for (const caller of [producer, scoped, basicProducer, cosAdmin]) {
+      expect((await send([memberEvent('added', orgKey(boundOrg), at(1))], caller)).status).toBe(200);
     }
     const organisationId = randomUUID();
     const refused = [
@@ -319,7 +334,7 @@ describe('roles', () => {
       expect(event.status).toBe(403);
       expect(event.body).toMatchObject({
         type: 'urn:dx:acl:Forbidden',
-        detail: 'requires role event_producer or cos_admin',
+        detail: 'requires role event_producer or platform_event_producer or cos_admin',
       });
       const body = { userIds: [key.userId] };
       const snapshot = await harness.request('PUT', `/organisations/${organisationId}/members`, {
@@ -346,6 +361,93 @@ describe('roles', () => {
     const byProducer = await harness.request('GET', path, { caller: producer });
     expect(byProducer.status).toBe(403);
     expect(byProducer.body.detail).toBe('requires role org_admin or cos_admin');
+  });
+});
+
+describe('a producer speaks only for the organisations it is bound to', () => {
+  const database = new AuditDatabase(harness);
+  const notBound = (field: string, organisationId: string) =>
+    `${field}: this producer is not bound to organisation ${organisationId}; nothing was applied`;
+
+  it('a batch with one event of another organisation is refused whole (403 naming its index), audited, nothing applied', async () => {
+    const [own, foreign] = [randomUUID(), randomUUID()];
+    const scoped = await harness.user({ roles: ['event_producer'], org: own });
+    const ownKeys = [orgKey(own), { ...orgKey(own), groupId: 'g1' }];
+    // The attack: the producer adds itself to another organisation, and so to that organisation's GROUP grants.
+    const intruder = { organisationId: foreign, userId: scoped.id };
+    const requestId = `req-${randomUUID()}`;
+    const answer = await harness.request('POST', '/events', {
+      caller: scoped,
+      body: [
+        memberEvent('added', ownKeys[0] as MembershipKey, at(1)),
+        memberEvent('added', intruder, at(1)),
+        memberEvent('added', ownKeys[1] as MembershipKey, at(1)),
+      ],
+      headers: { 'content-type': EVENT_BATCH, 'x-request-id': requestId },
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.body).toMatchObject({
+      type: 'urn:dx:acl:Forbidden',
+      title: 'Not bound to the organisation',
+      detail: notBound('[1].data.organisationId', foreign),
+    });
+    for (const key of [...ownKeys, intruder]) expect(await harness.getMembership(key)).toBe(undefined);
+    const records = await database.ofRequest(requestId);
+    expect(
+      records.map((record) => [record.action, record.target.organisationId, record.outcome.status]),
+    ).toEqual([
+      ['membership.added', own, 403],
+      ['membership.added', foreign, 403],
+      ['membership.added', own, 403],
+    ]);
+    expect(records.every((record) => record.actor.id === scoped.id)).toBe(true);
+
+    const single = await send(memberEvent('added', intruder, at(1)), scoped, STRUCTURED_EVENT);
+    expect(single.status).toBe(403);
+    expect(single.body.detail).toBe(notBound('data.organisationId', foreign));
+    expect(
+      (
+        await send(
+          ownKeys.map((key) => memberEvent('added', key, at(1))),
+          scoped,
+        )
+      ).status,
+    ).toBe(200);
+  });
+
+  it("a snapshot of another organisation or its group is refused and its members stay; the own organisation's applies", async () => {
+    const [own, foreign] = [randomUUID(), randomUUID()];
+    const scoped = await harness.user({ roles: ['event_producer'], org: own });
+    const member = orgKey(foreign);
+    await send([memberEvent('added', member, at(5))]);
+    const before = await harness.getMembership(member);
+    for (const path of [`/organisations/${foreign}/members`, `/organisations/${foreign}/groups/g1/members`]) {
+      const emptied = await harness.request('PUT', path, { caller: scoped, body: { userIds: [] } });
+      expect(emptied.status, path).toBe(403);
+      expect(emptied.body.detail).toBe(notBound('organisationId', foreign));
+    }
+    expect((await harness.getMembership(member))?.metadata.resourceVersion).toBe(
+      before?.metadata.resourceVersion,
+    );
+    const ownSnapshot = await harness.request('PUT', `/organisations/${own}/members`, {
+      caller: scoped,
+      body: { userIds: [scoped.id] },
+    });
+    expect(ownSnapshot.status).toBe(200);
+  });
+
+  it("an event_producer JWT without an organisation claim speaks for none; a Basic one for its credential's organisations", async () => {
+    const unbound = await harness.user({ roles: ['event_producer'] });
+    const organisationId = randomUUID();
+    const answer = await send([memberEvent('added', orgKey(organisationId), at(1))], unbound);
+    expect(answer.status).toBe(403);
+    expect(answer.body.detail).toBe(notBound('[0].data.organisationId', organisationId));
+    const basicProducer = harness.basicCaller(BASIC_SECRET, PRODUCER_CLIENT_ID);
+    const bound = PRODUCER_ORGANISATIONS.map((org) => memberEvent('added', orgKey(org), at(1)));
+    expect((await send(bound, basicProducer)).status).toBe(200);
+    const other = await send([...bound, memberEvent('added', orgKey(organisationId), at(1))], basicProducer);
+    expect(other.status).toBe(403);
+    expect(other.body.detail).toBe(notBound('[2].data.organisationId', organisationId));
   });
 });
 

@@ -124,8 +124,10 @@ describe('contract', () => {
       operations().find(([, , op]) => op.operationId === operationId)?.[2];
     expect(anyOf('postMemberEvents')?.security).toEqual([
       { bearerAuth: ['event_producer'] },
+      { bearerAuth: ['platform_event_producer'] },
       { bearerAuth: ['cos_admin'] },
       { basicAuth: ['event_producer'] },
+      { basicAuth: ['platform_event_producer'] },
       { basicAuth: ['cos_admin'] },
     ]);
     expect(anyOf('listGroupMembers')?.security?.[1]).toEqual({ bearerAuth: ['cos_admin'] });

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { createTestNamespace } from '../support/cluster.js';
-import { AclHarness, group, inDays, individual, until, type Caller } from './support/acl-harness.js';
+import {
+  AclHarness,
+  BASIC_SECRET,
+  ENFORCER_CLIENT_ID,
+  group,
+  inDays,
+  individual,
+  until,
+  type Caller,
+} from './support/acl-harness.js';
 
 // POST /verify: active, revoked, expired and GROUP grants (membership from Membership objects), who may ask,
 // validation, and grants applied with kubectl outside their organisation's namespaces. Every case of the
@@ -178,21 +187,22 @@ describe('who may verify', () => {
     await grant(individual(itemId, consumerId));
   });
 
-  it('the item owner, an org_admin of its organisation, a cos_admin, and an application', async () => {
+  it('the item owner, an org_admin of its organisation, a cos_admin, and an enforcement point', async () => {
     for (const caller of [
       owner,
       await harness.user({ roles: ['org_admin'], org: orgId }),
       await harness.user({ roles: ['cos_admin'] }),
-      harness.basicCaller(),
+      harness.basicCaller(BASIC_SECRET, ENFORCER_CLIENT_ID),
     ]) {
       expect((await verify(caller, consumerId)).status).toBe(200);
     }
   });
 
-  it('another user, or an org_admin of another organisation: 403 "Not allowed to verify"', async () => {
+  it('another user, an org_admin of another organisation, or an application without decision_client: 403 "Not allowed to verify"', async () => {
     for (const caller of [
       await harness.user(),
       await harness.user({ roles: ['org_admin'], org: randomUUID() }),
+      harness.basicCaller(),
     ]) {
       const answer = await verify(caller, consumerId);
       expect(answer.status).toBe(403);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
@@ -5,6 +6,13 @@ import { tokenReviewApi } from '../../../src/auth/token-review-verifier.js';
 import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { DEFAULT_TOKEN_REVIEW_AUDIENCE } from '../../../src/decision/decision-service.js';
 import { FAST } from '../../unit/auth/support/fast-scrypt.js';
+import {
+  AclHarness,
+  BASIC_SECRET,
+  ENFORCER_CLIENT_ID,
+  PRODUCER_CLIENT_ID,
+  individual,
+} from '../acl/support/acl-harness.js';
 import { signToken } from '../../unit/auth/support/tokens.js';
 import { createTestNamespace, testKubeConfig, testSpiceDB } from '../support/cluster.js';
 import { ISSUER, startServiceUnderTest, unknownUserCheck, untilReady } from './support/decision-service.js';
@@ -13,7 +21,8 @@ import { createServiceAccount, serviceAccountToken } from './support/service-acc
 
 // Who may call /v1/check, against the real services: the decision service with its defaults (the role
 // decision_client; TokenReview for its own audience) reviewing real ServiceAccount tokens with the shared
-// kube-apiserver, and Basic applications with and without the role.
+// kube-apiserver, and Basic applications with and without the role. POST /verify of the ACL API is the same
+// oracle through another route: the same enforcement points may ask it about any user.
 
 const ENFORCER = 'enforcer';
 const BYSTANDER = 'bystander';
@@ -112,5 +121,60 @@ describe('only enforcement points may call /v1/check', () => {
     const credentials = presented.map(([, authorization]) => authorization.split(' ')[1] as string);
     for (const credential of [...credentials, SECRET])
       expect(`${logs}\n${metrics}`).not.toContain(credential);
+  });
+});
+
+describe('POST /verify answers the same enforcement points about any user', () => {
+  const acl = new AclHarness();
+  let itemId: string;
+  let consumerId: string;
+
+  beforeAll(async () => {
+    await acl.start('verify-callers');
+    const owner = await acl.user({ org: randomUUID() });
+    itemId = (await acl.catalogItem({ ownerId: owner.id, organisationId: randomUUID() })).spec.itemId;
+    consumerId = randomUUID();
+    const granted = await acl.request('POST', '/policy', {
+      caller: owner,
+      body: { request: [individual(itemId, consumerId)] },
+    });
+    expect(granted.status).toBe(201);
+  });
+
+  afterAll(() => acl.stop());
+
+  it('answers each caller as its kind and roles say', async () => {
+    const matrix: Array<[string, string, number]> = [
+      ['an end-user JWT without roles', (await acl.user()).authorization, 403],
+      [
+        'an org_admin JWT of another organisation',
+        (await acl.user({ roles: ['org_admin'], org: randomUUID() })).authorization,
+        403,
+      ],
+      ['a JWT with decision_client', (await acl.user({ roles: [DECISION_CLIENT_ROLE] })).authorization, 200],
+      [
+        'a Basic application with decision_client',
+        acl.basicCaller(BASIC_SECRET, ENFORCER_CLIENT_ID).authorization,
+        200,
+      ],
+      ['a Basic application without roles', acl.basicCaller().authorization, 403],
+      [
+        'a Basic application with another role',
+        acl.basicCaller(BASIC_SECRET, PRODUCER_CLIENT_ID).authorization,
+        403,
+      ],
+    ];
+    const answers = [];
+    for (const [who, authorization, expected] of matrix) {
+      const { status, body } = await acl.request('POST', '/verify', {
+        caller: { id: who, authorization },
+        body: { user: { id: consumerId }, item: { itemId } },
+      });
+      answers.push([who, status, expected, body.title]);
+    }
+    expect(answers.filter(([, status, expected]) => status !== expected)).toEqual([]);
+    expect(answers.filter(([, status]) => status === 403).map(([, , , title]) => title)).toEqual(
+      Array(4).fill('Not allowed to verify'),
+    );
   });
 });

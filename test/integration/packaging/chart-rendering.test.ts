@@ -270,7 +270,7 @@ describe('configuration', () => {
       logLevel: 'debug',
       errorNamespace: 'acme',
       auth: {
-        jwt: { issuer: 'https://id.example/', audience: 'acl', algorithms: ['RS256', 'ES256'] },
+        jwt: { issuer: 'https://id.example/', audience: 'acl', algorithms: ['RS256', 'ES256'], maxAge: '1h' },
         jwks: { url: 'https://id.example/jwks' },
       },
       aclApi: { basePath: '/v9' },
@@ -330,6 +330,7 @@ describe('configuration', () => {
       JWT_ALGORITHMS: 'RS256,ES256',
       ROLES_CLAIM: 'roles',
       ORG_CLAIM: 'org',
+      JWT_MAX_AGE: '1h',
       JWKS_URL: 'https://id.example/jwks',
       ACL_PORT: '8080',
       ACL_BASE_PATH: '/v9',

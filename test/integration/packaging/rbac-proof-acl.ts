@@ -202,7 +202,7 @@ export class AclProof {
       gitOps: await user(),
       producer: {
         id: 'producer',
-        authorization: `Bearer ${await mintToken(this.key, { sub: randomUUID(), roles: ['event_producer'] })}`,
+        authorization: `Bearer ${await mintToken(this.key, { sub: randomUUID(), roles: ['platform_event_producer'] })}`,
       },
     };
   }
@@ -218,7 +218,7 @@ interface Callers {
   retried: Caller;
   rolledBack: Caller;
   gitOps: Caller;
-  /** Sends membership events (role event_producer). */
+  /** Sends membership events of any organisation (role platform_event_producer). */
   producer: Caller;
 }
 

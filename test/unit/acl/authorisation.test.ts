@@ -8,6 +8,7 @@ import {
   mayRevoke,
   mayVerify,
 } from '../../../src/acl/authorisation.js';
+import { DEFAULT_CHECK_CALLERS } from '../../../src/decision/check-callers.js';
 
 const [ownerId, issuerId, consumerId, strangerId] = ['owner', 'issuer', 'consumer', 'stranger'];
 const [org, otherOrg] = ['org-1', 'org-2'];
@@ -114,10 +115,20 @@ describe('verify', () => {
     ['the owner', principal(ownerId), true],
     ['an org_admin of the item organisation', principal(strangerId, ['org_admin'], org), true],
     ['a cos_admin', principal(strangerId, ['cos_admin']), true],
-    ['an application', principal('gateway', [], undefined, 'application'), true],
+    [
+      'an application with decision_client',
+      principal('gateway', ['decision_client'], undefined, 'application'),
+      true,
+    ],
+    ['a JWT with decision_client', principal(strangerId, ['decision_client']), true],
+    [
+      'an application without it',
+      principal('reporting', ['event_producer'], undefined, 'application'),
+      false,
+    ],
     ['another user', principal(strangerId), false],
     ['an org_admin of another organisation', principal(strangerId, ['org_admin'], otherOrg), false],
   ])('%s: %s', (_name, caller, allowed) => {
-    expect(mayVerify(caller, consumerId, item())).toBe(allowed);
+    expect(mayVerify(caller, consumerId, item(), DEFAULT_CHECK_CALLERS)).toBe(allowed);
   });
 });

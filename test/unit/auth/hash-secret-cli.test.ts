@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseApplicationCredentials } from '../../../src/auth/application-credentials.js';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { runHashSecretCli } from '../../../src/auth/hash-secret-cli.js';
-import { USER_ID } from './support/tokens.js';
+import { ORG_ID, USER_ID } from './support/tokens.js';
 
 async function run(args: string[], stdin: string) {
   const output = { stdout: '', stderr: '' };
@@ -24,6 +24,18 @@ describe('hash-secret', () => {
     ]);
     const principal = await createBasicVerifier(credentials).verify('gateway', 'the-app-secret');
     expect(principal.id).toBe(USER_ID);
+  });
+
+  it('--producer-org binds an event_producer application to organisations; org_admin needs --org', async () => {
+    const args = ['--role', 'event_producer', '--role', 'org_admin', '--producer-org', ORG_ID];
+    const { code, stdout } = await run(args, 'feed-secret');
+    expect(code).toBe(0);
+    const credentials = parseApplicationCredentials({ feed: stdout });
+    const principal = await createBasicVerifier(credentials).verify('feed', 'feed-secret');
+    expect(principal.organisations).toEqual([ORG_ID]);
+    // No organisationId: the application administers no organisation.
+    expect(principal.roles).toEqual(new Set(['event_producer']));
+    expect((await run(['--producer-org', 'acme'], 's')).stderr).toContain('--producer-org must be a UUID');
   });
 
   it('refuses an empty secret', async () => {

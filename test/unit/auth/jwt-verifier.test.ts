@@ -67,6 +67,13 @@ describe('accepted tokens', () => {
     });
   });
 
+  it.each([['at+jwt'], ['application/at+jwt'], ['JWT'], [null]])(
+    'accepts an access token whose typ is %s',
+    async (typ) => {
+      expect((await verifier.verify(await signToken(rsa, {}, { typ }))).id).toBe(USER_ID);
+    },
+  );
+
   it('tolerates a little clock skew', async () => {
     expect((await verifier.verify(await signToken(rsa, {}, { expiresIn: -3 }))).id).toBe(USER_ID);
   });
@@ -79,7 +86,23 @@ describe('rejected tokens', () => {
     expect(error).toMatchObject({ reason: 'token expired' });
   });
 
+  it('says "token expired" for a token issued longer ago than the maximum age, whatever its exp', async () => {
+    const old = await signToken(rsa, {}, { issuedAgo: 86_400 + 60, expiresIn: 3_600 });
+    expect(await rejection(verifier.verify(old))).toMatchObject({ reason: 'token expired' });
+    const strict = await createJwtVerifier(options({ maxTokenAgeSeconds: 600 }));
+    const minutes = await signToken(rsa, {}, { issuedAgo: 660 });
+    expect(await rejection(strict.verify(minutes))).toMatchObject({ reason: 'token expired' });
+    expect((await verifier.verify(minutes)).id).toBe(USER_ID);
+  });
+
   it.each([
+    ['without iat', () => signToken(rsa, {}, { issuedAgo: null })],
+    ['issued in the future', () => signToken(rsa, {}, { issuedAgo: -120 })],
+    ['of another type (a logout token)', () => signToken(rsa, {}, { typ: 'logout+jwt' })],
+    [
+      'of another type (an id token by its media type)',
+      () => signToken(rsa, {}, { typ: 'application/id_token+jwt' }),
+    ],
     ['signed by an unknown key under a known kid', async () => signToken(await testKey('RS256', 'rsa-1'))],
     ['from another issuer', () => signToken(rsa, {}, { issuer: 'https://evil.example' })],
     ['for another audience', () => signToken(rsa, {}, { audience: 'another-service' })],
@@ -100,8 +123,15 @@ describe('rejected tokens', () => {
 
 describe('claims', () => {
   it('reads roles from a space-separated string', async () => {
-    const principal = await verifier.verify(await signToken(rsa, { roles: 'org_admin  cos_admin' }));
+    const principal = await verifier.verify(
+      await signToken(rsa, { roles: 'org_admin  cos_admin', org: ORG_ID }),
+    );
     expect(principal.roles).toEqual(new Set(['org_admin', 'cos_admin']));
+  });
+
+  it('org_admin without an organisation claim administers nothing: the role is dropped', async () => {
+    const principal = await verifier.verify(await signToken(rsa, { roles: ['org_admin', 'cos_admin'] }));
+    expect(principal.roles).toEqual(new Set(['cos_admin']));
   });
 
   it('reads roles and organisation from configured claims, nested by a dotted path', async () => {

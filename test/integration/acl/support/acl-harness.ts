@@ -36,8 +36,12 @@ import { until } from '../../../support/until.js';
 // signing key and a Basic credential in a temp folder; helpers for catalog items, tokens and requests.
 
 export const BASIC_CLIENT_ID = 'gateway-app';
-/** A second application, whose credential carries the role event_producer. */
+/** A second application, whose credential carries the role event_producer for PRODUCER_ORGANISATIONS. */
 export const PRODUCER_CLIENT_ID = 'membership-feed';
+/** The organisations the application PRODUCER_CLIENT_ID reports memberships for. */
+export const PRODUCER_ORGANISATIONS = [randomUUID(), randomUUID()];
+/** An enforcement point: its credential carries the role decision_client. */
+export const ENFORCER_CLIENT_ID = 'enforcement-point';
 export const BASIC_SECRET = 'correct horse battery staple';
 /** Cheapest scrypt the parser accepts: the tests check the Basic path, not the hash's cost. */
 const FAST_SCRYPT = { cost: 2 ** 10, blockSize: 8, parallelization: 1 };
@@ -79,8 +83,12 @@ export class AclHarness {
     const hash = await hashSecret(BASIC_SECRET, FAST_SCRYPT);
     await writeFile(join(credentialsDir, BASIC_CLIENT_ID), JSON.stringify({ hash, roles: [] }));
     await writeFile(
+      join(credentialsDir, ENFORCER_CLIENT_ID),
+      JSON.stringify({ hash, roles: ['decision_client'] }),
+    );
+    await writeFile(
       join(credentialsDir, PRODUCER_CLIENT_ID),
-      JSON.stringify({ hash, roles: ['event_producer'] }),
+      JSON.stringify({ hash, roles: ['event_producer'], organisations: PRODUCER_ORGANISATIONS }),
     );
     return {
       port: 0,

@@ -112,9 +112,12 @@ describe('decideSnapshot', () => {
     expect(decideSnapshot(removed, key, true, now)).not.toHaveProperty('removedAt');
   });
 
-  it('a membership already removed keeps the time of its removal', () => {
-    const { spec } = decideEvent(undefined, change(false, T1 - 3_600_000));
-    expect(decideSnapshot(spec, key, false, now).removedAt).toBe(spec?.removedAt);
+  it('a membership already as the snapshot says is answered as given (nothing to write)', () => {
+    const removed = decideEvent(undefined, change(false, T1 - 3_600_000)).spec;
+    expect(decideSnapshot(removed, key, false, now)).toBe(removed);
+    const added = decideEvent(undefined, change(true, T1 - 3_600_000)).spec;
+    expect(decideSnapshot(added, key, true, now)).toBe(added);
+    expect(decideSnapshot(undefined, key, false, now)).toBe(undefined);
   });
 
   it('creates a missing membership', () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
 import { AccessVerifier, type VerifyCache } from '../../../../src/acl/policies/verify-access.js';
+import { DEFAULT_CHECK_CALLERS } from '../../../../src/decision/check-callers.js';
 import type { Principal } from '../../../../src/auth/principal.js';
 import { HttpError } from '../../../../src/http/errors.js';
 import {
@@ -33,7 +34,7 @@ function verifier(grants: PolicyGrant[], members: [string, string][] = []): Acce
     grantsOnItem: (itemId) => world.grantsOnItem(itemId),
     isOrganisationMember: (org, userId) => members.some(([o, u]) => o === org && u === userId),
   };
-  return new AccessVerifier(cache, () => NOW);
+  return new AccessVerifier(cache, () => NOW, DEFAULT_CHECK_CALLERS);
 }
 
 function refusal(run: () => unknown): HttpError {

@@ -36,16 +36,24 @@ export interface SignOptions {
   /** Seconds from now; negative for an expired token; null for none. */
   expiresIn?: number | null;
   kid?: string;
+  /** Seconds since it was issued (60 by default); null for no iat. */
+  issuedAgo?: number | null;
+  /** The typ header (JWT by default); null for none. */
+  typ?: string | null;
 }
 
 /** A token as the identity provider would issue it, with every knob a test needs to break it. */
 export function signToken(key: TestKey, claims: JWTPayload = {}, options: SignOptions = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const jwt = new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, kid: options.kid ?? key.kid, typ: 'JWT' })
+    .setProtectedHeader({
+      alg: key.alg,
+      kid: options.kid ?? key.kid,
+      ...(options.typ === null ? {} : { typ: options.typ ?? 'JWT' }),
+    })
     .setIssuer(options.issuer ?? ISSUER)
-    .setAudience(options.audience ?? AUDIENCE)
-    .setIssuedAt(now - 60);
+    .setAudience(options.audience ?? AUDIENCE);
+  if (options.issuedAgo !== null) jwt.setIssuedAt(now - (options.issuedAgo ?? 60));
   if (options.subject !== null) jwt.setSubject(options.subject ?? USER_ID);
   if (options.expiresIn !== null) jwt.setExpirationTime(now + (options.expiresIn ?? 300));
   return jwt.sign(key.privateKey);
