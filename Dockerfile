@@ -14,14 +14,17 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.image.json ./
 COPY src ./src
-RUN npm run build
+# Only what the three services import (tsconfig.image.json starts from their entrypoints): no development
+# stack, local control plane or developer CLIs.
+RUN npm run build:image
 
 FROM ${NODE_IMAGE} AS dependencies
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# Optional dependencies are development tools too (the embedded PostgreSQL of the development stack).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 # The package managers of the base image go; node stays.
