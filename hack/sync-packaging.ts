@@ -117,6 +117,7 @@ const COMPONENT_FILES: Record<string, string> = {
   settings: 'settings.yaml',
   'spicedb-model': 'spicedb_model.yaml',
   'namespace-binding': 'namespace_binding.yaml',
+  'audit-migrations': 'audit_migrations.yaml',
 };
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);

@@ -1,10 +1,11 @@
 import { isEntrypoint } from './process-lifecycle.js';
 
 /**
- * The one entrypoint of the container image: `node dist/cmd/main.js <service> [args...]` starts one service.
- * Each service's module sits beside this file under the service's name and exports `main`.
+ * The one entrypoint of the container image: `node dist/cmd/main.js <service> [args...]` starts one service
+ * (or runs the audit schema's migrations, `audit-migrate`, a step of its own). Each one's module sits beside
+ * this file under its name and exports `main`.
  */
-export const SERVICES = ['acl-api', 'controller', 'decision-service'] as const;
+export const SERVICES = ['acl-api', 'controller', 'decision-service', 'audit-migrate'] as const;
 export type Service = (typeof SERVICES)[number];
 
 export interface Entrypoint {

@@ -74,6 +74,11 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .Values.audit.database.existingSecret | default (printf "%s-audit-database" (include "pgo.fullname" .)) }}
 {{- end }}
 
+{{/* The Secret with the audit chain's MAC key (the user creates it; the database never sees it). */}}
+{{- define "pgo.auditChainKeySecretName" -}}
+{{- .Values.audit.chainKey.existingSecret | default (printf "%s-audit-chain-key" (include "pgo.fullname" .)) }}
+{{- end }}
+
 {{/* The Secret with SpiceDB's endpoint and preshared key: the user's, or the chart's. */}}
 {{- define "pgo.spicedbSecretName" -}}
 {{- if and .Values.spicedb.existingSecret (not .Values.spicedb.bundled.enabled) }}
@@ -156,14 +161,20 @@ audit database Secret or its url key is absent from the release namespace.
 {{- if not (hasKey ($secret.data | default dict) .Values.audit.database.urlKey) }}
 {{- fail (printf "the audit database Secret %s has no key %s (audit.database.urlKey): the ACL API refuses to start without its connection string" $name .Values.audit.database.urlKey) }}
 {{- end }}
+{{- $keyName := include "pgo.auditChainKeySecretName" . }}
+{{- $keySecret := lookup "v1" "Secret" .Release.Namespace $keyName }}
+{{- if not (hasKey ($keySecret.data | default dict) .Values.audit.chainKey.key) }}
+{{- fail (printf "the audit chain key Secret %s with the key %s does not exist in namespace %s: create it (docs/install.md), or name another in audit.chainKey.existingSecret; without it a rewrite of the audit trail by the database's owner goes unnoticed" $keyName .Values.audit.chainKey.key .Release.Namespace) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
 {{/*
 Environment of a service container beyond the settings ConfigMap: the namespace it runs in, SpiceDB's endpoint and
-key from the Secret (SpiceDB clients only), the audit database's connection strings (the ACL API, which migrates
-the schema; the controller, which records grant changes made outside the API, gets the services' one only), and
-the paths of mounted files. Takes the component dict of pgo.deployment.
+key from the Secret (SpiceDB clients only), the audit database's writer connection string and chain key (the ACL
+API; the controller, which records grant changes made outside the API), the owner's connection string only to the
+ACL API and only with audit.migrations startup (by default the migrations Job alone holds it), and the paths of
+mounted files. Takes the component dict of pgo.deployment.
 */}}
 {{- define "pgo.env" -}}
 {{- $root := .root }}
@@ -206,8 +217,13 @@ the paths of mounted files. Takes the component dict of pgo.deployment.
     secretKeyRef:
       name: {{ include "pgo.auditDatabaseSecretName" $root }}
       key: {{ $root.Values.audit.database.urlKey }}
+- name: AUDIT_CHAIN_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.auditChainKeySecretName" $root }}
+      key: {{ $root.Values.audit.chainKey.key }}
 {{- end }}
-{{- if eq .component "acl-api" }}
+{{- if and (eq .component "acl-api") (eq $root.Values.audit.migrations "startup") }}
 - name: DATABASE_MIGRATION_URL
   valueFrom:
     secretKeyRef:

@@ -376,30 +376,67 @@ describe('configuration', () => {
     expect(settings).not.toHaveProperty('DECISION_CLIENT_SERVICE_ACCOUNTS');
   });
 
-  it("the audit database's connection strings come from the Secret the values name: both to the ACL API, the services' one to the controller", async () => {
+  it("by default only the migrations hook Job holds the audit database owner's connection string; the services get the writer's and the chain key", async () => {
     const objects = await renderChart(NAMESPACE, {
       ...REQUIRED_VALUES,
-      audit: { database: { existingSecret: 'audit-db', urlKey: 'service', migrationUrlKey: 'owner' } },
+      audit: {
+        database: { existingSecret: 'audit-db', urlKey: 'service', migrationUrlKey: 'owner' },
+        chainKey: { existingSecret: 'chain', key: 'mac' },
+        retentionDays: 30,
+      },
     });
-    expect(deployment(objects, 'acl-api').container.env).toEqual(
-      expect.arrayContaining([
-        { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'audit-db', key: 'service' } } },
-        {
-          name: 'DATABASE_MIGRATION_URL',
-          valueFrom: { secretKeyRef: { name: 'audit-db', key: 'owner', optional: true } },
-        },
-      ]),
-    );
-    // The controller records grant changes made outside the API with the services' role; it never migrates.
-    const controllerEnv = deployment(objects, 'controller').container.env;
-    expect(controllerEnv).toContainEqual({
+    const writer = {
       name: 'DATABASE_URL',
       valueFrom: { secretKeyRef: { name: 'audit-db', key: 'service' } },
-    });
-    expect(JSON.stringify(controllerEnv)).not.toContain('DATABASE_MIGRATION_URL');
-    expect(JSON.stringify(deployment(objects, 'decision-service').container.env)).not.toContain(
-      'DATABASE_URL',
+    };
+    const chainKey = { name: 'AUDIT_CHAIN_KEY', valueFrom: { secretKeyRef: { name: 'chain', key: 'mac' } } };
+    for (const service of ['acl-api', 'controller']) {
+      const env = deployment(objects, service).container.env;
+      expect(env).toEqual(expect.arrayContaining([writer, chainKey]));
+      expect(JSON.stringify(env)).not.toContain('DATABASE_MIGRATION_URL');
+    }
+    expect(JSON.stringify(deployment(objects, 'decision-service').container.env)).not.toMatch(
+      /DATABASE|AUDIT/,
     );
+    expect(objects.find((object) => componentOf(object) === 'settings')?.data).toMatchObject({
+      AUDIT_MIGRATIONS: 'skip',
+    });
+
+    const job = objects.find((object) => object.kind === 'Job' && componentOf(object) === 'audit-migrations');
+    expect(job?.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade' });
+    const pod = (job?.spec as { template: PodTemplate }).template.spec as {
+      automountServiceAccountToken: boolean;
+      containers: { args: string[]; env: unknown[] }[];
+    };
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.containers[0]?.args).toEqual(['audit-migrate']);
+    expect(pod.containers[0]?.env).toEqual(
+      expect.arrayContaining([
+        { name: 'DATABASE_MIGRATION_URL', valueFrom: { secretKeyRef: { name: 'audit-db', key: 'owner' } } },
+        { name: 'AUDIT_RETENTION_DAYS', value: '30' },
+      ]),
+    );
+    expect(JSON.stringify(pod.containers[0]?.env), 'the owner never holds the chain key').not.toContain(
+      'AUDIT_CHAIN_KEY',
+    );
+  });
+
+  it('with audit.migrations startup the ACL API migrates with the owner’s string, and no Job renders', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      audit: { migrations: 'startup', database: { existingSecret: 'audit-db', migrationUrlKey: 'owner' } },
+    });
+    expect(deployment(objects, 'acl-api').container.env).toContainEqual({
+      name: 'DATABASE_MIGRATION_URL',
+      valueFrom: { secretKeyRef: { name: 'audit-db', key: 'owner', optional: true } },
+    });
+    expect(JSON.stringify(deployment(objects, 'controller').container.env)).not.toContain(
+      'DATABASE_MIGRATION_URL',
+    );
+    expect(objects.some((object) => object.kind === 'Job')).toBe(false);
+    expect(objects.find((object) => componentOf(object) === 'settings')?.data).toMatchObject({
+      AUDIT_MIGRATIONS: 'startup',
+    });
   });
 
   it('SpiceDB endpoint and key come from the Secret the values name', async () => {

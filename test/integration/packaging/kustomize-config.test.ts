@@ -22,7 +22,7 @@ import {
   kubectl,
   packagingTools,
   parseManifests,
-  podsOfDeployments,
+  podsOfWorkloads,
   type KubeObject,
 } from './packaging-support.js';
 
@@ -117,7 +117,7 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
       const applied = await applyDryRun(objects);
       expect(applied.stderr).toBe('');
       expect(applied.code).toBe(0);
-      const pods = podsOfDeployments(objects);
+      const pods = podsOfWorkloads(objects);
       expect(pods).toHaveLength(overlay === 'dev' ? 4 : 3);
       const created = await createDryRun(pods);
       expect(created.stderr).toBe('');

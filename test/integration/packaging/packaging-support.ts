@@ -114,10 +114,13 @@ export interface PodTemplate {
   spec: Record<string, unknown>;
 }
 
-/** A Pod made of each Deployment's pod template, as a ReplicaSet would create it. */
-export function podsOfDeployments(objects: KubeObject[]): KubeObject[] {
+/** The kinds of workload the chart renders, whose pod templates Pod Security judges. */
+export const WORKLOAD_KINDS = ['Deployment', 'Job'];
+
+/** A Pod made of each workload's pod template, as a ReplicaSet or the Job controller would create it. */
+export function podsOfWorkloads(objects: KubeObject[]): KubeObject[] {
   return objects
-    .filter((object) => object.kind === 'Deployment')
+    .filter((object) => WORKLOAD_KINDS.includes(object.kind))
     .map((deployment) => {
       const template = (deployment.spec as { template: PodTemplate }).template;
       return {
