@@ -88,6 +88,23 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- end }}
 {{- end }}
 
+{{/* "true" when the decision service checks through the chart's read-only SpiceDB (never with the bundled one). */}}
+{{- define "pgo.spicedbReadOnly" -}}
+{{- if and .Values.spicedb.readOnly.enabled (not .Values.spicedb.bundled.enabled) }}true{{ end }}
+{{- end }}
+
+{{/* The Secret with the read-only SpiceDB's own preshared key: the user's, or the chart's. */}}
+{{- define "pgo.spicedbReadOnlySecretName" -}}
+{{- .Values.spicedb.readOnly.existingSecret | default (printf "%s-spicedb-read-only" (include "pgo.fullname" .)) }}
+{{- end }}
+
+{{/* "true" when the NetworkPolicies render: as set, or (auto) whenever the decision service is exposed. */}}
+{{- define "pgo.networkPolicyEnabled" -}}
+{{- $np := .Values.networkPolicy.enabled }}
+{{- $exposed := or (and .Values.httpRoute.enabled .Values.httpRoute.exposeDecisionService) (and .Values.ingress.enabled .Values.ingress.exposeDecisionService) }}
+{{- if or (eq (toString $np) "true") (and (eq (toString $np) "auto") $exposed) }}true{{ end }}
+{{- end }}
+
 {{- define "pgo.spicedbSecretKeys" -}}
 {{- if and .Values.spicedb.existingSecret (not .Values.spicedb.bundled.enabled) }}
 {{- toYaml .Values.spicedb.existingSecretKeys }}
@@ -136,6 +153,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- if not (or .Values.spicedb.bundled.enabled .Values.spicedb.existingSecret) }}
 {{- if not .Values.spicedb.endpoint }}{{ $missing = append $missing "spicedb.endpoint: host:port of SpiceDB's gRPC API (or spicedb.existingSecret; spicedb.bundled.enabled for development)" }}{{ end }}
 {{- if not .Values.spicedb.presharedKey }}{{ $missing = append $missing "spicedb.presharedKey: SpiceDB's preshared key (or spicedb.existingSecret)" }}{{ end }}
+{{- end }}
+{{- if include "pgo.spicedbReadOnly" . }}
+{{- if not .Values.spicedb.readOnly.datastore.existingSecret }}{{ $missing = append $missing "spicedb.readOnly.datastore.existingSecret: a Secret with the connection string of SpiceDB's datastore, for the decision service's read-only SpiceDB (or spicedb.readOnly.enabled: false)" }}{{ end }}
+{{- if not (or .Values.spicedb.readOnly.presharedKey .Values.spicedb.readOnly.existingSecret) }}{{ $missing = append $missing "spicedb.readOnly.presharedKey: the read-only SpiceDB's own preshared key (or spicedb.readOnly.existingSecret)" }}{{ end }}
 {{- end }}
 {{- if not .Values.auth.jwt.issuer }}{{ $missing = append $missing "auth.jwt.issuer: the iss of the JWTs the ACL API and the decision service accept" }}{{ end }}
 {{- if not .Values.auth.jwt.audience }}{{ $missing = append $missing "auth.jwt.audience: the aud of those JWTs" }}{{ end }}
@@ -195,7 +216,18 @@ mounted files. Takes the component dict of pgo.deployment.
 - name: NODE_OPTIONS
   value: {{ printf "--enable-source-maps --max-old-space-size=%v" . | quote }}
 {{- end }}
-{{- if .spicedbClient }}
+{{- if and (eq .component "decision-service") (include "pgo.spicedbReadOnly" $root) }}
+{{- /* The read-only SpiceDB in the release namespace, plaintext like the bundled one, with its own key. */}}
+- name: SPICEDB_ENDPOINT
+  value: {{ printf "%s.%s.svc:50051" (include "pgo.componentName" (dict "root" $root "component" "spicedb-read-only")) $root.Release.Namespace }}
+- name: SPICEDB_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.spicedbReadOnlySecretName" $root }}
+      key: presharedKey
+- name: SPICEDB_TLS
+  value: plaintext
+{{- else if .spicedbClient }}
 - name: SPICEDB_ENDPOINT
   valueFrom:
     secretKeyRef:

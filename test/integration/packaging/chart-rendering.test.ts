@@ -12,6 +12,7 @@ import {
   renderChart,
   type KubeObject,
   type PodTemplate,
+  READ_ONLY_SPICEDB,
 } from './packaging-support.js';
 
 // What the chart renders, read back: least-privilege RBAC per component, the services' containers, the
@@ -442,7 +443,11 @@ describe('configuration', () => {
   it('SpiceDB endpoint and key come from the Secret the values name', async () => {
     const objects = await renderChart(NAMESPACE, {
       ...REQUIRED_VALUES,
-      spicedb: { existingSecret: 'mine', existingSecretKeys: { endpoint: 'host', presharedKey: 'token' } },
+      spicedb: {
+        existingSecret: 'mine',
+        existingSecretKeys: { endpoint: 'host', presharedKey: 'token' },
+        readOnly: READ_ONLY_SPICEDB,
+      },
     });
     expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
     const env = deployment(objects, 'controller').container.env;
@@ -459,7 +464,7 @@ describe('configuration', () => {
   it('only the controller and the decision service get SpiceDB: the ACL API has no key, CA or admission', async () => {
     const objects = await renderChart(NAMESPACE, {
       ...REQUIRED_VALUES,
-      spicedb: { existingSecret: 'mine', tls: { caSecret: 'spicedb-ca' } },
+      spicedb: { existingSecret: 'mine', tls: { caSecret: 'spicedb-ca' }, readOnly: { enabled: false } },
     });
     const spicedbVariables = (name: string) =>
       deployment(objects, name)
@@ -489,6 +494,91 @@ describe('configuration', () => {
       'controller',
       'decision-service',
     ]);
+  });
+
+  it('the decision service checks through a read-only SpiceDB on the same datastore, with a key of its own; only the controller holds the writing key', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      spicedb: {
+        existingSecret: 'writer',
+        readOnly: {
+          datastore: { existingSecret: 'datastore', uriKey: 'dsn' },
+          presharedKey: 'read-only-key',
+        },
+      },
+    });
+    const readOnly = objects.find(
+      (object) => object.kind === 'Deployment' && componentOf(object) === 'spicedb-read-only',
+    );
+    const container = (readOnly?.spec as { template: PodTemplate }).template.spec.containers as {
+      args: string[];
+      env: unknown[];
+    }[];
+    expect(container[0]?.args).toEqual(
+      expect.arrayContaining(['serve', '--datastore-readonly', '--datastore-engine=postgres']),
+    );
+    const keySecret = 'pgo-policy-grant-operator-spicedb-read-only';
+    expect(container[0]?.env).toEqual([
+      {
+        name: 'SPICEDB_GRPC_PRESHARED_KEY',
+        valueFrom: { secretKeyRef: { name: keySecret, key: 'presharedKey' } },
+      },
+      { name: 'SPICEDB_DATASTORE_CONN_URI', valueFrom: { secretKeyRef: { name: 'datastore', key: 'dsn' } } },
+    ]);
+    const secret = objects.find((object) => object.kind === 'Secret' && object.metadata.name === keySecret);
+    expect(Buffer.from((secret?.data as { presharedKey: string }).presharedKey, 'base64').toString()).toBe(
+      'read-only-key',
+    );
+    const decisionEnv = deployment(objects, 'decision-service').container.env;
+    expect(decisionEnv).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'SPICEDB_ENDPOINT',
+          value: `pgo-policy-grant-operator-spicedb-read-only.${NAMESPACE}.svc:50051`,
+        },
+        { name: 'SPICEDB_TOKEN', valueFrom: { secretKeyRef: { name: keySecret, key: 'presharedKey' } } },
+        { name: 'SPICEDB_TLS', value: 'plaintext' },
+      ]),
+    );
+    expect(JSON.stringify(decisionEnv), 'no writing key').not.toContain('"writer"');
+    expect(deployment(objects, 'controller').container.env).toContainEqual({
+      name: 'SPICEDB_TOKEN',
+      valueFrom: { secretKeyRef: { name: 'writer', key: 'presharedKey' } },
+    });
+  });
+
+  it('with the bundled SpiceDB (memory: one process only) there is no read-only SpiceDB, and none when disabled', async () => {
+    for (const spicedb of [
+      { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
+      { existingSecret: 'writer', readOnly: { enabled: false } },
+    ]) {
+      const objects = await renderChart(NAMESPACE, { ...REQUIRED_VALUES, spicedb });
+      expect(objects.some((object) => componentOf(object) === 'spicedb-read-only')).toBe(false);
+      expect(JSON.stringify(deployment(objects, 'decision-service').container.env)).not.toContain(
+        'read-only',
+      );
+    }
+  });
+
+  it('NetworkPolicies are on by default once the decision service is exposed, and the read-only SpiceDB admits it alone', async () => {
+    const policies = async (values: object) =>
+      (await renderChart(NAMESPACE, { ...REQUIRED_VALUES, ...values })).filter(
+        (object) => object.kind === 'NetworkPolicy',
+      );
+    expect(await policies({})).toEqual([]);
+    const exposedValues = { httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } };
+    const exposed = await policies(exposedValues);
+    expect(exposed.map(componentOf).sort()).toEqual(
+      ['acl-api', 'controller', 'decision-service', 'spicedb-read-only'].sort(),
+    );
+    const readOnly = exposed.find((object) => componentOf(object) === 'spicedb-read-only') as unknown as {
+      spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] };
+    };
+    expect(readOnly.spec.ingress[0]?.from[0]?.podSelector.matchLabels).toMatchObject({
+      'app.kubernetes.io/component': 'decision-service',
+    });
+    expect(await policies({ ...exposedValues, networkPolicy: { enabled: false } })).toEqual([]);
+    expect(await policies({ ingress: { enabled: true, exposeDecisionService: false } })).toEqual([]);
   });
 
   it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
@@ -643,7 +733,7 @@ describe('the image', () => {
   const images = (objects: KubeObject[]) =>
     objects
       .filter((object) => object.kind === 'Deployment' || object.kind === 'Pod')
-      .filter((object) => componentOf(object) !== 'spicedb')
+      .filter((object) => !['spicedb', 'spicedb-read-only'].includes(componentOf(object) ?? ''))
       .flatMap((object) => {
         const spec = (object.spec as { template?: PodTemplate }).template?.spec ?? object.spec;
         return (spec as { containers: { image: string }[] }).containers.map((container) => container.image);
@@ -755,11 +845,16 @@ describe('settings the services cannot start without fail the render, not the po
     [
       'SpiceDB',
       { auth: REQUIRED_VALUES.auth },
-      ['spicedb.endpoint: host:port', 'spicedb.presharedKey: SpiceDB'],
+      [
+        'spicedb.endpoint: host:port',
+        'spicedb.presharedKey: SpiceDB',
+        'spicedb.readOnly.datastore.existingSecret',
+        'spicedb.readOnly.presharedKey',
+      ],
     ],
     [
       "SpiceDB's key",
-      { ...REQUIRED_VALUES, spicedb: { endpoint: 'spicedb:50051' } },
+      { ...REQUIRED_VALUES, spicedb: { endpoint: 'spicedb:50051', readOnly: READ_ONLY_SPICEDB } },
       ['spicedb.presharedKey'],
     ],
     [
@@ -787,10 +882,10 @@ describe('settings the services cannot start without fail the render, not the po
     expect(message.match(/\n {2}- /g)).toHaveLength(names.length);
   });
 
-  it('with no values at all, the message lists all five', async () => {
+  it('with no values at all, the message lists all seven', async () => {
     const { helm } = await packagingTools();
     await expect(helmTemplate(helm, { namespace: NAMESPACE })).rejects.toThrow(
-      /spicedb.endpoint.*\n.*spicedb.presharedKey.*\n.*auth.jwt.issuer.*\n.*auth.jwt.audience.*\n.*auth.jwks/,
+      /spicedb.endpoint.*\n.*spicedb.presharedKey.*\n.*spicedb.readOnly.datastore.*\n.*spicedb.readOnly.presharedKey.*\n.*auth.jwt.issuer.*\n.*auth.jwt.audience.*\n.*auth.jwks/,
     );
   });
 

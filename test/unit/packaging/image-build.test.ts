@@ -2,7 +2,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../hack/sync-packaging.js';
-import { SERVICES } from '../../../src/cmd/main.js';
+import { COMMANDS } from '../../../src/cmd/main.js';
 
 // What the image's build stage compiles (`npm run build:image`, tsconfig.image.json): the services' entrypoints
 // and what they import, nothing of the development stack. The program is resolved, not emitted: its source
@@ -24,7 +24,7 @@ describe('the image build (tsconfig.image.json)', () => {
 
   it('compiles the dispatcher and every command it can start', () => {
     expect(sources).toContain('src/cmd/main.ts');
-    for (const service of SERVICES) expect(sources).toContain(`src/cmd/${service}.ts`);
+    for (const service of COMMANDS) expect(sources).toContain(`src/cmd/${service}.ts`);
   });
 
   it('leaves out the development stack, the local control plane and the developer CLIs', () => {
