@@ -7,7 +7,10 @@
 #   docker build --build-arg VERSION=0.1.0 --build-arg REVISION="$(git rev-parse HEAD)" \
 #     --build-arg SOURCE=<repository URL> -t <registry>/policy-grant-operator:0.1.0 .
 
-# The current Node.js LTS, Debian slim. Bump the tag deliberately (and rebuild) to take security fixes.
+# The current Node.js LTS, Debian slim. Bump the tag deliberately (and rebuild) to take security fixes. A release
+# build pins the exact image by digest, which a tag does not (a tag can be pushed again):
+#   --build-arg NODE_IMAGE=node:26.12.0-trixie-slim@sha256:<digest>
+# with the digest `docker buildx imagetools inspect node:26.12.0-trixie-slim` prints (docs/install.md).
 ARG NODE_IMAGE=node:26.12.0-trixie-slim
 
 FROM ${NODE_IMAGE} AS build
