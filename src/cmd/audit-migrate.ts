@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import pg from 'pg';
+import { z } from 'zod';
 import { migrate } from '../audit/migrations.js';
 import { auditEnvironment } from '../config/audit-config.js';
 import { commonEnvironment } from '../config/common-config.js';
@@ -18,8 +18,9 @@ const migrateEnvironment = z.object({
   LOG_LEVEL: commonEnvironment.shape.LOG_LEVEL,
 });
 
-export async function main(): Promise<void> {
-  const env = readEnvironment(migrateEnvironment, process.env);
+/** Applies the missing migrations with the environment's settings; returns the versions it applied. */
+export async function auditMigrate(environment: NodeJS.ProcessEnv): Promise<number[]> {
+  const env = readEnvironment(migrateEnvironment, environment);
   const logger = createLogger({ level: env.LOG_LEVEL, name: 'audit-migrate' });
   const pool = new pg.Pool({
     connectionString: env.DATABASE_MIGRATION_URL,
@@ -30,9 +31,14 @@ export async function main(): Promise<void> {
     const retention = env.AUDIT_RETENTION_DAYS ? { retentionDays: env.AUDIT_RETENTION_DAYS } : {};
     const applied = await migrate(pool, retention);
     logger.info({ applied, ...retention }, 'audit schema migrated');
+    return applied;
   } finally {
     await pool.end();
   }
+}
+
+export async function main(): Promise<void> {
+  await auditMigrate(process.env);
 }
 
 runIfEntrypoint(import.meta.url, 'audit-migrate', main);

@@ -2,16 +2,18 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordHash, type AuditEntry, type AuditRecord } from '../../../src/audit/audit-record.js';
+import { recordHash, type AuditRecord } from '../../../src/audit/audit-record.js';
 import { AuditReader } from '../../../src/audit/audit-reader.js';
 import { AuditStore } from '../../../src/audit/audit-store.js';
 import { verifyChain } from '../../../src/audit/chain-verifier.js';
 import { LATEST_VERSION, migrate, WRITER_ROLE } from '../../../src/audit/migrations.js';
 import { refuseNewerSchemaAt, startSchemaMigrator } from '../../../src/audit/schema-migrator.js';
+import { auditMigrate } from '../../../src/cmd/audit-migrate.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { repoRoot } from '../../../src/localplane/repo-root.js';
 import { uniqueId } from '../support/cluster.js';
 import { asSuperuser, TEST_CHAIN_KEY, testDatabase, withDatabase } from '../support/database.js';
+import { numberedEntry as entry } from './support/entries.js';
 
 // The audit schema as a step of its own and the chain against its database's owner, on a real PostgreSQL:
 // `audit-migrate` migrates alone with the owner's URL; applied migrations carry checksums and a changed one is
@@ -20,16 +22,8 @@ import { asSuperuser, TEST_CHAIN_KEY, testDatabase, withDatabase } from '../supp
 
 const logger = createLogger({ level: 'silent', name: 'audit-schema-test' });
 
-const entry = (n: number): AuditEntry => ({
-  actor: { type: 'user', id: `u${n}` },
-  action: 'policy.created',
-  target: { kind: 'policy', id: `p${n}` },
-  outcome: { status: 201 },
-  requestId: `r${n}`,
-});
-
 /** `node main.ts audit-migrate` as the image runs it (through tsx here), with `env`. */
-function auditMigrate(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+function auditMigrateProcess(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const root = repoRoot();
     const child = spawn(
@@ -59,7 +53,10 @@ async function writerUrl(database: { name: string; url: string }): Promise<strin
 describe('audit-migrate', () => {
   it('migrates alone with the owner’s URL, records each checksum, and a second run applies nothing', async () => {
     const database = await testDatabase('audit_migrate');
-    const first = await auditMigrate({ DATABASE_MIGRATION_URL: database.url, AUDIT_RETENTION_DAYS: '30' });
+    const first = await auditMigrateProcess({
+      DATABASE_MIGRATION_URL: database.url,
+      AUDIT_RETENTION_DAYS: '30',
+    });
     expect(first.code, first.output).toBe(0);
     expect(first.output).toContain('audit schema migrated');
     const { rows } = await asSuperuser<{ version: number; checksum: string }>(
@@ -71,30 +68,26 @@ describe('audit-migrate', () => {
     for (const row of rows) expect(row.checksum).toMatch(/^[0-9a-f]{64}$/);
     const settings = await asSuperuser('SELECT retention_days FROM audit.settings', [], database.name);
     expect(settings.rows).toEqual([{ retention_days: 30 }]);
-    const second = await auditMigrate({ DATABASE_MIGRATION_URL: database.url });
+    const second = await auditMigrateProcess({ DATABASE_MIGRATION_URL: database.url });
     expect(second.code, second.output).toBe(0);
     expect(second.output).toContain('"applied":[]');
   });
 
-  it('refuses an applied migration whose checksum is not this build’s, and changes nothing', async () => {
+  it('refuses an applied migration whose checksum is not this build’s', async () => {
     const database = await testDatabase('audit_checksum');
-    await auditMigrate({ DATABASE_MIGRATION_URL: database.url });
+    await auditMigrate({ DATABASE_MIGRATION_URL: database.url, LOG_LEVEL: 'silent' });
     await asSuperuser(
       "UPDATE audit.schema_migrations SET checksum = repeat('f', 64) WHERE version = 2",
       [],
       database.name,
     );
-    const refused = await auditMigrate({ DATABASE_MIGRATION_URL: database.url });
-    expect(refused.code).toBe(1);
-    expect(refused.output).toMatch(
+    await expect(auditMigrate({ DATABASE_MIGRATION_URL: database.url, LOG_LEVEL: 'silent' })).rejects.toThrow(
       /audit migration 2 .* was applied with checksum f{64}, but this build's has/,
     );
   });
 
   it('fails without the owner’s URL, naming the variable', async () => {
-    const refused = await auditMigrate({});
-    expect(refused.code).toBe(1);
-    expect(refused.output).toContain('DATABASE_MIGRATION_URL');
+    await expect(auditMigrate({ LOG_LEVEL: 'silent' })).rejects.toThrow('DATABASE_MIGRATION_URL');
   });
 });
 
@@ -104,7 +97,7 @@ describe('a schema newer than this build', () => {
 
   beforeAll(async () => {
     database = await testDatabase('audit_newer');
-    await auditMigrate({ DATABASE_MIGRATION_URL: database.url });
+    await auditMigrate({ DATABASE_MIGRATION_URL: database.url, LOG_LEVEL: 'silent' });
     services = await writerUrl(database);
     await asSuperuser(
       "INSERT INTO audit.schema_migrations (version, name, checksum) VALUES ($1, 'from the future', '')",
@@ -129,9 +122,9 @@ describe('a schema newer than this build', () => {
   });
 
   it('is refused by audit-migrate too', async () => {
-    const refused = await auditMigrate({ DATABASE_MIGRATION_URL: database.url });
-    expect(refused.code).toBe(1);
-    expect(refused.output).toContain(newer);
+    await expect(auditMigrate({ DATABASE_MIGRATION_URL: database.url, LOG_LEVEL: 'silent' })).rejects.toThrow(
+      newer,
+    );
   });
 });
 
@@ -164,7 +157,7 @@ describe('the chain against its database’s owner', () => {
 
   beforeAll(async () => {
     database = await testDatabase('audit_owner');
-    await auditMigrate({ DATABASE_MIGRATION_URL: database.url });
+    await auditMigrate({ DATABASE_MIGRATION_URL: database.url, LOG_LEVEL: 'silent' });
     store = new AuditStore({ connectionString: await writerUrl(database), chainKey: TEST_CHAIN_KEY });
     reader = new AuditReader(store.pool);
   });

@@ -215,16 +215,25 @@ describe('the audit database Secret, checked when Helm sees the cluster', () => 
   // server, which the one-controller-per-cluster check would refuse first.
   const SHARD = { ...REQUIRED_VALUES, controller: { labelSelector: 'pgo-test=audit-secret' } };
 
-  it('an install is refused while the Secret is missing, naming it and the namespace', async () => {
-    const refused = await installDryRun({
-      ...SHARD,
-      audit: { database: { existingSecret: 'absent' } },
-    });
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain(
-      `the audit database Secret absent does not exist in namespace ${namespace}`,
-    );
-  });
+  it.each([
+    [
+      'the database Secret',
+      { database: { existingSecret: 'absent' } },
+      'the audit database Secret absent does not',
+    ],
+    [
+      'the chain key Secret',
+      { chainKey: { existingSecret: 'no-chain-key' } },
+      'the audit chain key Secret no-chain-key with the key key does not',
+    ],
+  ])(
+    'an install is refused while %s is missing, naming it and the namespace',
+    async (_name, audit, message) => {
+      const refused = await installDryRun({ ...SHARD, audit });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(`${message} exist in namespace ${namespace}`);
+    },
+  );
 
   it('an install is refused when the Secret lacks the url key', async () => {
     const secret = auditDatabaseSecret('audit-without-url', { migrationUrl: 'postgres://owner@db/audit' });
@@ -235,17 +244,6 @@ describe('the audit database Secret, checked when Helm sees the cluster', () => 
     });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('the audit database Secret audit-without-url has no key url');
-  });
-
-  it('an install is refused while the chain key Secret is missing, naming it', async () => {
-    const refused = await installDryRun({
-      ...SHARD,
-      audit: { chainKey: { existingSecret: 'no-chain-key' } },
-    });
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain(
-      `the audit chain key Secret no-chain-key with the key key does not exist in namespace ${namespace}`,
-    );
   });
 
   it('an install with the Secret in place passes; helm template, blind to the cluster, does not check', async () => {
