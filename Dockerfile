@@ -7,21 +7,27 @@
 #   docker build --build-arg VERSION=0.1.0 --build-arg REVISION="$(git rev-parse HEAD)" \
 #     --build-arg SOURCE=<repository URL> -t <registry>/policy-grant-operator:0.1.0 .
 
-# The current Node.js LTS, Debian slim. Bump the tag deliberately (and rebuild) to take security fixes.
+# The current Node.js LTS, Debian slim. Bump the tag deliberately (and rebuild) to take security fixes. A release
+# build pins the exact image by digest, which a tag does not (a tag can be pushed again):
+#   --build-arg NODE_IMAGE=node:26.12.1-trixie-slim@sha256:<digest>
+# with the digest `docker buildx imagetools inspect node:26.12.1-trixie-slim` prints (docs/install.md).
 ARG NODE_IMAGE=node:26.12.1-trixie-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.image.json ./
 COPY src ./src
-RUN npm run build
+# Only what the three services import (tsconfig.image.json starts from their entrypoints): no development
+# stack, local control plane or developer CLIs.
+RUN npm run build:image
 
 FROM ${NODE_IMAGE} AS dependencies
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# Optional dependencies are development tools too (the embedded PostgreSQL of the development stack).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 # The package managers of the base image go; node stays.

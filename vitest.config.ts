@@ -83,6 +83,7 @@ export default defineConfig({
             'test/integration/controller/drift-resync.test.ts',
             'test/integration/decision/check.test.ts',
             'test/integration/decision/revision-barrier.test.ts',
+            'test/integration/decision/read-only-spicedb.test.ts',
           ],
           environment: 'node',
           globalSetup: ['test/integration/support/global-setup-postgres.ts'],

@@ -158,6 +158,8 @@ EOF
   k --namespace "$namespace" create secret generic "$release-audit-database" \
     --from-literal=url="postgres://acl_api:$service_password@$host/audit" \
     --from-literal=migrationUrl="postgres://postgres:$owner_password@$host/audit"
+  k --namespace "$namespace" create secret generic "$release-audit-chain-key" \
+    --from-literal=key="$(openssl rand -base64 48)"
 }
 
 install_chart() {

@@ -118,6 +118,7 @@ const COMPONENT_FILES: Record<string, string> = {
   'spicedb-model': 'spicedb_model.yaml',
   'namespace-binding': 'namespace_binding.yaml',
   'user-roles': 'user_roles.yaml',
+  'audit-migrations': 'audit_migrations.yaml',
 };
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
@@ -132,7 +133,9 @@ const OVERLAY_AUTH = {
 
 /** The values config/ is rendered with: an external SpiceDB whose Secret is the user's (config/default). */
 export const CONFIG_VALUES = {
-  spicedb: { existingSecret: `${CONFIG_RELEASE.release}-spicedb` },
+  // Without the read-only SpiceDB for the decision service (the chart's default): config/dev runs the bundled
+  // memory SpiceDB, which a second process cannot share; docs/install.md says how to add one to config/default.
+  spicedb: { existingSecret: `${CONFIG_RELEASE.release}-spicedb`, readOnly: { enabled: false } },
   auth: OVERLAY_AUTH,
   tests: { enabled: false },
 };

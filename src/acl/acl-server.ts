@@ -36,7 +36,7 @@ import { AuditReader } from '../audit/audit-reader.js';
 import { AuditStore, POSTGRES_DEPENDENCY } from '../audit/audit-store.js';
 import { schedulePruning } from '../audit/retention.js';
 import { startSchemaMigrator, type SchemaMigrator } from '../audit/schema-migrator.js';
-import type { AuditConfig } from '../config/audit-config.js';
+import { NO_CHAIN_KEY_WARNING, type AuditConfig } from '../config/audit-config.js';
 import { AuditedRoutes } from './audit/audited-routes.js';
 import { MutationAuditor, NO_AUDIT } from './audit/mutation-auditor.js';
 
@@ -87,7 +87,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const audited = new AuditedRoutes(
     options.auditing === false
       ? NO_AUDIT
-      : new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator?.ready() ?? true),
+      : new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator.ready()),
   );
   const verifier = new AccessVerifier(cache, now, {
     roles: config.decisionClientRoles ?? DEFAULT_CHECK_CALLERS.roles,
@@ -123,7 +123,11 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         now,
       }),
       audited,
-      auditReads: { reader: new AuditReader(audit.store.pool), ping: () => audit.store.ping() },
+      auditReads: {
+        reader: new AuditReader(audit.store.pool),
+        ping: () => audit.store.ping(),
+        ...(config.audit.chainKey ? { chainKey: config.audit.chainKey } : {}),
+      },
     },
     {
       authentication: limitedAuthentication(
@@ -205,27 +209,33 @@ function readinessChecks(store: GrantStore, cache: AclCache): ReadinessCheck[] {
 
 interface RunningAudit {
   store: AuditStore;
-  migrator?: SchemaMigrator;
+  migrator: SchemaMigrator;
   stop(): Promise<void>;
 }
 
-/** The audit store, its schema migrated (or migrating, while PostgreSQL is away) and pruned past retention. */
+/**
+ * The audit store, its schema migrated (or migrating, while PostgreSQL is away; or awaited, when a separate step
+ * migrates) and pruned past retention.
+ */
 async function startAudit(config: AuditConfig, logger: Logger): Promise<RunningAudit> {
-  const store = new AuditStore({ connectionString: config.databaseUrl });
-  const migrator = config.migrate
-    ? await startSchemaMigrator({
-        connectionString: config.migrationUrl ?? config.databaseUrl,
-        logger,
-        ...(config.retentionDays ? { retentionDays: config.retentionDays } : {}),
-      })
-    : undefined;
+  const migrator = await startSchemaMigrator({
+    connectionString: (config.migrate && config.migrationUrl) || config.databaseUrl,
+    migrate: config.migrate,
+    logger,
+    ...(config.retentionDays ? { retentionDays: config.retentionDays } : {}),
+  });
+  const store = new AuditStore({
+    connectionString: config.databaseUrl,
+    ...(config.chainKey ? { chainKey: config.chainKey } : {}),
+  });
+  if (!config.chainKey) logger.warn(NO_CHAIN_KEY_WARNING);
   const stopPruning = config.retentionDays ? schedulePruning(store, logger) : () => undefined;
   return {
     store,
-    ...(migrator ? { migrator } : {}),
+    migrator,
     async stop() {
       stopPruning();
-      migrator?.stop();
+      migrator.stop();
       await store.close();
     },
   };

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type pg from 'pg';
 import type { AuditRecord } from './audit-record.js';
 import { encodeCursor } from './audit-cursor.js';
-import { RECORD_COLUMNS, recordFromRow, type RecordRow } from './record-rows.js';
+import { RECORD_COLUMNS, recordFromRow, type MacRow, type RecordRow } from './record-rows.js';
 
 /** Which records a caller may see (docs/audit.md, "Who sees what"). */
 export type AuditVisibility =
@@ -73,14 +73,24 @@ export class AuditReader {
 
   /** Every record of the range, oldest first, in batches (the caller's memory holds one batch). */
   async *inOrder(range: TimeRange, batchSize = EXPORT_BATCH): AsyncGenerator<AuditRecord> {
+    for await (const row of this.rowsInOrder(range, batchSize)) yield recordFromRow(row);
+  }
+
+  /** As inOrder, each record with its MAC (null: stored without one). */
+  async *withMacsInOrder(range: TimeRange): AsyncGenerator<{ record: AuditRecord; mac: string | null }> {
+    for await (const row of this.rowsInOrder(range, EXPORT_BATCH))
+      yield { record: recordFromRow(row), mac: row.mac };
+  }
+
+  private async *rowsInOrder(range: TimeRange, batchSize: number): AsyncGenerator<MacRow> {
     let after = '0';
     for (;;) {
       const conditions = withTimeRange(new Conditions(), range).add((p) => `id > ${p}`, after);
-      const { rows } = await this.pool.query<RecordRow>(
-        `SELECT ${RECORD_COLUMNS} FROM audit.records ${conditions.where()} ORDER BY id LIMIT ${batchSize}`,
+      const { rows } = await this.pool.query<MacRow>(
+        `SELECT ${RECORD_COLUMNS}, mac FROM audit.records ${conditions.where()} ORDER BY id LIMIT ${batchSize}`,
         conditions.values,
       );
-      for (const row of rows) yield recordFromRow(row);
+      yield* rows;
       const last = rows.at(-1);
       if (!last || rows.length < batchSize) return;
       after = last.id;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 // The audit record (docs/audit.md, "The record") and its place in the hash chain.
 
@@ -64,6 +64,22 @@ export const GENESIS_HASH = '0'.repeat(64);
 /** SHA-256 (hex) over the canonical encoding of everything in the record but its own hash. */
 export function recordHash(record: Omit<AuditRecord, 'hash'>): string {
   return createHash('sha256').update(canonicalJson(record)).digest('hex');
+}
+
+/**
+ * HMAC-SHA-256 (hex) of a record's hash under the chain key, which the database does not hold: the hash covers
+ * the record's content and its predecessor's hash, so whoever can rewrite the table (its owner) and recompute
+ * SHA-256 still cannot produce the MAC of a rewritten record.
+ */
+export function recordMac(key: Buffer, hash: string): string {
+  return createHmac('sha256', key).update(hash).digest('hex');
+}
+
+/** Whether `mac` is the MAC of `hash` under `key` (compared in constant time). */
+export function macMatches(key: Buffer, hash: string, mac: string): boolean {
+  const expected = Buffer.from(recordMac(key, hash), 'hex');
+  const given = Buffer.from(mac, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /** JSON with object keys sorted at every level and absent optional fields left out: one text per record. */

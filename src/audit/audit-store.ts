@@ -2,6 +2,7 @@ import pg from 'pg';
 import {
   GENESIS_HASH,
   recordHash,
+  recordMac,
   storableEntry,
   type AuditEntry,
   type AuditRecord,
@@ -14,7 +15,7 @@ export const POSTGRES_DEPENDENCY = 'postgres';
 // Appends from every replica take this transaction-scoped lock: one writer at a time extends the chain.
 const APPEND_LOCK = "hashtext('policy-grant-operator/audit/append')";
 
-const INSERT_COLUMNS = `${RECORD_COLUMNS}, change_key`;
+const INSERT_COLUMNS = `${RECORD_COLUMNS}, change_key, mac`;
 const INSERT_COLUMN_COUNT = INSERT_COLUMNS.split(',').length;
 
 /** One INSERT of `rows` records (placeholders $1 … for each row's values in turn). */
@@ -74,15 +75,27 @@ export interface AuditStoreOptions {
   maxConnections?: number;
   /** How long a query may wait for a connection before it fails (default 5 s). */
   connectTimeoutMs?: number;
+  /** The key each record's MAC is made with (AUDIT_CHAIN_KEY); absent: records are stored without one. */
+  chainKey?: Buffer;
 }
+
+/**
+ * How far the chain's last record may be dated after PostgreSQL's clock. A record is never dated before its
+ * predecessor (a clock that stepped back is absorbed by repeating the predecessor's time), but a predecessor
+ * further ahead than this would pin every later record to its time: the append is refused instead (503), and
+ * the cause logged, until the clock is right.
+ */
+export const MAX_CLOCK_LEAD_MS = 5 * 60_000;
 
 /** The append-only store of audit records in PostgreSQL (docs/audit.md). */
 export class AuditStore {
   readonly pool: pg.Pool;
   private readonly queued: QueuedAppend[] = [];
   private appending = false;
+  private readonly chainKey: Buffer | undefined;
 
   constructor(options: AuditStoreOptions) {
+    this.chainKey = options.chainKey;
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
@@ -176,11 +189,13 @@ export class AuditStore {
         end,
         fresh.map((change) => storableEntry(change.entry)),
       );
+      const key = this.chainKey;
       for (let start = 0; start < records.length; start += MAX_ROWS_PER_INSERT) {
         const rows = records.slice(start, start + MAX_ROWS_PER_INSERT);
         const values = rows.flatMap((record, index) => [
           ...rowValues(record),
           fresh[start + index]?.key ?? null,
+          key ? recordMac(key, record.hash) : null,
         ]);
         await client.query(insertOf(rows.length), values);
       }
@@ -213,7 +228,7 @@ export class AuditStore {
 function chainOn(end: ChainEnd, entries: readonly AuditEntry[]): AuditRecord[] {
   let id = BigInt(end.id ?? end.last_pruned_id);
   let prevHash = end.hash ?? end.anchor_hash ?? GENESIS_HASH;
-  const time = new Date(Math.max(end.now.getTime(), end.time?.getTime() ?? 0)).toISOString();
+  const time = new Date(appendTime(end.now, end.time)).toISOString();
   return entries.map((entry) => {
     id += 1n;
     const { actor, action, target, outcome, requestId } = entry;
@@ -222,6 +237,18 @@ function chainOn(end: ChainEnd, entries: readonly AuditEntry[]): AuditRecord[] {
     prevHash = record.hash;
     return record;
   });
+}
+
+/** PostgreSQL's clock, or the predecessor's time when the clock is behind it by at most MAX_CLOCK_LEAD_MS. */
+export function appendTime(now: Date, previous: Date | null): number {
+  const lead = (previous?.getTime() ?? 0) - now.getTime();
+  if (lead > MAX_CLOCK_LEAD_MS) {
+    throw new Error(
+      `the audit chain's last record is dated ${previous?.toISOString()}, ${Math.round(lead / 1000)} s after ` +
+        `PostgreSQL's clock (${now.toISOString()}): refusing to date new records after it; correct the clock`,
+    );
+  }
+  return Math.max(now.getTime(), previous?.getTime() ?? 0);
 }
 
 /** The changes whose key no stored record has (unkeyed entries are always kept). */

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 
 // Versioned schema migrations of the audit store (docs/audit.md, "Schema and roles"). Each runs once, in
-// its own transaction, in version order; every start-up runs the missing ones under a session advisory lock,
-// so replicas starting together apply each exactly once. Never edit a released migration: add the next one.
+// its own transaction, in version order, under a session advisory lock, so concurrent runs apply each exactly
+// once. Never edit a released migration: add the next one (an applied migration's checksum is compared on
+// every run, and a changed one is refused).
 
 /** The role the services' login role is a member of: INSERT and SELECT on the records, nothing else. */
 export const WRITER_ROLE = 'policy_grant_audit_writer';
@@ -98,14 +100,49 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX records_change_key ON audit.records (change_key) WHERE change_key IS NOT NULL;
     `,
   },
+  {
+    version: 3,
+    name: 'keyed MAC of each record; the writer reads the schema version',
+    sql: `
+      -- HMAC-SHA-256 of the record's hash under a key the database does not hold (NULL: written unkeyed).
+      ALTER TABLE audit.records ADD COLUMN mac text;
+      -- The services compare the schema's version with the newest they know before they start.
+      GRANT SELECT ON audit.schema_migrations TO ${WRITER_ROLE};
+    `,
+  },
 ];
+
+/** The newest schema version this build knows. */
+export const LATEST_VERSION = Math.max(...MIGRATIONS.map((migration) => migration.version));
+
+/** A schema this build must not run against: newer than it knows, or an applied migration changed. */
+export class AuditSchemaRefusal extends Error {}
+
+/** SHA-256 (hex) of a migration's SQL: what the schema records when it applies it. */
+export function migrationChecksum(migration: Pick<Migration, 'sql'>): string {
+  return createHash('sha256').update(migration.sql).digest('hex');
+}
+
+/** Refuses a schema newer than this build's: its tables may have changed in ways this build does not know. */
+export function refuseNewerSchema(version: number): void {
+  if (version > LATEST_VERSION) {
+    throw new AuditSchemaRefusal(
+      `the audit schema is at version ${version}, newer than version ${LATEST_VERSION}, the newest this build ` +
+        'knows: run the release that migrated it (or a newer one)',
+    );
+  }
+}
 
 export interface MigrationSettings {
   /** Records older than this many days are pruned; undefined keeps them for ever. */
   retentionDays?: number;
 }
 
-/** Applies the missing migrations and the retention setting; returns the versions it applied. */
+/**
+ * Applies the missing migrations and the retention setting; returns the versions it applied. Refuses
+ * (AuditSchemaRefusal, nothing applied) a schema newer than this build's or an applied migration whose SQL
+ * is not this build's.
+ */
 export async function migrate(pool: pg.Pool, settings: MigrationSettings = {}): Promise<number[]> {
   const client = await pool.connect();
   try {
@@ -115,7 +152,11 @@ export async function migrate(pool: pg.Pool, settings: MigrationSettings = {}): 
       'CREATE TABLE IF NOT EXISTS audit.schema_migrations ' +
         '(version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
     );
-    const applied = await appliedVersions(client);
+    await client.query('ALTER TABLE audit.schema_migrations ADD COLUMN IF NOT EXISTS checksum text');
+    const applied = await appliedChecksums(client);
+    refuseNewerSchema(Math.max(0, ...applied.keys()));
+    refuseChangedMigrations(applied);
+    await recordMissingChecksums(client, applied);
     const pending = MIGRATIONS.filter((migration) => !applied.has(migration.version));
     for (const migration of pending) await apply(client, migration);
     await client.query('UPDATE audit.settings SET retention_days = $1', [settings.retentionDays ?? null]);
@@ -126,18 +167,58 @@ export async function migrate(pool: pg.Pool, settings: MigrationSettings = {}): 
   }
 }
 
-async function appliedVersions(client: pg.PoolClient): Promise<Set<number>> {
-  const { rows } = await client.query<{ version: number }>('SELECT version FROM audit.schema_migrations');
-  return new Set(rows.map((row) => row.version));
+/** The newest version applied to the schema; 0 before any. Needs only SELECT (the writer has it). */
+export async function schemaVersion(client: pg.Pool | pg.PoolClient): Promise<number> {
+  const { rows } = await client.query<{ version: number | null }>(
+    'SELECT max(version) AS version FROM audit.schema_migrations',
+  );
+  return rows[0]?.version ?? 0;
+}
+
+/** Applied versions and their checksums (null: applied before checksums were recorded). */
+async function appliedChecksums(client: pg.PoolClient): Promise<Map<number, string | null>> {
+  const { rows } = await client.query<{ version: number; checksum: string | null }>(
+    'SELECT version, checksum FROM audit.schema_migrations',
+  );
+  return new Map(rows.map((row) => [row.version, row.checksum]));
+}
+
+function refuseChangedMigrations(applied: ReadonlyMap<number, string | null>): void {
+  for (const migration of MIGRATIONS) {
+    const recorded = applied.get(migration.version);
+    const checksum = migrationChecksum(migration);
+    if (recorded && recorded !== checksum) {
+      throw new AuditSchemaRefusal(
+        `audit migration ${migration.version} (${migration.name}) was applied with checksum ${recorded}, but ` +
+          `this build's has checksum ${checksum}: an applied migration must never change; refusing to migrate`,
+      );
+    }
+  }
+}
+
+/** Migrations applied before checksums were recorded get this build's (taken on trust, once). */
+async function recordMissingChecksums(
+  client: pg.PoolClient,
+  applied: ReadonlyMap<number, string | null>,
+): Promise<void> {
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version) && applied.get(migration.version) === null) {
+      await client.query('UPDATE audit.schema_migrations SET checksum = $2 WHERE version = $1', [
+        migration.version,
+        migrationChecksum(migration),
+      ]);
+    }
+  }
 }
 
 async function apply(client: pg.PoolClient, migration: Migration): Promise<void> {
   await client.query('BEGIN');
   try {
     await client.query(migration.sql);
-    await client.query('INSERT INTO audit.schema_migrations (version, name) VALUES ($1, $2)', [
+    await client.query('INSERT INTO audit.schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
       migration.version,
       migration.name,
+      migrationChecksum(migration),
     ]);
     await client.query('COMMIT');
   } catch (error) {

@@ -18,6 +18,11 @@ export interface RecordRow {
   hash: string;
 }
 
+/** A row with its MAC (HMAC-SHA-256 of the hash under the chain key; null: written without a key). */
+export interface MacRow extends RecordRow {
+  mac: string | null;
+}
+
 export const RECORD_COLUMNS =
   'id, time, actor_type, actor_id, action, target_kind, target_id, target_item_id, target_organisation_id, ' +
   'outcome_status, outcome_detail, request_id, prev_hash, hash';

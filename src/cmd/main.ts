@@ -1,11 +1,14 @@
 import { isEntrypoint } from './process-lifecycle.js';
 
 /**
- * The one entrypoint of the container image: `node dist/cmd/main.js <service> [args...]` starts one service.
- * Each service's module sits beside this file under the service's name and exports `main`.
+ * The one entrypoint of the container image: `node dist/cmd/main.js <service> [args...]` starts one service
+ * (or runs the audit schema's migrations, `audit-migrate`, a step of its own). Each one's module sits beside
+ * this file under its name and exports `main`.
  */
 export const SERVICES = ['acl-api', 'controller', 'decision-service'] as const;
-export type Service = (typeof SERVICES)[number];
+/** Every name the image's entrypoint takes: the services and the steps that run once and exit. */
+export const COMMANDS = [...SERVICES, 'audit-migrate'] as const;
+export type Service = (typeof COMMANDS)[number];
 
 export interface Entrypoint {
   main?: (argv: string[]) => unknown;
@@ -13,7 +16,7 @@ export interface Entrypoint {
 
 export type LoadEntrypoint = (service: Service) => Promise<Entrypoint>;
 
-export const USAGE = `Usage: node dist/cmd/main.js <${SERVICES.join('|')}> [args...]\n`;
+export const USAGE = `Usage: node dist/cmd/main.js <${COMMANDS.join('|')}> [args...]\n`;
 
 // Resolved at run time, so that only the chosen service's module (and its dependencies) is loaded.
 const importEntrypoint: LoadEntrypoint = (service) => {
@@ -22,7 +25,7 @@ const importEntrypoint: LoadEntrypoint = (service) => {
 };
 
 function isService(name: string | undefined): name is Service {
-  return (SERVICES as readonly (string | undefined)[]).includes(name);
+  return (COMMANDS as readonly (string | undefined)[]).includes(name);
 }
 
 /** Starts the service `argv[0]` names and answers undefined; answers 2 (usage error) for anything else. */

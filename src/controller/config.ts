@@ -49,6 +49,8 @@ export interface ControllerConfig {
    * recorded there. Absent: the controller audits nothing (and says so at start-up).
    */
   auditDatabaseUrl?: string;
+  /** The key of the audit records' MACs (AUDIT_CHAIN_KEY), as the ACL API's. */
+  auditChainKey?: Buffer;
 }
 
 const atLeast = (fallback: string, minimumMs: number) =>
@@ -90,6 +92,7 @@ const environmentSchema = z.object({
   MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(16),
   ACCESS_REQUEST_PENDING_TTL: atLeast('168h', 1_000),
   DATABASE_URL: auditEnvironment.shape.DATABASE_URL.optional(),
+  AUDIT_CHAIN_KEY: auditEnvironment.shape.AUDIT_CHAIN_KEY,
 });
 
 export type ControllerEnvironment = Partial<Record<keyof z.input<typeof environmentSchema>, string>>;
@@ -132,5 +135,6 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
     logLevel: e.LOG_LEVEL,
     errorNamespace: e.ERROR_NAMESPACE,
     ...(e.DATABASE_URL ? { auditDatabaseUrl: e.DATABASE_URL } : {}),
+    ...(e.AUDIT_CHAIN_KEY ? { auditChainKey: e.AUDIT_CHAIN_KEY } : {}),
   };
 }

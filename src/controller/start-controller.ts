@@ -31,6 +31,8 @@ import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
 import { AccessRequestReconciler, accessRequestsPath } from './access-requests/access-request-reconciler.js';
 import { AuditStore } from '../audit/audit-store.js';
+import { refuseNewerSchemaAt } from '../audit/schema-migrator.js';
+import { NO_CHAIN_KEY_WARNING } from '../config/audit-config.js';
 import { GrantAuditor } from './audit/grant-auditor.js';
 import { CatalogItemReconciler } from './catalog-items/catalog-item-reconciler.js';
 import { ClusterWorld } from './cluster-world.js';
@@ -296,6 +298,7 @@ export async function startController(
   });
   const identity = manager.identity ?? 'policy-grant-controller';
   const events = new EventRecorder(writeConfig, identity, logger);
+  if (config.auditDatabaseUrl) await refuseNewerSchemaAt(config.auditDatabaseUrl);
   const audit = startGrantAudit(config, { manager, grants, world, logger });
   const grantReconciler = new GrantReconciler({
     world,
@@ -453,7 +456,11 @@ function startGrantAudit(
     logger.warn('DATABASE_URL is not set: grant changes made outside the ACL API are not audited');
     return undefined;
   }
-  const store = new AuditStore({ connectionString: config.auditDatabaseUrl, maxConnections: 2 });
+  const store = new AuditStore({
+    connectionString: config.auditDatabaseUrl,
+    maxConnections: 2,
+    ...(config.auditChainKey ? { chainKey: config.auditChainKey } : {}),
+  });
   const auditor = new GrantAuditor({ store, world, isLeader: () => manager.isLeader(), logger });
   manager.addController<PolicyGrant>({
     name: 'policygrant-audit',
@@ -462,6 +469,7 @@ function startGrantAudit(
     shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
   });
   logger.info('grant changes made outside the ACL API are audited');
+  if (!config.auditChainKey) logger.warn(NO_CHAIN_KEY_WARNING);
   return { auditor, store };
 }
 

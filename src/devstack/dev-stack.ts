@@ -12,7 +12,7 @@ import {
 import { repoRoot } from '../localplane/repo-root.js';
 import type { SpiceDBDatastore } from '../localplane/spicedb-server.js';
 import { applyAdmissionPolicies } from './admission-policy.js';
-import { prepareAuditDatabase } from './audit-database.js';
+import { prepareAuditDatabase, type AuditDatabase } from './audit-database.js';
 import { inProcessServices } from './in-process-services.js';
 import { localPostgres } from './local-postgres.js';
 import { applySampleCatalogItems } from './samples.js';
@@ -60,6 +60,16 @@ const FIRST_RESYNC_TIMEOUT_MS = 120_000;
  * written last and removed first (at start, whatever an earlier run left, and at stop), so its presence means
  * the stack is ready.
  */
+/** The services' audit settings: the writer's connection and the chain key; the stack migrated already. */
+function auditEnv(audit: AuditDatabase): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: audit.serviceUrl,
+    DATABASE_MIGRATION_URL: undefined,
+    AUDIT_MIGRATIONS: 'skip',
+    AUDIT_CHAIN_KEY: audit.chainKey,
+  };
+}
+
 export async function startDevStack(options: DevStackOptions): Promise<RunningDevStack> {
   const { stateDir, env, log, services = inProcessServices } = options;
   const envFile = join(stateDir, 'env');
@@ -81,7 +91,7 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
     await ensureNamespace(cluster.kubeConfig, namespace);
     if (cluster.plane) await installAdmissionPolicies(cluster.kubeConfig, log);
-    const audit = await prepareAuditDatabase(postgres, env, log);
+    const audit = await prepareAuditDatabase(postgres, stateDir, env, log);
     const key = await ensureDevSigningKey(stateDir);
     const serviceEnv: NodeJS.ProcessEnv = {
       LOG_LEVEL: 'warn',
@@ -110,14 +120,14 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     };
     log('starting the controller');
     // It records grant changes made with kubectl in the audit trail, as the services' role.
-    const controllerEnv = { ...spicedbClientEnv, DATABASE_URL: audit.serviceUrl };
+    const controllerEnv = { ...spicedbClientEnv, ...auditEnv(audit) };
     const controller = await services.controller(controllerEnv);
     running.push(controller);
     log('starting the decision service');
     const decision = await services.decisionService(spicedbClientEnv);
     running.push(decision);
     log('starting the ACL API');
-    const aclEnv = { ...serviceEnv, DATABASE_URL: audit.serviceUrl, DATABASE_MIGRATION_URL: audit.ownerUrl };
+    const aclEnv = { ...serviceEnv, ...auditEnv(audit) };
     const acl = await services.aclApi(aclEnv);
     running.push(acl);
     // Only on our own control plane: on another cluster, a replica deployed there may lead for good.

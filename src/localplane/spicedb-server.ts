@@ -28,6 +28,8 @@ export interface SpiceDBServerOptions {
   port?: number;
   token?: string;
   name?: string;
+  /** More `spicedb serve` flags, e.g. `--datastore-readonly`. */
+  extraArgs?: string[];
 }
 
 const GRPC_NOT_FOUND = 5;
@@ -70,6 +72,7 @@ export async function startSpiceDB(options: SpiceDBServerOptions): Promise<Spice
         '--telemetry-endpoint=',
         '--skip-release-check',
         '--log-level=warn',
+        ...(options.extraArgs ?? []),
       ],
       logFile: join(options.stateDir, `${name}.log`),
     },

@@ -74,6 +74,11 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .Values.audit.database.existingSecret | default (printf "%s-audit-database" (include "pgo.fullname" .)) }}
 {{- end }}
 
+{{/* The Secret with the audit chain's MAC key (the user creates it; the database never sees it). */}}
+{{- define "pgo.auditChainKeySecretName" -}}
+{{- .Values.audit.chainKey.existingSecret | default (printf "%s-audit-chain-key" (include "pgo.fullname" .)) }}
+{{- end }}
+
 {{/* The Secret with SpiceDB's endpoint and preshared key: the user's, or the chart's. */}}
 {{- define "pgo.spicedbSecretName" -}}
 {{- if and .Values.spicedb.existingSecret (not .Values.spicedb.bundled.enabled) }}
@@ -81,6 +86,23 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- else }}
 {{- printf "%s-spicedb" (include "pgo.fullname" .) }}
 {{- end }}
+{{- end }}
+
+{{/* "true" when the decision service checks through the chart's read-only SpiceDB (never with the bundled one). */}}
+{{- define "pgo.spicedbReadOnly" -}}
+{{- if and .Values.spicedb.readOnly.enabled (not .Values.spicedb.bundled.enabled) }}true{{ end }}
+{{- end }}
+
+{{/* The Secret with the read-only SpiceDB's own preshared key: the user's, or the chart's. */}}
+{{- define "pgo.spicedbReadOnlySecretName" -}}
+{{- .Values.spicedb.readOnly.existingSecret | default (printf "%s-spicedb-read-only" (include "pgo.fullname" .)) }}
+{{- end }}
+
+{{/* "true" when the NetworkPolicies render: as set, or (auto) whenever the decision service is exposed. */}}
+{{- define "pgo.networkPolicyEnabled" -}}
+{{- $np := .Values.networkPolicy.enabled }}
+{{- $exposed := or (and .Values.httpRoute.enabled .Values.httpRoute.exposeDecisionService) (and .Values.ingress.enabled .Values.ingress.exposeDecisionService) }}
+{{- if or (eq (toString $np) "true") (and (eq (toString $np) "auto") $exposed) }}true{{ end }}
 {{- end }}
 
 {{- define "pgo.spicedbSecretKeys" -}}
@@ -132,6 +154,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- if not .Values.spicedb.endpoint }}{{ $missing = append $missing "spicedb.endpoint: host:port of SpiceDB's gRPC API (or spicedb.existingSecret; spicedb.bundled.enabled for development)" }}{{ end }}
 {{- if not .Values.spicedb.presharedKey }}{{ $missing = append $missing "spicedb.presharedKey: SpiceDB's preshared key (or spicedb.existingSecret)" }}{{ end }}
 {{- end }}
+{{- if include "pgo.spicedbReadOnly" . }}
+{{- if not .Values.spicedb.readOnly.datastore.existingSecret }}{{ $missing = append $missing "spicedb.readOnly.datastore.existingSecret: a Secret with the connection string of SpiceDB's datastore, for the decision service's read-only SpiceDB (or spicedb.readOnly.enabled: false)" }}{{ end }}
+{{- if not (or .Values.spicedb.readOnly.presharedKey .Values.spicedb.readOnly.existingSecret) }}{{ $missing = append $missing "spicedb.readOnly.presharedKey: the read-only SpiceDB's own preshared key (or spicedb.readOnly.existingSecret)" }}{{ end }}
+{{- end }}
 {{- if not .Values.auth.jwt.issuer }}{{ $missing = append $missing "auth.jwt.issuer: the iss of the JWTs the ACL API and the decision service accept" }}{{ end }}
 {{- if not .Values.auth.jwt.audience }}{{ $missing = append $missing "auth.jwt.audience: the aud of those JWTs" }}{{ end }}
 {{- if eq (include "pgo.jwksSource" .) "none" }}{{ $missing = append $missing "auth.jwks: the keys JWTs are verified with (url, inline, existingConfigMap or existingSecret)" }}{{ end }}
@@ -156,14 +182,20 @@ audit database Secret or its url key is absent from the release namespace.
 {{- if not (hasKey ($secret.data | default dict) .Values.audit.database.urlKey) }}
 {{- fail (printf "the audit database Secret %s has no key %s (audit.database.urlKey): the ACL API refuses to start without its connection string" $name .Values.audit.database.urlKey) }}
 {{- end }}
+{{- $keyName := include "pgo.auditChainKeySecretName" . }}
+{{- $keySecret := lookup "v1" "Secret" .Release.Namespace $keyName }}
+{{- if not (hasKey ($keySecret.data | default dict) .Values.audit.chainKey.key) }}
+{{- fail (printf "the audit chain key Secret %s with the key %s does not exist in namespace %s: create it (docs/install.md), or name another in audit.chainKey.existingSecret; without it a rewrite of the audit trail by the database's owner goes unnoticed" $keyName .Values.audit.chainKey.key .Release.Namespace) }}
+{{- end }}
 {{- end }}
 {{- end }}
 
 {{/*
 Environment of a service container beyond the settings ConfigMap: the namespace it runs in, SpiceDB's endpoint and
-key from the Secret (SpiceDB clients only), the audit database's connection strings (the ACL API, which migrates
-the schema; the controller, which records grant changes made outside the API, gets the services' one only), and
-the paths of mounted files. Takes the component dict of pgo.deployment.
+key from the Secret (SpiceDB clients only), the audit database's writer connection string and chain key (the ACL
+API; the controller, which records grant changes made outside the API), the owner's connection string only to the
+ACL API and only with audit.migrations startup (by default the migrations Job alone holds it), and the paths of
+mounted files. Takes the component dict of pgo.deployment.
 */}}
 {{- define "pgo.env" -}}
 {{- $root := .root }}
@@ -184,7 +216,18 @@ the paths of mounted files. Takes the component dict of pgo.deployment.
 - name: NODE_OPTIONS
   value: {{ printf "--enable-source-maps --max-old-space-size=%v" . | quote }}
 {{- end }}
-{{- if .spicedbClient }}
+{{- if and (eq .component "decision-service") (include "pgo.spicedbReadOnly" $root) }}
+{{- /* The read-only SpiceDB in the release namespace, plaintext like the bundled one, with its own key. */}}
+- name: SPICEDB_ENDPOINT
+  value: {{ printf "%s.%s.svc:50051" (include "pgo.componentName" (dict "root" $root "component" "spicedb-read-only")) $root.Release.Namespace }}
+- name: SPICEDB_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.spicedbReadOnlySecretName" $root }}
+      key: presharedKey
+- name: SPICEDB_TLS
+  value: plaintext
+{{- else if .spicedbClient }}
 - name: SPICEDB_ENDPOINT
   valueFrom:
     secretKeyRef:
@@ -206,8 +249,13 @@ the paths of mounted files. Takes the component dict of pgo.deployment.
     secretKeyRef:
       name: {{ include "pgo.auditDatabaseSecretName" $root }}
       key: {{ $root.Values.audit.database.urlKey }}
+- name: AUDIT_CHAIN_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pgo.auditChainKeySecretName" $root }}
+      key: {{ $root.Values.audit.chainKey.key }}
 {{- end }}
-{{- if eq .component "acl-api" }}
+{{- if and (eq .component "acl-api") (eq $root.Values.audit.migrations "startup") }}
 - name: DATABASE_MIGRATION_URL
   valueFrom:
     secretKeyRef:

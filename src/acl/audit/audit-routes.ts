@@ -18,6 +18,8 @@ export interface AuditReadServices {
   reader: AuditReader;
   /** Resolves when PostgreSQL answers (before an export starts streaming). */
   ping: () => Promise<void>;
+  /** The key the records' MACs are checked with; absent: only the hash chain is checked. */
+  chainKey?: Buffer;
 }
 
 const TAGS = ['audit'];
@@ -28,7 +30,7 @@ export function addAuditRoutes(
   registry: RouteRegistry,
   services: AuditReadServices & { urn: UrnScheme },
 ): RouteRegistry {
-  const { urn, reader, ping } = services;
+  const { urn, reader, ping, chainKey } = services;
   const schemas = auditResponseSchemas(urn);
   return registry
     .add({
@@ -84,13 +86,14 @@ export function addAuditRoutes(
       description:
         'Each record must match its hash, follow its predecessor without a gap in ids, and carry its ' +
         "predecessor's hash as prevHash; the first record of the range is checked against the record before " +
-        'it, or the anchor retention left. Role cos_admin.',
+        'it, or the anchor retention left. With the chain key configured, each record must also carry the MAC ' +
+        'of its hash under that key, which the database does not hold. Role cos_admin.',
       tags: TAGS,
       access: { role: COS_ADMIN },
       request: { query: TimeRangeQuerySchema },
       responses: { 200: { description: 'The report', schema: schemas.verified }, 503: unavailable },
       handler: postgresGuard(async ({ query }) => {
-        const report = await verifyChain(reader, query);
+        const report = await verifyChain(reader, query, chainKey);
         const title = report.valid ? 'Audit chain intact' : 'Audit chain broken';
         return { status: 200, body: successEnvelope(urn, { title, results: [report] }) };
       }),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { decodeCursor } from '../../audit/audit-cursor.js';
+import { BREAK_REASONS } from '../../audit/chain-verifier.js';
 import { successEnvelopeSchema } from '../../http/envelope.js';
 import type { UrnScheme } from '../../http/urn.js';
 import { DEFAULT_LISTING_LIMIT, MAX_LISTING_LIMIT, decimal } from '../api-schemas.js';
@@ -76,13 +77,16 @@ export const ChainReportSchema = z
   .object({
     valid: z.boolean(),
     checked: z.int().describe('Records checked.'),
+    keyed: z
+      .boolean()
+      .describe("Whether each record's MAC under the chain key was checked (the API has AUDIT_CHAIN_KEY)."),
     firstId: z.string().optional(),
     lastId: z.string().optional(),
     breaks: z
       .array(
         z.object({
           id: z.string().describe('The record at which the chain stops holding.'),
-          reason: z.enum(['altered', 'missing', 'unlinked']),
+          reason: z.enum(BREAK_REASONS),
           detail: z.string(),
         }),
       )

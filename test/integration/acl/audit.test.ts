@@ -7,9 +7,10 @@ import { AuditStore } from '../../../src/audit/audit-store.js';
 import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import type { HttpMethod } from '../../../src/http/openapi/route-definition.js';
 import { WRITER_ROLE } from '../../../src/audit/migrations.js';
-import type { AuditRecord } from '../../../src/audit/audit-record.js';
+import { recordHash, type AuditRecord } from '../../../src/audit/audit-record.js';
+import { RECORD_COLUMNS, recordFromRow, type RecordRow } from '../../../src/audit/record-rows.js';
 import { uniqueId } from '../support/cluster.js';
-import { withDatabase } from '../support/database.js';
+import { TEST_CHAIN_KEY, withDatabase } from '../support/database.js';
 import { memberEvent, EVENT_BATCH } from '../../support/member-events.js';
 import { AclHarness, individual, type Caller } from './support/acl-harness.js';
 import { AuditDatabase } from './support/audit-records.js';
@@ -350,6 +351,24 @@ describe('GET /audit/verify', () => {
     );
     expect((await sent('GET', '/audit/verify', owner)).status).toBe(403);
   });
+
+  it("finds a record the database's owner rewrote with a recomputed SHA-256 hash: it lacks the chain key", async () => {
+    await createdPolicy();
+    const [row] = await database.query<RecordRow>(
+      `SELECT ${RECORD_COLUMNS} FROM audit.records ORDER BY id DESC LIMIT 1`,
+    );
+    const { hash: _old, ...content } = recordFromRow(row as RecordRow);
+    const rewritten = { ...content, outcome: { status: 201, detail: 'rewritten by the owner' } };
+    await database.query('UPDATE audit.records SET outcome_detail = $2, hash = $3 WHERE id = $1', [
+      rewritten.id,
+      rewritten.outcome.detail,
+      recordHash(rewritten),
+    ]);
+    const answer = await sent('GET', '/audit/verify', cosAdmin);
+    const [report] = answer.body.results as { valid: boolean; keyed: boolean; breaks: unknown[] }[];
+    expect(report).toMatchObject({ valid: false, keyed: true });
+    expect(report?.breaks).toContainEqual(expect.objectContaining({ id: rewritten.id, reason: 'forged' }));
+  });
 });
 
 describe('the writer role', () => {
@@ -360,7 +379,7 @@ describe('the writer role', () => {
       user: login,
       password: 'writer-password',
     });
-    const store = new AuditStore({ connectionString: url });
+    const store = new AuditStore({ connectionString: url, chainKey: TEST_CHAIN_KEY });
     const [appended] = await store
       .append([
         {

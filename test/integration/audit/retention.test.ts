@@ -1,30 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  GENESIS_HASH,
-  recordHash,
-  type AuditEntry,
-  type AuditRecord,
-} from '../../../src/audit/audit-record.js';
+import { GENESIS_HASH, recordHash, type AuditRecord } from '../../../src/audit/audit-record.js';
 import { AuditReader } from '../../../src/audit/audit-reader.js';
 import { AuditStore } from '../../../src/audit/audit-store.js';
 import { verifyChain } from '../../../src/audit/chain-verifier.js';
 import { migrate } from '../../../src/audit/migrations.js';
 import { RECORD_COLUMNS, rowValues } from '../../../src/audit/record-rows.js';
 import { testDatabase } from '../support/database.js';
+import { numberedEntry as entry } from './support/entries.js';
 
 // Retention on a real PostgreSQL: audit.prune() deletes only past the owner's setting, oldest first, and the
 // chain of what is kept still verifies from the anchor; migrations run twice change nothing.
 
 let store: AuditStore;
 let reader: AuditReader;
-
-const entry = (n: number): AuditEntry => ({
-  actor: { type: 'user', id: `u${n}` },
-  action: 'policy.created',
-  target: { kind: 'policy', id: `p${n}` },
-  outcome: { status: 201 },
-  requestId: `r${n}`,
-});
 
 /** Records written 40 days ago, chained from genesis, as a replica would have then. */
 async function oldRecords(count: number): Promise<AuditRecord[]> {
@@ -51,7 +39,7 @@ beforeAll(async () => {
   const database = await testDatabase('retention');
   store = new AuditStore({ connectionString: database.url });
   reader = new AuditReader(store.pool);
-  expect(await migrate(store.pool, { retentionDays: 30 })).toEqual([1, 2]);
+  expect(await migrate(store.pool, { retentionDays: 30 })).toEqual([1, 2, 3]);
   expect(await migrate(store.pool, { retentionDays: 30 }), 'a second run applies nothing').toEqual([]);
 });
 

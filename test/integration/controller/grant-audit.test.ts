@@ -41,7 +41,7 @@ let database: { name: string; url: string };
 beforeAll(async () => {
   database = await testDatabase('grant_audit');
   const owner = new AuditStore({ connectionString: database.url });
-  expect(await migrate(owner.pool)).toEqual([1, 2]);
+  expect(await migrate(owner.pool)).toEqual([1, 2, 3]);
   await owner.close();
   const login = uniqueId('controller').replace(/[^a-z0-9]/g, '_');
   await asSuperuser(`CREATE ROLE ${login} LOGIN PASSWORD 'writer' IN ROLE ${WRITER_ROLE}`);

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_REVISION_BARRIER } from '../../../src/decision/revision-barrier.js';
 import { until } from '../../support/until.js';
 import { controlPlane, uniqueId } from '../support/cluster.js';
+import { testDatabase } from '../support/database.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { CheckResponse, DecisionServiceUnderTest } from './support/decision-service.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
@@ -56,10 +57,10 @@ async function startOwnSpiceDB(reuse?: SpiceDBServer): Promise<SpiceDBServer> {
 }
 
 /** Writes to SpiceDB directly, never through the proxy. */
-async function direct<T>(use: (client: SpiceDBClient) => Promise<T>): Promise<T> {
+async function direct<T>(use: (client: SpiceDBClient) => Promise<T>, server = spicedb): Promise<T> {
   const client = new SpiceDBClient({
-    endpoint: spicedb.endpoint,
-    token: spicedb.token,
+    endpoint: server.endpoint,
+    token: server.token,
     transport: 'plaintext',
   });
   try {
@@ -69,7 +70,7 @@ async function direct<T>(use: (client: SpiceDBClient) => Promise<T>): Promise<T>
   }
 }
 
-const writeSchema = () => direct((client) => client.ensureSchema(readSchemaText()));
+const writeSchema = (server = spicedb) => direct((client) => client.ensureSchema(readSchemaText()), server);
 
 function newGrant(): { grant: Relationship; check: Record<string, string> } {
   const itemId = `urn:dx:item:${uniqueId('outage')}`;
@@ -291,5 +292,72 @@ describe('the revision barrier when its Watch goes down', () => {
         false,
       );
     }
+  });
+});
+
+describe('the revision barrier after a partition', () => {
+  // A SpiceDB whose minimize_latency snapshots may be 30 s old, and a service that knows it: a check evaluated
+  // at a quantized snapshot while the Watch has not delivered a revocation is a stale allow, not a lucky deny.
+  const QUANTIZATION = { ...DEFAULT_REVISION_BARRIER, quantizationMs: 30_000 };
+  let own: SpiceDBServer;
+  let ownProxy: TcpProxy;
+  let ownService: DecisionServiceUnderTest;
+
+  beforeAll(async () => {
+    // On PostgreSQL, as production: the memory datastore answers minimize_latency at its head, never older.
+    own = await startSpiceDB({
+      binary: controlPlane().tools.spicedb ?? (await resolveToolPaths()).spicedb,
+      stateDir,
+      name: 'spicedb-catch-up',
+      datastore: { engine: 'postgres', url: (await testDatabase('spicedb_catch_up')).url },
+      extraArgs: ['--datastore-revision-quantization-interval=30s'],
+    });
+    await writeSchema(own);
+    ownProxy = await startTcpProxy(own.endpoint);
+    ownService = await startServiceUnderTest({
+      spicedb: { endpoint: ownProxy.endpoint, token: own.token },
+      checkTimeoutMs: 1_000,
+      revisionBarrier: QUANTIZATION,
+    });
+    await untilReady(ownService);
+  });
+
+  afterAll(async () => {
+    await ownService?.stop();
+    await ownProxy?.close();
+    await own?.process.stop();
+  });
+
+  const writeOwn = (updates: { operation: 'touch' | 'delete'; relationship: Relationship }[]) =>
+    direct((client) => client.writeRelationships(updates), own);
+
+  it('never allows a grant revoked during a partition, while the Watch has not caught up with what it missed', async () => {
+    const { grant, check } = newGrant();
+    await writeOwn([{ operation: 'touch', relationship: grant }]);
+    await until(async () => (await ownService.check(check)).body.result.allowed, 'the grant to be allowed');
+
+    ownProxy.cut();
+    await until(
+      async () => (await fetch(`${ownService.url}/healthz/ready`)).status === 503,
+      'the Watch to go',
+    );
+    // Much for the Watch to catch up on, then the revocation, then a grant that shows a check sees past it.
+    for (let batch = 0; batch < 20; batch++) {
+      const others = Array.from({ length: 500 }, () => ({
+        operation: 'touch' as const,
+        relationship: newGrant().grant,
+      }));
+      await writeOwn(others);
+    }
+    await writeOwn([{ operation: 'delete', relationship: grant }]);
+    const { grant: marker, check: markerCheck } = newGrant();
+    await writeOwn([{ operation: 'touch', relationship: marker }]);
+    ownProxy.restore();
+
+    await until(async () => {
+      const revoked = await ownService.check(check);
+      expect(revoked.body.result.allowed, JSON.stringify(revoked.body)).toBe(false);
+      return (await ownService.check(markerCheck)).body.result.allowed;
+    }, 'a check to see the grant written after the revocation');
   });
 });

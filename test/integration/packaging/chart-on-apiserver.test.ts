@@ -13,7 +13,7 @@ import {
   isCrd,
   kubectl,
   packagingTools,
-  podsOfDeployments,
+  podsOfWorkloads,
   renderChart,
   REQUIRED_VALUES,
   runCommand,
@@ -21,6 +21,7 @@ import {
   type KubeObject,
   type PodTemplate,
   withValuesFile,
+  WORKLOAD_KINDS,
 } from './packaging-support.js';
 
 // The chart as the real kube-apiserver (v1.35) admits it: every rendered object passes server-side dry-run in a
@@ -42,7 +43,7 @@ const CRDS_INSTALLED = { crds: { enabled: false } };
 
 let namespace: string;
 
-/** The audit database's Secret (its connection string is never used: nothing runs). */
+/** A Secret of the audit trail (its contents are never used: nothing runs). */
 function auditDatabaseSecret(name: string, data: Record<string, string>) {
   const encoded = Object.fromEntries(
     Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
@@ -55,7 +56,8 @@ beforeAll(async () => {
   const secret = auditDatabaseSecret('pgo-policy-grant-operator-audit-database', {
     url: 'postgres://acl_api:unused@postgres.invalid:5432/audit',
   });
-  expect((await kubectl(['create', '-f', '-'], toYamlStream([secret]))).code).toBe(0);
+  const chainKey = auditDatabaseSecret('pgo-policy-grant-operator-audit-chain-key', { key: 'k'.repeat(48) });
+  expect((await kubectl(['create', '-f', '-'], toYamlStream([secret, chainKey]))).code).toBe(0);
   // The Gateway API's HTTPRoute and the Prometheus Operator's ServiceMonitor and PrometheusRule (validated subsets,
   // see fixtures/).
   await installCrds(testKubeConfig(), FIXTURES_DIR);
@@ -95,17 +97,19 @@ describe('helm template, applied with server-side dry-run', () => {
   });
 
   it.each(RENDERINGS)('%s: no Pod Security warning about any workload template', async (_name, values) => {
-    const workloads = (await renderChart(namespace, values)).filter((object) => object.kind === 'Deployment');
+    const workloads = (await renderChart(namespace, values)).filter((object) =>
+      WORKLOAD_KINDS.includes(object.kind),
+    );
     const applied = await applyDryRun(workloads);
     expect(applied.stderr).not.toMatch(/PodSecurity|Warning/);
     expect(applied.code).toBe(0);
   });
 
   it.each(RENDERINGS)(
-    '%s: a Pod of every Deployment is admitted under "restricted" enforcement',
+    '%s: a Pod of every Deployment and of the migrations Job is admitted under "restricted" enforcement',
     async (_n, values) => {
-      const pods = podsOfDeployments(await renderChart(namespace, values));
-      expect(pods.length).toBeGreaterThanOrEqual(3);
+      const pods = podsOfWorkloads(await renderChart(namespace, values));
+      expect(pods.length).toBeGreaterThanOrEqual(4);
       const created = await createDryRun(pods);
       expect(created.stderr).toBe('');
       expect(created.code).toBe(0);
@@ -121,7 +125,7 @@ describe('helm template, applied with server-side dry-run', () => {
       delete container.securityContext;
     const warned = await applyDryRun([deployment as KubeObject]);
     expect(warned.stderr).toContain('would violate PodSecurity "restricted:latest"');
-    const rejected = await createDryRun(podsOfDeployments([deployment as KubeObject]));
+    const rejected = await createDryRun(podsOfWorkloads([deployment as KubeObject]));
     expect(rejected.code).not.toBe(0);
     expect(rejected.stderr).toContain('violates PodSecurity "restricted:latest"');
   });
@@ -211,16 +215,25 @@ describe('the audit database Secret, checked when Helm sees the cluster', () => 
   // server, which the one-controller-per-cluster check would refuse first.
   const SHARD = { ...REQUIRED_VALUES, controller: { labelSelector: 'pgo-test=audit-secret' } };
 
-  it('an install is refused while the Secret is missing, naming it and the namespace', async () => {
-    const refused = await installDryRun({
-      ...SHARD,
-      audit: { database: { existingSecret: 'absent' } },
-    });
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain(
-      `the audit database Secret absent does not exist in namespace ${namespace}`,
-    );
-  });
+  it.each([
+    [
+      'the database Secret',
+      { database: { existingSecret: 'absent' } },
+      'the audit database Secret absent does not',
+    ],
+    [
+      'the chain key Secret',
+      { chainKey: { existingSecret: 'no-chain-key' } },
+      'the audit chain key Secret no-chain-key with the key key does not',
+    ],
+  ])(
+    'an install is refused while %s is missing, naming it and the namespace',
+    async (_name, audit, message) => {
+      const refused = await installDryRun({ ...SHARD, audit });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(`${message} exist in namespace ${namespace}`);
+    },
+  );
 
   it('an install is refused when the Secret lacks the url key', async () => {
     const secret = auditDatabaseSecret('audit-without-url', { migrationUrl: 'postgres://owner@db/audit' });

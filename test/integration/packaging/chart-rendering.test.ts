@@ -12,6 +12,7 @@ import {
   renderChart,
   type KubeObject,
   type PodTemplate,
+  READ_ONLY_SPICEDB,
 } from './packaging-support.js';
 
 // What the chart renders, read back: least-privilege RBAC per component, the services' containers, the
@@ -377,36 +378,77 @@ describe('configuration', () => {
     expect(settings).not.toHaveProperty('DECISION_CLIENT_SERVICE_ACCOUNTS');
   });
 
-  it("the audit database's connection strings come from the Secret the values name: both to the ACL API, the services' one to the controller", async () => {
+  it("by default only the migrations hook Job holds the audit database owner's connection string; the services get the writer's and the chain key", async () => {
     const objects = await renderChart(NAMESPACE, {
       ...REQUIRED_VALUES,
-      audit: { database: { existingSecret: 'audit-db', urlKey: 'service', migrationUrlKey: 'owner' } },
+      audit: {
+        database: { existingSecret: 'audit-db', urlKey: 'service', migrationUrlKey: 'owner' },
+        chainKey: { existingSecret: 'chain', key: 'mac' },
+        retentionDays: 30,
+      },
     });
-    expect(deployment(objects, 'acl-api').container.env).toEqual(
-      expect.arrayContaining([
-        { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'audit-db', key: 'service' } } },
-        {
-          name: 'DATABASE_MIGRATION_URL',
-          valueFrom: { secretKeyRef: { name: 'audit-db', key: 'owner', optional: true } },
-        },
-      ]),
-    );
-    // The controller records grant changes made outside the API with the services' role; it never migrates.
-    const controllerEnv = deployment(objects, 'controller').container.env;
-    expect(controllerEnv).toContainEqual({
+    const writer = {
       name: 'DATABASE_URL',
       valueFrom: { secretKeyRef: { name: 'audit-db', key: 'service' } },
-    });
-    expect(JSON.stringify(controllerEnv)).not.toContain('DATABASE_MIGRATION_URL');
-    expect(JSON.stringify(deployment(objects, 'decision-service').container.env)).not.toContain(
-      'DATABASE_URL',
+    };
+    const chainKey = { name: 'AUDIT_CHAIN_KEY', valueFrom: { secretKeyRef: { name: 'chain', key: 'mac' } } };
+    for (const service of ['acl-api', 'controller']) {
+      const env = deployment(objects, service).container.env;
+      expect(env).toEqual(expect.arrayContaining([writer, chainKey]));
+      expect(JSON.stringify(env)).not.toContain('DATABASE_MIGRATION_URL');
+    }
+    expect(JSON.stringify(deployment(objects, 'decision-service').container.env)).not.toMatch(
+      /DATABASE|AUDIT/,
     );
+    expect(objects.find((object) => componentOf(object) === 'settings')?.data).toMatchObject({
+      AUDIT_MIGRATIONS: 'skip',
+    });
+
+    const job = objects.find((object) => object.kind === 'Job' && componentOf(object) === 'audit-migrations');
+    expect(job?.metadata.annotations).toMatchObject({ 'helm.sh/hook': 'pre-install,pre-upgrade' });
+    const pod = (job?.spec as { template: PodTemplate }).template.spec as {
+      automountServiceAccountToken: boolean;
+      containers: { args: string[]; env: unknown[] }[];
+    };
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.containers[0]?.args).toEqual(['audit-migrate']);
+    expect(pod.containers[0]?.env).toEqual(
+      expect.arrayContaining([
+        { name: 'DATABASE_MIGRATION_URL', valueFrom: { secretKeyRef: { name: 'audit-db', key: 'owner' } } },
+        { name: 'AUDIT_RETENTION_DAYS', value: '30' },
+      ]),
+    );
+    expect(JSON.stringify(pod.containers[0]?.env), 'the owner never holds the chain key').not.toContain(
+      'AUDIT_CHAIN_KEY',
+    );
+  });
+
+  it('with audit.migrations startup the ACL API migrates with the owner’s string, and no Job renders', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      audit: { migrations: 'startup', database: { existingSecret: 'audit-db', migrationUrlKey: 'owner' } },
+    });
+    expect(deployment(objects, 'acl-api').container.env).toContainEqual({
+      name: 'DATABASE_MIGRATION_URL',
+      valueFrom: { secretKeyRef: { name: 'audit-db', key: 'owner', optional: true } },
+    });
+    expect(JSON.stringify(deployment(objects, 'controller').container.env)).not.toContain(
+      'DATABASE_MIGRATION_URL',
+    );
+    expect(objects.some((object) => object.kind === 'Job')).toBe(false);
+    expect(objects.find((object) => componentOf(object) === 'settings')?.data).toMatchObject({
+      AUDIT_MIGRATIONS: 'startup',
+    });
   });
 
   it('SpiceDB endpoint and key come from the Secret the values name', async () => {
     const objects = await renderChart(NAMESPACE, {
       ...REQUIRED_VALUES,
-      spicedb: { existingSecret: 'mine', existingSecretKeys: { endpoint: 'host', presharedKey: 'token' } },
+      spicedb: {
+        existingSecret: 'mine',
+        existingSecretKeys: { endpoint: 'host', presharedKey: 'token' },
+        readOnly: READ_ONLY_SPICEDB,
+      },
     });
     expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
     const env = deployment(objects, 'controller').container.env;
@@ -423,7 +465,7 @@ describe('configuration', () => {
   it('only the controller and the decision service get SpiceDB: the ACL API has no key, CA or admission', async () => {
     const objects = await renderChart(NAMESPACE, {
       ...REQUIRED_VALUES,
-      spicedb: { existingSecret: 'mine', tls: { caSecret: 'spicedb-ca' } },
+      spicedb: { existingSecret: 'mine', tls: { caSecret: 'spicedb-ca' }, readOnly: { enabled: false } },
     });
     const spicedbVariables = (name: string) =>
       deployment(objects, name)
@@ -453,6 +495,91 @@ describe('configuration', () => {
       'controller',
       'decision-service',
     ]);
+  });
+
+  it('the decision service checks through a read-only SpiceDB on the same datastore, with a key of its own; only the controller holds the writing key', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      spicedb: {
+        existingSecret: 'writer',
+        readOnly: {
+          datastore: { existingSecret: 'datastore', uriKey: 'dsn' },
+          presharedKey: 'read-only-key',
+        },
+      },
+    });
+    const readOnly = objects.find(
+      (object) => object.kind === 'Deployment' && componentOf(object) === 'spicedb-read-only',
+    );
+    const container = (readOnly?.spec as { template: PodTemplate }).template.spec.containers as {
+      args: string[];
+      env: unknown[];
+    }[];
+    expect(container[0]?.args).toEqual(
+      expect.arrayContaining(['serve', '--datastore-readonly', '--datastore-engine=postgres']),
+    );
+    const keySecret = 'pgo-policy-grant-operator-spicedb-read-only';
+    expect(container[0]?.env).toEqual([
+      {
+        name: 'SPICEDB_GRPC_PRESHARED_KEY',
+        valueFrom: { secretKeyRef: { name: keySecret, key: 'presharedKey' } },
+      },
+      { name: 'SPICEDB_DATASTORE_CONN_URI', valueFrom: { secretKeyRef: { name: 'datastore', key: 'dsn' } } },
+    ]);
+    const secret = objects.find((object) => object.kind === 'Secret' && object.metadata.name === keySecret);
+    expect(Buffer.from((secret?.data as { presharedKey: string }).presharedKey, 'base64').toString()).toBe(
+      'read-only-key',
+    );
+    const decisionEnv = deployment(objects, 'decision-service').container.env;
+    expect(decisionEnv).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'SPICEDB_ENDPOINT',
+          value: `pgo-policy-grant-operator-spicedb-read-only.${NAMESPACE}.svc:50051`,
+        },
+        { name: 'SPICEDB_TOKEN', valueFrom: { secretKeyRef: { name: keySecret, key: 'presharedKey' } } },
+        { name: 'SPICEDB_TLS', value: 'plaintext' },
+      ]),
+    );
+    expect(JSON.stringify(decisionEnv), 'no writing key').not.toContain('"writer"');
+    expect(deployment(objects, 'controller').container.env).toContainEqual({
+      name: 'SPICEDB_TOKEN',
+      valueFrom: { secretKeyRef: { name: 'writer', key: 'presharedKey' } },
+    });
+  });
+
+  it('with the bundled SpiceDB (memory: one process only) there is no read-only SpiceDB, and none when disabled', async () => {
+    for (const spicedb of [
+      { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
+      { existingSecret: 'writer', readOnly: { enabled: false } },
+    ]) {
+      const objects = await renderChart(NAMESPACE, { ...REQUIRED_VALUES, spicedb });
+      expect(objects.some((object) => componentOf(object) === 'spicedb-read-only')).toBe(false);
+      expect(JSON.stringify(deployment(objects, 'decision-service').container.env)).not.toContain(
+        'read-only',
+      );
+    }
+  });
+
+  it('NetworkPolicies are on by default once the decision service is exposed, and the read-only SpiceDB admits it alone', async () => {
+    const policies = async (values: object) =>
+      (await renderChart(NAMESPACE, { ...REQUIRED_VALUES, ...values })).filter(
+        (object) => object.kind === 'NetworkPolicy',
+      );
+    expect(await policies({})).toEqual([]);
+    const exposedValues = { httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } };
+    const exposed = await policies(exposedValues);
+    expect(exposed.map(componentOf).sort()).toEqual(
+      ['acl-api', 'controller', 'decision-service', 'spicedb-read-only'].sort(),
+    );
+    const readOnly = exposed.find((object) => componentOf(object) === 'spicedb-read-only') as unknown as {
+      spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] };
+    };
+    expect(readOnly.spec.ingress[0]?.from[0]?.podSelector.matchLabels).toMatchObject({
+      'app.kubernetes.io/component': 'decision-service',
+    });
+    expect(await policies({ ...exposedValues, networkPolicy: { enabled: false } })).toEqual([]);
+    expect(await policies({ ingress: { enabled: true, exposeDecisionService: false } })).toEqual([]);
   });
 
   it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
@@ -607,7 +734,7 @@ describe('the image', () => {
   const images = (objects: KubeObject[]) =>
     objects
       .filter((object) => object.kind === 'Deployment' || object.kind === 'Pod')
-      .filter((object) => componentOf(object) !== 'spicedb')
+      .filter((object) => !['spicedb', 'spicedb-read-only'].includes(componentOf(object) ?? ''))
       .flatMap((object) => {
         const spec = (object.spec as { template?: PodTemplate }).template?.spec ?? object.spec;
         return (spec as { containers: { image: string }[] }).containers.map((container) => container.image);
@@ -719,11 +846,16 @@ describe('settings the services cannot start without fail the render, not the po
     [
       'SpiceDB',
       { auth: REQUIRED_VALUES.auth },
-      ['spicedb.endpoint: host:port', 'spicedb.presharedKey: SpiceDB'],
+      [
+        'spicedb.endpoint: host:port',
+        'spicedb.presharedKey: SpiceDB',
+        'spicedb.readOnly.datastore.existingSecret',
+        'spicedb.readOnly.presharedKey',
+      ],
     ],
     [
       "SpiceDB's key",
-      { ...REQUIRED_VALUES, spicedb: { endpoint: 'spicedb:50051' } },
+      { ...REQUIRED_VALUES, spicedb: { endpoint: 'spicedb:50051', readOnly: READ_ONLY_SPICEDB } },
       ['spicedb.presharedKey'],
     ],
     [
@@ -751,10 +883,10 @@ describe('settings the services cannot start without fail the render, not the po
     expect(message.match(/\n {2}- /g)).toHaveLength(names.length);
   });
 
-  it('with no values at all, the message lists all five', async () => {
+  it('with no values at all, the message lists all seven', async () => {
     const { helm } = await packagingTools();
     await expect(helmTemplate(helm, { namespace: NAMESPACE })).rejects.toThrow(
-      /spicedb.endpoint.*\n.*spicedb.presharedKey.*\n.*auth.jwt.issuer.*\n.*auth.jwt.audience.*\n.*auth.jwks/,
+      /spicedb.endpoint.*\n.*spicedb.presharedKey.*\n.*spicedb.readOnly.datastore.*\n.*spicedb.readOnly.presharedKey.*\n.*auth.jwt.issuer.*\n.*auth.jwt.audience.*\n.*auth.jwks/,
     );
   });
 

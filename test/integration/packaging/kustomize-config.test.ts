@@ -22,7 +22,7 @@ import {
   kubectl,
   packagingTools,
   parseManifests,
-  podsOfDeployments,
+  podsOfWorkloads,
   type KubeObject,
 } from './packaging-support.js';
 
@@ -76,6 +76,7 @@ function secretKeyRefNames(objects: KubeObject[]): string[] {
 
 // The audit trail's PostgreSQL is the user's in every overlay (docs/install.md): only the ACL API reads it.
 const AUDIT_DATABASE_SECRET = 'policy-grant-operator-audit-database';
+const AUDIT_CHAIN_KEY_SECRET = 'policy-grant-operator-audit-chain-key';
 
 describe('config/ and the chart do not drift apart', () => {
   it('config/rbac, config/manager, config/admission, config/spicedb and config/crd/kustomization.yaml are exactly what the chart renders', () => {
@@ -117,8 +118,9 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
       const applied = await applyDryRun(objects);
       expect(applied.stderr).toBe('');
       expect(applied.code).toBe(0);
-      const pods = podsOfDeployments(objects);
-      expect(pods).toHaveLength(overlay === 'dev' ? 4 : 3);
+      const pods = podsOfWorkloads(objects);
+      // The three services and the audit migrations Job (and the bundled SpiceDB in dev).
+      expect(pods).toHaveLength(overlay === 'dev' ? 5 : 4);
       const created = await createDryRun(pods);
       expect(created.stderr).toBe('');
       expect(created.code).toBe(0);
@@ -128,17 +130,19 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
   it('config/dev wires the bundled SpiceDB: one generated Secret feeds it, the controller and the decision service', async () => {
     const objects = await build('dev');
     const secret = objects.find((object) => object.kind === 'Secret');
-    const references = secretKeyRefNames(objects).filter((name) => name !== AUDIT_DATABASE_SECRET);
+    const references = secretKeyRefNames(objects).filter(
+      (name) => ![AUDIT_DATABASE_SECRET, AUDIT_CHAIN_KEY_SECRET].includes(name),
+    );
     expect(new Set(references)).toEqual(new Set([secret?.metadata.name]));
     // Endpoint and key for each of the two SpiceDB clients (the ACL API is none), the key for SpiceDB itself.
     expect(references).toHaveLength(2 * 2 + 1);
   });
 
-  it('config/default expects the SpiceDB and audit database Secrets from the user and creates none', async () => {
+  it('config/default expects the SpiceDB, audit database and chain key Secrets from the user and creates none', async () => {
     const objects = await build('default');
     expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
     expect(new Set(secretKeyRefNames(objects))).toEqual(
-      new Set(['policy-grant-operator-spicedb', AUDIT_DATABASE_SECRET]),
+      new Set(['policy-grant-operator-spicedb', AUDIT_DATABASE_SECRET, AUDIT_CHAIN_KEY_SECRET]),
     );
   });
 });

@@ -92,8 +92,15 @@ export function createDryRun(objects: object[]): Promise<CommandResult> {
 }
 
 /** The least an install sets: without them the chart refuses to render (the services would not start). */
+/** The decision service's read-only SpiceDB: the datastore's Secret and its own key. */
+export const READ_ONLY_SPICEDB = {
+  enabled: true,
+  datastore: { existingSecret: 'spicedb-datastore' },
+  existingSecret: 'spicedb-read-only-key',
+};
+
 export const REQUIRED_VALUES = {
-  spicedb: { existingSecret: 'spicedb-credentials' },
+  spicedb: { existingSecret: 'spicedb-credentials', readOnly: READ_ONLY_SPICEDB },
   auth: {
     jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator' },
     jwks: { url: 'https://issuer.example.com/.well-known/jwks.json' },
@@ -114,10 +121,13 @@ export interface PodTemplate {
   spec: Record<string, unknown>;
 }
 
-/** A Pod made of each Deployment's pod template, as a ReplicaSet would create it. */
-export function podsOfDeployments(objects: KubeObject[]): KubeObject[] {
+/** The kinds of workload the chart renders, whose pod templates Pod Security judges. */
+export const WORKLOAD_KINDS = ['Deployment', 'Job'];
+
+/** A Pod made of each workload's pod template, as a ReplicaSet or the Job controller would create it. */
+export function podsOfWorkloads(objects: KubeObject[]): KubeObject[] {
   return objects
-    .filter((object) => object.kind === 'Deployment')
+    .filter((object) => WORKLOAD_KINDS.includes(object.kind))
     .map((deployment) => {
       const template = (deployment.spec as { template: PodTemplate }).template;
       return {
@@ -181,7 +191,11 @@ export const EVERY_FEATURE_VALUES = {
 
 /** The normal production shape: an external SpiceDB over TLS with its own CA, keys and credentials from Secrets. */
 export const EXTERNAL_SPICEDB_VALUES = {
-  spicedb: { existingSecret: 'spicedb-credentials', tls: { enabled: true, caSecret: 'spicedb-ca' } },
+  spicedb: {
+    existingSecret: 'spicedb-credentials',
+    tls: { enabled: true, caSecret: 'spicedb-ca' },
+    readOnly: { ...READ_ONLY_SPICEDB, existingSecret: '', presharedKey: 'read-only-key' },
+  },
   auth: {
     jwt: { issuer: 'https://issuer.example.com/', audience: 'policy-grant-operator' },
     jwks: { existingSecret: 'identity-provider-jwks' },

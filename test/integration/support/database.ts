@@ -37,7 +37,10 @@ export async function testDatabase(prefix: string): Promise<{ name: string; url:
   return { name, url: withDatabase(controlPlane().postgresUrl, { database: name }) };
 }
 
-/** The audit configuration of an ACL API on a fresh database, migrated at start-up. */
+/** The key of the audit records' MACs in the tests' ACL APIs (AUDIT_CHAIN_KEY): never the database's to hold. */
+export const TEST_CHAIN_KEY = Buffer.from('a test chain key, 32 bytes or more, held by the services only');
+
+/** The audit configuration of an ACL API on a fresh database, migrated at start-up, records keyed. */
 export async function testAuditConfig(prefix: string): Promise<AuditConfig> {
-  return { databaseUrl: (await testDatabase(prefix)).url, migrate: true };
+  return { databaseUrl: (await testDatabase(prefix)).url, migrate: true, chainKey: TEST_CHAIN_KEY };
 }

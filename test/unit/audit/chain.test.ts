@@ -3,11 +3,13 @@ import {
   canonicalJson,
   GENESIS_HASH,
   recordHash,
+  recordMac,
   storableEntry,
   type AuditRecord,
 } from '../../../src/audit/audit-record.js';
 import { decodeCursor, encodeCursor } from '../../../src/audit/audit-cursor.js';
-import { linkBreaks, type Link } from '../../../src/audit/chain-verifier.js';
+import { appendTime, MAX_CLOCK_LEAD_MS } from '../../../src/audit/audit-store.js';
+import { linkBreaks, macBreaks, type Link } from '../../../src/audit/chain-verifier.js';
 
 function record(id: string, prevHash: string, detail?: string): AuditRecord {
   const unsigned = {
@@ -67,6 +69,52 @@ describe('chain links', () => {
   it('starts after retention from the anchor: the last pruned record', () => {
     const pruned = record('7', 'earlier');
     expect(linkBreaks({ id: pruned.id, hash: pruned.hash }, record('8', pruned.hash))).toEqual([]);
+  });
+
+  it('finds a record dated before its predecessor', () => {
+    const first = record('1', GENESIS_HASH);
+    const later = { ...first, time: '2026-01-01T00:00:01.000Z' };
+    expect(linkBreaks(later, record('2', first.hash))).toEqual([
+      expect.objectContaining({ id: '2', reason: 'time' }),
+    ]);
+  });
+});
+
+describe('MACs under the chain key', () => {
+  const key = Buffer.from('k'.repeat(32));
+  const first = record('1', GENESIS_HASH);
+
+  it('holds for the MAC of the hash, and only under the same key', () => {
+    expect(macBreaks(key, first, recordMac(key, first.hash))).toEqual([]);
+    const otherKey = recordMac(Buffer.from('o'.repeat(32)), first.hash);
+    expect(macBreaks(key, first, otherKey)).toEqual([expect.objectContaining({ id: '1', reason: 'forged' })]);
+  });
+
+  it('finds a record whose hash was recomputed after a rewrite, and a record without a MAC', () => {
+    const mac = recordMac(key, first.hash);
+    const rewritten = record('1', GENESIS_HASH, 'rewritten');
+    expect(macBreaks(key, rewritten, mac)).toEqual([expect.objectContaining({ reason: 'forged' })]);
+    expect(macBreaks(key, first, null)).toEqual([expect.objectContaining({ reason: 'unkeyed' })]);
+    expect(macBreaks(key, first, 'not hex')).toEqual([expect.objectContaining({ reason: 'forged' })]);
+  });
+});
+
+describe('the time of an appended record', () => {
+  const now = new Date('2026-01-01T00:00:00.000Z');
+
+  it('is PostgreSQL’s clock, or its predecessor’s time when the clock is behind', () => {
+    expect(appendTime(now, null)).toBe(now.getTime());
+    expect(appendTime(now, new Date(now.getTime() - 1_000))).toBe(now.getTime());
+    expect(appendTime(now, new Date(now.getTime() + 1_000))).toBe(now.getTime() + 1_000);
+  });
+
+  it('refuses to follow a predecessor dated further ahead than the bound', () => {
+    expect(appendTime(now, new Date(now.getTime() + MAX_CLOCK_LEAD_MS))).toBe(
+      now.getTime() + MAX_CLOCK_LEAD_MS,
+    );
+    expect(() => appendTime(now, new Date(now.getTime() + MAX_CLOCK_LEAD_MS + 1))).toThrow(
+      /correct the clock/,
+    );
   });
 });
 

@@ -26,8 +26,8 @@ describe('Dockerfile', () => {
       '${NODE_IMAGE} AS runtime',
     ]);
     expect(stages[0]).toMatch(/^RUN npm ci\b/m);
-    expect(stages[0]).toMatch(/^RUN npm run build$/m);
-    expect(stages[1]).toMatch(/^RUN npm ci --omit=dev\b/m);
+    expect(stages[0]).toMatch(/^RUN npm run build:image$/m);
+    expect(stages[1]).toMatch(/^RUN npm ci --omit=dev --omit=optional\b/m);
     expect(runtime).toMatch(/^COPY --from=dependencies \/src\/node_modules \.\/node_modules$/m);
     expect(runtime).toMatch(/^COPY --from=build \/src\/dist \.\/dist$/m);
     expect(runtime).not.toMatch(/^COPY (src|\.) /m);
@@ -87,7 +87,14 @@ describe('Dockerfile', () => {
       .filter((line) => line && !line.startsWith('#'));
     expect(ignore[0]).toBe('*');
     expect(ignore.slice(1).sort()).toEqual(
-      ['!package.json', '!package-lock.json', '!src', '!tsconfig.build.json', '!tsconfig.json'].sort(),
+      [
+        '!package.json',
+        '!package-lock.json',
+        '!src',
+        '!tsconfig.build.json',
+        '!tsconfig.image.json',
+        '!tsconfig.json',
+      ].sort(),
     );
     for (const copied of runtime.concat(stages[0] ?? '').matchAll(/^COPY (?!--from)(.+) \S+$/gm))
       for (const source of (copied[1] as string).split(' ')) expect(ignore).toContain(`!${source}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { runService, SERVICES, USAGE, type Service } from '../../../src/cmd/main.js';
+import { runService, COMMANDS, USAGE, type Service } from '../../../src/cmd/main.js';
 
 function recordingLoader(entrypoint: { main?: (argv: string[]) => unknown } = {}) {
   const loaded: Service[] = [];
@@ -8,7 +8,7 @@ function recordingLoader(entrypoint: { main?: (argv: string[]) => unknown } = {}
 }
 
 describe('the image entrypoint (src/cmd/main.ts)', () => {
-  it.each(SERVICES)(
+  it.each(COMMANDS)(
     'loads the %s module and calls its main with the remaining arguments',
     async (service) => {
       const main = vi.fn();

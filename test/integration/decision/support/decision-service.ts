@@ -51,6 +51,7 @@ export interface ServiceOptions {
   checkCallers?: CheckCallers;
   limits?: DecisionServiceConfig['limits'];
   checkBatch?: DecisionServiceConfig['checkBatch'];
+  revisionBarrier?: DecisionServiceConfig['revisionBarrier'];
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -79,6 +80,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
+    ...(options.revisionBarrier ? { revisionBarrier: options.revisionBarrier } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });

@@ -1,0 +1,39 @@
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../../../hack/sync-packaging.js';
+import { COMMANDS } from '../../../src/cmd/main.js';
+
+// What the image's build stage compiles (`npm run build:image`, tsconfig.image.json): the services' entrypoints
+// and what they import, nothing of the development stack. The program is resolved, not emitted: its source
+// files are exactly the files the build writes to dist/.
+
+function imageSources(): string[] {
+  const configPath = join(REPO_ROOT, 'tsconfig.image.json');
+  const { config } = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
+  const parsed = ts.parseJsonConfigFileContent(config, ts.sys, REPO_ROOT, undefined, configPath);
+  const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options });
+  return program
+    .getSourceFiles()
+    .filter((file) => !file.isDeclarationFile)
+    .map((file) => relative(REPO_ROOT, file.fileName));
+}
+
+describe('the image build (tsconfig.image.json)', () => {
+  const sources = imageSources();
+
+  it('compiles the dispatcher and every command it can start', () => {
+    expect(sources).toContain('src/cmd/main.ts');
+    for (const service of COMMANDS) expect(sources).toContain(`src/cmd/${service}.ts`);
+  });
+
+  it('leaves out the development stack, the local control plane and the developer CLIs', () => {
+    const development = sources.filter((source) =>
+      /^src\/(devstack|localplane)\/|^src\/cmd\/(dev-|hash-secret)|^src\/auth\/(dev-|hash-secret)/.test(
+        source,
+      ),
+    );
+    expect(development).toEqual([]);
+    expect(sources.every((source) => source.startsWith('src/'))).toBe(true);
+  });
+});
