@@ -119,8 +119,16 @@ describe('RBAC', () => {
     const objects = await renderChart(NAMESPACE, EVERY_FEATURE_VALUES);
     for (const role of objects.filter((object) => object.kind === 'Role'))
       expect(role.metadata.namespace).toBe(NAMESPACE);
+    // The roles for users are bound by no one in the chart: the cluster's view, edit and admin aggregate them.
+    const userRoles = objects.filter((object) => componentOf(object) === 'user-roles');
+    const boundRoles = objects
+      .filter((object) => object.kind.endsWith('Binding'))
+      .map((binding) => (binding.roleRef as { name: string }).name);
+    expect(userRoles.map((role) => role.metadata.name).filter((name) => boundRoles.includes(name))).toEqual(
+      [],
+    );
     const clusterWrites = objects
-      .filter((object) => object.kind === 'ClusterRole')
+      .filter((object) => object.kind === 'ClusterRole' && !userRoles.includes(object))
       .flatMap((role) => role.rules as PolicyRule[])
       .filter((r) => r.verbs.some((verb) => ['create', 'update', 'patch', 'delete'].includes(verb)));
     expect(clusterWrites).toEqual([
