@@ -113,16 +113,6 @@ function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: G
   });
 }
 
-/**
- * Whether a grant lives where it may count: the ACL namespace, or a namespace bound to the organisation of
- * its item. A grant on a missing or ambiguous item counts nowhere but in the ACL namespace.
- */
-export function livesWhereItCounts(grant: PolicyGrant, world: GrantWorld): boolean {
-  if (grant.metadata.namespace === world.aclNamespace) return true;
-  const [item, ...others] = world.itemsWithId(grant.spec.itemId);
-  return item !== undefined && others.length === 0 && authoriseGrantNamespace(grant, item, world).authorised;
-}
-
 /** Everything but conflicts: state, item, namespace, access types, and whether the registry can project it. */
 export function eligibility(grant: PolicyGrant, world: GrantWorld, now: Date): GrantVerdict {
   const byState = stateVerdict(grant, now);

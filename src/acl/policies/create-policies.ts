@@ -25,6 +25,7 @@ import { settleAll, valuesOrThrow } from '../concurrency.js';
 import {
   CREATED_BY_ACL_API,
   CREATED_BY_LABEL,
+  madeByAclApi,
   REQUEST_HASH_ANNOTATION,
   idempotentGrantName,
   randomGrantName,
@@ -246,9 +247,7 @@ export class PolicyCreator {
         this.cache
           .grantsWithClaimKey(claim.key)
           .some(
-            (other) =>
-              other.metadata.labels?.[CREATED_BY_LABEL] !== CREATED_BY_ACL_API &&
-              evaluator.evaluate(other).enforce,
+            (other) => !madeByAclApi(other, this.cache.aclNamespace) && evaluator.evaluate(other).enforce,
           ),
       ),
     );
@@ -452,9 +451,8 @@ class CreateTransaction {
       .grantsWithClaimKey(planned.key)
       .filter(
         (grant) =>
-          grant.metadata.namespace === this.world.aclNamespace &&
+          madeByAclApi(grant, this.world.aclNamespace) &&
           grant.metadata.name !== planned.grantName &&
-          grant.metadata.labels?.[CREATED_BY_LABEL] === CREATED_BY_ACL_API &&
           this.isEffective(grant),
       );
     for (const candidate of candidates) {

@@ -6,6 +6,20 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Label on every grant the API creates; kubectl-applied grants lack it. */
 export const CREATED_BY_LABEL = 'acl.policygrant.dev/created-by';
 export const CREATED_BY_ACL_API = 'acl-api';
+
+/**
+ * Whether the API made the grant. The label alone proves nothing (whoever applies a grant may write it): only in
+ * the API's own namespace, where admission lets no one else set it, does it count.
+ */
+export function madeByAclApi(
+  grant: { metadata: { namespace?: string; labels?: Record<string, string> } },
+  aclNamespace: string,
+): boolean {
+  return (
+    grant.metadata.namespace === aclNamespace &&
+    grant.metadata.labels?.[CREATED_BY_LABEL] === CREATED_BY_ACL_API
+  );
+}
 /** SHA-256 of the create request (canonical JSON) that made a grant under an Idempotency-Key. */
 export const REQUEST_HASH_ANNOTATION = 'acl.policygrant.dev/request-hash';
 

@@ -1,7 +1,7 @@
 import type { PolicyGrant } from '../../api/v1alpha1/index.js';
 import type { Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
-import { GrantEvaluator, livesWhereItCounts } from '../../verdict/grant-verdict.js';
+import { GrantEvaluator } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
 import type { ListingPage } from '../listing-route.js';
 import { lookupItem } from '../authorisation.js';
@@ -39,14 +39,14 @@ export class PolicyListings {
   }
 
   /**
-   * Grants the caller issued; only these rows name the consumer (docs/acl-api.md, "Listings"). Only grants
-   * that live where they may count: `issuerId` is a plain field that anyone who may apply a PolicyGrant in
-   * some namespace can set, so elsewhere it proves nothing.
+   * Grants the caller issued; only these rows name the consumer (docs/acl-api.md, "Listings"). Only grants of
+   * the API's own namespace: `issuerId` is a plain field, which admission lets only the API set there; a grant
+   * applied elsewhere (GitOps, a namespace bound to an organisation) was issued by no user of this API.
    */
   provider(principal: Principal, query: ListingQuery): Listing {
     const issued = this.cache
       .grantsIssuedBy(principal.id)
-      .filter((grant) => livesWhereItCounts(grant, this.cache));
+      .filter((grant) => grant.metadata.namespace === this.cache.aclNamespace);
     return this.listing(distinctSorted(issued), query, { withConsumer: true });
   }
 

@@ -55,3 +55,50 @@ export function withCrossFieldRules<S extends z.ZodObject>(
     })
     .meta({ 'x-kubernetes-validations': rules.map(toCelValidation) });
 }
+
+/**
+ * A rule on a change (CEL `oldSelf`): the kube-apiserver checks it on updates only, so it has no zod counterpart
+ * (zod sees one object, never its previous version).
+ */
+export interface TransitionRule {
+  readonly field: string;
+  readonly message: string;
+  readonly cel: string;
+}
+
+/** A field that keeps the value it was created with, present or absent. */
+export function immutableField(field: string, why: string): TransitionRule {
+  return {
+    field,
+    message: `${field} is immutable: ${why}`,
+    cel: `has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})`,
+  };
+}
+
+/** A field that may be set once, later than creation, and then keeps its value. */
+export function finalOnceSet(field: string, why: string): TransitionRule {
+  return {
+    field,
+    message: `${field} is final once set: ${why}`,
+    cel: `!has(oldSelf.${field}) || (has(self.${field}) && self.${field} == oldSelf.${field})`,
+  };
+}
+
+export function transitionValidation(rule: TransitionRule): CelValidation {
+  return {
+    rule: rule.cel,
+    message: rule.message,
+    fieldPath: `.${rule.field}`,
+    reason: 'FieldValueForbidden',
+  };
+}
+
+/** The schema with `rules` added to its `x-kubernetes-validations` (after the cross-field rules it may carry). */
+export function withTransitionRules<S extends z.ZodType>(schema: S, rules: readonly TransitionRule[]): S {
+  const meta = schema.meta() ?? {};
+  const existing = (meta['x-kubernetes-validations'] ?? []) as readonly CelValidation[];
+  return schema.meta({
+    ...meta,
+    'x-kubernetes-validations': [...existing, ...rules.map(transitionValidation)],
+  });
+}

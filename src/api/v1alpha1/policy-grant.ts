@@ -1,6 +1,13 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { withCrossFieldRules, type CrossFieldRule } from './cross-field-rules.js';
+import {
+  finalOnceSet,
+  immutableField,
+  withCrossFieldRules,
+  withTransitionRules,
+  type CrossFieldRule,
+  type TransitionRule,
+} from './cross-field-rules.js';
 import { dateTimeField, itemIdField, typeNameField, uuidField } from './field-schemas.js';
 import type { GROUP_VERSION, POLICY_GRANT_KIND } from './group-version.js';
 import { projectedStatusFields } from './status-fields.js';
@@ -105,7 +112,28 @@ export const policyGrantSpecRules: readonly CrossFieldRule<RuleSubject>[] = [
   },
 ];
 
-export const PolicyGrantSpecSchema = withCrossFieldRules(PolicyGrantSpecFieldsSchema, policyGrantSpecRules);
+const RECREATE = 'create a new grant (and revoke this one) to change it';
+
+/**
+ * What an update of a PolicyGrant spec may not do: change whom and what the grant is about, or undo a revocation.
+ * The policy id (metadata.uid) and the audit trail refer to one grant for its whole life, and a revoked grant's
+ * claim on its (subject, item, access type) has been released, so reviving it could break the one-active-grant
+ * rule.
+ */
+export const policyGrantTransitionRules: readonly TransitionRule[] = [
+  immutableField('policyType', RECREATE),
+  immutableField('userId', RECREATE),
+  immutableField('itemId', RECREATE),
+  immutableField('itemType', RECREATE),
+  immutableField('issuerId', 'it names who created the grant'),
+  finalOnceSet('revokedAt', 'a revocation cannot be undone or moved'),
+  finalOnceSet('revokedBy', 'it names who revoked the grant'),
+];
+
+export const PolicyGrantSpecSchema = withTransitionRules(
+  withCrossFieldRules(PolicyGrantSpecFieldsSchema, policyGrantSpecRules),
+  policyGrantTransitionRules,
+);
 export type PolicyGrantSpec = z.infer<typeof PolicyGrantSpecSchema>;
 
 /**

@@ -1,4 +1,4 @@
-import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
+import { ApiException, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   API_GROUP,
@@ -16,6 +16,7 @@ import {
 } from '../../../src/api/v1alpha1/index.js';
 import {
   catalogItemSpec,
+  groupSpec,
   individualSpec,
   invalidCatalogItemSpecs,
   invalidPolicyGrantSpecs,
@@ -146,6 +147,74 @@ describe('PolicyGrant CRD on the kube-apiserver', () => {
       body: { ...created, status },
     });
     expect(updated.status).toEqual(status);
+  });
+});
+
+/** An update of the grant's spec (a merge patch, as kubectl edit and apply send). */
+function patchSpec(grant: PolicyGrant, spec: Record<string, unknown>): Promise<PolicyGrant> {
+  return api.patchNamespacedCustomObject(
+    {
+      group: API_GROUP,
+      version: API_VERSION,
+      namespace,
+      plural: POLICY_GRANT_PLURAL,
+      name: grant.metadata.name as string,
+      body: { spec },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+const REVOKED_AT = '2026-03-01T10:00:00Z';
+const REVOKER = '9d6c1f2e-4b8a-4c3d-a5e7-1f2b3c4d5e6f';
+
+describe('PolicyGrant CRD transition rules on the kube-apiserver', () => {
+  const changes: [string, Record<string, unknown>, string][] = [
+    ['policyType', { policyType: 'GROUP', constraints: groupSpec.constraints }, 'policyType is immutable'],
+    ['userId', { userId: REVOKER }, 'userId is immutable'],
+    ['userId', { userId: null }, 'userId is immutable'],
+    ['itemId', { itemId: 'urn:dx:cat:item:another' }, 'itemId is immutable'],
+    ['itemType', { itemType: 'DATASET' }, 'itemType is immutable'],
+    ['issuerId', { issuerId: REVOKER }, 'issuerId is immutable'],
+    ['issuerId', { issuerId: null }, 'issuerId is immutable'],
+  ];
+
+  it.each(changes)('refuses an update that changes %s (%j)', async (field, spec, message) => {
+    const created = await createPolicyGrant(individualSpec);
+    await expectRejected(patchSpec(created, spec), {
+      name: field,
+      spec,
+      field: [field],
+      ruleMessage: message,
+    });
+  });
+
+  it('refuses setting issuerId on a grant created without one', async () => {
+    const created = await createPolicyGrant(groupSpec);
+    const example = { name: 'issuerId', spec: {}, field: ['issuerId'], ruleMessage: 'issuerId is immutable' };
+    await expectRejected(patchSpec(created, { issuerId: REVOKER }), example);
+  });
+
+  it('accepts a revocation, then refuses undoing, moving or re-attributing it', async () => {
+    const created = await createPolicyGrant(individualSpec);
+    const revoked = await patchSpec(created, { revokedAt: REVOKED_AT, revokedBy: REVOKER });
+    expect(revoked.spec).toMatchObject({ revokedAt: REVOKED_AT, revokedBy: REVOKER });
+    const final = 'is final once set';
+    for (const [field, value] of [
+      ['revokedAt', null],
+      ['revokedAt', '2026-03-02T10:00:00Z'],
+      ['revokedBy', null],
+      ['revokedBy', individualSpec.userId],
+    ] as const) {
+      const example = { name: field, spec: {}, field: [field], ruleMessage: `${field} ${final}` };
+      await expectRejected(patchSpec(revoked, { [field]: value }), example);
+    }
+  });
+
+  it('still accepts changes of the other fields (expiry, access)', async () => {
+    const created = await createPolicyGrant(individualSpec);
+    const spec = { expiryTime: '2028-01-31T00:00:00Z', constraints: { access: [{ accessType: 'api' }] } };
+    expect((await patchSpec(created, spec)).spec).toMatchObject(spec);
   });
 });
 

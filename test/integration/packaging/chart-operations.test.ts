@@ -177,7 +177,7 @@ describe('availability', () => {
       'decision-service',
     ]);
     for (const deployment of ofKind(objects, 'Deployment').filter(
-      (object) => !component(object).startsWith('spicedb'),
+      (object) => !component(object)?.startsWith('spicedb'),
     )) {
       const pod = (deployment.spec as { template: { spec: Record<string, unknown> } }).template.spec;
       const spread = pod.topologySpreadConstraints as { topologyKey: string; whenUnsatisfiable: string }[];

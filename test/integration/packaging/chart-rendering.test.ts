@@ -691,6 +691,10 @@ describe('the namespace-binding admission policy', () => {
     const variables = (policy?.spec as { variables: { name: string; expression: string }[] }).variables;
     return JSON.parse(variables.find((v) => v.name === 'allowedGroups')?.expression ?? 'null') as unknown;
   };
+  const variable = (policy: KubeObject | undefined, name: string) =>
+    (policy?.spec as { variables: { name: string; expression: string }[] }).variables.find(
+      (v) => v.name === name,
+    )?.expression;
 
   it('is on by default: a policy on namespace creates and updates that change the label, and its Deny binding', async () => {
     const [policy, binding] = admission(await renderChart(NAMESPACE));
@@ -708,7 +712,7 @@ describe('the namespace-binding admission policy', () => {
             apiGroups: [''],
             apiVersions: ['v1'],
             operations: ['CREATE', 'UPDATE'],
-            resources: ['namespaces'],
+            resources: ['namespaces', 'namespaces/status', 'namespaces/finalize'],
           },
         ],
       },
@@ -725,6 +729,22 @@ describe('the namespace-binding admission policy', () => {
       await renderChart(NAMESPACE, { ...REQUIRED_VALUES, namespaceBindingPolicy: { allowedGroups: groups } }),
     );
     expect(allowedGroups(policy)).toEqual(groups);
+  });
+
+  it('carries the binders per organisation of the values, and the group prefix', async () => {
+    const binders = {
+      '3f1c9a52-0b7e-4f55-9a53-8c2d1e6f7a10': { users: ['system:serviceaccount:argocd:tenant-a'] },
+    };
+    const [policy] = admission(
+      await renderChart(NAMESPACE, {
+        ...REQUIRED_VALUES,
+        namespaceBindingPolicy: { organisationBinders: binders },
+      }),
+    );
+    expect(JSON.parse(variable(policy, 'organisationBinders') ?? 'null')).toEqual(binders);
+    expect(JSON.parse(variable(policy, 'organisationGroupPrefix') ?? 'null')).toBe(
+      'policy-grant-operator:namespace-binders:',
+    );
   });
 
   it('is left out when disabled', async () => {
@@ -786,6 +806,11 @@ describe('values the chart refuses', () => {
       'an unsupported JWT algorithm',
       { auth: { jwt: { algorithms: ['HS256'] } } },
       /algorithms\/0.*must be one of/,
+    ],
+    [
+      'binders keyed by something else than an organisation uuid',
+      { namespaceBindingPolicy: { organisationBinders: { 'tenant-a': { users: ['a'] } } } },
+      /invalid propertyName 'tenant-a'/,
     ],
     [
       'a namespace-binding policy that lets nobody bind',

@@ -4,8 +4,11 @@ import {
   catalogItemSpecRules,
   policyGrantCrd,
   policyGrantSpecRules,
+  policyGrantTransitionRules,
   toCelValidation,
+  transitionValidation,
   type CrossFieldRule,
+  type TransitionRule,
   type CustomResourceDefinition,
 } from '../../../src/api/v1alpha1/index.js';
 import {
@@ -37,6 +40,8 @@ function expectations(rule: CrossFieldRule<never>, examples: (SpecExample | Inva
 interface RuleTable {
   kind: string;
   rules: readonly CrossFieldRule<never>[];
+  /** Rules on changes (oldSelf), after the cross-field rules: proven on the kube-apiserver only. */
+  transitions: readonly TransitionRule[];
   crd: CustomResourceDefinition;
   examples: (SpecExample | InvalidSpecExample)[];
 }
@@ -45,20 +50,25 @@ const tables: RuleTable[] = [
   {
     kind: 'PolicyGrant',
     rules: policyGrantSpecRules,
+    transitions: policyGrantTransitionRules,
     crd: policyGrantCrd(),
     examples: [...validPolicyGrantSpecs, ...invalidPolicyGrantSpecs],
   },
   {
     kind: 'CatalogItem',
     rules: catalogItemSpecRules,
+    transitions: [],
     crd: catalogItemCrd(),
     examples: [{ name: 'catalog item', spec: catalogItemSpec }, ...invalidCatalogItemSpecs],
   },
 ];
 
-describe.each(tables)('$kind cross-field rules', ({ rules, crd, examples }) => {
-  it('are exactly the x-kubernetes-validations of the CRD spec', () => {
-    expect(specValidations(crd)).toEqual(rules.map(toCelValidation));
+describe.each(tables)('$kind cross-field rules', ({ rules, transitions, crd, examples }) => {
+  it('are, with the transition rules, exactly the x-kubernetes-validations of the CRD spec', () => {
+    expect(specValidations(crd)).toEqual([
+      ...rules.map(toCelValidation),
+      ...transitions.map(transitionValidation),
+    ]);
   });
 
   it('each have an example that breaks them', () => {

@@ -3,7 +3,6 @@ import {
   evaluateGrant,
   GrantReason,
   isOlder,
-  livesWhereItCounts,
   WITHHELD_REASONS,
   type GrantVerdict,
 } from '../../../src/verdict/grant-verdict.js';
@@ -237,29 +236,6 @@ describe('the world', () => {
     expect(twins.explain(key, twins.evaluator(NOW))).toBeUndefined();
     const garbled = testWorld().world;
     expect(garbled.explain('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
-  });
-});
-
-describe('where a grant may count', () => {
-  it("the ACL namespace always; elsewhere only a namespace bound to the item's organisation", () => {
-    const world = testWorld({
-      namespaces: [boundNamespace('right', ORG_A), boundNamespace('wrong', ORG_B)],
-    }).world;
-    const inNamespace = (namespace: string) => policyGrant('g', {}, { namespace });
-    expect(livesWhereItCounts(policyGrant('g'), world)).toBe(true);
-    expect(livesWhereItCounts(inNamespace('right'), world)).toBe(true);
-    expect(livesWhereItCounts(inNamespace('wrong'), world)).toBe(false);
-    expect(livesWhereItCounts(inNamespace('unbound'), world)).toBe(false);
-  });
-
-  it('a grant on a missing or ambiguous item counts in the ACL namespace only', () => {
-    const bound = [boundNamespace('right', ORG_A)];
-    const missing = testWorld({ items: [], namespaces: bound }).world;
-    const twins = testWorld({ items: [catalogItem('a'), catalogItem('b')], namespaces: bound }).world;
-    for (const world of [missing, twins]) {
-      expect(livesWhereItCounts(policyGrant('g'), world)).toBe(true);
-      expect(livesWhereItCounts(policyGrant('g', {}, { namespace: 'right' }), world)).toBe(false);
-    }
   });
 });
 

@@ -391,6 +391,18 @@ describe('the 409 rule counts effective grants only (the grant verdict)', () => 
     expect((await create(new FakeGrantStore(), [individual(['api'])], { cache })).status).toBe(201);
   });
 
+  it('a grant applied elsewhere with the label the API puts on its grants blocks all the same: 409', async () => {
+    const forged = kubectlGrant(NAMESPACE);
+    forged.metadata.namespace = 'bound-to-the-item-organisation';
+    forged.metadata.labels = { [CREATED_BY_LABEL]: CREATED_BY_ACL_API };
+    const cache = {
+      ...cacheWith([forged]),
+      organisationOfNamespace: (namespace: string) =>
+        namespace === forged.metadata.namespace ? catalogItem.spec.organisationId : undefined,
+    };
+    expect((await create(new FakeGrantStore(), [individual(['api'])], { cache })).status).toBe(409);
+  });
+
   it('a grant applied in the ACL namespace is effective: 409', async () => {
     const cache = cacheWith([kubectlGrant(NAMESPACE)]);
     const answer = await create(new FakeGrantStore(), [individual(['api'])], { cache });
