@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
 import { busy } from '../http/errors.js';
 import { counter } from '../observability/metrics.js';
@@ -7,7 +6,6 @@ import type { ApplicationCredential } from './application-credentials.js';
 import { AuthenticationError } from './authentication-error.js';
 import { concurrencyGate } from './concurrency-gate.js';
 import type { ConcurrencyBound } from './concurrency-gate.js';
-import { DurationEstimate } from './duration-estimate.js';
 import type { BasicVerifier } from './verifiers.js';
 import { boundRoles, type Principal } from './principal.js';
 import { verifySecret } from './secret-hash.js';
@@ -29,9 +27,11 @@ type Outcome = 'accepted' | 'rejected' | 'unknown_client' | 'busy';
 
 /**
  * Verifies client id and secret against scrypt hashes, at most `scrypt.concurrency` at once so that a flood
- * of wrong secrets leaves the libuv pool to everything else (JWT signatures, TLS). An unknown client id runs
- * no scrypt: it is refused after a timer as long as a verification typically takes, so timing does not tell
- * which client ids exist, and a flood of made-up ids costs no CPU. A successful verification is remembered as
+ * of wrong secrets leaves the libuv pool to everything else (JWT signatures, TLS). An unknown client id takes
+ * the same path as a wrong secret: it waits in the same gate and runs scrypt against a configured credential's
+ * hash (same parameters), and is refused whatever that gives, so neither timing nor queueing nor a busy 503
+ * tells which client ids exist. Its cost is bounded like a wrong secret's: by the gate and by the failed-
+ * authentication limit per address. A successful verification is remembered as
  * the secret's SHA-256 for a few minutes: scrypt on every request would cap throughput at a few dozen requests
  * per second per core.
  */
@@ -44,17 +44,12 @@ export function createBasicVerifier(
   const now = options.now ?? Date.now;
   const ttlMs = options.cacheTtlMs ?? DEFAULT_BASIC_CACHE_TTL_MS;
   const count = outcomeCounter(options.metricsRegistry);
-  const duration = new DurationEstimate();
   const gate = concurrencyGate(options.scrypt ?? DEFAULT_SCRYPT_BOUND, () => {
     count('busy');
     return busy('basic credential verification');
   });
-  const timedVerification = (secret: string, hash: string) =>
-    duration.measure(() => verifySecret(secret, hash));
-  const checkSecret = (secret: string, hash: string) => gate(() => timedVerification(secret, hash));
-  // One verification at start-up, so that unknown ids are answered in a realistic time from the first one.
-  const [first] = credentials;
-  if (first) void timedVerification('', first.hash).catch(() => undefined);
+  const checkSecret = (secret: string, hash: string) => gate(() => verifySecret(secret, hash));
+  const decoyHash = credentials[0]?.hash;
 
   const wasRecentlyVerified = (clientId: string, digest: Buffer): boolean => {
     const entry = recentlyVerified.get(clientId);
@@ -65,8 +60,8 @@ export function createBasicVerifier(
     async verify(clientId, secret) {
       const credential = byClientId.get(clientId);
       if (!credential) {
+        if (decoyHash) await checkSecret(secret, decoyHash);
         count('unknown_client');
-        await sleep(duration.typicalMs());
         throw new AuthenticationError('invalid credentials', { cause: new Error('unknown client id') });
       }
       const digest = createHash('sha256').update(secret).digest();
@@ -85,14 +80,14 @@ export function createBasicVerifier(
   };
 }
 
-/** `basic_auth_verifications_total{outcome}`: scrypt ran for `accepted` and `rejected` only. */
+/** `basic_auth_verifications_total{outcome}`: scrypt ran for all but `busy`. */
 function outcomeCounter(registry: Registry | undefined): (outcome: Outcome) => void {
   if (!registry) return () => undefined;
   const verifications = counter(registry, {
     name: 'basic_auth_verifications_total',
     help:
-      'Basic credentials verified, by outcome: accepted and rejected ran scrypt; unknown_client and busy ' +
-      '(the scrypt queue was full) did not.',
+      'Basic credentials verified, by outcome: accepted, rejected and unknown_client (against a decoy hash) ' +
+      'ran scrypt; busy (the scrypt queue was full) did not.',
     labelNames: ['outcome'],
   });
   return (outcome) => verifications.inc({ outcome });

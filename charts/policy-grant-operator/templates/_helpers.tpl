@@ -627,3 +627,13 @@ subjects:
 {{- $unit := trimPrefix (toString $number) . }}
 {{- mul $number (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) $unit) }}
 {{- end }}
+
+{{- /*
+An Ingress or HTTPRoute puts a proxy in front of the services: without trustProxy every caller would share
+the proxy's address, and the per-address limit of failed authentications would count them all as one.
+*/}}
+{{- define "pgo.requireTrustProxy" -}}
+{{- if not .Values.trustProxy }}
+{{- fail (printf "%s needs trustProxy: behind a proxy every caller shares its address; set trustProxy to the proxies' hop count (e.g. '1') or their addresses (chart README, \"Client addresses behind a proxy\")" .kind) }}
+{{- end }}
+{{- end }}

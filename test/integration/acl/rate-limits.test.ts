@@ -138,4 +138,34 @@ describe('failed authentication per client address', () => {
       200,
     );
   });
+
+  it('still answers callers verified before a flood from their shared address, while the flood stays refused', async () => {
+    const shared = '127.0.0.3';
+    const url = `${harness.api.url}/policy/consumer`;
+    const jwtCaller = await harness.user();
+    const basicCaller = harness.basicCaller();
+    for (const caller of [jwtCaller, basicCaller])
+      expect(
+        (await requestFromAddress(shared, url, { headers: { authorization: caller.authorization } })).status,
+      ).toBe(200);
+    const flood: number[] = [];
+    for (let i = 0; i < 4 * FAILURES.requests; i++) {
+      const answer = await requestFromAddress(shared, url, {
+        headers: {
+          authorization: i % 2 ? `Bearer garbage-${i}` : harness.basicCaller(`wrong ${i}`).authorization,
+        },
+      });
+      flood.push(answer.status);
+    }
+    expect(flood.filter((status) => status === 401)).toHaveLength(FAILURES.requests);
+    expect(flood.filter((status) => status === 429)).toHaveLength(flood.length - FAILURES.requests);
+    for (const caller of [jwtCaller, basicCaller])
+      expect(
+        (await requestFromAddress(shared, url, { headers: { authorization: caller.authorization } })).status,
+      ).toBe(200);
+    const newcomer = await harness.user();
+    expect(
+      (await requestFromAddress(shared, url, { headers: { authorization: newcomer.authorization } })).status,
+    ).toBe(429);
+  });
 });

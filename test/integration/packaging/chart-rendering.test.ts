@@ -633,6 +633,7 @@ describe('gateway routes (the spec strip-prefix contract)', () => {
   const values = {
     ...REQUIRED_VALUES,
     aclApi: { basePath: '/v2' },
+    trustProxy: '1',
     httpRoute: { enabled: true, parentRefs: [{ name: 'public' }], aclPathPrefix: '/acl' },
     ingress: { enabled: true, aclPathPrefix: '/acl' },
   };
@@ -818,6 +819,12 @@ describe('values the chart refuses', () => {
       /namespaceBindingPolicy\/allowedGroups.*minItems/,
     ],
     ['an HTTPRoute without a Gateway', { httpRoute: { enabled: true } }, /httpRoute\/parentRefs.*minItems/],
+    [
+      'an HTTPRoute without trustProxy (every caller would share the proxy’s address)',
+      { httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } },
+      /httpRoute.enabled needs trustProxy/,
+    ],
+    ['an Ingress without trustProxy', { ingress: { enabled: true } }, /ingress.enabled needs trustProxy/],
     [
       'two JWKS sources',
       { auth: { jwks: { url: 'https://a/', existingSecret: 'b' } } },

@@ -177,6 +177,7 @@ export const EVERY_FEATURE_VALUES = {
     apiFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gateway' } } }],
     metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
   },
+  trustProxy: '1',
   httpRoute: {
     enabled: true,
     parentRefs: [{ name: 'public', namespace: 'gateway' }],

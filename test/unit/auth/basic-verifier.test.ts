@@ -60,20 +60,25 @@ describe('createBasicVerifier', () => {
     );
   });
 
-  it('calibrates at start-up, then rejects unknown clients without running scrypt', async () => {
-    vi.mocked(secretHash.verifySecret).mockClear();
+  it('sends unknown client ids through the same scrypt gate as wrong secrets, refused even with a real secret', async () => {
     const metricsRegistry = createMetricsRegistry();
-    const verifier = createBasicVerifier(credentials, { metricsRegistry });
-    expect(secretHash.verifySecret).toHaveBeenCalledTimes(1);
-    for (let i = 0; i < 5; i++) {
-      await expect(verifier.verify(`nobody-${i}`, 'gateway-secret')).rejects.toBeInstanceOf(
-        AuthenticationError,
-      );
-    }
-    expect(secretHash.verifySecret).toHaveBeenCalledTimes(1);
-    expect(await metricsRegistry.metrics()).toContain(
-      'basic_auth_verifications_total{outcome="unknown_client"} 5',
-    );
+    const verifier = createBasicVerifier(credentials, {
+      scrypt: { concurrency: 1, queue: 1 },
+      metricsRegistry,
+    });
+    vi.mocked(secretHash.verifySecret).mockClear();
+    const outcomes = await Promise.allSettled([
+      verifier.verify('gateway', 'wrong'),
+      ...Array.from({ length: 3 }, (_, i) => verifier.verify(`nobody-${i}`, 'gateway-secret')),
+    ]);
+    const reasons = outcomes.map((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined));
+    expect(reasons[0]).toBeInstanceOf(AuthenticationError);
+    expect(reasons[1]).toBeInstanceOf(AuthenticationError);
+    expect(reasons.slice(2)).toEqual([expect.any(HttpError), expect.any(HttpError)]);
+    expect(secretHash.verifySecret).toHaveBeenCalledTimes(2);
+    const metrics = await metricsRegistry.metrics();
+    expect(metrics).toContain('basic_auth_verifications_total{outcome="unknown_client"} 1');
+    expect(metrics).toContain('basic_auth_verifications_total{outcome="busy"} 2');
   });
 
   it('runs at most the bound of scrypt verifications, refusing past its queue with 503 busy', async () => {

@@ -75,7 +75,17 @@ describe('limitFailedAuthentication', () => {
     expect((await call('busy')).status).toBe(503);
     expect((await call('good')).status).toBe(204);
     expect((await call('bad')).status).toBe(401);
-    expect((await call('good')).status).toBe(429);
+    expect((await call('bad-again')).status).toBe(429);
     expect((await call()).status).toBe(401);
+  });
+
+  it('still verifies a credential that verified within the window, but no other, once the address is refused', async () => {
+    const { call, verified } = await start(2);
+    expect((await call('good')).status).toBe(204);
+    expect((await call('bad-0')).status).toBe(401);
+    expect((await call('bad-1')).status).toBe(401);
+    expect((await call('bad-2')).status).toBe(429);
+    expect((await call('good')).status).toBe(204);
+    expect(verified).toEqual(['good', 'bad-0', 'bad-1', 'good']);
   });
 });
