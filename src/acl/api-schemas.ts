@@ -36,6 +36,8 @@ export const CreateItemSchema = PolicyGrantRequestItemSchema.superRefine((item, 
     });
   }
 }).meta({
+  description:
+    'One grant to create. Beyond the schema: expiryTime must be in the future when the request arrives (else 400). Each accessType at most once in constraints.access.',
   // The consumer rules above and in policyGrantSpecRules, in JSON Schema 2020-12 for the document's readers
   // and generated clients: an INDIVIDUAL grant names userId and no subjects, a GROUP grant the reverse.
   allOf: [

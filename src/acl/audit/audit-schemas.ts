@@ -15,7 +15,9 @@ const text = (description: string) => z.string().min(1).max(512).optional().desc
 
 const TimeRangeShape = {
   from: instant('from').optional().describe('Records at or after this time (ISO 8601).'),
-  to: instant('to').optional().describe('Records before this time (ISO 8601).'),
+  to: instant('to')
+    .optional()
+    .describe('Records before this time (ISO 8601); later than from when both are given.'),
 };
 
 // Zod runs an object's refinement even when a field failed its own schema: such a field still holds the text
@@ -45,7 +47,7 @@ export const AuditQuerySchema = z
       .max(256)
       .refine((value) => decodeCursor(value) !== undefined, 'cursor must be a nextCursor this API returned')
       .optional()
-      .describe("The previous page's nextCursor."),
+      .describe("The previous page's nextCursor, as returned (opaque: any other value is a 400)."),
   })
   .superRefine(orderedRange);
 
