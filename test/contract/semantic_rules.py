@@ -52,6 +52,25 @@ def _keep_check_vocabulary(body):
         body["relation"] = "api"
 
 
+def _unique_access(document):
+    """Each accessType at most once in an access list (Kubernetes schemas cannot say uniqueItems)."""
+    access = document.get("access") if isinstance(document, dict) else None
+    if not isinstance(access, list):
+        return
+    seen, unique = set(), []
+    for entry in access:
+        key = repr(entry.get("accessType")) if isinstance(entry, dict) else repr(entry)
+        if key not in seen:
+            seen.add(key)
+            unique.append(entry)
+    document["access"] = unique
+
+
+# A snapshot of the full 10000 members writes as many Membership resources: minutes on two shared cores, so
+# the run keeps positive snapshots small (the integration tests cover the size limit itself).
+MAX_SNAPSHOT_MEMBERS_SENT = 100
+
+
 def _map_body(body):
     if isinstance(body, list):
         for event in body:
@@ -63,8 +82,13 @@ def _map_body(body):
     _keep_event_time_now(body)
     body.pop("consistency_token", None)
     _keep_check_vocabulary(body)
+    _unique_access(body)
+    if isinstance(body.get("userIds"), list):
+        body["userIds"] = body["userIds"][:MAX_SNAPSHOT_MEMBERS_SENT]
     for item in body.get("request", []) if isinstance(body.get("request"), list) else []:
         _keep_future_expiry(item)
+        if isinstance(item, dict):
+            _unique_access(item.get("constraints"))
 
 
 def _map_query(query):

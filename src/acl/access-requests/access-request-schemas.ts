@@ -22,7 +22,9 @@ export const CreateAccessRequestBodySchema = AccessRequestAskSchema.superRefine(
   }
 }).meta({
   id: 'CreateAccessRequest',
-  description: 'Beyond the schema: expiryTime must be in the future when the request arrives (else 400).',
+  description:
+    'Beyond the schema: expiryTime must be in the future when the request arrives, and each accessType ' +
+    'appears at most once in access (else 400).',
 });
 export type CreateAccessRequestBody = z.output<typeof CreateAccessRequestBodySchema>;
 
