@@ -2,8 +2,10 @@
 # Builds the pinned control-plane tools (etcd, kube-apiserver, kubectl, SpiceDB, helm) from Go modules
 # into a per-machine cache, once. A second run finds every binary and returns in well under a second.
 #
-# Usage: hack/tools/build.sh [tool...]   (tools: kubernetes etcd spicedb helm; default: all)
+# Usage: hack/tools/build.sh [tool...]   (tools: kubernetes etcd spicedb helm schemathesis; default: all)
 # Prints progress on stderr. Exits non-zero, naming the alternatives, when Go is missing.
+# schemathesis (the OpenAPI fuzzer of the contract test) is a Python package: it is installed with pip into a
+# virtual environment of the cache instead (Python 3 is its only prerequisite).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -117,11 +119,47 @@ build_helm() {
     build_module "helm.sh/helm/$major" "$HELM_VERSION" "$(helm_dir)" "helm.sh/helm/$major/cmd/helm"
 }
 
+# python3 -m venv needs ensurepip, which Debian and Ubuntu ship apart, in python3-venv.
+prepare_schemathesis() {
+  if ! command -v python3 >/dev/null 2>&1; then
+    log "python3 is missing, so schemathesis cannot be installed: install Python >= 3.10 and python3-venv"
+    exit 1
+  fi
+  if python3 -c 'import ensurepip, venv' 2>/dev/null; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing python3-venv (python3 -m venv needs it)"
+    apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >&2
+    return
+  fi
+  log "python3 cannot create virtual environments: install python3-venv (sudo apt-get install python3-venv)"
+  exit 1
+}
+
+# The virtual environment is made in a scratch folder and moved into place whole, so that a folder in the
+# cache is always complete. A venv's entry-point scripts name its absolute path, so the tool runs through
+# bin/schemathesis, which starts the venv's python by a relative path and so survives the move.
+build_schemathesis() {
+  local dir
+  dir="$(schemathesis_dir)"
+  rm -rf "$dir.tmp"
+  log "installing schemathesis $SCHEMATHESIS_VERSION from PyPI into a virtual environment"
+  python3 -m venv "$dir.tmp/venv"
+  "$dir.tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "schemathesis==$SCHEMATHESIS_VERSION" >&2
+  mkdir -p "$dir.tmp/bin"
+  printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python" -m schemathesis.cli "$@"\n' >"$dir.tmp/bin/schemathesis"
+  chmod +x "$dir.tmp/bin/schemathesis"
+  rm -rf "$dir"
+  mv "$dir.tmp" "$dir"
+}
+
+# A tool that is not a Go module declares its own prerequisites as `prepare_<tool>`.
 ensure() {
   local tool="$1" dir
   dir="$("${tool}_dir")"
   if [ -d "$dir" ]; then return; fi
-  require_go
+  if declare -F "prepare_$tool" >/dev/null; then "prepare_$tool"; else require_go; fi
   local started=$SECONDS
   log "building $tool into $dir"
   "build_$tool"
@@ -141,7 +179,7 @@ hold_cache_lock() {
 
 main() {
   local tools=("$@")
-  [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd spicedb helm)
+  [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd spicedb helm schemathesis)
   mkdir -p "$TOOLS_CACHE"
   hold_cache_lock
   for tool in "${tools[@]}"; do ensure "$tool"; done

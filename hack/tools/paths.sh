@@ -8,3 +8,5 @@ spicedb_dir() { echo "$TOOLS_CACHE/spicedb-$SPICEDB_VERSION"; }
 helm_dir() { echo "$TOOLS_CACHE/helm-$HELM_VERSION"; }
 # The folder KUBEBUILDER_ASSETS names: etcd, kube-apiserver and kubectl side by side.
 assets_dir() { echo "$TOOLS_CACHE/assets-$KUBERNETES_VERSION-etcd-$ETCD_VERSION"; }
+# A Python virtual environment; bin/schemathesis runs the fuzzer.
+schemathesis_dir() { echo "$TOOLS_CACHE/schemathesis-$SCHEMATHESIS_VERSION"; }

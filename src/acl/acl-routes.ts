@@ -112,6 +112,13 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
           201: {
             description: 'Created; results carry the policyIds in request order',
             schema: schemas.created,
+            links: {
+              RevokeFirstPolicy: {
+                operationId: 'deletePolicy',
+                parameters: { id: '$response.body#/results/0/policyId' },
+                description: 'Revoke the first policy created',
+              },
+            },
           },
           403: problemResponse(
             'The caller is neither the item owner nor an org_admin of its organisation; also whenever the ' +

@@ -35,6 +35,21 @@ export const CreateItemSchema = PolicyGrantRequestItemSchema.superRefine((item, 
       message: 'constraints.subjects must not be set when policyType is INDIVIDUAL (its consumer is userId)',
     });
   }
+}).meta({
+  description:
+    'One grant to create. Beyond the schema: expiryTime must be in the future when the request arrives (else 400). Each accessType at most once in constraints.access.',
+  // The consumer rules above and in policyGrantSpecRules, in JSON Schema 2020-12 for the document's readers
+  // and generated clients: an INDIVIDUAL grant names userId and no subjects, a GROUP grant the reverse.
+  allOf: [
+    {
+      if: { properties: { policyType: { const: 'INDIVIDUAL' } } },
+      then: { required: ['userId'], properties: { constraints: { not: { required: ['subjects'] } } } },
+    },
+    {
+      if: { properties: { policyType: { const: 'GROUP' } } },
+      then: { not: { required: ['userId'] }, properties: { constraints: { required: ['subjects'] } } },
+    },
+  ],
 });
 export type CreateItem = z.output<typeof CreateItemSchema>;
 
@@ -69,21 +84,49 @@ export const CreateHeadersSchema = z.object({
     .describe('A retry with the same key and body answers the first answer again and creates nothing.'),
 });
 
-/** A non-negative decimal integer without sign, exponent or leading zeros, as a query parameter. */
-export const decimal = (name: string) =>
-  z
+const MAX_DECIMAL_DIGITS = 9;
+
+/**
+ * A query parameter holding a whole number from `minimum` to `maximum` (at most nine digits), as plain decimal
+ * text: no sign, exponent or leading zeros. The document states it as an integer with its bounds and default,
+ * which is how a client serialises it; the server reads the text and enforces the same bounds.
+ */
+export function queryInteger(
+  name: string,
+  bounds: { minimum: number; maximum?: number; default: number; description: string },
+) {
+  const maximum = bounds.maximum ?? 10 ** MAX_DECIMAL_DIGITS - 1;
+  return z
     .string()
-    .regex(/^(0|[1-9][0-9]{0,8})$/, `${name} must be a non-negative decimal integer`)
-    .transform(Number);
+    .regex(
+      new RegExp(`^(0|[1-9][0-9]{0,${MAX_DECIMAL_DIGITS - 1}})$`),
+      `${name} must be a non-negative decimal integer`,
+    )
+    .transform(Number)
+    .pipe(z.int().min(bounds.minimum).max(maximum))
+    .optional()
+    .default(bounds.default)
+    .meta({
+      type: 'integer',
+      minimum: bounds.minimum,
+      maximum,
+      default: bounds.default,
+      description: bounds.description,
+    });
+}
+
+export const listingLimit = (rows: string) =>
+  queryInteger('limit', {
+    minimum: 1,
+    maximum: MAX_LISTING_LIMIT,
+    default: DEFAULT_LISTING_LIMIT,
+    description: `${rows} per page, 1 to ${MAX_LISTING_LIMIT}; default ${DEFAULT_LISTING_LIMIT}.`,
+  });
 
 export const ListingQuerySchema = z.object({
   status: PolicyGrantStateSchema.optional().describe('Only rows in this derived state.'),
-  limit: decimal('limit')
-    .pipe(z.int().min(1).max(MAX_LISTING_LIMIT))
-    .optional()
-    .default(DEFAULT_LISTING_LIMIT)
-    .describe(`Rows per page, 1 to ${MAX_LISTING_LIMIT}; default ${DEFAULT_LISTING_LIMIT}.`),
-  offset: decimal('offset').optional().default(0).describe('Rows to skip; default 0.'),
+  limit: listingLimit('Rows'),
+  offset: queryInteger('offset', { minimum: 0, default: 0, description: 'Rows to skip; default 0.' }),
 });
 
 export const DeleteQuerySchema = z.object({

@@ -46,7 +46,8 @@ export const checkRequestSchema = z
           'A ZedToken from the ACL API (wait option) or a grant status (`status.zedToken`): the check then ' +
           'sees at least every change up to it. Without it the check still sees every change to its ' +
           'resource or subject that the service has learnt of (its revision barrier, milliseconds after ' +
-          'the write); the token also covers a check racing the write itself.',
+          'the write); the token also covers a check racing the write itself. Beyond the pattern: a ' +
+          'revision this deployment’s SpiceDB issued (else 400).',
       }),
   })
   .meta({ id: 'CheckRequest' });

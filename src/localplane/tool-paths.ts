@@ -53,7 +53,8 @@ function existing(path: string): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
-async function buildPinnedTools(): Promise<Record<string, string>> {
+/** Builds whatever the cache lacks, then returns the `export NAME=value` lines of hack/tools/env.sh. */
+export async function buildPinnedTools(): Promise<Record<string, string>> {
   const script = join(repoRoot(), 'hack/tools/env.sh');
   // The build prints progress on stderr; pass it through so a cold build is not silent.
   const child = run('bash', [script], { maxBuffer: 1 << 20 });

@@ -67,7 +67,9 @@ async function start(): Promise<void> {
   ]);
   environment = {
     gatewayUrl: gateway.url,
+    aclUrl: env.ACL_URL,
     decisionUrl: env.DECISION_URL,
+    controllerUrl: env.CONTROLLER_URL,
     kubeconfig: env.KUBECONFIG,
     kubectl: e2e().kubectl,
     namespace: env.NAMESPACE,

@@ -17,6 +17,8 @@ import {
 import type { AccessRequests, ReadRequest } from './access-requests.js';
 
 const TAGS = ['access-requests'];
+/** Where a 201 names the request it created: its id, for the routes of `/access-requests/{id}`. */
+const CREATED_REQUEST = '$response.body#/results/0/requestId';
 
 /** The audit of the two mutating access-request routes (docs/audit.md). */
 export interface AccessRequestAudit {
@@ -74,6 +76,18 @@ export function addAccessRequestRoutes(
             description: 'Created, PENDING; results: [{requestId}]',
             schema: schemas.created,
             headers: ETagHeadersSchema,
+            links: {
+              GetAccessRequest: {
+                operationId: 'getAccessRequest',
+                parameters: { id: CREATED_REQUEST },
+                description: 'Read the request created',
+              },
+              DecideAccessRequest: {
+                operationId: 'decideAccessRequest',
+                parameters: { id: CREATED_REQUEST, 'header.if-match': '$response.header.ETag' },
+                description: 'Decide on (or withdraw) the request created, at the version it was created in',
+              },
+            },
           },
           403: problemResponse('The caller has no user id'),
           404: problemResponse('No CatalogItem has the itemId'),

@@ -20,7 +20,12 @@ export const CreateAccessRequestBodySchema = AccessRequestAskSchema.superRefine(
   if (!inTheFuture(body.expiryTime)) {
     ctx.addIssue({ code: 'custom', path: ['expiryTime'], message: 'expiryTime must be in the future' });
   }
-}).meta({ id: 'CreateAccessRequest' });
+}).meta({
+  id: 'CreateAccessRequest',
+  description:
+    'Beyond the schema: expiryTime must be in the future when the request arrives, and each accessType ' +
+    'appears at most once in access (else 400).',
+});
 export type CreateAccessRequestBody = z.output<typeof CreateAccessRequestBodySchema>;
 
 export const DecideAccessRequestBodySchema = z
@@ -41,7 +46,12 @@ export const DecideAccessRequestBodySchema = z
       ctx.addIssue({ code: 'custom', path: ['expiryTime'], message: 'expiryTime must be in the future' });
     }
   })
-  .meta({ id: 'DecideAccessRequest' });
+  .meta({
+    id: 'DecideAccessRequest',
+    description: 'Beyond the schema: expiryTime must be in the future when the request arrives (else 400).',
+    if: { properties: { status: { const: 'APPROVED' } } },
+    else: { not: { required: ['expiryTime'] } },
+  });
 export type DecideAccessRequestBody = z.output<typeof DecideAccessRequestBodySchema>;
 
 export const AccessRequestParamsSchema = z.object({

@@ -3,7 +3,7 @@ import { decodeCursor } from '../../audit/audit-cursor.js';
 import { BREAK_REASONS } from '../../audit/chain-verifier.js';
 import { successEnvelopeSchema } from '../../http/envelope.js';
 import type { UrnScheme } from '../../http/urn.js';
-import { DEFAULT_LISTING_LIMIT, MAX_LISTING_LIMIT, decimal } from '../api-schemas.js';
+import { listingLimit } from '../api-schemas.js';
 
 // The request and response schemas of GET /audit, /audit/export and /audit/verify.
 
@@ -16,14 +16,19 @@ const text = (description: string) => z.string().min(1).max(512).optional().desc
 
 const TimeRangeShape = {
   from: instant('from').optional().describe('Records at or after this time (ISO 8601).'),
-  to: instant('to').optional().describe('Records before this time (ISO 8601).'),
+  to: instant('to')
+    .optional()
+    .describe('Records before this time (ISO 8601); later than from when both are given.'),
 };
 
+// Zod runs an object's refinement even when a field failed its own schema: such a field still holds the text
+// it was given (e.g. `to=null`), and its own issue is already reported, so only two parsed dates are compared.
 function orderedRange<T extends { from?: Date | undefined; to?: Date | undefined }>(
   range: T,
   ctx: z.RefinementCtx,
 ) {
-  if (range.from && range.to && range.from.getTime() >= range.to.getTime()) {
+  const { from, to } = range as { from?: unknown; to?: unknown };
+  if (from instanceof Date && to instanceof Date && from.getTime() >= to.getTime()) {
     ctx.addIssue({ code: 'custom', path: ['to'], message: 'to must be later than from' });
   }
 }
@@ -37,17 +42,13 @@ export const AuditQuerySchema = z
     itemId: text('Only actions on this item.'),
     policyId: text('Only actions on this policy.'),
     ...TimeRangeShape,
-    limit: decimal('limit')
-      .pipe(z.int().min(1).max(MAX_LISTING_LIMIT))
-      .optional()
-      .default(DEFAULT_LISTING_LIMIT)
-      .describe(`Records per page, 1 to ${MAX_LISTING_LIMIT}; default ${DEFAULT_LISTING_LIMIT}.`),
+    limit: listingLimit('Records'),
     cursor: z
       .string()
       .max(256)
       .refine((value) => decodeCursor(value) !== undefined, 'cursor must be a nextCursor this API returned')
       .optional()
-      .describe("The previous page's nextCursor."),
+      .describe("The previous page's nextCursor, as returned (opaque: any other value is a 400)."),
   })
   .superRefine(orderedRange);
 

@@ -15,6 +15,8 @@ import {
 import type { Delegations } from './delegations.js';
 
 const TAGS = ['delegations'];
+/** Where a 201 names the delegation it created: its id, for the routes of `/delegations/{id}`. */
+const CREATED_DELEGATION = '$response.body#/results/0/delegationId';
 
 /** The audit of the two mutating delegation routes (docs/audit.md). */
 export interface DelegationAudit {
@@ -57,7 +59,22 @@ export function addDelegationRoutes(
         access: 'authenticated',
         request: { body: CreateDelegationBodySchema },
         responses: {
-          201: { description: 'Created; results: [{delegationId}]', schema: schemas.created },
+          201: {
+            description: 'Created; results: [{delegationId}]',
+            schema: schemas.created,
+            links: {
+              GetDelegation: {
+                operationId: 'getDelegation',
+                parameters: { id: CREATED_DELEGATION },
+                description: 'Read the delegation created',
+              },
+              DeleteDelegation: {
+                operationId: 'deleteDelegation',
+                parameters: { id: CREATED_DELEGATION },
+                description: 'Revoke the delegation created',
+              },
+            },
+          },
           403: problemResponse(
             'The caller is not a user, or holds no active api policy on the item (querier)',
           ),

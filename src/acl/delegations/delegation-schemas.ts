@@ -18,7 +18,10 @@ export const CreateDelegationBodySchema = DelegationSpecSchema.pick({
       ctx.addIssue({ code: 'custom', path: ['expiryTime'], message: 'expiryTime must be in the future' });
     }
   })
-  .meta({ id: 'CreateDelegationRequest' });
+  .meta({
+    id: 'CreateDelegationRequest',
+    description: 'Beyond the schema: expiryTime must be in the future when the request arrives (else 400).',
+  });
 export type CreateDelegationBody = z.output<typeof CreateDelegationBodySchema>;
 
 export const DelegationParamsSchema = z.object({

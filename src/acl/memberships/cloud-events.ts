@@ -46,7 +46,8 @@ const attributes = {
   source: z.string().min(1).max(1024).describe('URI-reference naming the producer.'),
   time: dateTimeField().describe(
     'RFC 3339; required here (optional in CloudEvents): it orders the events of one membership, so a late ' +
-      'event older than the last one applied is stale.',
+      'event older than the last one applied is stale. Beyond the schema: at most ' +
+      `${MAX_CLOCK_SKEW_MS / 60_000} minutes ahead of the service's clock (else 400).`,
   ),
   datacontenttype: z
     .string()

@@ -42,6 +42,7 @@ export const SnapshotBodySchema = z
           first.set(userId, earlier ?? index);
         });
       })
+      .meta({ uniqueItems: true })
       .describe(`Every member, each once, at most ${MAX_SNAPSHOT_MEMBERS}; an empty list removes everyone.`),
   })
   .meta({ id: 'MemberSnapshot' });

@@ -48,12 +48,25 @@ export interface RouteRequestSchemas {
   params?: z.ZodObject;
 }
 
+/**
+ * An OpenAPI link: how a value of this response feeds another operation (its parameters as runtime
+ * expressions, e.g. `$response.body#/results/0/policyId`). Clients and fuzzers follow them from a created
+ * resource to the routes that take its id.
+ */
+export interface ResponseLink {
+  operationId: string;
+  /** Parameter name (`header.if-match` for a header) to runtime expression. */
+  parameters: Readonly<Record<string, string>>;
+  description: string;
+}
+
 export interface ResponseDefinition {
   description: string;
   schema?: z.ZodType;
   /** Defaults to application/json. */
   mediaType?: string;
   headers?: z.ZodObject;
+  links?: Readonly<Record<string, ResponseLink>>;
 }
 
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;

@@ -103,6 +103,7 @@ function responseConfig(response: ResponseDefinition): ResponseConfig {
   return {
     description: response.description,
     ...(response.headers ? { headers: response.headers } : {}),
+    ...(response.links ? { links: { ...response.links } } : {}),
     ...(response.schema
       ? { content: { [response.mediaType ?? JSON_MEDIA_TYPE]: { schema: response.schema } } }
       : {}),

@@ -30,7 +30,9 @@ export default async function setup(project: TestProject) {
   console.log(`[e2e] stack ready in ${Date.now() - started} ms; gateway ${gateway.url}`);
   const provided: E2eEnvironment = {
     gatewayUrl: gateway.url,
+    aclUrl: env.ACL_URL,
     decisionUrl: env.DECISION_URL,
+    controllerUrl: env.CONTROLLER_URL,
     kubeconfig: env.KUBECONFIG,
     kubectl: await kubectlBinary(),
     namespace: env.NAMESPACE,

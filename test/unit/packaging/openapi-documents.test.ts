@@ -37,4 +37,42 @@ describe('docs/openapi/', () => {
     expect(documents['controller.json'].servers).toEqual([{ url: '/' }]);
     expect(Object.keys(documents['controller.json'].paths)).toEqual(operational);
   });
+
+  it('links each created resource to the operations that take its id, by operationIds that exist', async () => {
+    const acl = JSON.parse(
+      (await renderOpenApiFiles()).find((file) => file.fileName === 'acl-api.json')?.content ?? '{}',
+    );
+    const operations = Object.values(acl.paths).flatMap((item) => Object.values(item as object));
+    const operationIds = new Set(operations.map((operation) => operation.operationId));
+    const linked = (path: string) =>
+      Object.values(acl.paths[path].post.responses['201'].links ?? {}) as { operationId: string }[];
+    expect(linked('/policy').map((link) => link.operationId)).toEqual(['deletePolicy']);
+    expect(linked('/delegations').map((link) => link.operationId)).toEqual([
+      'getDelegation',
+      'deleteDelegation',
+    ]);
+    expect(linked('/access-requests').map((link) => link.operationId)).toEqual([
+      'getAccessRequest',
+      'decideAccessRequest',
+    ]);
+    for (const path of ['/policy', '/delegations', '/access-requests']) {
+      for (const link of linked(path)) expect(operationIds, link.operationId).toContain(link.operationId);
+    }
+  });
+
+  it('states the bounds of query integers and the consumer rule of a grant in JSON Schema', async () => {
+    const acl = JSON.parse(
+      (await renderOpenApiFiles()).find((file) => file.fileName === 'acl-api.json')?.content ?? '{}',
+    );
+    const limit = acl.paths['/policy/consumer'].get.parameters.find(
+      (parameter: { name: string }) => parameter.name === 'limit',
+    );
+    expect(limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 1000, default: 50 });
+    const item = acl.components.schemas.CreatePolicyRequest.properties.request.items;
+    expect(item.allOf).toContainEqual({
+      if: { properties: { policyType: { const: 'GROUP' } } },
+      then: { not: { required: ['userId'] }, properties: { constraints: { required: ['subjects'] } } },
+    });
+    expect(acl.components.schemas.MemberSnapshot.properties.userIds.uniqueItems).toBe(true);
+  });
 });
