@@ -115,7 +115,7 @@ export default defineConfig({
           name: 'contract',
           include: ['test/contract/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/e2e/support/global-setup.ts'],
+          globalSetup: ['test/contract/support/global-setup.ts'],
           // A fuzzing run of the ACL API takes minutes on two loaded cores; the budget only catches a hang.
           testTimeout: 1_800_000,
           hookTimeout: HOOK_TIMEOUT_MS,

@@ -14,7 +14,7 @@ export interface AnswerFromAddress {
 export function requestFromAddress(
   localAddress: string,
   url: string,
-  options: { method?: string; headers?: Record<string, string> } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
 ): Promise<AnswerFromAddress> {
   return new Promise((resolve, reject) => {
     const outgoing = request(url, {
@@ -35,6 +35,6 @@ export function requestFromAddress(
       response.on('error', reject);
     });
     outgoing.on('error', reject);
-    outgoing.end();
+    outgoing.end(options.body);
   });
 }

@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { PolicyGrantSpec } from '../../../src/api/v1alpha1/index.js';
 import { delay } from '../../../src/localplane/managed-process.js';
 import { individual, type Resources } from '../../integration/controller/support/harness.js';
@@ -57,7 +57,7 @@ export function describeSpec(spec: PolicyGrantSpec): string {
 }
 
 /** Narrows or widens the access types, or moves the grant to another user or item. Users are never reused. */
-function editedSpec(spec: PolicyGrantSpec, itemIds: readonly string[]): PolicyGrantSpec {
+function editedSpec(spec: PolicyGrantSpec): PolicyGrantSpec {
   const current = spec.constraints.access.map(({ accessType }) => accessType);
   const missing = ACCESS_TYPES.filter((accessType) => !current.includes(accessType));
   const withAccess = (access: string[]) => ({
@@ -65,17 +65,17 @@ function editedSpec(spec: PolicyGrantSpec, itemIds: readonly string[]): PolicyGr
     constraints: { ...spec.constraints, access: access.map((accessType) => ({ accessType })) },
   });
   const dropped = pick(current);
-  switch (randomInt(4)) {
+  // The subject, item and policy type are immutable (the CRD's transition rules): edits narrow or widen the
+  // access types, or move the expiry.
+  switch (randomInt(3)) {
     case 0:
       if (current.length > 1) return withAccess(current.filter((accessType) => accessType !== dropped));
       return withAccess([...current, pick(missing)]);
     case 1:
       if (missing.length > 0) return withAccess([...current, pick(missing)]);
       return withAccess(current.slice(1));
-    case 2:
-      return { ...spec, userId: randomUUID() };
     default:
-      return { ...spec, itemId: pick(itemIds.filter((itemId) => itemId !== spec.itemId)) };
+      return { ...spec, expiryTime: new Date(Date.now() + (1 + randomInt(30)) * 86_400_000).toISOString() };
   }
 }
 
@@ -168,9 +168,7 @@ export class GrantChurn {
   }
 
   private async edit(name: string): Promise<void> {
-    const grant = await this.resources.updateGrantSpec(this.namespace, name, (spec) =>
-      editedSpec(spec, this.itemIds),
-    );
+    const grant = await this.resources.updateGrantSpec(this.namespace, name, (spec) => editedSpec(spec));
     this.remember(name, grant.spec);
     this.record(name, `edited to ${describeSpec(grant.spec)}`, grant.metadata.generation);
   }

@@ -18,9 +18,16 @@ import type { E2eEnvironment } from './e2e-environment.js';
  * developer does (`npm start`'s entrypoint, in a temporary state folder, on free ports); E2E_ENV_FILE
  * points it at a stack that is already running instead (e.g. `.dev/env`, or hack/kind-e2e.sh's).
  */
-export default async function setup(project: TestProject) {
+export default stackSetup();
+
+/** The global setup, with `stackEnv` added to the environment of the stack it starts. */
+export function stackSetup(stackEnv: NodeJS.ProcessEnv = {}) {
+  return (project: TestProject) => setup(project, stackEnv);
+}
+
+async function setup(project: TestProject, stackEnv: NodeJS.ProcessEnv) {
   const started = Date.now();
-  const stack = process.env.E2E_ENV_FILE ? undefined : await startDevStack();
+  const stack = process.env.E2E_ENV_FILE ? undefined : await startDevStack(stackEnv);
   const env =
     stack?.env ?? (parseStateFile(await readFile(process.env.E2E_ENV_FILE as string, 'utf8')) as DevStackEnv);
   const gateway = await startGateway([
@@ -50,10 +57,12 @@ async function kubectlBinary(): Promise<string> {
   return process.env.KUBECTL_BIN ?? (await resolveToolPaths()).kubectl;
 }
 
-async function startDevStack(): Promise<{ process: DevStackProcess; env: DevStackEnv }> {
+async function startDevStack(
+  stackEnv: NodeJS.ProcessEnv,
+): Promise<{ process: DevStackProcess; env: DevStackEnv }> {
   const stateDir = await mkdtemp(join(tmpdir(), 'policy-grant-e2e-'));
   const startedAt = Date.now();
-  const stack = spawnDevStack(stateDir);
+  const stack = spawnDevStack(stateDir, 0, stackEnv);
   console.log(`[e2e] development stack in ${stateDir} (log: ${stack.process.logFile})`);
   try {
     return { process: stack, env: await waitUntilReady(stack, startedAt) };

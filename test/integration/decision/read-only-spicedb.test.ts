@@ -78,9 +78,14 @@ describe('a read-only SpiceDB on the same datastore', () => {
     } finally {
       client.close();
     }
-    // The same write through the writing SpiceDB's key lands.
+    // The same write through the writing SpiceDB's key lands. Waiting for the service's Watch to deliver it keeps
+    // it from being taken, in the next test, for that test's own change.
     const relationship = grant(`urn:dx:item:${uniqueId('written')}`, uniqueId('user'));
-    expect(await writes.writeRelationships([{ operation: 'touch', relationship }])).not.toBe('');
+    expect(
+      await service.afterWatchDelivers(() =>
+        writes.writeRelationships([{ operation: 'touch', relationship }]),
+      ),
+    ).not.toBe('');
   });
 
   it('serves the decision service: its Watch delivers the writer’s grants and revocations, checks follow them', async () => {

@@ -122,7 +122,7 @@ describe('RBAC', () => {
     // The roles for users are bound by no one in the chart: the cluster's view, edit and admin aggregate them.
     const userRoles = objects.filter((object) => componentOf(object) === 'user-roles');
     const boundRoles = objects
-      .filter((object) => object.kind.endsWith('Binding'))
+      .filter((object) => object.kind === 'RoleBinding' || object.kind === 'ClusterRoleBinding')
       .map((binding) => (binding.roleRef as { name: string }).name);
     expect(userRoles.map((role) => role.metadata.name).filter((name) => boundRoles.includes(name))).toEqual(
       [],
@@ -575,7 +575,7 @@ describe('configuration', () => {
         (object) => object.kind === 'NetworkPolicy',
       );
     expect(await policies({})).toEqual([]);
-    const exposedValues = { httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } };
+    const exposedValues = { trustProxy: '1', httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } };
     const exposed = await policies(exposedValues);
     expect(exposed.map(componentOf).sort()).toEqual(
       ['acl-api', 'controller', 'decision-service', 'spicedb-read-only'].sort(),
@@ -587,7 +587,9 @@ describe('configuration', () => {
       'app.kubernetes.io/component': 'decision-service',
     });
     expect(await policies({ ...exposedValues, networkPolicy: { enabled: false } })).toEqual([]);
-    expect(await policies({ ingress: { enabled: true, exposeDecisionService: false } })).toEqual([]);
+    expect(
+      await policies({ trustProxy: '1', ingress: { enabled: true, exposeDecisionService: false } }),
+    ).toEqual([]);
   });
 
   it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
