@@ -16,12 +16,14 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build
+# The development stack, the local control plane and their CLIs never ship.
+RUN npm run build && rm -rf dist/devstack dist/localplane dist/cmd/dev-stack.* dist/cmd/dev-token.*
 
 FROM ${NODE_IMAGE} AS dependencies
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# Optional dependencies are the development stack's embedded PostgreSQL: not in the image.
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime
 # The package managers of the base image go; node stays.

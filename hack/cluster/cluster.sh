@@ -37,7 +37,7 @@ create_netns() {
 
 kill_all() {
   local pids="$1"
-  [ -n "$pids" ] && kill -9 $pids 2>/dev/null || true
+  if [ -n "$pids" ]; then kill -9 $pids 2>/dev/null || true; fi
 }
 
 # Idempotent: every process in the namespace or in the pods' cgroups, every mount under the state folder (pod
@@ -45,7 +45,7 @@ kill_all() {
 down() {
   local pids
   if [ -e "/run/netns/$netns" ]; then kill_all "$(ip netns pids "$netns" 2>/dev/null | tr '\n' ' ')"; fi
-  pids="$(find /sys/fs/cgroup/*/"$cgroup_root" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | tr '\n' ' ')"
+  pids="$(find /sys/fs/cgroup/*/"$cgroup_root" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | tr '\n' ' ' || true)"
   kill_all "$pids"
   sleep 1
   if [ -d "$state" ]; then
@@ -53,7 +53,9 @@ down() {
       while read -r mount; do umount -l "$mount" 2>/dev/null || true; done
   fi
   for hierarchy in /sys/fs/cgroup/*/; do
-    [ -d "$hierarchy$cgroup_root" ] && find "$hierarchy$cgroup_root" -depth -type d -exec rmdir {} \; 2>/dev/null
+    if [ -d "$hierarchy$cgroup_root" ]; then
+      find "$hierarchy$cgroup_root" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    fi
   done
   if [ -e "/run/netns/$netns" ]; then ip netns delete "$netns"; fi
   rm -f /var/lib/cni/results/"$netns"-* 2>/dev/null || true

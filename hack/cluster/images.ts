@@ -236,11 +236,15 @@ export async function buildAppImage(
     JSON.parse(await readFile(join(repoRoot(), 'package.json'), 'utf8')) as { version: string }
   ).version;
   await buildah(['pull', '--quiet', `oci-archive:${nodeBase}`]);
+  const trust = await machineNpmTrust(stateDir);
   await buildah([
     'bud',
     '--isolation',
     'chroot',
     '--layers=false',
+    '--network',
+    'host',
+    ...trust,
     '--build-arg',
     `NODE_IMAGE=${names.node}`,
     '--build-arg',
@@ -255,6 +259,20 @@ export async function buildAppImage(
   await rm(archive, { force: true });
   await buildah(['push', '--quiet', names.app, `docker-archive:${archive}:${names.app}`]);
   return archive;
+}
+
+/**
+ * The certificate authorities this machine's npm trusts (its `cafile`, e.g. a TLS-inspecting proxy's), for the
+ * Dockerfile's `npm ci` steps only: mounted into the build (an npmrc naming the file, and the file), never
+ * written into an image layer.
+ */
+async function machineNpmTrust(stateDir: string): Promise<string[]> {
+  const cafile = (await run('npm', ['config', 'get', 'cafile'])).stdout.trim();
+  if (!cafile || cafile === 'null' || !existsSync(cafile)) return [];
+  const npmrc = join(stateDir, 'buildah', 'npmrc');
+  await mkdir(dirname(npmrc), { recursive: true });
+  await writeFile(npmrc, `cafile=${cafile}\n`);
+  return ['--volume', `${cafile}:${cafile}:ro`, '--volume', `${npmrc}:/usr/local/etc/npmrc:ro`];
 }
 
 function streamed(command: string, args: string[]): Promise<void> {
