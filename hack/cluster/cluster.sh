@@ -22,12 +22,13 @@ log() { printf '[cluster] %s\n' "$*" >&2; }
 
 in_netns() { nsenter --net="/run/netns/$netns" -- "$@"; }
 
-# The node's network: loopback, and a dummy interface with the node's address and the default route (the
-# kubelet and kube-proxy pick their node address from it). Forwarding and bridge netfilter on, as a node has.
+# The node's network: loopback, and a veth pair (both ends inside; kernels without the dummy driver have veth)
+# with the node's address and the default route (the kubelet and kube-proxy pick their node address from it). Forwarding and bridge netfilter on, as a node has.
 create_netns() {
   ip netns add "$netns"
   ip -n "$netns" link set lo up
-  ip -n "$netns" link add node0 type dummy
+  ip -n "$netns" link add node0 type veth peer name node0-peer
+  ip -n "$netns" link set node0-peer up
   ip -n "$netns" addr add "$node_ip/32" dev node0
   ip -n "$netns" link set node0 up
   ip -n "$netns" route add default dev node0
@@ -91,7 +92,10 @@ start() {
   local built=$SECONDS
   down
   mkdir -p "$state"
-  (cd "$repo" && npx tsx hack/cluster/build-images.ts "$state")
+  # CLUSTER_REUSE_IMAGES=1 keeps the images of the previous run (to iterate on the cluster, not the images).
+  if [ "${CLUSTER_REUSE_IMAGES:-}" != 1 ] || [ ! -f "$state/images.json" ]; then
+    (cd "$repo" && npx tsx hack/cluster/build-images.ts "$state")
+  fi
   local imaged=$SECONDS
   trap stop_cluster EXIT INT TERM
   create_netns

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { repoRoot } from '../../src/localplane/repo-root.js';
 
 /**
  * The one-node cluster's fixed addresses and names. Everything runs inside a network namespace of its own
@@ -34,7 +35,7 @@ export function nodePaths(stateDir: string) {
     kubeletRoot: join(stateDir, 'kubelet'),
     kubeletConfig: join(stateDir, 'kubelet-config.yaml'),
     kubeProxyConfig: join(stateDir, 'kube-proxy-config.yaml'),
-    runtimeShim: join(stateDir, 'runc-shim'),
+    runtimeShim: join(repoRoot(), 'hack/cluster/runc-shim.sh'),
     images: join(stateDir, 'images'),
   };
 }
