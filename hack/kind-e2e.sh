@@ -20,8 +20,6 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# shellcheck source=hack/image-reference.sh
-source "$repo/hack/image-reference.sh"
 cluster="${KIND_CLUSTER:-policy-grant-e2e}"
 image="${IMAGE:-policy-grant-operator:e2e}"
 postgres_image="${POSTGRES_IMAGE:-postgres:18}"

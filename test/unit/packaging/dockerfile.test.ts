@@ -26,11 +26,18 @@ describe('Dockerfile', () => {
       '${NODE_IMAGE} AS runtime',
     ]);
     expect(stages[0]).toMatch(/^RUN npm ci\b/m);
-    expect(stages[0]).toMatch(/^RUN npm run build$/m);
+    expect(stages[0]).toMatch(/^RUN npm run build\b/m);
     expect(stages[1]).toMatch(/^RUN npm ci --omit=dev\b/m);
     expect(runtime).toMatch(/^COPY --from=dependencies \/src\/node_modules \.\/node_modules$/m);
     expect(runtime).toMatch(/^COPY --from=build \/src\/dist \.\/dist$/m);
     expect(runtime).not.toMatch(/^COPY (src|\.) /m);
+  });
+
+  it('ships no development code: no development stack, local control plane, dev CLIs or embedded PostgreSQL', () => {
+    expect(stages[0]).toMatch(
+      /^RUN npm run build && rm -rf dist\/devstack dist\/localplane dist\/cmd\/dev-stack\.\* dist\/cmd\/dev-token\.\*$/m,
+    );
+    expect(stages[1]).toMatch(/^RUN npm ci --omit=dev --omit=optional\b/m);
   });
 
   it('the runtime has no package manager: npm, npx and corepack are removed, and nothing runs them', () => {
