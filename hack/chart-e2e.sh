@@ -191,11 +191,17 @@ diagnose() {
   k --namespace "$db_namespace" logs deployment/postgres --tail 50 >&2 || true
 }
 
+# The sample CatalogItems the suite grants access to, as the development stack applies them.
+apply_samples() {
+  k apply -f "$repo/config/samples/acl_v1alpha1_catalogitem.yaml"
+}
+
 main() {
   resolve_tools
   ensure_dev_signing_key
   install_postgres
   install_chart
+  apply_samples
   write_env_file
   log "running the end-to-end suite"
   if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e); then
