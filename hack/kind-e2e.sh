@@ -52,19 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# helm and kubectl: explicit, on PATH, or the project's pinned builds (which need Go, once).
-resolve_tools() {
-  helm="${HELM_BIN:-$(command -v helm || true)}"
-  kubectl="${KUBECTL_BIN:-$(command -v kubectl || true)}"
-  if [ -z "$helm" ] || [ -z "$kubectl" ]; then
-    log "helm or kubectl not found: building the pinned ones (hack/tools)"
-    eval "$(cd "$repo" && npm run --silent tools:env)"
-    helm="$HELM_BIN"
-    kubectl="$KUBECTL_BIN"
-  fi
-  export KUBECTL_BIN="$kubectl" HELM_BIN="$helm"
-}
-
 create_cluster() {
   if kind get clusters 2>/dev/null | grep -qx "$cluster"; then
     die "a kind cluster named $cluster exists already: delete it or set KIND_CLUSTER"
@@ -88,7 +75,6 @@ main() {
   require docker "https://docs.docker.com/get-docker/"
   require kind "https://kind.sigs.k8s.io/docs/user/quick-start/#installation"
   require npm "Node.js with npm"
-  resolve_tools
   create_cluster
   build_and_load_image
   # The same install suite as the project's own one-node cluster (hack/cluster/cluster.sh test).

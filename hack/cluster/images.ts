@@ -108,19 +108,10 @@ async function busybox(rootfs: string): Promise<void> {
   await symlink('/bin/busybox', join(rootfs, 'usr/bin/env'));
 }
 
-export async function buildPauseImage(tools: ClusterTools, imagesDir: string, names: ImageNames) {
-  return image(imagesDir, 'pause', names.pause, { Entrypoint: ['/pause'], User: '65535:65535' }, (rootfs) =>
-    copyWithLibraries(tools.pause, rootfs, '/pause'),
-  );
-}
-
-export async function buildCorednsImage(tools: ClusterTools, imagesDir: string, names: ImageNames) {
-  return image(
-    imagesDir,
-    'coredns',
-    names.coredns,
-    { Entrypoint: ['/coredns'], User: '65532:65532' },
-    (rootfs) => copyWithLibraries(tools.coredns, rootfs, '/coredns'),
+/** An image of one static binary at `/<file>`, its entrypoint, run as `user`: pause and CoreDNS. */
+function buildStaticBinaryImage(imagesDir: string, binary: string, file: string, name: string, user: string) {
+  return image(imagesDir, file, name, { Entrypoint: [`/${file}`], User: user }, (rootfs) =>
+    copyWithLibraries(binary, rootfs, `/${file}`),
   );
 }
 
@@ -293,8 +284,8 @@ export async function buildImages(stateDir: string, tools: ClusterTools, log: (m
   await mkdir(baseDir, { recursive: true });
   const names = imageNames(await imageVersions());
   log('building the pause, CoreDNS, SpiceDB, PostgreSQL and Node.js images');
-  await buildPauseImage(tools, imagesDir, names);
-  await buildCorednsImage(tools, imagesDir, names);
+  await buildStaticBinaryImage(imagesDir, tools.pause, 'pause', names.pause, '65535:65535');
+  await buildStaticBinaryImage(imagesDir, tools.coredns, 'coredns', names.coredns, '65532:65532');
   await buildSpicedbImage(tools, imagesDir, names);
   await buildPostgresImage(imagesDir, names);
   const nodeBase = await buildNodeBaseImage(baseDir, names);
