@@ -60,7 +60,7 @@ down() {
   done
   if [ -e "/run/netns/$netns" ]; then ip netns delete "$netns"; fi
   rm -f /var/lib/cni/results/"$netns"-* 2>/dev/null || true
-  rm -rf "$state/containerd" "$state/kubelet" "$state/etcd-data" "$state/cni" "$state/buildah"
+  rm -rf "$state/containerd" "$state/kubelet" "$state/etcd-data" "$state/cni" "$state/buildah" "$state/ready"
 }
 
 stop_cluster() {
