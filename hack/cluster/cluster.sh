@@ -59,7 +59,9 @@ down() {
     fi
   done
   if [ -e "/run/netns/$netns" ]; then ip netns delete "$netns"; fi
-  rm -f /var/lib/cni/results/"$netns"-* 2>/dev/null || true
+  # libcni caches each attachment's result by network name: ours, and containerd's pods' loopback (no other
+  # container runtime runs on the machines this is for).
+  rm -f /var/lib/cni/results/"$netns"-* /var/lib/cni/results/cni-loopback-* 2>/dev/null || true
   rm -rf "$state/containerd" "$state/kubelet" "$state/etcd-data" "$state/cni" "$state/buildah" "$state/ready"
 }
 
