@@ -198,12 +198,30 @@ apply_samples() {
   k apply -f "$repo/config/samples/acl_v1alpha1_catalogitem.yaml"
 }
 
+# The chart's roles for users reach the cluster's own `view` through aggregation (kube-controller-manager's
+# clusterrole-aggregation controller): a user bound only to `view` reads grants and cannot write one.
+check_view_role() {
+  local user="viewer@example.com" answer=""
+  k --namespace "$namespace" create rolebinding e2e-viewer --clusterrole=view --user="$user"
+  for _ in $(seq 1 100); do
+    answer="$(k --namespace "$namespace" auth can-i list policygrants.acl.policygrant.dev --as "$user" || true)"
+    [ "$answer" = yes ] && break
+    sleep 0.2
+  done
+  [ "$answer" = yes ] || die "a user bound to view cannot list policygrants"
+  answer="$(k --namespace "$namespace" auth can-i create policygrants.acl.policygrant.dev --as "$user" || true)"
+  [ "$answer" = no ] || die "a user bound to view can create policygrants"
+  k --namespace "$namespace" delete rolebinding e2e-viewer
+  log "a user bound only to view lists policygrants and cannot create one"
+}
+
 main() {
   resolve_tools
   ensure_dev_signing_key
   install_postgres
   install_chart
   apply_samples
+  check_view_role
   write_env_file
   log "running the end-to-end suite"
   if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e); then
