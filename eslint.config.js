@@ -2,7 +2,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.dev/', '.cache/', 'charts/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', '.dev/', '.cluster/', '.cache/', 'charts/', 'coverage/'] },
   eslint.configs.recommended,
   ...tseslint.configs.strict,
   {

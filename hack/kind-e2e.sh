@@ -3,7 +3,7 @@
 # none, so this never runs in CI): creates a kind cluster, builds the image and loads it into the cluster,
 # runs PostgreSQL (the official image, a Deployment in a namespace of its own) for the audit trail and creates
 # the audit database Secret, installs the Helm chart with the bundled SpiceDB into a namespace that enforces Pod
-# Security "restricted", runs
+# Security "restricted", runs (hack/chart-e2e.sh: the same install suite as the one-node cluster's, npm run test:cluster)
 # the same suite that runs against the local stack (`npm run test:e2e`) through port-forwards, and deletes the
 # cluster.
 #
@@ -20,18 +20,12 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# shellcheck source=hack/image-reference.sh
-source "$repo/hack/image-reference.sh"
 cluster="${KIND_CLUSTER:-policy-grant-e2e}"
 image="${IMAGE:-policy-grant-operator:e2e}"
-release=policy-grant-operator
-namespace=policy-grant-system
-db_namespace=policy-grant-db
 postgres_image="${POSTGRES_IMAGE:-postgres:18}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/policy-grant-kind.XXXXXX")"
 kubeconfig="$work/kubeconfig"
 created_cluster=false
-forwards=()
 
 log() { printf '[kind-e2e] %s\n' "$*" >&2; }
 die() {
@@ -45,7 +39,6 @@ require() {
 
 cleanup() {
   local status=$?
-  for pid in "${forwards[@]}"; do kill "$pid" 2>/dev/null || true; done
   if [ "$created_cluster" = true ]; then
     if [ "${KEEP_CLUSTER:-}" = 1 ]; then
       log "keeping cluster $cluster: export KUBECONFIG=$kubeconfig"
@@ -58,21 +51,6 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
-
-# helm and kubectl: explicit, on PATH, or the project's pinned builds (which need Go, once).
-resolve_tools() {
-  helm="${HELM_BIN:-$(command -v helm || true)}"
-  kubectl="${KUBECTL_BIN:-$(command -v kubectl || true)}"
-  if [ -z "$helm" ] || [ -z "$kubectl" ]; then
-    log "helm or kubectl not found: building the pinned ones (hack/tools)"
-    eval "$(cd "$repo" && npm run --silent tools:env)"
-    helm="$HELM_BIN"
-    kubectl="$KUBECTL_BIN"
-  fi
-  export KUBECTL_BIN="$kubectl" HELM_BIN="$helm"
-}
-
-k() { "$kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 create_cluster() {
   if kind get clusters 2>/dev/null | grep -qx "$cluster"; then
@@ -93,152 +71,14 @@ build_and_load_image() {
   kind load docker-image "$image" --name "$cluster"
 }
 
-# The suite mints its tokens with the development signing key in .dev/ (created when missing); the services
-# trust that key's public JWKS, with the development issuer and audience.
-ensure_dev_signing_key() {
-  (cd "$repo" && npm run --silent token -- --sub 00000000-0000-4000-8000-000000000000 >/dev/null)
-  [ -f "$repo/.dev/jwks.json" ] || die "npm run token did not write .dev/jwks.json"
-}
-
-# PostgreSQL for the audit trail: its superuser owns the schema (the ACL API migrates as it), and the services
-# connect as acl_api, a member of policy_grant_audit_writer (INSERT and SELECT only), created here beforehand.
-install_postgres() {
-  local owner_password service_password host
-  owner_password="$(openssl rand -hex 16)"
-  service_password="$(openssl rand -hex 16)"
-  log "running PostgreSQL ($postgres_image) in $db_namespace"
-  k create namespace "$db_namespace"
-  k --namespace "$db_namespace" create secret generic postgres --from-literal=password="$owner_password"
-  k --namespace "$db_namespace" apply -f - <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: postgres
-spec:
-  replicas: 1
-  selector:
-    matchLabels: { app: postgres }
-  template:
-    metadata:
-      labels: { app: postgres }
-    spec:
-      containers:
-        - name: postgres
-          image: $postgres_image
-          env:
-            - name: POSTGRES_PASSWORD
-              valueFrom: { secretKeyRef: { name: postgres, key: password } }
-            - name: POSTGRES_DB
-              value: audit
-          ports:
-            - containerPort: 5432
-          readinessProbe:
-            exec: { command: [pg_isready, -U, postgres, -d, audit] }
-            periodSeconds: 2
-          volumeMounts:
-            - { name: data, mountPath: /var/lib/postgresql }
-      volumes:
-        - { name: data, emptyDir: {} }
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: postgres
-spec:
-  selector: { app: postgres }
-  ports:
-    - port: 5432
-EOF
-  k --namespace "$db_namespace" rollout status deployment/postgres --timeout 5m
-  k --namespace "$db_namespace" exec deployment/postgres -- psql -U postgres -d audit -v ON_ERROR_STOP=1 \
-    -c "CREATE ROLE policy_grant_audit_writer NOLOGIN" \
-    -c "CREATE ROLE acl_api LOGIN PASSWORD '$service_password' IN ROLE policy_grant_audit_writer"
-  host="postgres.$db_namespace.svc:5432"
-  k create namespace "$namespace"
-  k --namespace "$namespace" create secret generic "$release-audit-database" \
-    --from-literal=url="postgres://acl_api:$service_password@$host/audit" \
-    --from-literal=migrationUrl="postgres://postgres:$owner_password@$host/audit"
-  k --namespace "$namespace" create secret generic "$release-audit-chain-key" \
-    --from-literal=key="$(openssl rand -base64 48)"
-}
-
-install_chart() {
-  log "installing the chart into $namespace (Pod Security restricted, bundled SpiceDB)"
-  k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
-  "$helm" install "$release" "$repo/charts/policy-grant-operator" \
-    --kubeconfig "$kubeconfig" --namespace "$namespace" \
-    --set image.repository="$(image_repository "$image")" --set image.tag="$(image_tag "$image")" \
-    --set image.pullPolicy=Never \
-    --set spicedb.bundled.enabled=true --set spicedb.presharedKey="$(openssl rand -hex 20)" \
-    --set auth.jwt.issuer=policy-grant-operator-dev --set auth.jwt.audience=policy-grant-operator \
-    --set-file auth.jwks.inline="$repo/.dev/jwks.json" \
-    --wait --timeout 5m
-}
-
-# Starts `kubectl port-forward service/<name> :<port>` in the background and stores the local port it chose in
-# the variable named by $3 (no command substitution: the port-forward must be this shell's child to be stopped).
-forward() {
-  local service="$1" port="$2" output="$work/forward-$1.log" local_port=""
-  : >"$output"
-  # kubectl itself in the background (not through k): $! must be the port-forward, not a subshell around it.
-  "$kubectl" --kubeconfig "$kubeconfig" --namespace "$namespace" port-forward "service/$service" ":$port" >>"$output" 2>&1 &
-  forwards+=("$!")
-  for _ in $(seq 1 100); do
-    local_port="$(sed -nE 's/^Forwarding from 127\.0\.0\.1:([0-9]+) -> .*/\1/p' "$output" | head -n 1)"
-    [ -n "$local_port" ] && break
-    sleep 0.1
-  done
-  [ -n "$local_port" ] || die "port-forward to $service did not start: $(cat "$output")"
-  printf -v "$3" '%s' "$local_port"
-}
-
-# The NAME=value file the suite reads (E2E_ENV_FILE), as the development stack writes .dev/env.
-write_env_file() {
-  local acl decision controller spicedb token
-  forward "$release-acl-api" 8080 acl
-  forward "$release-decision-service" 8081 decision
-  forward "$release-controller" 8082 controller
-  forward "$release-spicedb" 50051 spicedb
-  token="$(k --namespace "$namespace" get secret "$release-spicedb" -o jsonpath='{.data.presharedKey}' | base64 --decode)"
-  cat >"$work/env" <<EOF
-KUBECONFIG=$kubeconfig
-ACL_URL=http://127.0.0.1:$acl/v2
-DECISION_URL=http://127.0.0.1:$decision
-CONTROLLER_URL=http://127.0.0.1:$controller
-SPICEDB_ENDPOINT=127.0.0.1:$spicedb
-SPICEDB_TOKEN=$token
-NAMESPACE=$namespace
-EOF
-  chmod 600 "$work/env"
-}
-
-diagnose() {
-  log "the suite failed; the installed release:"
-  k --namespace "$namespace" get pods,services,policygrants -o wide >&2 || true
-  for component in acl-api controller decision-service spicedb; do
-    log "logs of $release-$component:"
-    k --namespace "$namespace" logs "deployment/$release-$component" --all-containers --tail 50 >&2 || true
-  done
-  log "logs of PostgreSQL:"
-  k --namespace "$db_namespace" logs deployment/postgres --tail 50 >&2 || true
-}
-
 main() {
   require docker "https://docs.docker.com/get-docker/"
   require kind "https://kind.sigs.k8s.io/docs/user/quick-start/#installation"
   require npm "Node.js with npm"
-  resolve_tools
   create_cluster
   build_and_load_image
-  ensure_dev_signing_key
-  install_postgres
-  install_chart
-  write_env_file
-  log "running the end-to-end suite"
-  if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e); then
-    diagnose
-    exit 1
-  fi
+  # The same install suite as the project's own one-node cluster (hack/cluster/cluster.sh test).
+  KUBECONFIG="$kubeconfig" IMAGE="$image" POSTGRES_IMAGE="$postgres_image" bash "$repo/hack/chart-e2e.sh"
   log "end-to-end suite passed on kind"
 }
 

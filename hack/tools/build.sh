@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Builds the pinned control-plane tools (etcd, kube-apiserver, kubectl, SpiceDB, helm) from Go modules
 # into a per-machine cache, once. A second run finds every binary and returns in well under a second.
+# The one-node cluster's tools are built only when asked for (`cluster`): the node's Kubernetes components,
+# CoreDNS, the pause binary, and the node's Debian packages (containerd, runc, CNI plugins; needs root).
 #
-# Usage: hack/tools/build.sh [tool...]   (tools: kubernetes etcd spicedb helm schemathesis; default: all)
+# Usage: hack/tools/build.sh [tool...]
+#   tools: kubernetes etcd spicedb helm schemathesis (the default), kubernetes_node coredns pause node_packages,
+#   cluster (= every tool of both lists)
 # Prints progress on stderr. Exits non-zero, naming the alternatives, when Go is missing.
 # schemathesis (the OpenAPI fuzzer of the contract test) is a Python package: it is installed with pip into a
 # virtual environment of the cache instead (Python 3 is its only prerequisite).
@@ -103,6 +107,48 @@ build_kubernetes() {
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
 }
 
+# The node's components, from the same module build as kube-apiserver; their own folder, so that adding
+# them never rebuilds the control plane's.
+build_kubernetes_node() {
+  REPLACES="$(kubernetes_staging_replaces)" LDFLAGS="$(kubernetes_ldflags)" \
+    build_module k8s.io/kubernetes "$KUBERNETES_VERSION" "$(kubernetes_node_dir)" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy \
+    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+}
+
+# The pod sandbox's pause binary, from the C source in the same k8s.io/kubernetes module, linked statically
+# so that its image needs nothing else.
+build_pause() {
+  local source
+  source="$(go_env go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -nE 's/^\s*"Dir": "(.*)",?$/\1/p')"
+  rm -rf "$(pause_dir).tmp"
+  mkdir -p "$(pause_dir).tmp"
+  cc -Os -Wall -Werror -static -DVERSION="$KUBERNETES_VERSION" -o "$(pause_dir).tmp/pause" "$source/build/pause/linux/pause.c"
+  strip "$(pause_dir).tmp/pause"
+  rm -rf "$(pause_dir)"
+  mv "$(pause_dir).tmp" "$(pause_dir)"
+}
+
+build_coredns() {
+  LDFLAGS="-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION" \
+    build_module github.com/coredns/coredns "$COREDNS_VERSION" "$(coredns_dir)" github.com/coredns/coredns
+}
+
+# Debian packages, exactly the pinned versions; a marker named after the pins makes a second run instant.
+build_node_packages() {
+  local packages
+  read -ra packages <<<"$CLUSTER_DEBIAN_PACKAGES"
+  if [ "$(id -u)" != 0 ]; then
+    log "the cluster's Debian packages need root: run as root, or: apt-get install ${packages[*]}"
+    exit 1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2 ||
+    { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2; }
+  # The packages' services would start a containerd of their own; the cluster scripts run theirs.
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then systemctl disable --now containerd >&2 || true; fi
+  mkdir -p "$(node_packages_dir)"
+}
+
 build_etcd() {
   build_module go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "$(etcd_dir)" go.etcd.io/etcd/server/v3
   mv "$(etcd_dir)/v3" "$(etcd_dir)/etcd"
@@ -180,6 +226,9 @@ hold_cache_lock() {
 main() {
   local tools=("$@")
   [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd spicedb helm schemathesis)
+  if [ "${tools[*]}" = cluster ]; then
+    tools=(kubernetes etcd spicedb helm schemathesis kubernetes_node coredns pause node_packages)
+  fi
   mkdir -p "$TOOLS_CACHE"
   hold_cache_lock
   for tool in "${tools[@]}"; do ensure "$tool"; done

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Ensures the pinned tools are built, then prints `export NAME=value` lines for them.
 # Usage: eval "$(npm run --silent tools:env)"
+#        hack/tools/env.sh cluster   (also the one-node cluster's tools: KUBE_NODE_BIN_DIR, COREDNS_BIN, PAUSE_BIN)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bash "$here/build.sh"
+bash "$here/build.sh" "$@"
 # shellcheck source=versions.env
 source "$here/versions.env"
 # shellcheck source=paths.sh
@@ -13,3 +14,8 @@ echo "export SPICEDB_BIN=$(spicedb_dir)/spicedb"
 echo "export HELM_BIN=$(helm_dir)/helm"
 echo "export KUBECTL_BIN=$(kubernetes_dir)/kubectl"
 echo "export SCHEMATHESIS_BIN=$(schemathesis_dir)/bin/schemathesis"
+if [ "${1:-}" = cluster ]; then
+  echo "export KUBE_NODE_BIN_DIR=$(kubernetes_node_dir)"
+  echo "export COREDNS_BIN=$(coredns_dir)/coredns"
+  echo "export PAUSE_BIN=$(pause_dir)/pause"
+fi

@@ -31,6 +31,11 @@ export interface KubeApiserverOptions {
   admin: PemPair;
   /** Reuse a port, e.g. to restart the API server where its clients expect it. */
   port?: number;
+  /**
+   * Flags that replace the envtest-style defaults by name (`null` drops one), e.g. for a real node's cluster:
+   * an advertise address that pods reach, the ServiceAccount admission plugin back on.
+   */
+  flags?: Record<string, string | null>;
 }
 
 /**
@@ -46,30 +51,36 @@ export async function startKubeApiserver(options: KubeApiserverOptions): Promise
     {
       name: 'kube-apiserver',
       command: options.binary,
-      args: [
-        `--etcd-servers=${options.etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${port}`,
-        `--cert-dir=${join(stateDir, 'apiserver-certs')}`,
-        `--tls-cert-file=${files.servingCert}`,
-        `--tls-private-key-file=${files.servingKey}`,
-        `--client-ca-file=${files.caCert}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-        `--service-account-key-file=${files.saPublicKey}`,
-        `--service-account-signing-key-file=${files.saPrivateKey}`,
-        '--authorization-mode=RBAC',
-        '--disable-admission-plugins=ServiceAccount',
-        '--allow-privileged=true',
-        '--v=1',
-      ],
+      args: flagArgs({
+        'etcd-servers': options.etcdUrl,
+        'bind-address': '127.0.0.1',
+        'advertise-address': '127.0.0.1',
+        'secure-port': String(port),
+        'cert-dir': join(stateDir, 'apiserver-certs'),
+        'tls-cert-file': files.servingCert,
+        'tls-private-key-file': files.servingKey,
+        'client-ca-file': files.caCert,
+        'service-cluster-ip-range': '10.0.0.0/24',
+        'service-account-issuer': 'https://kubernetes.default.svc.cluster.local',
+        'service-account-key-file': files.saPublicKey,
+        'service-account-signing-key-file': files.saPrivateKey,
+        'authorization-mode': 'RBAC',
+        'disable-admission-plugins': 'ServiceAccount',
+        'allow-privileged': 'true',
+        v: '1',
+        ...options.flags,
+      }),
       logFile: join(stateDir, 'kube-apiserver.log'),
     },
     () => apiserverReady(url, ca.certificate, options.admin),
     120_000,
   );
   return { process, url, port };
+}
+
+/** `--name=value` arguments, in the order given; a `null` value leaves the flag out. */
+export function flagArgs(flags: Record<string, string | null>): string[] {
+  return Object.entries(flags).flatMap(([name, value]) => (value === null ? [] : [`--${name}=${value}`]));
 }
 
 /**

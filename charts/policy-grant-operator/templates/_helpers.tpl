@@ -436,6 +436,15 @@ spec:
                 name: {{ include "pgo.settingsName" $root }}
           env:
             {{- include "pgo.env" . | trim | nindent 12 }}
+          # Liveness starts counting once the process has served /healthz/live once: a start slowed by a busy
+          # node (module loading, migrations) is not mistaken for a hung process.
+          startupProbe:
+            httpGet:
+              path: /healthz/live
+              port: http
+            periodSeconds: 2
+            timeoutSeconds: 2
+            failureThreshold: 150
           livenessProbe:
             httpGet:
               path: /healthz/live

@@ -29,8 +29,8 @@ describe('hack/image-reference.sh', () => {
     expect(split(reference)).toEqual([repository, tag]);
   });
 
-  it('kind-e2e.sh passes the image through it, not through a split at the first or any colon', () => {
-    const script = readFileSync(join(REPO_ROOT, 'hack/kind-e2e.sh'), 'utf8');
+  it("the install suite (hack/chart-e2e.sh, kind's and the one-node cluster's) passes the image through it, not through a split at the first or any colon", () => {
+    const script = readFileSync(join(REPO_ROOT, 'hack/chart-e2e.sh'), 'utf8');
     expect(script).toContain('source "$repo/hack/image-reference.sh"');
     expect(script).toContain('--set image.repository="$(image_repository "$image")"');
     expect(script).toContain('--set image.tag="$(image_tag "$image")"');

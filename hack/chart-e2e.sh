@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# The chart's install suite, on any cluster KUBECONFIG names (hack/kind-e2e.sh on kind, hack/cluster/cluster.sh
+# test on this project's one-node cluster): PostgreSQL for the audit trail, the Helm chart with the bundled
+# SpiceDB in a namespace that enforces Pod Security "restricted", then the end-to-end suite (`npm run test:e2e`)
+# through port-forwards. The images must be in the cluster already.
+#
+# Environment:
+#   KUBECONFIG       the cluster (required)
+#   IMAGE            the project's image (default policy-grant-operator:e2e; pullPolicy Never)
+#   POSTGRES_IMAGE   PostgreSQL image for the audit trail (default postgres:18)
+#   SPICEDB_IMAGE    the bundled SpiceDB's image, pullPolicy Never (default: the chart's, pulled)
+#   PULL_POLICY      of the PostgreSQL image (default IfNotPresent)
+#   HELM_BIN, KUBECTL_BIN  helm and kubectl to use (default: on PATH, else the pinned builds of hack/tools)
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=hack/image-reference.sh
+source "$repo/hack/image-reference.sh"
+: "${KUBECONFIG:?KUBECONFIG must name the cluster}"
+image="${IMAGE:-policy-grant-operator:e2e}"
+spicedb_image="${SPICEDB_IMAGE:-}"
+postgres_image="${POSTGRES_IMAGE:-postgres:18}"
+pull_policy="${PULL_POLICY:-IfNotPresent}"
+release=policy-grant-operator
+namespace=policy-grant-system
+db_namespace=policy-grant-db
+work="$(mktemp -d "${TMPDIR:-/tmp}/policy-grant-chart-e2e.XXXXXX")"
+forwards=()
+
+log() { printf '[chart-e2e] %s\n' "$*" >&2; }
+die() {
+  log "$*"
+  exit 1
+}
+
+cleanup() {
+  local status=$?
+  for pid in "${forwards[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+# helm and kubectl: explicit, on PATH, or the project's pinned builds (which need Go, once).
+resolve_tools() {
+  helm="${HELM_BIN:-$(command -v helm || true)}"
+  kubectl="${KUBECTL_BIN:-$(command -v kubectl || true)}"
+  if [ -z "$helm" ] || [ -z "$kubectl" ]; then
+    log "helm or kubectl not found: building the pinned ones (hack/tools)"
+    eval "$(cd "$repo" && npm run --silent tools:env)"
+    helm="$HELM_BIN"
+    kubectl="$KUBECTL_BIN"
+  fi
+  export KUBECTL_BIN="$kubectl" HELM_BIN="$helm"
+}
+
+k() { "$kubectl" --kubeconfig "$KUBECONFIG" "$@"; }
+
+# The suite mints its tokens with the development signing key in .dev/ (created when missing); the services
+# trust that key's public JWKS, with the development issuer and audience.
+ensure_dev_signing_key() {
+  (cd "$repo" && npm run --silent token -- --sub 00000000-0000-4000-8000-000000000000 >/dev/null)
+  [ -f "$repo/.dev/jwks.json" ] || die "npm run token did not write .dev/jwks.json"
+}
+
+# PostgreSQL for the audit trail: its superuser owns the schema (the ACL API migrates as it), and the services
+# connect as acl_api, a member of policy_grant_audit_writer (INSERT and SELECT only), created on first start by
+# an init script in /docker-entrypoint-initdb.d (the official image's interface, which the one-node cluster's
+# PostgreSQL image offers too), so that the image needs no client tools.
+install_postgres() {
+  local owner_password service_password host
+  owner_password="$(openssl rand -hex 16)"
+  service_password="$(openssl rand -hex 16)"
+  log "running PostgreSQL ($postgres_image) in $db_namespace"
+  k create namespace "$db_namespace"
+  k --namespace "$db_namespace" create secret generic postgres --from-literal=password="$owner_password"
+  k --namespace "$db_namespace" create secret generic postgres-init --from-literal=roles.sql="CREATE ROLE policy_grant_audit_writer NOLOGIN;
+CREATE ROLE acl_api LOGIN PASSWORD '$service_password' IN ROLE policy_grant_audit_writer;
+"
+  k --namespace "$db_namespace" apply -f - <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: postgres
+spec:
+  replicas: 1
+  selector:
+    matchLabels: { app: postgres }
+  template:
+    metadata:
+      labels: { app: postgres }
+    spec:
+      containers:
+        - name: postgres
+          image: $postgres_image
+          imagePullPolicy: $pull_policy
+          env:
+            - name: POSTGRES_PASSWORD
+              valueFrom: { secretKeyRef: { name: postgres, key: password } }
+            - name: POSTGRES_DB
+              value: audit
+          ports:
+            - containerPort: 5432
+          readinessProbe:
+            tcpSocket: { port: 5432 }
+            periodSeconds: 2
+          volumeMounts:
+            - { name: data, mountPath: /var/lib/postgresql }
+            - { name: init, mountPath: /docker-entrypoint-initdb.d, readOnly: true }
+      volumes:
+        - { name: data, emptyDir: {} }
+        - { name: init, secret: { secretName: postgres-init } }
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: postgres
+spec:
+  selector: { app: postgres }
+  ports:
+    - port: 5432
+EOF
+  k --namespace "$db_namespace" rollout status deployment/postgres --timeout 5m
+  host="postgres.$db_namespace.svc:5432"
+  k create namespace "$namespace"
+  k --namespace "$namespace" create secret generic "$release-audit-database" \
+    --from-literal=url="postgres://acl_api:$service_password@$host/audit" \
+    --from-literal=migrationUrl="postgres://postgres:$owner_password@$host/audit"
+  k --namespace "$namespace" create secret generic "$release-audit-chain-key" \
+    --from-literal=key="$(openssl rand -base64 48)"
+}
+
+install_chart() {
+  log "installing the chart into $namespace (Pod Security restricted, bundled SpiceDB)"
+  k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
+  "$helm" install "$release" "$repo/charts/policy-grant-operator" \
+    --kubeconfig "$KUBECONFIG" --namespace "$namespace" \
+    --set image.repository="$(image_repository "$image")" --set image.tag="$(image_tag "$image")" \
+    --set image.pullPolicy=Never \
+    ${spicedb_image:+--set spicedb.bundled.image.repository="$(image_repository "$spicedb_image")"} \
+    ${spicedb_image:+--set spicedb.bundled.image.tag="$(image_tag "$spicedb_image")" --set spicedb.bundled.image.pullPolicy=Never} \
+    --set spicedb.bundled.enabled=true --set spicedb.presharedKey="$(openssl rand -hex 20)" \
+    --set auth.jwt.issuer=policy-grant-operator-dev --set auth.jwt.audience=policy-grant-operator \
+    --set-file auth.jwks.inline="$repo/.dev/jwks.json" \
+    --wait --timeout 5m
+}
+
+# Starts `kubectl port-forward service/<name> :<port>` in the background and stores the local port it chose in
+# the variable named by $3 (no command substitution: the port-forward must be this shell's child to be stopped).
+forward() {
+  local service="$1" port="$2" output="$work/forward-$1.log" local_port=""
+  : >"$output"
+  # kubectl itself in the background (not through k): $! must be the port-forward, not a subshell around it.
+  "$kubectl" --kubeconfig "$KUBECONFIG" --namespace "$namespace" port-forward "service/$service" ":$port" >>"$output" 2>&1 &
+  forwards+=("$!")
+  for _ in $(seq 1 100); do
+    local_port="$(sed -nE 's/^Forwarding from 127\.0\.0\.1:([0-9]+) -> .*/\1/p' "$output" | head -n 1)"
+    [ -n "$local_port" ] && break
+    sleep 0.1
+  done
+  [ -n "$local_port" ] || die "port-forward to $service did not start: $(cat "$output")"
+  printf -v "$3" '%s' "$local_port"
+}
+
+# The NAME=value file the suite reads (E2E_ENV_FILE), as the development stack writes .dev/env.
+write_env_file() {
+  local acl decision controller spicedb token
+  forward "$release-acl-api" 8080 acl
+  forward "$release-decision-service" 8081 decision
+  forward "$release-controller" 8082 controller
+  forward "$release-spicedb" 50051 spicedb
+  token="$(k --namespace "$namespace" get secret "$release-spicedb" -o jsonpath='{.data.presharedKey}' | base64 --decode)"
+  cat >"$work/env" <<EOF
+KUBECONFIG=$KUBECONFIG
+ACL_URL=http://127.0.0.1:$acl/v2
+DECISION_URL=http://127.0.0.1:$decision
+CONTROLLER_URL=http://127.0.0.1:$controller
+SPICEDB_ENDPOINT=127.0.0.1:$spicedb
+SPICEDB_TOKEN=$token
+NAMESPACE=$namespace
+EOF
+  chmod 600 "$work/env"
+}
+
+diagnose() {
+  log "the suite failed; the installed release:"
+  k --namespace "$namespace" get pods,services,policygrants -o wide >&2 || true
+  for component in acl-api controller decision-service spicedb; do
+    log "logs of $release-$component:"
+    k --namespace "$namespace" logs "deployment/$release-$component" --all-containers --tail 50 >&2 || true
+  done
+  log "logs of PostgreSQL:"
+  k --namespace "$db_namespace" logs deployment/postgres --tail 50 >&2 || true
+}
+
+# The sample CatalogItems the suite grants access to, as the development stack applies them.
+apply_samples() {
+  k apply -f "$repo/config/samples/acl_v1alpha1_catalogitem.yaml"
+}
+
+# The chart's roles for users reach the cluster's own `view` through aggregation (kube-controller-manager's
+# clusterrole-aggregation controller): a user bound only to `view` reads grants and cannot write one.
+check_view_role() {
+  local user="viewer@example.com" answer=""
+  k --namespace "$namespace" create rolebinding e2e-viewer --clusterrole=view --user="$user"
+  for _ in $(seq 1 100); do
+    answer="$(k --namespace "$namespace" auth can-i list policygrants.acl.policygrant.dev --as "$user" || true)"
+    [ "$answer" = yes ] && break
+    sleep 0.2
+  done
+  [ "$answer" = yes ] || die "a user bound to view cannot list policygrants"
+  answer="$(k --namespace "$namespace" auth can-i create policygrants.acl.policygrant.dev --as "$user" || true)"
+  [ "$answer" = no ] || die "a user bound to view can create policygrants"
+  k --namespace "$namespace" delete rolebinding e2e-viewer
+  log "a user bound only to view lists policygrants and cannot create one"
+}
+
+main() {
+  resolve_tools
+  ensure_dev_signing_key
+  install_postgres
+  install_chart
+  apply_samples
+  check_view_role
+  write_env_file
+  log "running the end-to-end suite"
+  if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e); then
+    diagnose
+    exit 1
+  fi
+  log "end-to-end suite passed"
+}
+
+main "$@"
