@@ -12,7 +12,7 @@ export interface AuthzenEvaluator {
   evaluations(request: EvaluationsRequest): Promise<{ evaluations: DecisionAnswer[] } | DecisionAnswer>;
 }
 
-const PARTS = ['subject', 'resource', 'action'] as const;
+type Part = 'subject' | 'resource' | 'action';
 
 /**
  * AuthZEN evaluations as checks of the check's own evaluator (decision cache, revision barrier, batcher): the
@@ -34,7 +34,9 @@ export function authzenEvaluator(registry: Registry, evaluate: CanonicalCheckEva
         const at = `evaluations[${index}].`;
         return canonicalEvaluation(registry, withDefaults(request, item, at), at);
       });
-      const decisions = await Promise.all(checks.map(async (check) => (await evaluate(check, undefined)).allowed));
+      const decisions = await Promise.all(
+        checks.map(async (check) => (await evaluate(check, undefined)).allowed),
+      );
       const semantic = request.options?.evaluations_semantic ?? 'execute_all';
       return { evaluations: answeredDecisions(decisions, semantic).map((decision) => ({ decision })) };
     },
@@ -43,12 +45,12 @@ export function authzenEvaluator(registry: Registry, evaluate: CanonicalCheckEva
 
 /** An evaluation's subject, resource and action: its own, else the request's top-level default; 400 if neither. */
 function withDefaults(defaults: EvaluationItem, item: EvaluationItem, at: string): AuthzenTriple {
-  const [subject, resource, action] = PARTS.map((part) => {
+  const either = <K extends Part>(part: K): NonNullable<EvaluationItem[K]> => {
     const value = item[part] ?? defaults[part];
     if (value === undefined) {
       throw new HttpError('BadRequest', `${at}${part}: required, in the evaluation or at the top level`);
     }
     return value;
-  });
-  return { subject, resource, action } as AuthzenTriple;
+  };
+  return { subject: either('subject'), resource: either('resource'), action: either('action') };
 }

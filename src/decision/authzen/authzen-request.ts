@@ -73,9 +73,13 @@ export type EvaluationItem = z.output<typeof evaluationItem>;
 
 export const evaluationsRequestSchema = evaluationItem
   .extend({
-    evaluations: z.array(evaluationItem).max(MAX_EVALUATIONS).optional().meta({
-      description: `Each overrides the top-level defaults; at most ${MAX_EVALUATIONS}. Absent or empty: one evaluation of the top level`,
-    }),
+    evaluations: z
+      .array(evaluationItem)
+      .max(MAX_EVALUATIONS)
+      .optional()
+      .meta({
+        description: `Each overrides the top-level defaults; at most ${MAX_EVALUATIONS}. Absent or empty: one evaluation of the top level`,
+      }),
     options: z
       .strictObject({ evaluations_semantic: z.enum(EVALUATIONS_SEMANTICS).default('execute_all') })
       .optional(),
@@ -88,9 +92,15 @@ export const pageRequestSchema = z
     token: z.string().max(MAX_PAGE_TOKEN_LENGTH).optional().meta({
       description: 'The `next_token` of the previous page; the search must be the same',
     }),
-    limit: z.number().int().min(1).max(MAX_PAGE_LIMIT).optional().meta({
-      description: `Most results in the page; ${DEFAULT_PAGE_LIMIT} when absent`,
-    }),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGE_LIMIT)
+      .optional()
+      .meta({
+        description: `Most results in the page; ${DEFAULT_PAGE_LIMIT} when absent`,
+      }),
   })
   .meta({ id: 'AuthzenPageRequest' });
 export type PageRequest = z.output<typeof pageRequestSchema>;

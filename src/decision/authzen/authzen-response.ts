@@ -41,6 +41,7 @@ export const actionSearchResponseSchema = searchResponse(
 /** Every error answer of an AuthZEN route carries this, so that no reader can take it for a permit. */
 export const AUTHZEN_DENIED = Object.freeze({ decision: false as const });
 
-export const authzenProblemSchema = problemSchema
-  .extend({ decision: z.literal(false) })
-  .meta({ id: 'AuthzenDeniedProblem', description: 'Error body of the AuthZEN routes: always `decision: false`' });
+export const authzenProblemSchema = problemSchema.extend({ decision: z.literal(false) }).meta({
+  id: 'AuthzenDeniedProblem',
+  description: 'Error body of the AuthZEN routes: always `decision: false`',
+});

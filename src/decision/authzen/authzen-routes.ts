@@ -96,7 +96,10 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteRegistry {
         'Direct grants, organisation members of GROUP grants, and (subject.type `agent`) delegations. ' +
         searchDescription(),
       request: { body: subjectSearchRequestSchema },
-      responses: { 200: { description: 'One page of subjects', schema: subjectSearchResponseSchema }, ...DENIALS },
+      responses: {
+        200: { description: 'One page of subjects', schema: subjectSearchResponseSchema },
+        ...DENIALS,
+      },
       handler: async ({ body }) => ({ status: 200, body: await searches.subjects(body) }),
     })
     .add({
@@ -106,7 +109,10 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteRegistry {
       summary: 'The items the subject may use for the action',
       description: searchDescription(),
       request: { body: resourceSearchRequestSchema },
-      responses: { 200: { description: 'One page of resources', schema: resourceSearchResponseSchema }, ...DENIALS },
+      responses: {
+        200: { description: 'One page of resources', schema: resourceSearchResponseSchema },
+        ...DENIALS,
+      },
       handler: async ({ body }) => ({ status: 200, body: await searches.resources(body) }),
     })
     .add({
@@ -118,7 +124,10 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteRegistry {
         'Every action of the resource type asked as one batch of checks, answered in name order. Each page ' +
         `passes the revision barrier on its own. ${FAIL_CLOSED}`,
       request: { body: actionSearchRequestSchema },
-      responses: { 200: { description: 'One page of actions', schema: actionSearchResponseSchema }, ...DENIALS },
+      responses: {
+        200: { description: 'One page of actions', schema: actionSearchResponseSchema },
+        ...DENIALS,
+      },
       handler: async ({ body }) => ({ status: 200, body: await searches.actions(body) }),
     })
     .add({
@@ -126,13 +135,16 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteRegistry {
       path: AUTHZEN_PATHS.metadata,
       operationId: 'authzenMetadata',
       summary: "The decision point's AuthZEN metadata: its endpoint URLs",
-      description: 'Public. The URLs are under the configured public base URL, else the one the request came to.',
+      description:
+        'Public. The URLs are under the configured public base URL, else the one the request came to.',
       tags: ['authzen'],
       access: 'public',
       responses: { 200: { description: 'The metadata', schema: authzenMetadataSchema } },
       handler: ({ request }) => ({
         status: 200,
-        body: authzenMetadata(options.publicUrl ?? `${request.protocol}://${request.get('host') ?? 'localhost'}`),
+        body: authzenMetadata(
+          options.publicUrl ?? `${request.protocol}://${request.get('host') ?? 'localhost'}`,
+        ),
       }),
     });
 }

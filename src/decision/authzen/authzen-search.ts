@@ -62,24 +62,39 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         resource: { type: request.resource.type, id: SEARCHED },
       });
       const { spicedb } = check;
-      const search = searchFingerprint('resource', spicedb.resourceType, spicedb.permission, ...subjectOf(check));
+      const search = searchFingerprint(
+        'resource',
+        spicedb.resourceType,
+        spicedb.permission,
+        ...subjectOf(check),
+      );
       const state = pageState(request.page, search);
-      const limit = request.page?.limit ?? DEFAULT_PAGE_LIMIT;
-      const page = await fromSpiceDB(options, state, async () =>
+      const limit = state?.limit ?? request.page?.limit ?? DEFAULT_PAGE_LIMIT;
+      const consistency = await firstPageConsistency(options, state);
+      const page = await fromSpiceDB(options, state, () =>
         options.spicedb.lookupResources({
           resourceType: spicedb.resourceType,
           permission: spicedb.permission,
           subject: subjectRef(check),
-          consistency: await consistencyOf(state),
+          consistency,
           limit,
           ...(state?.cursor === undefined ? {} : { cursor: state.cursor }),
         }),
       );
-      const snapshot = state?.snapshot ?? page.lookedUpAt;
-      // A full page may have a successor: its token continues after SpiceDB's cursor, at the same snapshot.
-      const more = page.resultCount === limit && page.cursor !== undefined && snapshot !== undefined;
+      // A full page may have a successor: SpiceDB's cursor continues after it, at the revision it pins.
+      const more = page.resultCount === limit && page.cursor !== undefined;
       const results = page.resourceIds.map((id) => ({ type: check.object.type, id: decodeObjectId(id) }));
-      return answer(results, more ? { search, snapshot, ...(page.cursor ? { cursor: page.cursor } : {}) } : undefined);
+      return answer(
+        results,
+        more
+          ? {
+              search,
+              limit,
+              ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+              ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
+            }
+          : undefined,
+      );
     },
 
     async subjects(request) {
@@ -88,10 +103,19 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         subject: { type: request.subject.type, id: SEARCHED },
       });
       if (check.spicedb.subjectRelation !== undefined) {
-        throw new HttpError('BadRequest', `subject.type: search/subject answers "user" or "agent", not "${check.subject.type}"`);
+        throw new HttpError(
+          'BadRequest',
+          `subject.type: search/subject answers "user" or "agent", not "${check.subject.type}"`,
+        );
       }
       const { spicedb } = check;
-      const search = searchFingerprint('subject', spicedb.resourceType, spicedb.resourceId, spicedb.permission, spicedb.subjectType);
+      const search = searchFingerprint(
+        'subject',
+        spicedb.resourceType,
+        spicedb.resourceId,
+        spicedb.permission,
+        spicedb.subjectType,
+      );
       const state = pageState(request.page, search);
       const found = await fromSpiceDB(options, state, async () =>
         options.spicedb.lookupSubjects({
@@ -104,13 +128,20 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
       const snapshot = state?.snapshot ?? found.lookedUpAt;
       const { items, last, more } = pageAfter(found.subjectIds, state?.after, request.page?.limit);
       const results = items.map((id) => ({ type: check.subject.type, id: decodeObjectId(id) }));
-      return answer(results, more && snapshot !== undefined ? { search, snapshot, ...after(last) } : undefined);
+      return answer(
+        results,
+        more && snapshot !== undefined ? { search, snapshot, ...after(last) } : undefined,
+      );
     },
 
     async actions(request) {
       const names = withinVocabulary('', () => registry.relationNames(request.resource.type));
       const checks = names.map((name) => canonicalEvaluation(registry, { ...request, action: { name } }));
-      const search = searchFingerprint('action', ...subjectOf(checks[0]), checks[0]?.spicedb.resourceId ?? '');
+      const search = searchFingerprint(
+        'action',
+        ...subjectOf(checks[0]),
+        checks[0]?.spicedb.resourceId ?? '',
+      );
       const state = pageState(request.page, search);
       // Asked together, the checks reach SpiceDB as one CheckBulkPermissions (the check batcher).
       const decided = await Promise.all(checks.map((check) => options.evaluate(check, undefined)));
@@ -147,6 +178,21 @@ function pageState(page: PageRequest | undefined, search: string): PageState | u
 
 function answer<T>(results: T[], next: PageState | undefined): SearchPage<T> {
   return { results, page: { next_token: next ? encodePageToken(next) : '', count: results.length } };
+}
+
+/**
+ * The consistency of a LookupResources page: the barrier's for the first page; the first page's again for the
+ * later ones (SpiceDB accepts its cursor only with the first call's arguments, and reads at the revision the
+ * cursor pins).
+ */
+async function firstPageConsistency(
+  { barrier }: AuthzenSearchOptions,
+  state: PageState | undefined,
+): Promise<Consistency> {
+  if (state === undefined) return (await barrier.searchConsistency()).consistency;
+  return state.atLeastAsFresh === undefined
+    ? { minimizeLatency: true }
+    : { atLeastAsFresh: state.atLeastAsFresh };
 }
 
 /** A later page at exactly the first page's snapshot; a first page (or one without a snapshot) at the barrier's. */
@@ -190,11 +236,17 @@ async function fromSpiceDB<T>(
     if (!(error instanceof SpiceDBError)) throw error;
     const status = grpcStatusName(error.code);
     if (state !== undefined && status === 'INVALID_ARGUMENT') {
-      throw new HttpError('BadRequest', 'page.token: its snapshot is no longer served; repeat the first request', {
-        cause: error,
-      });
+      throw new HttpError(
+        'BadRequest',
+        'page.token: its snapshot is no longer served; repeat the first request',
+        {
+          cause: error,
+        },
+      );
     }
     metrics.backendError(status);
-    throw new HttpError('DependencyUnavailable', 'spicedb could not answer the search; denied', { cause: error });
+    throw new HttpError('DependencyUnavailable', 'spicedb could not answer the search; denied', {
+      cause: error,
+    });
   }
 }

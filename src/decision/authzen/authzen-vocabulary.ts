@@ -36,9 +36,13 @@ export function withinVocabulary<T>(at: string, lookUp: () => T): T {
     return lookUp();
   } catch (error) {
     if (error instanceof CheckRequestError) {
-      throw new HttpError('BadRequest', `${at}${AUTHZEN_FIELDS[error.field]}: ${inAuthzenWords(error.message)}`, {
-        cause: error,
-      });
+      throw new HttpError(
+        'BadRequest',
+        `${at}${AUTHZEN_FIELDS[error.field]}: ${inAuthzenWords(error.message)}`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }

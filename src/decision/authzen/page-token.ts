@@ -13,8 +13,15 @@ export interface PageState {
   search: string;
   /** ZedToken of the first page's snapshot; absent for search/action, whose pages each pass the barrier. */
   snapshot?: string;
-  /** SpiceDB's LookupResources cursor. */
+  /**
+   * SpiceDB's LookupResources cursor. SpiceDB pins the first page's revision in it and accepts it only with the
+   * first call's arguments: the token carries that call's consistency and limit, and later pages repeat them.
+   */
   cursor?: string;
+  /** The first page's consistency, as a ZedToken it was at least as fresh as; absent: minimize_latency. */
+  atLeastAsFresh?: string;
+  /** The first page's limit. */
+  limit?: number;
   /** The last id answered (searches SpiceDB cannot page: their results are sorted by id). */
   after?: string;
 }
@@ -26,6 +33,8 @@ const tokenSchema = z.strictObject({
   s: z.string().min(1).optional(),
   c: z.string().min(1).optional(),
   a: z.string().min(1).optional(),
+  f: z.string().min(1).optional(),
+  l: z.number().int().min(1).optional(),
 });
 
 /** A short fingerprint of a search's canonical parts: what a page token is bound to. */
@@ -33,13 +42,22 @@ export function searchFingerprint(...parts: readonly string[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 22);
 }
 
-export function encodePageToken({ search, snapshot, cursor, after }: PageState): string {
+export function encodePageToken({
+  search,
+  snapshot,
+  cursor,
+  after,
+  atLeastAsFresh,
+  limit,
+}: PageState): string {
   const token = {
     v: VERSION,
     q: search,
     ...(snapshot === undefined ? {} : { s: snapshot }),
     ...(cursor === undefined ? {} : { c: cursor }),
     ...(after === undefined ? {} : { a: after }),
+    ...(atLeastAsFresh === undefined ? {} : { f: atLeastAsFresh }),
+    ...(limit === undefined ? {} : { l: limit }),
   };
   return Buffer.from(JSON.stringify(token)).toString('base64url');
 }
@@ -59,5 +77,7 @@ export function decodePageToken(token: string, search: string): PageState {
     ...(parsed.s === undefined ? {} : { snapshot: parsed.s }),
     ...(parsed.c === undefined ? {} : { cursor: parsed.c }),
     ...(parsed.a === undefined ? {} : { after: parsed.a }),
+    ...(parsed.f === undefined ? {} : { atLeastAsFresh: parsed.f }),
+    ...(parsed.l === undefined ? {} : { limit: parsed.l }),
   };
 }
