@@ -22,7 +22,7 @@ const AUTHZEN_FIELDS: Record<CheckRequestField, string> = {
 /** The check's field names in `message` replaced by the AuthZEN ones. */
 function inAuthzenWords(message: string): string {
   return message.replace(
-    /\b(subject_type|subject_id|organisation_id|resource_type|resource_id|relation)\b/g,
+    /\b(subject_type|subject_id|organisation_id|resource_type|resource_id)\b/g,
     (field) => AUTHZEN_FIELDS[field as CheckRequestField],
   );
 }
