@@ -70,17 +70,18 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
       );
       const state = pageState(request.page, search);
       const limit = state?.limit ?? request.page?.limit ?? DEFAULT_PAGE_LIMIT;
-      const consistency = await firstPageConsistency(options, state);
-      const page = await fromSpiceDB(options, state, () =>
-        options.spicedb.lookupResources({
+      const { page, consistency } = await fromSpiceDB(options, state, async () => {
+        const consistency = await firstPageConsistency(options, state);
+        const page = await options.spicedb.lookupResources({
           resourceType: spicedb.resourceType,
           permission: spicedb.permission,
           subject: subjectRef(check),
           consistency,
           limit,
           ...(state?.cursor === undefined ? {} : { cursor: state.cursor }),
-        }),
-      );
+        });
+        return { page, consistency };
+      });
       // A full page may have a successor: SpiceDB's cursor continues after it, at the revision it pins.
       const more = page.resultCount === limit && page.cursor !== undefined;
       const results = page.resourceIds.map((id) => ({ type: check.object.type, id: decodeObjectId(id) }));
