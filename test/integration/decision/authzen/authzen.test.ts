@@ -1,28 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpiceDBClient } from '../../../../src/spicedb/client.js';
-import type { Relationship } from '../../../../src/spicedb/client.js';
+import type { Relationship, SpiceDBClient } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { signToken } from '../../../unit/auth/support/tokens.js';
-import { testSpiceDB, uniqueId } from '../../support/cluster.js';
-import { startServiceUnderTest, untilReady } from '../support/decision-service.js';
+import { uniqueId } from '../../support/cluster.js';
 import type { DecisionServiceUnderTest } from '../support/decision-service.js';
+import { startServiceOnOwnSpiceDB } from '../support/service-on-own-spicedb.js';
+import type { ServiceOnOwnSpiceDB } from '../support/service-on-own-spicedb.js';
 
 // The AuthZEN routes against a real SpiceDB, relationships written as the controller projects them
 // (docs/controller.md): grants as `<access>_consumer` relationships, GROUP grants to organization#member,
 // delegations as `<relation>_delegate` with the owner ⇄ agent relationships.
+// A SpiceDB of the file's own: every message of the Watch is one of its changes (afterWatchDelivers).
+let own: ServiceOnOwnSpiceDB;
 let client: SpiceDBClient;
 let service: DecisionServiceUnderTest;
 
 beforeAll(async () => {
-  client = new SpiceDBClient({ ...testSpiceDB(), transport: 'plaintext' });
-  service = await startServiceUnderTest({ spicedb: testSpiceDB() });
-  await untilReady(service);
+  own = await startServiceOnOwnSpiceDB('authzen');
+  ({ service } = own);
+  client = own.spicedb.client;
 });
 
-afterAll(async () => {
-  await service?.stop();
-  client?.close();
-});
+afterAll(() => own?.stop());
 
 const inAnHour = () => new Date(Date.now() + 3_600_000);
 const resourceOf = (item: string) => ({ type: 'resource', id: encodeObjectId(item) });
