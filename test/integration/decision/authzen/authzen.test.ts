@@ -249,7 +249,10 @@ describe('POST /access/v1/search/*', () => {
       resource: { type: 'resource' },
       action: { name: 'api' },
     };
-    const found = await searchAll<{ type: string; id: string }>('/access/v1/search/resource', search, 700);
+    // Written past the Watch: a search sees them once it delivered the last batch; each pass reads one snapshot.
+    const pass = () => searchAll<{ type: string; id: string }>('/access/v1/search/resource', search, 700);
+    await expect.poll(async () => (await pass()).length).toBe(5_000);
+    const found = await pass();
     expect(found).toHaveLength(5_000);
     expect(new Set(found.map((result) => result.id))).toEqual(new Set(items));
 
@@ -265,6 +268,25 @@ describe('POST /access/v1/search/*', () => {
     const after = await searchAll<{ id: string }>('/access/v1/search/resource', search);
     expect(after).toHaveLength(4_999);
     expect(after.map((result) => result.id)).not.toContain(revoked);
+  });
+
+  it('pages over 5,000 subjects in id order, each exactly once', async () => {
+    const item = `urn:dx:item:${uniqueId('popular')}`;
+    const users = Array.from({ length: 5_000 }, (_, index) => `${item}-user-${index}`);
+    await client.writeRelationshipsInBatches(
+      users.map((userId) => ({ operation: 'touch' as const, relationship: grant(item, userId) })),
+    );
+    const pass = () =>
+      searchAll<{ id: string }>(
+        '/access/v1/search/subject',
+        { subject: { type: 'user' }, resource: { type: 'resource', id: item }, action: { name: 'api' } },
+        700,
+      );
+    await expect.poll(async () => (await pass()).length).toBe(5_000);
+    const found = await pass();
+    const ids = found.map((result) => result.id);
+    expect(ids).toHaveLength(5_000);
+    expect(new Set(ids)).toEqual(new Set(users));
   });
 
   it('rejects a token of another search with 400 naming page.token', async () => {
