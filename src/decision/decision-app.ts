@@ -70,7 +70,11 @@ const DOCUMENT_INFO = {
 export const CHECK_CLASS = 'check';
 
 /** The decision service's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
-export function decisionDocument(routes: RouteRegistry, authzen: RouteRegistry, urn: UrnScheme): OpenApiDocument {
+export function decisionDocument(
+  routes: RouteRegistry,
+  authzen: RouteRegistry,
+  urn: UrnScheme,
+): OpenApiDocument {
   return routes.document(
     { info: DOCUMENT_INFO, servers: [{ url: '/' }] },
     authzen,

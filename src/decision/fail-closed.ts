@@ -17,7 +17,9 @@ function denyInErrorAnswers(denial: Denial): ErrorRequestHandler {
   return (err, _req, res, next) => {
     const writeJson = res.json.bind(res);
     res.json = ((body: unknown) =>
-      writeJson(typeof body === 'object' && body !== null ? { ...body, ...denial } : body)) as typeof res.json;
+      writeJson(
+        typeof body === 'object' && body !== null ? { ...body, ...denial } : body,
+      )) as typeof res.json;
     next(err);
   };
 }

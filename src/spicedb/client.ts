@@ -546,7 +546,9 @@ export class SpiceDBClient {
     return {
       subjectIds: responses
         .map((response) => response.subject)
-        .filter((subject) => subject?.permissionship === LOOKUP_HAS_PERMISSION && subject.subjectObjectId !== '*')
+        .filter(
+          (subject) => subject?.permissionship === LOOKUP_HAS_PERMISSION && subject.subjectObjectId !== '*',
+        )
         .map((subject) => subject?.subjectObjectId ?? ''),
       lookedUpAt: responses[0]?.lookedUpAt?.token,
     };
