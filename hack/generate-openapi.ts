@@ -14,6 +14,7 @@ import { controllerDocument } from '../src/controller/operational-app.js';
 import { DEFAULT_CHECK_CALLERS } from '../src/decision/check-callers.js';
 import { checkRoutes } from '../src/decision/check-route.js';
 import { decisionDocument } from '../src/decision/decision-app.js';
+import { authzenRoutes } from '../src/decision/authzen/authzen-routes.js';
 import type { OpenApiDocument } from '../src/http/openapi/route-definition.js';
 import { createUrnScheme } from '../src/http/urn.js';
 
@@ -63,9 +64,15 @@ function documents(): Record<string, OpenApiDocument> {
     callers: DEFAULT_CHECK_CALLERS,
     evaluate: notCalled,
   });
+  const authzen = authzenRoutes({
+    authentication,
+    callers: DEFAULT_CHECK_CALLERS,
+    evaluator: { evaluation: notCalled, evaluations: notCalled },
+    searches: { resources: notCalled, subjects: notCalled, actions: notCalled },
+  });
   return {
     'acl-api.json': aclDocument(acl, aclEnvironment.shape.ACL_BASE_PATH.parse(undefined), aclServices.urn),
-    'decision-service.json': decisionDocument(decision, decisionUrn),
+    'decision-service.json': decisionDocument(decision, authzen, decisionUrn),
     'controller.json': controllerDocument(createUrnScheme('controller')),
   };
 }

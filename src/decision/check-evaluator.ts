@@ -47,20 +47,30 @@ export interface CheckEvaluatorOptions {
 // Never fullyConsistent: SpiceDB (measured on v1.56.2) can serve a result cached past a grant's expiry under it.
 const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
 
-/**
- * Canonicalises the request with the registry and answers it from the decision cache, or lets the barrier pick
- * the consistency and asks SpiceDB, within the client's check deadline. Only SpiceDB's HAS_PERMISSION allows;
- * any failure of SpiceDB is a 503 naming it (the route adds `allowed: false` to every error answer).
- */
+/** A canonical check (and the caller's token) → result; throws HttpError (400, 503) for every non-answer. */
+export type CanonicalCheckEvaluator = (
+  check: CanonicalCheck,
+  callerToken: string | undefined,
+) => Promise<CheckResult>;
+
+/** Canonicalises the request with the registry (a 400 naming the field) and evaluates it. */
 export function createCheckEvaluator(options: CheckEvaluatorOptions): CheckEvaluator {
-  const { registry, barrier, metrics } = options;
+  const evaluate = createCanonicalCheckEvaluator(options);
+  return (body) => evaluate(canonicalOrBadRequest(options.registry, body), body.consistency_token);
+}
+
+/**
+ * Answers a canonical check from the decision cache, or lets the barrier pick the consistency and asks SpiceDB,
+ * within the client's check deadline. Only SpiceDB's HAS_PERMISSION allows; any failure of SpiceDB is a 503
+ * naming it (the routes add a denial to every error answer).
+ */
+export function createCanonicalCheckEvaluator(options: CheckEvaluatorOptions): CanonicalCheckEvaluator {
+  const { barrier, metrics } = options;
   const ask = askSpiceDB(options);
-  return async (body) => {
-    const check = canonicalOrBadRequest(registry, body);
+  return async (check, callerToken) => {
     const started = performance.now();
     const elapsedSeconds = () => (performance.now() - started) / 1000;
     const query = spicedbQuery(check);
-    const callerToken = body.consistency_token;
     let decision: Decision;
     try {
       decision = await barrier.decisions.decide(checkIdentity(query, callerToken), () =>

@@ -18,21 +18,27 @@ import type { Registry } from '../spicedb/registry.js';
 import { checkBatchMetrics } from './check-batch-metrics.js';
 import { CheckBatcher, DEFAULT_CHECK_BATCH } from './check-batcher.js';
 import type { CheckBatchSettings } from './check-batcher.js';
-import { createCheckEvaluator, spicedbQuery } from './check-evaluator.js';
+import { createCanonicalCheckEvaluator, createCheckEvaluator, spicedbQuery } from './check-evaluator.js';
 import type { CheckSender, PermissionChecker } from './check-evaluator.js';
 import type { CheckCallers } from './check-callers.js';
 import { CHECK_OPERATION, checkRoutes } from './check-route.js';
 import { decisionMetrics } from './decision-metrics.js';
 import { failClosed, failClosedHotRoute } from './fail-closed.js';
 import type { RevisionBarrier } from './revision-barrier.js';
+import { authzenEvaluator } from './authzen/authzen-evaluations.js';
+import { AUTHZEN_PATHS } from './authzen/authzen-metadata.js';
+import { AUTHZEN_DENIED } from './authzen/authzen-response.js';
+import { authzenRoutes, EVALUATION_OPERATION } from './authzen/authzen-routes.js';
+import { authzenSearches } from './authzen/authzen-search.js';
+import type { SearchBackend } from './authzen/authzen-search.js';
 
 export interface DecisionAppOptions {
   urn: UrnScheme;
   logger: Logger;
   metricsRegistry: MetricsRegistry;
   registry: Registry;
-  spicedb: PermissionChecker;
-  barrier: Pick<RevisionBarrier, 'consistencyFor' | 'readiness' | 'decisions'>;
+  spicedb: PermissionChecker & SearchBackend;
+  barrier: Pick<RevisionBarrier, 'consistencyFor' | 'searchConsistency' | 'readiness' | 'decisions'>;
   /** Concurrent checks sent together as CheckBulkPermissions calls; the defaults when absent. */
   checkBatch?: CheckBatchSettings;
   authenticators: Authenticators;
@@ -43,6 +49,8 @@ export interface DecisionAppOptions {
   trustProxy?: number | string;
   /** The server's drain: readiness fails once it began. */
   drain?: Drain;
+  /** The public base URL of the AuthZEN metadata's endpoints; absent: the URL a request came to. */
+  publicUrl?: string;
 }
 
 export interface DecisionApp {
@@ -58,46 +66,77 @@ const DOCUMENT_INFO = {
     'public prefix onto it by strip-prefix.',
 };
 
-/** The rate-limit class of the service's one route. */
+/** The rate-limit class of every decision route (the check's and the AuthZEN ones share a budget). */
 export const CHECK_CLASS = 'check';
 
 /** The decision service's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
-export function decisionDocument(routes: RouteRegistry, urn: UrnScheme): OpenApiDocument {
-  return routes.document({ info: DOCUMENT_INFO, servers: [{ url: '/' }] }, documentedOperationalRoutes(urn));
+export function decisionDocument(
+  routes: RouteRegistry,
+  authzen: RouteRegistry,
+  urn: UrnScheme,
+): OpenApiDocument {
+  return routes.document(
+    { info: DOCUMENT_INFO, servers: [{ url: '/' }] },
+    authzen,
+    documentedOperationalRoutes(urn),
+  );
 }
 
-/** The decision service's HTTP app: POST /v1/check plus the operational endpoints. */
+/** The decision service's HTTP app: POST /v1/check, the AuthZEN routes and the operational endpoints. */
 export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
-  const evaluate = createCheckEvaluator({
+  const metrics = decisionMetrics(options.metricsRegistry);
+  const checkOptions = {
     registry: options.registry,
     spicedb: options.spicedb,
     barrier: options.barrier,
     send: checkSender(options.spicedb, options.checkBatch ?? DEFAULT_CHECK_BATCH, options.metricsRegistry),
-    metrics: decisionMetrics(options.metricsRegistry),
+    metrics,
+  };
+  const authentication = limitedAuthentication(apiAuthentication(options.authenticators), {
+    urn: options.urn,
+    metricsRegistry: options.metricsRegistry,
+    limits: options.limits ?? NO_REQUEST_LIMITS,
+    classify: () => CHECK_CLASS,
   });
   const routes = checkRoutes({
     urn: options.urn,
-    authentication: limitedAuthentication(apiAuthentication(options.authenticators), {
-      urn: options.urn,
-      metricsRegistry: options.metricsRegistry,
-      limits: options.limits ?? NO_REQUEST_LIMITS,
-      classify: () => CHECK_CLASS,
-    }),
+    authentication,
     callers: options.checkCallers,
-    evaluate,
+    evaluate: createCheckEvaluator(checkOptions),
   });
-  const document = decisionDocument(routes, options.urn);
+  // The same evaluator (one decision cache, one batcher) behind both vocabularies.
+  const canonical = createCanonicalCheckEvaluator(checkOptions);
+  const authzen = authzenRoutes({
+    authentication,
+    callers: options.checkCallers,
+    evaluator: authzenEvaluator(options.registry, canonical),
+    searches: authzenSearches({
+      registry: options.registry,
+      spicedb: options.spicedb,
+      barrier: options.barrier,
+      evaluate: canonical,
+      metrics,
+    }),
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+  });
+  const document = decisionDocument(routes, authzen, options.urn);
   const app = createHttpApp({
     urn: options.urn,
     logger: options.logger,
     metricsRegistry: options.metricsRegistry,
     readinessChecks: [spicedbReadiness(options.spicedb, options.registry), options.barrier.readiness()],
     // The hot path: decisions are counted by the metrics; an info line per check would cost more than it tells.
-    hotPaths: ['/v1/check'],
+    hotPaths: ['/v1/check', AUTHZEN_PATHS.evaluation, AUTHZEN_PATHS.evaluations],
     openApiDocument: document,
     // Served past express's router (CPU per check is what bounds throughput); other methods on the path, 405.
-    hotRoutes: [failClosedHotRoute(routes.hotRoute(CHECK_OPERATION))],
-    routers: [{ path: '/', router: failClosed(routes.router()) }],
+    hotRoutes: [
+      failClosedHotRoute(routes.hotRoute(CHECK_OPERATION)),
+      failClosedHotRoute(authzen.hotRoute(EVALUATION_OPERATION), AUTHZEN_DENIED),
+    ],
+    routers: [
+      { path: '/', router: failClosed(routes.router()) },
+      { path: '/', router: failClosed(authzen.router(), AUTHZEN_DENIED) },
+    ],
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     ...(options.drain ? { drain: options.drain } : {}),
   });

@@ -52,6 +52,8 @@ export const decisionEnvironment = z
     DECISION_CLIENT_ROLES: decisionClientRoles,
     /** ServiceAccounts that may check, as `<namespace>:<name>` (comma-separated); needs TOKEN_REVIEW. */
     DECISION_CLIENT_SERVICE_ACCOUNTS: commaList.pipe(z.array(serviceAccountName)).default([]),
+    /** The public base URL of the decision point behind a gateway, for its AuthZEN metadata's endpoint URLs. */
+    DECISION_PUBLIC_URL: z.url().optional(),
     /** SpiceDB's --datastore-revision-quantization-interval: set both to the same value. */
     SPICEDB_QUANTIZATION_INTERVAL: duration.default(DEFAULT_REVISION_BARRIER.quantizationMs),
     /** Added to the quantization interval: how long a change counts as recent for the revision barrier. */
@@ -99,6 +101,7 @@ export async function decisionConfigFromEnvironment(
     limits: decisionRequestLimits(env),
     metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
+    ...(decision.DECISION_PUBLIC_URL === undefined ? {} : { publicUrl: decision.DECISION_PUBLIC_URL }),
     checkCallers: {
       roles: decision.DECISION_CLIENT_ROLES,
       serviceAccounts: decision.DECISION_CLIENT_SERVICE_ACCOUNTS,

@@ -70,6 +70,8 @@ export interface DecisionServiceConfig {
   trustProxy?: number | string;
   /** How long stop() keeps serving after readiness failed, before it stops accepting; default 0. */
   drainMs?: number;
+  /** The public base URL in the AuthZEN metadata; absent: the URL a request came to. */
+  publicUrl?: string;
 }
 
 export interface RunningDecisionService {
@@ -122,6 +124,7 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
       checkCallers: config.checkCallers ?? DEFAULT_CHECK_CALLERS,
       ...(config.limits ? { limits: config.limits } : {}),
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
+      ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
       drain,
     });
     const host = config.host ?? '0.0.0.0';

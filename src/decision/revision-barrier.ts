@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger.js';
 import type { CheckPermissionInput, Consistency, SpiceDBClient } from '../spicedb/client.js';
 import { SpiceDBError } from '../spicedb/errors.js';
 import { chooseConsistency } from './consistency-choice.js';
-import type { ConsistencySource } from './consistency-choice.js';
+import type { ConsistencyChoice, ConsistencySource } from './consistency-choice.js';
 import { DecisionCache } from './decision-cache.js';
 import type { DecisionCacheSettings } from './decision-cache.js';
 import { decisionCacheMetrics } from './decision-cache-metrics.js';
@@ -151,12 +151,32 @@ export class RevisionBarrier {
     query: Pick<CheckPermissionInput, 'resource' | 'subject'>,
     callerToken: string | undefined,
   ): Promise<ChosenConsistency> {
-    const choice = chooseConsistency({
-      watchCurrent: this.watchTrusted(),
-      touched: this.tracker.newestTouching(checkKeys(query)),
-      callerToken,
-      callerPosition: callerToken === undefined ? undefined : this.tracker.positionOf(callerToken),
-    });
+    return this.chosen(
+      chooseConsistency({
+        watchCurrent: this.watchTrusted(),
+        touched: this.tracker.newestTouching(checkKeys(query)),
+        callerToken,
+        callerPosition: callerToken === undefined ? undefined : this.tracker.positionOf(callerToken),
+      }),
+    );
+  }
+
+  /**
+   * How to evaluate a search (LookupResources, LookupSubjects): its answer may hang on any key, so at least as
+   * fresh as the newest recent change of all, or the head revision while the Watch is not trusted.
+   */
+  searchConsistency(): Promise<ChosenConsistency> {
+    return this.chosen(
+      chooseConsistency({
+        watchCurrent: this.watchTrusted(),
+        touched: this.tracker.newestChange(),
+        callerToken: undefined,
+        callerPosition: undefined,
+      }),
+    );
+  }
+
+  private async chosen(choice: ConsistencyChoice): Promise<ChosenConsistency> {
     this.metrics.chosen(choice.source);
     switch (choice.source) {
       case 'minimize_latency':

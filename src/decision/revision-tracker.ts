@@ -29,6 +29,8 @@ export class RevisionTracker {
   private readonly maxEntries: number;
   private readonly now: () => number;
   private latest: TrackedRevision | undefined;
+  /** The newest revision that touched any key, until its retention ends. */
+  private latestChange: Entry | undefined;
   private everythingTouchedUntil = -Infinity;
   private lastPosition = 0;
 
@@ -45,7 +47,10 @@ export class RevisionTracker {
     const position = this.revisions.get(token)?.position ?? ++this.lastPosition;
     const entry: Entry = { token, position, expiresAt: now + this.retentionMs };
     refresh(this.revisions, token, entry);
-    for (const key of touchedKeys) refresh(this.touches, key, entry);
+    for (const key of touchedKeys) {
+      refresh(this.touches, key, entry);
+      this.latestChange = entry;
+    }
     if (!this.latest || position >= this.latest.position) this.latest = { token, position };
     if (this.touches.size + this.revisions.size > this.maxEntries) this.overflow();
   }
@@ -60,6 +65,7 @@ export class RevisionTracker {
     this.touches.clear();
     this.revisions.clear();
     this.latest = undefined;
+    this.latestChange = undefined;
     this.everythingTouchedUntil = -Infinity;
   }
 
@@ -73,6 +79,14 @@ export class RevisionTracker {
       if (entry && entry.expiresAt > now && (!newest || entry.position > newest.position)) newest = entry;
     }
     return newest && { token: newest.token, position: newest.position };
+  }
+
+  /** The newest revision within the retention that touched any key: what a search over every key must see. */
+  newestChange(): TrackedRevision | undefined {
+    const now = this.now();
+    if (now < this.everythingTouchedUntil) return this.latest;
+    const change = this.latestChange;
+    return change && change.expiresAt > now ? { token: change.token, position: change.position } : undefined;
   }
 
   /** Where a token stands in the Watch's order, when the Watch delivered it within the retention. */

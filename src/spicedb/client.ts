@@ -90,10 +90,46 @@ export interface ReadRelationshipsOptions {
   consistency?: Consistency;
 }
 
+/** A LookupResources call: the resources of `resourceType` on which `subject` has `permission`. */
+export interface LookupResourcesInput {
+  resourceType: string;
+  permission: string;
+  subject: SubjectRef;
+  consistency: Consistency;
+  /** At most this many results; SpiceDB's cursor continues after them. */
+  limit: number;
+  cursor?: string;
+}
+
+export interface LookupResourcesPage {
+  /** Resources with HAS_PERMISSION, in SpiceDB's order; conditional ones are left out (a deny). */
+  resourceIds: string[];
+  /** SpiceDB's results in this call (conditional ones too): fewer than the limit means the last page. */
+  resultCount: number;
+  /** Continues after this page, at the same snapshot. */
+  cursor: string | undefined;
+  /** The snapshot the page was read at. */
+  lookedUpAt: string | undefined;
+}
+
+/** A LookupSubjects call: the subjects of `subjectType` that have `permission` on `resource`. */
+export interface LookupSubjectsInput {
+  resource: ObjectRef;
+  permission: string;
+  subjectType: string;
+  consistency: Consistency;
+}
+
+export interface LookupSubjectsResult {
+  /** Concrete subjects with HAS_PERMISSION (usersets expanded); wildcards and conditional ones left out. */
+  subjectIds: string[];
+  lookedUpAt: string | undefined;
+}
+
 export interface SpiceDBDeadlines {
   /** CheckPermission, and the health probe. */
   checkMs: number;
-  /** One page of ReadRelationships. */
+  /** One page of ReadRelationships, LookupResources or LookupSubjects. */
   readMs: number;
   /** WriteRelationships and DeleteRelationships. */
   writeMs: number;
@@ -144,6 +180,7 @@ export interface WatchOptions {
 }
 
 const PERMISSIONSHIP_HAS_PERMISSION = v1.CheckPermissionResponse_Permissionship.HAS_PERMISSION;
+const LOOKUP_HAS_PERMISSION = v1.LookupPermissionship.HAS_PERMISSION;
 
 function deadlineIn(milliseconds: number): { deadline: Date } {
   return { deadline: new Date(Date.now() + milliseconds) };
@@ -472,6 +509,51 @@ export class SpiceDBClient {
     }
   }
 
+  /** One page of LookupResources (SpiceDB pins the snapshot in its cursor; later pages name it exactly). */
+  async lookupResources(input: LookupResourcesInput): Promise<LookupResourcesPage> {
+    const request = v1.LookupResourcesRequest.create({
+      consistency: toConsistency(input.consistency),
+      resourceObjectType: input.resourceType,
+      permission: input.permission,
+      subject: toSubjectReference(input.subject),
+      optionalLimit: input.limit,
+      ...(input.cursor === undefined ? {} : { optionalCursor: v1.Cursor.create({ token: input.cursor }) }),
+    });
+    const responses = await this.stream<v1.LookupResourcesResponse>('LookupResources', (options) =>
+      this.grpc.lookupResources(request, options),
+    );
+    return {
+      resourceIds: responses
+        .filter((response) => response.permissionship === LOOKUP_HAS_PERMISSION)
+        .map((response) => response.resourceObjectId),
+      resultCount: responses.length,
+      cursor: responses.at(-1)?.afterResultCursor?.token,
+      lookedUpAt: responses[0]?.lookedUpAt?.token,
+    };
+  }
+
+  /** Every subject of LookupSubjects in one call: SpiceDB (v1.57) implements no limit or cursor for it. */
+  async lookupSubjects(input: LookupSubjectsInput): Promise<LookupSubjectsResult> {
+    const request = v1.LookupSubjectsRequest.create({
+      consistency: toConsistency(input.consistency),
+      resource: toObjectReference(input.resource),
+      permission: input.permission,
+      subjectObjectType: input.subjectType,
+    });
+    const responses = await this.stream<v1.LookupSubjectsResponse>('LookupSubjects', (options) =>
+      this.grpc.lookupSubjects(request, options),
+    );
+    return {
+      subjectIds: responses
+        .map((response) => response.subject)
+        .filter(
+          (subject) => subject?.permissionship === LOOKUP_HAS_PERMISSION && subject.subjectObjectId !== '*',
+        )
+        .map((subject) => subject?.subjectObjectId ?? ''),
+      lookedUpAt: responses[0]?.lookedUpAt?.token,
+    };
+  }
+
   /**
    * SpiceDB's Watch: relationship changes, schema changes and checkpoints in commit order, from `startCursor`
    * on, until the signal aborts (the iteration then ends) or the stream fails (SpiceDBError). No deadline: the
@@ -559,13 +641,22 @@ export class SpiceDBClient {
     return response.diffs.length;
   }
 
-  private async readPage(request: v1.ReadRelationshipsRequest): Promise<v1.ReadRelationshipsResponse[]> {
-    const responses: v1.ReadRelationshipsResponse[] = [];
+  private readPage(request: v1.ReadRelationshipsRequest): Promise<v1.ReadRelationshipsResponse[]> {
+    return this.stream<v1.ReadRelationshipsResponse>('ReadRelationships', (options) =>
+      this.grpc.readRelationships(request, options),
+    );
+  }
+
+  /** Every message of a server stream, within the read deadline. */
+  private async stream<T>(
+    operation: string,
+    call: (options: { deadline: Date }) => AsyncIterable<unknown>,
+  ): Promise<T[]> {
+    const responses: T[] = [];
     try {
-      const stream = this.grpc.readRelationships(request, deadlineIn(this.deadlines.readMs));
-      for await (const response of stream) responses.push(response as v1.ReadRelationshipsResponse);
+      for await (const response of call(deadlineIn(this.deadlines.readMs))) responses.push(response as T);
     } catch (error) {
-      throw toSpiceDBError('ReadRelationships', error);
+      throw toSpiceDBError(operation, error);
     }
     return responses;
   }

@@ -174,6 +174,11 @@ export class Registry {
     };
   }
 
+  /** The public relation names of a resource type (or alias), in the registry's order. */
+  relationNames(resourceType: string): string[] {
+    return Object.keys(this.lookUpResourceType(resourceType)[1].relations);
+  }
+
   private lookUpSubjectType(name: string): [string, SubjectTypeEntry] {
     const entry = this.subjectTypes.get(name);
     if (entry) return [name, entry];

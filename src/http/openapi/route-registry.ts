@@ -64,13 +64,13 @@ export class RouteRegistry {
     return hotRoute(definition, this.options);
   }
 
-  /** `rootRoutes`: routes mounted at the service root beside these (the operational ones). */
-  document(config: DocumentConfig, rootRoutes?: RouteRegistry): OpenApiDocument {
+  /** `rootRoutes`: routes mounted at the service root beside these (the operational ones, and others). */
+  document(config: DocumentConfig, ...rootRoutes: RouteRegistry[]): OpenApiDocument {
     return buildOpenApiDocument(
       this.definitions,
       config,
       this.options.authentication,
-      rootRoutes?.definitions ?? [],
+      rootRoutes.flatMap((routes) => routes.definitions),
     );
   }
 

@@ -14,10 +14,16 @@ describe('the decision service serves what /docs documents', () => {
     const { app, document } = await decisionUnderTest();
     const comparison = compareRoutes(app, document);
     expect(comparison.served.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+      'GET /.well-known/authzen-configuration',
       'GET /docs',
       'GET /healthz/live',
       'GET /healthz/ready',
       'GET /metrics',
+      'POST /access/v1/evaluation',
+      'POST /access/v1/evaluations',
+      'POST /access/v1/search/action',
+      'POST /access/v1/search/resource',
+      'POST /access/v1/search/subject',
       'POST /v1/check',
     ]);
     expect(comparison.undocumented).toEqual([]);

@@ -31,6 +31,16 @@ describe('RevisionTracker', () => {
     expect(tracker.newest).toEqual({ token: 't3', position: 3 });
   });
 
+  it('answers the newest change of any key for a search, not a checkpoint, until its retention ends', () => {
+    const { tracker, clock } = trackerAt();
+    tracker.record('t1', ['resource:a']);
+    tracker.record('t2', ['resource:b']);
+    tracker.record('checkpoint', []);
+    expect(tracker.newestChange()).toEqual({ token: 't2', position: 2 });
+    clock.now += 7_000;
+    expect(tracker.newestChange()).toBeUndefined();
+  });
+
   it('orders tokens by the stream, checkpoints included, and keeps one place for a repeated token', () => {
     const { tracker } = trackerAt();
     tracker.record('t1', ['resource:a']);

@@ -25,6 +25,12 @@ export interface DecisionServiceUnderTest extends RunningDecisionService {
   /** Everything the service logged. */
   logs(): string;
   check(body: unknown, headers?: Record<string, string>): Promise<CheckResponse>;
+  /** POSTs JSON to `path` as a valid caller (or with `headers` in place). */
+  post<T = Record<string, unknown>>(
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: T }>;
   /**
    * Runs `change` (a write to SpiceDB), then waits until the revision barrier's Watch has delivered a change (not
    * a checkpoint) after it: its change, when the SpiceDB is the test's own and nothing else writes to it.
@@ -92,20 +98,22 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     Number(
       (await metrics.metrics()).match(/^decision_revision_watch_messages_total\{kind="change"\} (\d+)/m)?.[1],
     );
+  async function post<T>(path: string, body: unknown, headers: Record<string, string> = {}) {
+    const response = await fetch(`${service.url}${path}`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as T };
+  }
   return {
     ...service,
     key,
     metrics,
     authorization,
     logs: () => lines.join(''),
-    async check(body, headers = {}) {
-      const response = await fetch(`${service.url}/v1/check`, {
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/json', ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as CheckResponse['body'] };
-    },
+    post,
+    check: (body, headers = {}) => post<CheckResponse['body']>('/v1/check', body, headers),
     async afterWatchDelivers(change) {
       const before = await watchChanges();
       const result = await change();

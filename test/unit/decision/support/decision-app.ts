@@ -12,6 +12,8 @@ import type {
   CheckPermissionInput,
   CheckPermissionResult,
   Consistency,
+  LookupResourcesPage,
+  LookupSubjectsResult,
 } from '../../../../src/spicedb/client.js';
 import { SpiceDBError } from '../../../../src/spicedb/errors.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
@@ -54,6 +56,15 @@ export class FakeSpiceDB implements PermissionChecker {
   async health(): Promise<{ schemaWritten: boolean }> {
     return { schemaWritten: this.schemaWritten };
   }
+
+  /** Searches find nothing here; test/integration/decision/authzen covers them against SpiceDB. */
+  async lookupResources(): Promise<LookupResourcesPage> {
+    return { resourceIds: [], resultCount: 0, cursor: undefined, lookedUpAt: undefined };
+  }
+
+  async lookupSubjects(): Promise<LookupSubjectsResult> {
+    return { subjectIds: [], lookedUpAt: undefined };
+  }
 }
 
 type Barrier = DecisionAppOptions['barrier'];
@@ -71,6 +82,11 @@ export class FakeBarrier implements Barrier {
       : { consistency: { atLeastAsFresh: callerToken }, source: 'caller_token' };
 
   consistencyFor: Barrier['consistencyFor'] = (query, callerToken) => this.choose(query, callerToken);
+
+  searchConsistency: Barrier['searchConsistency'] = async () => ({
+    consistency: { minimizeLatency: true },
+    source: 'minimize_latency',
+  });
 
   readiness(): ReturnType<Barrier['readiness']> {
     return { name: 'spicedb-watch', check: async () => undefined };

@@ -1,0 +1,159 @@
+import type { ApiAuthentication, ResponseDefinition } from '../../http/openapi/route-definition.js';
+import { RouteRegistry } from '../../http/openapi/route-registry.js';
+import { tooManyRequestsResponse } from '../../http/openapi/route-responses.js';
+import { checkCallerRule } from '../check-callers.js';
+import type { CheckCallers } from '../check-callers.js';
+import type { AuthzenEvaluator } from './authzen-evaluations.js';
+import { AUTHZEN_PATHS, authzenMetadata, authzenMetadataSchema } from './authzen-metadata.js';
+import {
+  actionSearchRequestSchema,
+  evaluationRequestSchema,
+  evaluationsRequestSchema,
+  MAX_EVALUATIONS,
+  MAX_PAGE_LIMIT,
+  resourceSearchRequestSchema,
+  subjectSearchRequestSchema,
+} from './authzen-request.js';
+import {
+  actionSearchResponseSchema,
+  authzenProblemSchema,
+  decisionSchema,
+  evaluationsResponseSchema,
+  resourceSearchResponseSchema,
+  subjectSearchResponseSchema,
+} from './authzen-response.js';
+import type { AuthzenSearches } from './authzen-search.js';
+
+/** Largest AuthZEN body: a full batch of evaluations with long ids fits. */
+export const AUTHZEN_BODY_LIMIT = '512kb';
+export const EVALUATION_OPERATION = 'authzenEvaluation';
+
+export interface AuthzenRouteOptions {
+  authentication: ApiAuthentication;
+  /** The check's callers: the only callers of every AuthZEN route but the metadata. */
+  callers: CheckCallers;
+  evaluator: AuthzenEvaluator;
+  searches: AuthzenSearches;
+  /** The decision point's public base URL; absent: the URL the request arrived at. */
+  publicUrl?: string;
+}
+
+const denied = (description: string): ResponseDefinition => ({ description, schema: authzenProblemSchema });
+
+/** The error answers every AuthZEN decision route shares: each a problem with `decision: false`. */
+const DENIALS: Record<number, ResponseDefinition> = {
+  400: denied('Invalid request; the detail names the field (unknown types, actions and fields too)'),
+  401: denied('Missing or invalid credentials'),
+  403: denied('The caller is not an enforcement point; the detail says who may call'),
+  413: denied('Request body too large'),
+  415: denied('Request body is not application/json'),
+  429: tooManyRequestsResponse(authzenProblemSchema),
+  500: denied('Unexpected error; denied'),
+  503: denied('SpiceDB (or the credential check) is unavailable; denied'),
+};
+
+const FAIL_CLOSED =
+  'Fails closed: every answer other than 200 carries `decision: false`; a SpiceDB error, timeout or outage is ' +
+  'a 503. Only enforcement points may call it (the callers of POST /v1/check).';
+
+/** The OpenID AuthZEN Authorization API 1.0 routes, declared once for the router and the OpenAPI document. */
+export function authzenRoutes(options: AuthzenRouteOptions): RouteRegistry {
+  const { evaluator, searches } = options;
+  const access = { callers: checkCallerRule(options.callers) };
+  const common = { method: 'post' as const, tags: ['authzen'], access };
+  return new RouteRegistry({ authentication: options.authentication, bodyLimit: AUTHZEN_BODY_LIMIT })
+    .add({
+      ...common,
+      path: AUTHZEN_PATHS.evaluation,
+      operationId: EVALUATION_OPERATION,
+      summary: 'May the subject perform the action on the resource? (AuthZEN access evaluation)',
+      description: `The check of POST /v1/check in AuthZEN's words. ${FAIL_CLOSED}`,
+      request: { body: evaluationRequestSchema },
+      responses: { 200: { description: '`decision` is the answer', schema: decisionSchema }, ...DENIALS },
+      handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluation(body) }),
+    })
+    .add({
+      ...common,
+      path: AUTHZEN_PATHS.evaluations,
+      operationId: 'authzenEvaluations',
+      summary: 'Several evaluations in one request (AuthZEN access evaluations)',
+      description:
+        `At most ${MAX_EVALUATIONS} evaluations, each overriding the top-level subject, resource, action and ` +
+        'context; answers in request order. `options.evaluations_semantic`: `execute_all` (default), ' +
+        '`deny_on_first_deny` or `permit_on_first_permit` (answers up to and including the first deny or ' +
+        'permit). One SpiceDB CheckBulkPermissions per consistency class carries the batch; any failure is a ' +
+        `503 for the whole batch. ${FAIL_CLOSED}`,
+      request: { body: evaluationsRequestSchema },
+      responses: { 200: { description: 'The decisions', schema: evaluationsResponseSchema }, ...DENIALS },
+      handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluations(body) }),
+    })
+    .add({
+      ...common,
+      path: AUTHZEN_PATHS.searchSubject,
+      operationId: 'authzenSearchSubject',
+      summary: 'The users (or agents) who may perform the action on the resource',
+      description:
+        'Direct grants, organisation members of GROUP grants, and (subject.type `agent`) delegations. ' +
+        searchDescription(),
+      request: { body: subjectSearchRequestSchema },
+      responses: {
+        200: { description: 'One page of subjects', schema: subjectSearchResponseSchema },
+        ...DENIALS,
+      },
+      handler: async ({ body }) => ({ status: 200, body: await searches.subjects(body) }),
+    })
+    .add({
+      ...common,
+      path: AUTHZEN_PATHS.searchResource,
+      operationId: 'authzenSearchResource',
+      summary: 'The items the subject may use for the action',
+      description: searchDescription(),
+      request: { body: resourceSearchRequestSchema },
+      responses: {
+        200: { description: 'One page of resources', schema: resourceSearchResponseSchema },
+        ...DENIALS,
+      },
+      handler: async ({ body }) => ({ status: 200, body: await searches.resources(body) }),
+    })
+    .add({
+      ...common,
+      path: AUTHZEN_PATHS.searchAction,
+      operationId: 'authzenSearchAction',
+      summary: 'The actions the subject may perform on the resource',
+      description:
+        'Every action of the resource type asked as one batch of checks, answered in name order. Each page ' +
+        `passes the revision barrier on its own. ${FAIL_CLOSED}`,
+      request: { body: actionSearchRequestSchema },
+      responses: {
+        200: { description: 'One page of actions', schema: actionSearchResponseSchema },
+        ...DENIALS,
+      },
+      handler: async ({ body }) => ({ status: 200, body: await searches.actions(body) }),
+    })
+    .add({
+      method: 'get',
+      path: AUTHZEN_PATHS.metadata,
+      operationId: 'authzenMetadata',
+      summary: "The decision point's AuthZEN metadata: its endpoint URLs",
+      description:
+        'Public. The URLs are under the configured public base URL, else the one the request came to.',
+      tags: ['authzen'],
+      access: 'public',
+      responses: { 200: { description: 'The metadata', schema: authzenMetadataSchema } },
+      handler: ({ request }) => ({
+        status: 200,
+        body: authzenMetadata(
+          options.publicUrl ?? `${request.protocol}://${request.get('host') ?? 'localhost'}`,
+        ),
+      }),
+    });
+}
+
+function searchDescription(): string {
+  return (
+    `Paged: \`page.limit\` (default and maximum ${MAX_PAGE_LIMIT}) and \`page.token\` (the previous ` +
+    "page's `next_token`). Complete: a page that may not be the last has a non-empty `next_token`. The first " +
+    'page passes the revision barrier (a change acknowledged before it is seen); later pages are read at ' +
+    `exactly the first page's snapshot, which the token carries. ${FAIL_CLOSED}`
+  );
+}

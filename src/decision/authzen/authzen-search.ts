@@ -1,0 +1,253 @@
+import { HttpError } from '../../http/errors.js';
+import type { Consistency, SpiceDBClient } from '../../spicedb/client.js';
+import { SpiceDBError } from '../../spicedb/errors.js';
+import { decodeObjectId } from '../../spicedb/object-id.js';
+import type { CanonicalCheck, Registry } from '../../spicedb/registry.js';
+import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
+import type { DecisionMetrics } from '../decision-metrics.js';
+import { grpcStatusName } from '../grpc-status.js';
+import type { RevisionBarrier } from '../revision-barrier.js';
+import { DEFAULT_PAGE_LIMIT } from './authzen-request.js';
+import type {
+  ActionSearchRequest,
+  PageRequest,
+  ResourceSearchRequest,
+  SubjectSearchRequest,
+} from './authzen-request.js';
+import { canonicalEvaluation, withinVocabulary } from './authzen-vocabulary.js';
+import { decodePageToken, encodePageToken, searchFingerprint } from './page-token.js';
+import type { PageState } from './page-token.js';
+
+/** What the searches need of SpiceDB; SpiceDBClient is one. */
+export type SearchBackend = Pick<SpiceDBClient, 'lookupResources' | 'lookupSubjects'>;
+
+export interface SearchPage<T> {
+  results: T[];
+  page: { next_token: string; count: number };
+}
+
+export interface AuthzenSearchOptions {
+  registry: Registry;
+  spicedb: SearchBackend;
+  barrier: Pick<RevisionBarrier, 'searchConsistency'>;
+  /** The check's own evaluator: search/action asks each action as a check (cache, barrier, batcher). */
+  evaluate: CanonicalCheckEvaluator;
+  metrics: Pick<DecisionMetrics, 'backendError'>;
+}
+
+export interface AuthzenSearches {
+  resources(request: ResourceSearchRequest): Promise<SearchPage<{ type: string; id: string }>>;
+  subjects(request: SubjectSearchRequest): Promise<SearchPage<{ type: string; id: string }>>;
+  actions(request: ActionSearchRequest): Promise<SearchPage<{ name: string }>>;
+}
+
+/**
+ * The searched side of a search has no id: the registry checks the request with this one in its place, and
+ * only the types and relation of the canonical check are used.
+ */
+const SEARCHED = 'searched';
+
+/**
+ * The three searches. Each first page is read at the consistency the revision barrier picks for a search (so a
+ * change acknowledged before it is seen), each later page at exactly the first page's snapshot (the token
+ * carries it). Pages are complete: a page that may not be the last carries a `next_token`.
+ */
+export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches {
+  const { registry } = options;
+  const consistencyOf = pageConsistency(options);
+  return {
+    async resources(request) {
+      const check = canonicalEvaluation(registry, {
+        ...request,
+        resource: { type: request.resource.type, id: SEARCHED },
+      });
+      const { spicedb } = check;
+      const search = searchFingerprint(
+        'resource',
+        spicedb.resourceType,
+        spicedb.permission,
+        ...subjectOf(check),
+      );
+      const state = pageState(request.page, search);
+      const limit = state?.limit ?? request.page?.limit ?? DEFAULT_PAGE_LIMIT;
+      const { page, consistency } = await fromSpiceDB(options, state, async () => {
+        const consistency = await firstPageConsistency(options, state);
+        const page = await options.spicedb.lookupResources({
+          resourceType: spicedb.resourceType,
+          permission: spicedb.permission,
+          subject: subjectRef(check),
+          consistency,
+          limit,
+          ...(state?.cursor === undefined ? {} : { cursor: state.cursor }),
+        });
+        return { page, consistency };
+      });
+      // A full page may have a successor: SpiceDB's cursor continues after it, at the revision it pins.
+      const more = page.resultCount === limit && page.cursor !== undefined;
+      const results = page.resourceIds.map((id) => ({ type: check.object.type, id: decodeObjectId(id) }));
+      return answer(
+        results,
+        more
+          ? {
+              search,
+              limit,
+              ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+              ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
+            }
+          : undefined,
+      );
+    },
+
+    async subjects(request) {
+      const check = canonicalEvaluation(registry, {
+        ...request,
+        subject: { type: request.subject.type, id: SEARCHED },
+      });
+      if (check.spicedb.subjectRelation !== undefined) {
+        throw new HttpError(
+          'BadRequest',
+          `subject.type: search/subject answers "user" or "agent", not "${check.subject.type}"`,
+        );
+      }
+      const { spicedb } = check;
+      const search = searchFingerprint(
+        'subject',
+        spicedb.resourceType,
+        spicedb.resourceId,
+        spicedb.permission,
+        spicedb.subjectType,
+      );
+      const state = pageState(request.page, search);
+      const found = await fromSpiceDB(options, state, async () =>
+        options.spicedb.lookupSubjects({
+          resource: { type: spicedb.resourceType, id: spicedb.resourceId },
+          permission: spicedb.permission,
+          subjectType: spicedb.subjectType,
+          consistency: await consistencyOf(state),
+        }),
+      );
+      const snapshot = state?.snapshot ?? found.lookedUpAt;
+      const { items, last, more } = pageAfter(found.subjectIds, state?.after, request.page?.limit);
+      const results = items.map((id) => ({ type: check.subject.type, id: decodeObjectId(id) }));
+      return answer(
+        results,
+        more && snapshot !== undefined ? { search, snapshot, ...after(last) } : undefined,
+      );
+    },
+
+    async actions(request) {
+      const names = withinVocabulary('', () => registry.relationNames(request.resource.type));
+      const checks = names.map((name) => canonicalEvaluation(registry, { ...request, action: { name } }));
+      const search = searchFingerprint(
+        'action',
+        ...subjectOf(checks[0]),
+        checks[0]?.spicedb.resourceId ?? '',
+      );
+      const state = pageState(request.page, search);
+      // Asked together, the checks reach SpiceDB as one CheckBulkPermissions (the check batcher).
+      const decided = await Promise.all(checks.map((check) => options.evaluate(check, undefined)));
+      const permitted = decided.filter((result) => result.allowed).map((result) => result.relation);
+      const { items, last, more } = pageAfter(permitted, state?.after, request.page?.limit);
+      return answer(
+        items.map((name) => ({ name })),
+        more ? { search, ...after(last) } : undefined,
+      );
+    },
+  };
+}
+
+function after(last: string | undefined): Pick<PageState, 'after'> {
+  return last === undefined ? {} : { after: last };
+}
+
+function subjectOf(check: CanonicalCheck | undefined): string[] {
+  const spicedb = check?.spicedb;
+  return [spicedb?.subjectType ?? '', spicedb?.subjectId ?? '', spicedb?.subjectRelation ?? ''];
+}
+
+function subjectRef({ spicedb }: CanonicalCheck) {
+  return {
+    type: spicedb.subjectType,
+    id: spicedb.subjectId,
+    ...(spicedb.subjectRelation === undefined ? {} : { relation: spicedb.subjectRelation }),
+  };
+}
+
+function pageState(page: PageRequest | undefined, search: string): PageState | undefined {
+  return page?.token ? decodePageToken(page.token, search) : undefined;
+}
+
+function answer<T>(results: T[], next: PageState | undefined): SearchPage<T> {
+  return { results, page: { next_token: next ? encodePageToken(next) : '', count: results.length } };
+}
+
+/**
+ * The consistency of a LookupResources page: the barrier's for the first page; the first page's again for the
+ * later ones (SpiceDB accepts its cursor only with the first call's arguments, and reads at the revision the
+ * cursor pins).
+ */
+async function firstPageConsistency(
+  { barrier }: AuthzenSearchOptions,
+  state: PageState | undefined,
+): Promise<Consistency> {
+  if (state === undefined) return (await barrier.searchConsistency()).consistency;
+  return state.atLeastAsFresh === undefined
+    ? { minimizeLatency: true }
+    : { atLeastAsFresh: state.atLeastAsFresh };
+}
+
+/** A later page at exactly the first page's snapshot; a first page (or one without a snapshot) at the barrier's. */
+function pageConsistency({ barrier }: AuthzenSearchOptions) {
+  return async (state: PageState | undefined): Promise<Consistency> =>
+    state?.snapshot === undefined
+      ? (await barrier.searchConsistency()).consistency
+      : { atExactSnapshot: state.snapshot };
+}
+
+/**
+ * The ids after `after` in code-unit order, at most `limit` of them; `more` when some remain. Sorting makes
+ * the order deterministic and lets a page continue after its last id.
+ */
+export function pageAfter(
+  ids: readonly string[],
+  after: string | undefined,
+  limit = DEFAULT_PAGE_LIMIT,
+): { items: string[]; last: string | undefined; more: boolean } {
+  const sorted = ids.filter((id) => after === undefined || id > after).sort(compareCodeUnits);
+  const items = sorted.slice(0, limit);
+  return { items, last: items.at(-1), more: sorted.length > limit };
+}
+
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * A SpiceDB failure is a 503 naming it (denied); a later page whose snapshot SpiceDB no longer serves (garbage
+ * collected, another datastore) is a 400 asking to start over.
+ */
+async function fromSpiceDB<T>(
+  { metrics }: AuthzenSearchOptions,
+  state: PageState | undefined,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof SpiceDBError)) throw error;
+    const status = grpcStatusName(error.code);
+    if (state !== undefined && status === 'INVALID_ARGUMENT') {
+      throw new HttpError(
+        'BadRequest',
+        'page.token: its snapshot is no longer served; repeat the first request',
+        {
+          cause: error,
+        },
+      );
+    }
+    metrics.backendError(status);
+    throw new HttpError('DependencyUnavailable', 'spicedb could not answer the search; denied', {
+      cause: error,
+    });
+  }
+}

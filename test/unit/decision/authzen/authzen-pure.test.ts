@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { HttpError } from '../../../../src/http/errors.js';
+import { evaluationsRequestSchema } from '../../../../src/decision/authzen/authzen-request.js';
+import { authzenMetadata } from '../../../../src/decision/authzen/authzen-metadata.js';
+import { pageAfter } from '../../../../src/decision/authzen/authzen-search.js';
+import { canonicalEvaluation } from '../../../../src/decision/authzen/authzen-vocabulary.js';
+import { answeredDecisions } from '../../../../src/decision/authzen/evaluations-semantic.js';
+import {
+  decodePageToken,
+  encodePageToken,
+  searchFingerprint,
+} from '../../../../src/decision/authzen/page-token.js';
+import { loadRegistry } from '../../../../src/spicedb/registry.js';
+
+describe('answeredDecisions', () => {
+  const decisions = [true, false, true, false];
+  it('answers every evaluation under execute_all', () => {
+    expect(answeredDecisions(decisions, 'execute_all')).toEqual(decisions);
+  });
+  it('stops after the first deny or the first permit', () => {
+    expect(answeredDecisions(decisions, 'deny_on_first_deny')).toEqual([true, false]);
+    expect(answeredDecisions(decisions, 'permit_on_first_permit')).toEqual([true]);
+    expect(answeredDecisions([false, false], 'permit_on_first_permit')).toEqual([false, false]);
+    expect(answeredDecisions([true, true], 'deny_on_first_deny')).toEqual([true, true]);
+  });
+});
+
+describe('page tokens', () => {
+  const search = searchFingerprint('resource', 'resource', 'api_consumer', 'user', 'u');
+  it('round-trip the state of a search', () => {
+    const state = { search, cursor: 'c', atLeastAsFresh: 'z', limit: 5 };
+    expect(decodePageToken(encodePageToken(state), search)).toEqual(state);
+  });
+  it('are bound to their search and refuse anything else with a 400 naming page.token', () => {
+    const token = encodePageToken({ search, snapshot: 's', after: 'a' });
+    const other = searchFingerprint('resource', 'resource', 'api_consumer', 'user', 'v');
+    for (const [candidate, fingerprint] of [
+      [token, other],
+      ['not-a-token', search],
+      [Buffer.from('{"v":2}').toString('base64url'), search],
+    ] as const) {
+      expect(() => decodePageToken(candidate, fingerprint)).toThrow(HttpError);
+      expect(() => decodePageToken(candidate, fingerprint)).toThrow(/page\.token/);
+    }
+  });
+});
+
+describe('pageAfter', () => {
+  it('pages in code-unit order, each id once, with `more` while some remain', () => {
+    const ids = ['c', 'a', 'e', 'b', 'd'];
+    const first = pageAfter(ids, undefined, 2);
+    expect(first).toEqual({ items: ['a', 'b'], last: 'b', more: true });
+    const second = pageAfter(ids, first.last, 2);
+    expect(second).toEqual({ items: ['c', 'd'], last: 'd', more: true });
+    expect(pageAfter(ids, second.last, 2)).toEqual({ items: ['e'], last: 'e', more: false });
+  });
+});
+
+describe('the AuthZEN vocabulary', () => {
+  const registry = loadRegistry();
+  it('maps a triple onto the check, aliases resolved', () => {
+    const check = canonicalEvaluation(registry, {
+      subject: { type: 'group', id: 'g', properties: { organisation_id: 'o' } },
+      resource: { type: 'DATABANK', id: 'urn:x' },
+      action: { name: 'viewer' },
+    });
+    expect(check.object.type).toBe('resource');
+    expect(check.spicedb.subjectRelation).toBe('member');
+  });
+  it('names the AuthZEN field of a request outside it', () => {
+    const ask = (action: string, at?: string) => () =>
+      canonicalEvaluation(
+        registry,
+        {
+          subject: { type: 'user', id: 'u' },
+          resource: { type: 'resource', id: 'i' },
+          action: { name: action },
+        },
+        at,
+      );
+    expect(ask('fly')).toThrow(/^action\.name: relation "fly"/);
+    expect(ask('fly', 'evaluations[2].')).toThrow(/^evaluations\[2\]\.action\.name/);
+  });
+  it('refuses a group without its organisation, naming subject.properties.organisation_id', () => {
+    expect(() =>
+      canonicalEvaluation(registry, {
+        subject: { type: 'group', id: 'g' },
+        resource: { type: 'resource', id: 'i' },
+        action: { name: 'viewer' },
+      }),
+    ).toThrow(/subject\.properties\.organisation_id/);
+  });
+});
+
+describe('request parsing and metadata', () => {
+  it('defaults evaluations_semantic to execute_all and refuses unknown ones', () => {
+    expect(evaluationsRequestSchema.parse({ options: {} }).options?.evaluations_semantic).toBe('execute_all');
+    expect(evaluationsRequestSchema.safeParse({ options: { evaluations_semantic: 'any' } }).success).toBe(
+      false,
+    );
+  });
+  it('names every endpoint under the base URL', () => {
+    expect(authzenMetadata('https://gw.example/authz/')).toEqual({
+      policy_decision_point: 'https://gw.example/authz',
+      access_evaluation_endpoint: 'https://gw.example/authz/access/v1/evaluation',
+      access_evaluations_endpoint: 'https://gw.example/authz/access/v1/evaluations',
+      search_subject_endpoint: 'https://gw.example/authz/access/v1/search/subject',
+      search_resource_endpoint: 'https://gw.example/authz/access/v1/search/resource',
+      search_action_endpoint: 'https://gw.example/authz/access/v1/search/action',
+    });
+  });
+});
