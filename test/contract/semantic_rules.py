@@ -52,6 +52,39 @@ def _keep_check_vocabulary(body):
         body["relation"] = "api"
 
 
+def _keep_authzen_part(part, kind):
+    """An AuthZEN subject, resource or action (a request's, a default's or one evaluation's) in the vocabulary."""
+    if not isinstance(part, dict):
+        return
+    if kind == "subject" and "type" in part:
+        part["type"] = "user"
+        if isinstance(part.get("properties"), dict):
+            part["properties"].pop("organisation_id", None)
+    if kind == "resource" and "type" in part:
+        part["type"] = "resource"
+    if kind == "action" and part.get("name") not in RESOURCE_RELATIONS:
+        part["name"] = "api"
+
+
+# An evaluation takes each part it lacks from the request's top level: a positive batch has all three there.
+AUTHZEN_DEFAULTS = {
+    "subject": {"type": "user", "id": "contract-user"},
+    "resource": {"type": "resource", "id": "urn:contract:item"},
+    "action": {"name": "api"},
+}
+
+
+def _keep_authzen_vocabulary(body):
+    """The AuthZEN routes speak the check's vocabulary; a page token is one the service issued."""
+    for document in [body, *(body.get("evaluations") or [] if isinstance(body.get("evaluations"), list) else [])]:
+        if isinstance(document, dict):
+            for kind in ("subject", "resource", "action"):
+                _keep_authzen_part(document.get(kind), kind)
+    if isinstance(body.get("page"), dict):
+        body["page"].pop("token", None)
+        body["page"].pop("next_token", None)
+
+
 def _unique_access(document):
     """Each accessType at most once in an access list (Kubernetes schemas cannot say uniqueItems)."""
     access = document.get("access") if isinstance(document, dict) else None
@@ -82,6 +115,7 @@ def _map_body(body):
     _keep_event_time_now(body)
     body.pop("consistency_token", None)
     _keep_check_vocabulary(body)
+    _keep_authzen_vocabulary(body)
     _unique_access(body)
     if isinstance(body.get("userIds"), list):
         body["userIds"] = body["userIds"][:MAX_SNAPSHOT_MEMBERS_SENT]
@@ -108,6 +142,10 @@ def before_call(context, case, kwargs):
         return
     # Cases may share their parts, so the mapped ones are copies.
     case.body = copy.deepcopy(case.body)
+    if case.path == "/access/v1/evaluations" and isinstance(case.body, dict):
+        for kind, default in AUTHZEN_DEFAULTS.items():
+            if not isinstance(case.body.get(kind), dict):
+                case.body[kind] = copy.deepcopy(default)
     _map_body(case.body)
     if isinstance(case.query, dict):
         case.query = dict(case.query)
