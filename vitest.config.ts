@@ -21,7 +21,7 @@ export default defineConfig({
   test: {
     coverage: {
       provider: 'v8',
-      include: ['src/**/*.ts'],
+      include: ['src/**/*.ts', 'dev/**/*.ts'],
       // Per file, then the summary last where a reader of the CI log looks; coverage/coverage-summary.json too.
       reporter: ['text', 'text-summary', 'json-summary'],
       reportsDirectory: 'coverage',
@@ -29,7 +29,7 @@ export default defineConfig({
       reportOnFailure: true,
       // Per folder of src/, a floor for statements, branches, functions and lines: the level measured when it
       // was set, rounded down, less two points (other work was landing meanwhile). Coverage may rise, never drop
-      // under it: raise a folder's floor as its coverage rises. cmd/ and devstack/ run mostly in the e2e
+      // under it: raise a folder's floor as its coverage rises. cmd/ and dev/stack/ run mostly in the e2e
       // project's child processes, which coverage does not see. The first line is the floor of src/ as a whole.
       thresholds: {
         ...floor(89, 80, 92, 90),
@@ -41,9 +41,9 @@ export default defineConfig({
         'src/config/**': floor(95, 75, 98, 98),
         'src/controller/**': floor(93, 84, 97, 95),
         'src/decision/**': floor(94, 81, 98, 95),
-        'src/devstack/**': floor(28, 33, 35, 27),
+        'dev/stack/**': floor(28, 33, 35, 27),
         'src/http/**': floor(95, 88, 98, 96),
-        'src/localplane/**': floor(76, 56, 80, 77),
+        'dev/localplane/**': floor(76, 56, 80, 77),
         'src/observability/**': floor(98, 98, 98, 98),
         'src/runtime/**': floor(93, 84, 95, 93),
         'src/spicedb/**': floor(95, 86, 98, 95),

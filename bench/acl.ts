@@ -14,12 +14,12 @@ import {
 import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
 import { KubeClient } from '../src/acl/kube-client.js';
 import { paths } from '../src/acl/resources.js';
-import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
-import { mintToken } from '../src/auth/dev-token.js';
+import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
+import { mintToken } from '../dev/tokens/dev-token.js';
 import type { RunningAclApi } from '../src/cmd/acl-api.js';
-import { startLocalControlPlane } from '../src/localplane/control-plane.js';
-import { resolvePostgresBinaries } from '../src/localplane/postgres-binaries.js';
-import { startPostgres } from '../src/localplane/postgres-server.js';
+import { startLocalControlPlane } from '../dev/localplane/control-plane.js';
+import { resolvePostgresBinaries } from '../dev/localplane/postgres-binaries.js';
+import { startPostgres } from '../dev/localplane/postgres-server.js';
 import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
 import { parseNodeRuntime, runCompiled } from './support/node-runtime.js';
 import { processCpuMs, processTreeCpuMs } from './support/process-cpu.js';

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
-import { ensureDevSigningKey, type DevSigningKey } from '../src/auth/dev-signing-key.js';
-import { mintToken } from '../src/auth/dev-token.js';
+import { ensureDevSigningKey, type DevSigningKey } from '../dev/tokens/dev-signing-key.js';
+import { mintToken } from '../dev/tokens/dev-token.js';
 import type { RunningAclApi } from '../src/cmd/acl-api.js';
-import { startLocalControlPlane } from '../src/localplane/control-plane.js';
-import { resolvePostgresBinaries } from '../src/localplane/postgres-binaries.js';
-import { startPostgres } from '../src/localplane/postgres-server.js';
+import { startLocalControlPlane } from '../dev/localplane/control-plane.js';
+import { resolvePostgresBinaries } from '../dev/localplane/postgres-binaries.js';
+import { startPostgres } from '../dev/localplane/postgres-server.js';
 import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
 import { percentile } from './support/statistics.js';
 

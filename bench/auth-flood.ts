@@ -19,7 +19,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { pino } from 'pino';
 import type { Registry } from 'prom-client';
 import { createBasicVerifier, DEFAULT_SCRYPT_BOUND } from '../src/auth/basic-verifier.js';
-import { mintToken } from '../src/auth/dev-token.js';
+import { mintToken } from '../dev/tokens/dev-token.js';
 import type { BearerVerifier } from '../src/auth/verifiers.js';
 import { hashSecret } from '../src/auth/secret-hash.js';
 import { decisionRequestLimits } from '../src/config/rate-limit-config.js';

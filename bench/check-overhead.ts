@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import express from 'express';
 import { pino } from 'pino';
-import { mintToken } from '../src/auth/dev-token.js';
+import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { listen } from '../src/http/server.js';

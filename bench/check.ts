@@ -19,7 +19,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { pino } from 'pino';
 import { Pool } from 'undici';
 import type { MetricValueWithName, Registry as MetricsRegistry } from 'prom-client';
-import { mintToken } from '../src/auth/dev-token.js';
+import { mintToken } from '../dev/tokens/dev-token.js';
 import { DEFAULT_CHECK_BATCH } from '../src/decision/check-batcher.js';
 import { spicedbQuery } from '../src/decision/check-evaluator.js';
 import type { CheckRequestBody } from '../src/decision/check-request.js';

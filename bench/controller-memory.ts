@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import type { PolicyGrant } from '../src/api/v1alpha1/index.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
-import { repoRoot } from '../src/localplane/repo-root.js';
+import { repoRoot } from '../dev/localplane/repo-root.js';
 import { InternPool, stripForCache } from '../src/runtime/index.js';
 import { printTable } from './support/markdown-table.js';
 import { staticInformer } from './support/static-informer.js';

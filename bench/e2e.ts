@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
-import { mintToken } from '../src/auth/dev-token.js';
+import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
+import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
-import { startDevStack } from '../src/devstack/dev-stack.js';
+import { startDevStack } from '../dev/stack/dev-stack.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:e2e — how long a grant takes to reach the hot path, from outside, over BENCH_GRANTS grants

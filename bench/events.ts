@@ -14,10 +14,10 @@ import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
 import { KubeClient } from '../src/acl/kube-client.js';
 import { isNotFound } from '../src/acl/kube-errors.js';
 import { paths } from '../src/acl/resources.js';
-import { ensureDevSigningKey } from '../src/auth/dev-signing-key.js';
-import { mintToken } from '../src/auth/dev-token.js';
+import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
+import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
-import { startDevStack } from '../src/devstack/dev-stack.js';
+import { startDevStack } from '../dev/stack/dev-stack.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:events — membership events applied per second through POST /events, one event per request

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FENCE_OBJECT_TYPE, FENCE_RELATION, TERM_OBJECT_TYPE } from '../src/controller/fenced-spicedb.js';
-import { startSpiceDB } from '../src/localplane/spicedb-server.js';
-import { resolveToolPaths } from '../src/localplane/tool-paths.js';
+import { startSpiceDB } from '../dev/localplane/spicedb-server.js';
+import { resolveToolPaths } from '../dev/localplane/tool-paths.js';
 import { SpiceDBClient, type Precondition, type Relationship } from '../src/spicedb/client.js';
 import { readSchemaText } from '../src/spicedb/schema.js';
 

@@ -14,8 +14,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import * as prettier from 'prettier';
-import { ADMISSION_KINDS } from '../src/devstack/admission-policy.js';
-import { resolveToolPaths } from '../src/localplane/tool-paths.js';
+import { ADMISSION_KINDS } from '../dev/stack/admission-policy.js';
+import { resolveToolPaths } from '../dev/localplane/tool-paths.js';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CHART_DIR = join(REPO_ROOT, 'charts/policy-grant-operator');

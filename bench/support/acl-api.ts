@@ -7,8 +7,8 @@ import {
   CATALOG_ITEM_PLURAL,
   GROUP_VERSION,
 } from '../../src/api/v1alpha1/index.js';
-import type { DevSigningKey } from '../../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../src/auth/dev-token.js';
+import type { DevSigningKey } from '../../dev/tokens/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../dev/tokens/dev-token.js';
 import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
 import { startAclApi, type RunningAclApi } from '../../src/cmd/acl-api.js';
 

@@ -1,5 +1,5 @@
-import { startSpiceDB, type SpiceDBServer } from '../../src/localplane/spicedb-server.js';
-import { resolveToolPaths } from '../../src/localplane/tool-paths.js';
+import { startSpiceDB, type SpiceDBServer } from '../../dev/localplane/spicedb-server.js';
+import { resolveToolPaths } from '../../dev/localplane/tool-paths.js';
 import { SpiceDBClient } from '../../src/spicedb/client.js';
 import { readSchemaText } from '../../src/spicedb/schema.js';
 

@@ -1,5 +1,5 @@
-import { ensureDevSigningKey, type DevSigningKey } from '../../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../src/auth/dev-token.js';
+import { ensureDevSigningKey, type DevSigningKey } from '../../dev/tokens/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../dev/tokens/dev-token.js';
 import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
 import type { BearerVerifier } from '../../src/auth/verifiers.js';
 

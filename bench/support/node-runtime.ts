@@ -7,7 +7,7 @@ import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../src/localplane/repo-root.js';
+import { repoRoot } from '../../dev/localplane/repo-root.js';
 
 export const NODE_RUNTIMES = ['compiled', 'tsx'] as const;
 export type NodeRuntime = (typeof NODE_RUNTIMES)[number];

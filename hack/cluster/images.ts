@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../src/localplane/repo-root.js';
+import { repoRoot } from '../../dev/localplane/repo-root.js';
 import { copyWithLibraries, writeOciArchive } from './oci-archive.js';
 import type { ClusterTools } from './node-cluster.js';
 

@@ -8,17 +8,17 @@ import {
   createCertificateAuthority,
   type CertificateAuthority,
   type PemPair,
-} from '../../src/localplane/certificates.js';
-import { startEtcd } from '../../src/localplane/etcd.js';
+} from '../../dev/localplane/certificates.js';
+import { startEtcd } from '../../dev/localplane/etcd.js';
 import {
   flagArgs,
   startKubeApiserver,
   writeApiserverCredentials,
-} from '../../src/localplane/kube-apiserver.js';
-import { writeKubeconfig } from '../../src/localplane/kubeconfig.js';
-import { startHealthyProcess, type ManagedProcess } from '../../src/localplane/managed-process.js';
-import { parseExports } from '../../src/localplane/tool-paths.js';
-import { repoRoot } from '../../src/localplane/repo-root.js';
+} from '../../dev/localplane/kube-apiserver.js';
+import { writeKubeconfig } from '../../dev/localplane/kubeconfig.js';
+import { startHealthyProcess, type ManagedProcess } from '../../dev/localplane/managed-process.js';
+import { parseExports } from '../../dev/localplane/tool-paths.js';
+import { repoRoot } from '../../dev/localplane/repo-root.js';
 import {
   APISERVER_PORT,
   CGROUP_ROOT,

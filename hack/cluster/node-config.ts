@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { repoRoot } from '../../src/localplane/repo-root.js';
+import { repoRoot } from '../../dev/localplane/repo-root.js';
 
 /**
  * The one-node cluster's fixed addresses and names. Everything runs inside a network namespace of its own
@@ -9,7 +9,7 @@ export const NODE_NAME = 'policy-grant-node';
 /** The node's address: a dummy interface in the cluster's namespace; pods reach it through the bridge. */
 export const NODE_IP = '10.254.0.2';
 export const POD_SUBNET = '10.244.0.0/24';
-/** kube-apiserver's default in src/localplane (its serving certificate names 10.0.0.1, the first address). */
+/** kube-apiserver's default in dev/localplane (its serving certificate names 10.0.0.1, the first address). */
 export const SERVICE_SUBNET = '10.0.0.0/24';
 export const CLUSTER_DNS_IP = '10.0.0.10';
 export const APISERVER_PORT = 6443;

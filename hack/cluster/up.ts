@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../src/localplane/repo-root.js';
+import { repoRoot } from '../../dev/localplane/repo-root.js';
 import { imageNames, imageVersions } from './images.js';
 import { CLUSTER_DNS_IP, NODE_NAME } from './node-config.js';
 import { resolveClusterTools, startNodeCluster } from './node-cluster.js';

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnforcedReason, type PolicyGrant } from '../../src/api/v1alpha1/index.js';
-import { delay } from '../../src/localplane/managed-process.js';
+import { delay } from '../../dev/localplane/managed-process.js';
 import { loadRegistry } from '../../src/spicedb/registry.js';
 import {
   enforcedCondition,

@@ -7,7 +7,7 @@ import {
 } from '../../src/controller/memberships/membership-projection.js';
 import { currentReason } from '../../src/controller/memberships/membership-status.js';
 import { tupleKey, type TupleKey } from '../../src/verdict/tuple-key.js';
-import { delay } from '../../src/localplane/managed-process.js';
+import { delay } from '../../dev/localplane/managed-process.js';
 import type { OwnSpiceDB } from '../integration/controller/support/harness.js';
 import { until } from '../support/until.js';
 import type { ControllerReplica } from './support/controller-replica.js';

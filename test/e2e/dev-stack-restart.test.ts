@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../src/api/v1alpha1/index.js';
-import { freePort } from '../../src/localplane/free-port.js';
+import { freePort } from '../../dev/localplane/free-port.js';
 import { SpiceDBClient, type Relationship } from '../../src/spicedb/client.js';
 import { encodeObjectId } from '../../src/spicedb/object-id.js';
-import { readLogTail } from '../../src/localplane/log-tail.js';
+import { readLogTail } from '../../dev/localplane/log-tail.js';
 import {
   assertNoProcessLeft,
   processesOfStack,

@@ -1,13 +1,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import yaml from 'js-yaml';
-import { freePort } from '../../../src/localplane/free-port.js';
+import { freePort } from '../../../dev/localplane/free-port.js';
 import {
   startProcess,
   waitUntilHealthy,
   type ManagedProcess,
-} from '../../../src/localplane/managed-process.js';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
+} from '../../../dev/localplane/managed-process.js';
+import { repoRoot } from '../../../dev/localplane/repo-root.js';
 import { TcpProxy, type PauseMode } from '../../support/tcp-proxy.js';
 
 /** Which of a replica's connections a partition cuts. */

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { delay } from '../../../src/localplane/managed-process.js';
+import { delay } from '../../../dev/localplane/managed-process.js';
 import { kubeLeaseClient, type LeaseClient } from '../../../src/runtime/lease-client.js';
 import type { PauseMode } from '../../support/tcp-proxy.js';
 import { until } from '../../support/until.js';

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { PolicyGrantSpec } from '../../../src/api/v1alpha1/index.js';
-import { delay } from '../../../src/localplane/managed-process.js';
+import { delay } from '../../../dev/localplane/managed-process.js';
 import { individual, type Resources } from '../../integration/controller/support/harness.js';
 
 export const ACCESS_TYPES = ['api', 'file', 'sub'] as const;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MembershipKey } from '../../../src/api/v1alpha1/index.js';
-import { delay } from '../../../src/localplane/managed-process.js';
+import { delay } from '../../../dev/localplane/managed-process.js';
 import type { MembershipChange, MembershipWriter } from './membership-writer.js';
 
 export interface MembershipStreamOptions {

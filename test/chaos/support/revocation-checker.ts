@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EnforcedReason, type PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { delay } from '../../../src/localplane/managed-process.js';
+import { delay } from '../../../dev/localplane/managed-process.js';
 import type { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import type { Registry } from '../../../src/spicedb/registry.js';

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildPinnedTools } from '../../../src/localplane/tool-paths.js';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
+import { buildPinnedTools } from '../../../dev/localplane/tool-paths.js';
+import { repoRoot } from '../../../dev/localplane/repo-root.js';
 
 /**
  * The checks every document must pass. use_after_free and ensure_resource_availability are left out on

@@ -2,15 +2,15 @@ import { execFile } from 'node:child_process';
 import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
+import { repoRoot } from '../../../dev/localplane/repo-root.js';
 import {
   delay,
   startProcess,
   withinTime,
   type ManagedProcess,
-} from '../../../src/localplane/managed-process.js';
-import { readLogTail } from '../../../src/localplane/log-tail.js';
-import { parseStateFile, type DevStackEnv } from '../../../src/devstack/state-file.js';
+} from '../../../dev/localplane/managed-process.js';
+import { readLogTail } from '../../../dev/localplane/log-tail.js';
+import { parseStateFile, type DevStackEnv } from '../../../dev/stack/state-file.js';
 
 const run = promisify(execFile);
 
@@ -45,7 +45,7 @@ export function spawnDevStack(
   const process = startProcess({
     name: 'dev-stack',
     command: globalThis.process.execPath,
-    args: ['--import', 'tsx', join(repoRoot(), 'src/cmd/dev-stack.ts')],
+    args: ['--import', 'tsx', join(repoRoot(), 'dev/cmd/dev-stack.ts')],
     logFile: join(stateDir, 'dev-stack.log'),
     env: {
       ...withoutClusterVariables(globalThis.process.env),

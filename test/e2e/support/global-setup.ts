@@ -2,8 +2,8 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { resolveToolPaths } from '../../../src/localplane/tool-paths.js';
-import { parseStateFile, type DevStackEnv } from '../../../src/devstack/state-file.js';
+import { resolveToolPaths } from '../../../dev/localplane/tool-paths.js';
+import { parseStateFile, type DevStackEnv } from '../../../dev/stack/state-file.js';
 import {
   assertNoProcessLeft,
   spawnDevStack,

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
-import { ensureDevSigningKey } from '../../../src/auth/dev-signing-key.js';
-import { mintToken } from '../../../src/auth/dev-token.js';
+import { ensureDevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
+import { mintToken } from '../../../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
+import { repoRoot } from '../../../dev/localplane/repo-root.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import type { E2eEnvironment } from './e2e-environment.js';
 

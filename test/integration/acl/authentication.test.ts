@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDevSigningKey } from '../../../src/auth/dev-signing-key.js';
-import { mintToken } from '../../../src/auth/dev-token.js';
+import { ensureDevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
+import { mintToken } from '../../../dev/tokens/dev-token.js';
 import { AclHarness, BASIC_CLIENT_ID, type Caller } from './support/acl-harness.js';
 
 // Every ACL route needs credentials: a JWT verified against the JWKS (key, algorithm, issuer, audience,

@@ -9,7 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../hack/sync-packaging.js';
-import { ADMISSION_KINDS, applyAdmissionPolicies } from '../../../src/devstack/admission-policy.js';
+import { ADMISSION_KINDS, applyAdmissionPolicies } from '../../../dev/stack/admission-policy.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { until } from '../../support/until.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';

@@ -10,7 +10,7 @@ import { LATEST_VERSION, migrate, WRITER_ROLE } from '../../../src/audit/migrati
 import { refuseNewerSchemaAt, startSchemaMigrator } from '../../../src/audit/schema-migrator.js';
 import { auditMigrate } from '../../../src/cmd/audit-migrate.js';
 import { createLogger } from '../../../src/observability/logger.js';
-import { repoRoot } from '../../../src/localplane/repo-root.js';
+import { repoRoot } from '../../../dev/localplane/repo-root.js';
 import { uniqueId } from '../support/cluster.js';
 import { asSuperuser, TEST_CHAIN_KEY, testDatabase, withDatabase } from '../support/database.js';
 import { numberedEntry as entry } from './support/entries.js';

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
-import { startLocalControlPlane, type LocalControlPlane } from '../../../src/localplane/control-plane.js';
-import { resolveToolPaths, type ToolPaths } from '../../../src/localplane/tool-paths.js';
+import { startLocalControlPlane, type LocalControlPlane } from '../../../dev/localplane/control-plane.js';
+import { resolveToolPaths, type ToolPaths } from '../../../dev/localplane/tool-paths.js';
 import { controlPlane, uniqueId } from '../support/cluster.js';
 import {
   individual,

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSpiceDB, type SpiceDBServer } from '../../../src/localplane/spicedb-server.js';
+import { startSpiceDB, type SpiceDBServer } from '../../../dev/localplane/spicedb-server.js';
 import { SpiceDBClient, type Relationship } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';

@@ -6,8 +6,8 @@ import {
   DEV_CHAIN_KEY_FILE,
   prepareAuditDatabase,
   type AuditDatabase,
-} from '../../../src/devstack/audit-database.js';
-import type { LocalPostgres } from '../../../src/devstack/local-postgres.js';
+} from '../../../dev/stack/audit-database.js';
+import type { LocalPostgres } from '../../../dev/stack/local-postgres.js';
 import { asSuperuser, testDatabase } from '../support/database.js';
 
 // The development stack's audit store when DATABASE_URL names an existing server: migrated there as its owner

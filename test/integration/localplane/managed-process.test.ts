@@ -6,7 +6,7 @@ import {
   startHealthyProcess,
   startProcess,
   waitUntilHealthy,
-} from '../../../src/localplane/managed-process.js';
+} from '../../../dev/localplane/managed-process.js';
 import { childrenStartedSince, childProcesses } from './child-processes.js';
 
 let dir: string;

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolvePostgresBinaries } from '../../../src/localplane/postgres-binaries.js';
-import { startPostgres, type PostgresServer } from '../../../src/localplane/postgres-server.js';
+import { resolvePostgresBinaries } from '../../../dev/localplane/postgres-binaries.js';
+import { startPostgres, type PostgresServer } from '../../../dev/localplane/postgres-server.js';
 
 // A clean clone may sit under a folder only its owner can enter (mktemp -d makes 0700), and CI runs as root,
 // which PostgreSQL refuses to be: the server must still reach its binaries and its data there, and keep its

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installCrds } from '../../../src/localplane/crds.js';
+import { installCrds } from '../../../dev/localplane/crds.js';
 import { controlPlane, testKubeConfig } from '../support/cluster.js';
 import {
   applyDryRun,

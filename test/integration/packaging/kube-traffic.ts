@@ -3,7 +3,7 @@ import { createServer, request, type RequestOptions, type Server } from 'node:ht
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createCertificateAuthority } from '../../../src/localplane/certificates.js';
+import { createCertificateAuthority } from '../../../dev/localplane/certificates.js';
 
 // What a service under test asks the API server and what it is answered: a TLS relay on loopback between the
 // service and the API server, for one ServiceAccount. The RBAC proof reads it to see, without timing anything,

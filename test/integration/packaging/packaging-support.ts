@@ -10,7 +10,7 @@ import {
   parseManifests,
   type KubeObject,
 } from '../../../hack/sync-packaging.js';
-import { resolveToolPaths } from '../../../src/localplane/tool-paths.js';
+import { resolveToolPaths } from '../../../dev/localplane/tool-paths.js';
 import { controlPlane, createTestNamespace } from '../support/cluster.js';
 
 export { CHART_DIR, isCrd, parseManifests, type KubeObject };

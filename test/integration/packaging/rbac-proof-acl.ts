@@ -24,8 +24,8 @@ import {
   type PolicyGrant,
 } from '../../../src/api/v1alpha1/index.js';
 import { claimName, type ClaimKey } from '../../../src/acl/policies/claims.js';
-import { ensureDevSigningKey, type DevSigningKey } from '../../../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../src/auth/dev-token.js';
+import { ensureDevSigningKey, type DevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../dev/tokens/dev-token.js';
 import type { Authenticators } from '../../../src/auth/middleware.js';
 import { startAclApi, type AclApiConfig, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { createAuthenticators } from '../../../src/config/auth-config.js';

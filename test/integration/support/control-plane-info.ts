@@ -1,4 +1,4 @@
-import type { ToolPaths } from '../../../src/localplane/tool-paths.js';
+import type { ToolPaths } from '../../../dev/localplane/tool-paths.js';
 
 /** What the global setup hands to every integration test file. */
 export interface ControlPlaneInfo {

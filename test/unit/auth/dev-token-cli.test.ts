@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import type { CliOutput } from '../../../src/auth/cli-output.js';
-import { DEV_JWKS_FILE } from '../../../src/auth/dev-signing-key.js';
-import { runDevTokenCli } from '../../../src/auth/dev-token-cli.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../../src/auth/dev-token.js';
+import type { CliOutput } from '../../../dev/cli/cli-output.js';
+import { DEV_JWKS_FILE } from '../../../dev/tokens/dev-signing-key.js';
+import { runDevTokenCli } from '../../../dev/cli/dev-token-cli.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../../dev/tokens/dev-token.js';
 import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
 import { ORG_ID, USER_ID } from './support/tokens.js';
 

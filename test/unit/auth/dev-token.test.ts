@@ -7,8 +7,8 @@ import {
   DEV_JWKS_FILE,
   DEV_SIGNING_KEY_FILE,
   ensureDevSigningKey,
-} from '../../../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../src/auth/dev-token.js';
+} from '../../../dev/tokens/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../dev/tokens/dev-token.js';
 import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
 import { ORG_ID, USER_ID } from './support/tokens.js';
 

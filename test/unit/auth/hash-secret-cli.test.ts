@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseApplicationCredentials } from '../../../src/auth/application-credentials.js';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
-import { runHashSecretCli } from '../../../src/auth/hash-secret-cli.js';
+import { runHashSecretCli } from '../../../dev/cli/hash-secret-cli.js';
 import { ORG_ID, USER_ID } from './support/tokens.js';
 
 async function run(args: string[], stdin: string) {

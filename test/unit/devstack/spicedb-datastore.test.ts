@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { LocalPostgres } from '../../../src/devstack/local-postgres.js';
-import type { PostgresServer } from '../../../src/localplane/postgres-server.js';
-import { datastoreChoice, spicedbDatastore } from '../../../src/devstack/spicedb-datastore.js';
+import type { LocalPostgres } from '../../../dev/stack/local-postgres.js';
+import type { PostgresServer } from '../../../dev/localplane/postgres-server.js';
+import { datastoreChoice, spicedbDatastore } from '../../../dev/stack/spicedb-datastore.js';
 
 describe("the development stack's SpiceDB datastore", () => {
   it('is memory by default', () => {

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lastLines, readLogTail } from '../../../src/localplane/log-tail.js';
+import { lastLines, readLogTail } from '../../../dev/localplane/log-tail.js';
 
 describe('lastLines', () => {
   it('keeps the last lines, without the trailing newlines', () => {

@@ -22,8 +22,8 @@ import {
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
-import { ensureDevSigningKey, type DevSigningKey } from '../../../../src/auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../../src/auth/dev-token.js';
+import { ensureDevSigningKey, type DevSigningKey } from '../../../../dev/tokens/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../../dev/tokens/dev-token.js';
 import { hashSecret } from '../../../../src/auth/secret-hash.js';
 import { createAuthenticators } from '../../../../src/config/auth-config.js';
 import type { AclApiConfig } from '../../../../src/acl/acl-config.js';

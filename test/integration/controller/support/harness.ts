@@ -29,15 +29,15 @@ import {
 import { parseControllerConfig, type ControllerEnvironment } from '../../../../src/controller/config.js';
 import { startController, type RunningController } from '../../../../src/controller/start-controller.js';
 import { createLogger } from '../../../../src/observability/logger.js';
-import { freePort } from '../../../../src/localplane/free-port.js';
-import { startProcess, type ManagedProcess } from '../../../../src/localplane/managed-process.js';
-import { repoRoot } from '../../../../src/localplane/repo-root.js';
+import { freePort } from '../../../../dev/localplane/free-port.js';
+import { startProcess, type ManagedProcess } from '../../../../dev/localplane/managed-process.js';
+import { repoRoot } from '../../../../dev/localplane/repo-root.js';
 import {
   startSpiceDB,
   type SpiceDBDatastore,
   type SpiceDBServer,
-} from '../../../../src/localplane/spicedb-server.js';
-import { resolveToolPaths } from '../../../../src/localplane/tool-paths.js';
+} from '../../../../dev/localplane/spicedb-server.js';
+import { resolveToolPaths } from '../../../../dev/localplane/tool-paths.js';
 import { SpiceDBClient, type Relationship } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../../src/spicedb/schema.js';

@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from '../../../../src/localplane/free-port.js';
-import { startHealthyProcess } from '../../../../src/localplane/managed-process.js';
-import type { ManagedProcess } from '../../../../src/localplane/managed-process.js';
-import { repoRoot } from '../../../../src/localplane/repo-root.js';
+import { freePort } from '../../../../dev/localplane/free-port.js';
+import { startHealthyProcess } from '../../../../dev/localplane/managed-process.js';
+import type { ManagedProcess } from '../../../../dev/localplane/managed-process.js';
+import { repoRoot } from '../../../../dev/localplane/repo-root.js';
 import { AUDIENCE, ISSUER, jwksOf } from '../../../unit/auth/support/tokens.js';
 import type { TestKey } from '../../../unit/auth/support/tokens.js';
 

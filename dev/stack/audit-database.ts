@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { migrate, WRITER_ROLE } from '../audit/migrations.js';
+import { migrate, WRITER_ROLE } from '../../src/audit/migrations.js';
 import type { LocalPostgres } from './local-postgres.js';
 
 export const DEV_DATABASE = 'policy_grant';

@@ -1,6 +1,6 @@
-import { aclConfigFromEnvironment, startAclApi } from '../cmd/acl-api.js';
-import { parseControllerConfig, startController } from '../cmd/controller.js';
-import { decisionConfigFromEnvironment, startDecisionService } from '../cmd/decision-service.js';
+import { aclConfigFromEnvironment, startAclApi } from '../../src/cmd/acl-api.js';
+import { parseControllerConfig, startController } from '../../src/cmd/controller.js';
+import { decisionConfigFromEnvironment, startDecisionService } from '../../src/cmd/decision-service.js';
 import { waitForFirstResync } from './first-resync.js';
 import type { ServiceLauncher } from './service-launcher.js';
 

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { aclEnvironment } from '../acl/acl-config.js';
-import { readEnvironment } from '../config/environment.js';
+import { aclEnvironment } from '../../src/acl/acl-config.js';
+import { readEnvironment } from '../../src/config/environment.js';
 import { freePort } from '../localplane/free-port.js';
 import { delay, startHealthyProcess } from '../localplane/managed-process.js';
 import { repoRoot } from '../localplane/repo-root.js';
-import { metricValue } from '../observability/metric-text.js';
+import { metricValue } from '../../src/observability/metric-text.js';
 import type { LaunchedService, ServiceLauncher } from './service-launcher.js';
 
 type ServiceName = 'controller' | 'decision-service' | 'acl-api';

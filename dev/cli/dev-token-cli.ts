@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { readCommandLine } from './cli-arguments.js';
 import { processOutput } from './cli-output.js';
 import type { CliOutput } from './cli-output.js';
-import { ensureDevSigningKey } from './dev-signing-key.js';
+import { ensureDevSigningKey } from '../tokens/dev-signing-key.js';
 import {
   DEFAULT_DEV_TOKEN_TTL_SECONDS,
   DEV_TOKEN_AUDIENCE,
   DEV_TOKEN_ISSUER,
   mintToken,
-} from './dev-token.js';
+} from '../tokens/dev-token.js';
 
 export const DEFAULT_DEV_DIRECTORY = '.dev';
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { startDevStack } from '../devstack/dev-stack.js';
-import { tourText } from '../devstack/tour.js';
-import { runIfEntrypoint, stopOnSignals } from './process-lifecycle.js';
+import { startDevStack } from '../stack/dev-stack.js';
+import { tourText } from '../stack/tour.js';
+import { runIfEntrypoint, stopOnSignals } from '../../src/cmd/process-lifecycle.js';
 
 // `npm start`: the whole system on this machine until Ctrl-C. DEV_STATE_DIR moves `.dev/` (the tests do).
 async function main(): Promise<void> {

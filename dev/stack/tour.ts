@@ -1,5 +1,5 @@
-import type { CatalogItem } from '../api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../decision/check-callers.js';
+import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
+import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import type { DevStackEnv } from './state-file.js';
 
 export interface TourInput {

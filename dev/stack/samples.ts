@@ -5,7 +5,7 @@ import {
   CATALOG_ITEM_KIND,
   CATALOG_ITEM_PLURAL,
   type CatalogItem,
-} from '../api/v1alpha1/index.js';
+} from '../../src/api/v1alpha1/index.js';
 import { readManifests } from './manifests.js';
 
 /** Creates (or leaves as they are) the CatalogItems found in the sample manifests; returns them. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readCommandLine } from './cli-arguments.js';
 import { processOutput } from './cli-output.js';
 import type { CliOutput } from './cli-output.js';
-import { hashSecret } from './secret-hash.js';
+import { hashSecret } from '../../src/auth/secret-hash.js';
 
 const USAGE = `Usage: printf %s "$SECRET" | hash-secret [--role <role>]... [--user-id <uuid>] [--org <uuid>]
        [--producer-org <uuid>]...

@@ -1,9 +1,9 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ensureDevSigningKey } from '../auth/dev-signing-key.js';
-import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../auth/dev-token.js';
-import type { CatalogItem } from '../api/v1alpha1/index.js';
+import { ensureDevSigningKey } from '../tokens/dev-signing-key.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../tokens/dev-token.js';
+import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
 import {
   loadKubeConfig,
   startLocalControlPlane,
