@@ -73,16 +73,19 @@ export class MembershipStore {
     });
   }
 
+  /**
+   * The object as the API server has it now. A list narrowed to the one name rather than a get: the informer
+   * already needs list on memberships, so the ACL API's Role needs no get for them, and list items carry no
+   * kind, which a replace must name.
+   */
   private async read(name: string): Promise<Membership | undefined> {
-    try {
-      return await this.kube.call<Membership>({
-        method: 'GET',
-        path: paths.membership(this.namespace, name),
-      });
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    const list = await this.kube.call<{ items: Membership[] }>({
+      method: 'GET',
+      path: paths.memberships(this.namespace),
+      query: { fieldSelector: `metadata.name=${name}` },
+    });
+    const item = list.items[0];
+    return item && { ...item, apiVersion: GROUP_VERSION, kind: MEMBERSHIP_KIND };
   }
 }
 

@@ -410,7 +410,7 @@ class AclFlow {
 
   /**
    * Every request starts from the cache, where the membership is not yet: all but one create is refused as
-   * existing, and those re-read the object (get) and replace it.
+   * existing, and those re-read the object (a list narrowed to its name) and replace it.
    */
   private async eventsRace(): Promise<void> {
     const key = { organisationId: this.callers.organisationId, userId: randomUUID() };

@@ -150,7 +150,6 @@ describe('the ACL API as its chart ServiceAccount', () => {
       // removal may already meet one, when the cache has not seen the create yet).
       'Role create acl.policygrant.dev/memberships': [ACL_STEP.memberAdded],
       'Role update acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
-      'Role get acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
       // Delegations: the Agent object claims the agent, the Delegation records the delegation; a delegation
       // of someone else's agent reads its Agent; revocation patches revokedAt.
       'Role list acl.policygrant.dev/delegations': [ACL_STEP.ready],
