@@ -16,14 +16,14 @@ import { grantKey, GrantReason, type GrantVerdict } from '../../verdict/grant-ve
 import { hasFinalizer, type GrantWriter } from './grant-writer.js';
 import { projectedKeys, recordProjected } from './projected-tuples.js';
 import { candidateTupleKeys } from '../../verdict/projection.js';
-import type { ProjectionMemory } from './projection-memory.js';
+import type { LastWrites } from './last-writes.js';
 import { objectOfTupleKey } from '../../verdict/tuple-key.js';
 import { WriteExpectations } from '../write-expectations.js';
 
 export interface GrantReconcilerOptions {
   world: ClusterWorld;
   projector: GrantProjector;
-  memory: ProjectionMemory;
+  lastWrites: LastWrites;
   writer: Pick<GrantWriter, 'addFinalizer' | 'removeFinalizer' | 'updateStatus'>;
   events: Pick<EventRecorder, 'record'>;
   metrics: GrantMetrics;
@@ -137,9 +137,9 @@ export class GrantReconciler {
    * when nothing says what was written although something may have been: the current projection's resource.
    */
   private recall(key: string, grant: PolicyGrant, hadFinalizer: boolean, verdict?: GrantVerdict): string[] {
-    if (this.options.memory.get(key)) return [];
+    if (this.options.lastWrites.get(key)) return [];
     if (verdict && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
-    if (this.options.memory.get(key)) return [];
+    if (this.options.lastWrites.get(key)) return [];
     const projected = grant.status?.projected;
     if (projected) {
       this.options.projector.recall(key, projectedKeys(projected), grant.status?.zedToken);
@@ -198,16 +198,16 @@ export class GrantReconciler {
       throw error;
     });
     if (!removed) return { requeue: true };
-    this.options.memory.forget(key);
+    this.options.lastWrites.forget(key);
     this.options.logger.info({ grant: key }, 'relationships removed; finalizer released');
     return undefined;
   }
 
   /** Gone from the cache without passing the finalizer (e.g. it was removed by hand): delete what we wrote. */
   private async forgetGone(key: string): Promise<undefined> {
-    const { memory, projector } = this.options;
-    if (memory.get(key)?.keys.length) await projector.withdraw(key, undefined);
-    memory.forget(key);
+    const { lastWrites, projector } = this.options;
+    if (lastWrites.get(key)?.keys.length) await projector.withdraw(key, undefined);
+    lastWrites.forget(key);
     this.expectations.forget(key);
     return undefined;
   }
