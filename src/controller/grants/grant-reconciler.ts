@@ -54,8 +54,8 @@ const NORMAL_WITHDRAWALS = new Set<string>([GrantReason.Revoked, GrantReason.Exp
 
 /**
  * Whether SpiceDB may hold tuples of the grant that its status does not record (`projected` absent): it counts
- * relationships written (a status from before the record; a failure keeps the count of the last success), or
- * there is no outcome at all (a leader died between the SpiceDB write and the status).
+ * relationships written without recording them (a failure keeps the count of the last success), or there is
+ * no outcome at all (a leader died between the SpiceDB write and the status).
  */
 function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
   const { status } = grant;
@@ -66,9 +66,9 @@ function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
 
 /**
  * Whether the grant's spec is the one it was created with (the API server counts spec changes in
- * `generation`; a deletion may count as one too: then the read is made). Whatever a leader that died before writing the status may have
- * written for such a grant follows from this spec alone: its projection, no read of SpiceDB needed. That is
- * the common case since the ACL API creates grants with the finalizer (docs/controller.md, "Finalizer from
+ * `generation`; a deletion may count as one too: then the read is made). Whatever a leader that died before
+ * writing the status may have written for such a grant follows from this spec alone: its projection, no read of
+ * SpiceDB needed. That is the common case because the ACL API creates grants with the finalizer (docs/controller.md, "Finalizer from
  * birth"): every new grant has the finalizer and no status, and a repair read under the item's lock for each
  * one would cost more than the finalizer patch it saves.
  */
