@@ -2,7 +2,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { AuditStore } from '../audit/audit-store.js';
 import type { GrantAuditor } from './audit/grant-auditor.js';
 import type { Registry } from '../spicedb/registry.js';
-import type { SpiceDBError } from '../spicedb/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { ControllerCaches } from './controller-caches.js';
 import type { ControllerConfig } from './config.js';
@@ -10,18 +9,11 @@ import type { GrantMetrics } from './controller-metrics.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { ProjectionCoordinator } from './projection-coordinator.js';
+import type { SpiceDBHealth } from './reconcile-flow.js';
 import type { RelationshipStore } from './relationship-store.js';
 
 /** How long a stopping controller lets its reconciles in flight finish. */
 export const SHUTDOWN_TIMEOUT_MS = 15_000;
-
-/** What the reconcilers learn from the SpiceDB health prober. */
-export interface SpiceDBHealth {
-  /** Told about every SpiceDB failure: one that says the schema is gone should be noticed at once. */
-  onSpiceDBError(error: SpiceDBError): void;
-  /** Whether a status written for the current generation may be believed (false once SpiceDB lost data). */
-  trustStatus(): boolean;
-}
 
 /**
  * What every `setup<Kind>Controller(manager, deps)` receives: the parts the controllers share, built once by

@@ -10,6 +10,14 @@ export interface PhaseResult<Outcome> {
   failure?: SpiceDBError;
 }
 
+/** What the reconcilers learn from the SpiceDB health prober. */
+export interface SpiceDBHealth {
+  /** Told about every SpiceDB failure: one that says the schema is gone should be noticed at once. */
+  onSpiceDBError(error: SpiceDBError): void;
+  /** Whether a status written for the current generation may be believed (false once SpiceDB lost data). */
+  trustStatus(): boolean;
+}
+
 /** How one reconcile projects the object it looked at. */
 export interface ProjectionContext {
   /** The reconcile's clock reading: the projection, the status and the requeue agree on it. */

@@ -1,6 +1,7 @@
 import type { Manager } from '../runtime/index.js';
 import type { SpiceDBClient } from '../spicedb/client.js';
-import type { BaseDeps, SpiceDBHealth } from './controller-deps.js';
+import type { BaseDeps } from './controller-deps.js';
+import type { SpiceDBHealth } from './reconcile-flow.js';
 import type { FencedSpiceDB } from './fenced-spicedb.js';
 import type { ResyncScheduler } from './resync-scheduler.js';
 import { SpiceDBHealthProber } from './spicedb-health-prober.js';

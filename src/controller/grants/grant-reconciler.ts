@@ -24,9 +24,18 @@ import { projectedKeys, recordProjected } from './projected-tuples.js';
 import { candidateTupleKeys } from '../../verdict/projection.js';
 import type { LastWrites } from './last-writes.js';
 import { objectOfTupleKey } from '../../verdict/tuple-key.js';
-import { ReconcileFlow, type PhaseResult, type ProjectionContext } from '../reconcile-flow.js';
+import {
+  ReconcileFlow,
+  type PhaseResult,
+  type ProjectionContext,
+  type SpiceDBHealth,
+} from '../reconcile-flow.js';
 
-export interface GrantReconcilerOptions {
+/**
+ * `trustStatus`: whether a status that says what was written for the grant's current generation may be
+ * believed without writing again (see GrantProjector.adoptEnforced).
+ */
+export interface GrantReconcilerOptions extends SpiceDBHealth {
   world: ClusterWorld;
   projector: GrantProjector;
   lastWrites: LastWrites;
@@ -34,13 +43,6 @@ export interface GrantReconcilerOptions {
   events: Pick<EventRecorder, 'record'>;
   metrics: GrantMetrics;
   logger: Logger;
-  /** Told about every SpiceDB failure: one that says the schema is gone should be noticed at once. */
-  onSpiceDBError(error: SpiceDBError): void;
-  /**
-   * Whether a status that says what was written for the grant's current generation may be believed without
-   * writing again (see GrantProjector.adoptEnforced). False once SpiceDB may have lost data under this process.
-   */
-  trustStatus(): boolean;
   /** Runs before a deleted grant's finalizer is released (the audit of the deletion); a failure retries. */
   beforeRelease?: (grant: PolicyGrant) => Promise<void>;
   now?: () => Date;

@@ -6,6 +6,7 @@ import {
   ReconcileFlow,
   type PhaseResult,
   type ProjectionContext,
+  type SpiceDBHealth,
   type StatusChange,
 } from '../reconcile-flow.js';
 import {
@@ -19,7 +20,7 @@ import type { ProjectedProjector } from './projected-projector.js';
 import { currentReason, nextProjectedStatus } from './projected-status.js';
 import type { ProjectedWorld } from './projected-world.js';
 
-export interface ProjectedReconcilerOptions<T extends ProjectedObject> {
+export interface ProjectedReconcilerOptions<T extends ProjectedObject> extends SpiceDBHealth {
   world: ProjectedWorld<T>;
   projector: ProjectedProjector<T>;
   writer: {
@@ -27,10 +28,6 @@ export interface ProjectedReconcilerOptions<T extends ProjectedObject> {
     updateStatus(object: T, status: ProjectedStatus, signal: AbortSignal): Promise<T>;
   };
   logger: Logger;
-  /** Told about every SpiceDB failure: one that says the schema is gone should be noticed at once. */
-  onSpiceDBError(error: SpiceDBError): void;
-  /** Whether a status written for the current generation may be believed (false once SpiceDB lost data). */
-  trustStatus(): boolean;
   now?: () => Date;
 }
 
