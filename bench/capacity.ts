@@ -10,7 +10,7 @@
 //   --unpaginated-max, in one response: time until the last item is parsed, and kube-apiserver's peak RSS
 //   during it (its high-water mark, reset before the list);
 // - the controller's cache: a child process (node --expose-gc) lists the objects through an informer with the
-//   controller's transform and indexes them (ClusterWorld for grants, MembershipWorld for Memberships); live
+//   controller's transform and indexes them (ClusterWorld for grants, a ProjectedWorld for Memberships); live
 //   heap after a full GC, over N.
 // Sizes grow by writing the difference. 1,000,000 is not written: its rows are extrapolated linearly from the
 // measured ones and labelled so.
@@ -25,8 +25,9 @@ import type { Membership, PolicyGrant } from '../src/api/v1alpha1/index.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
 import { policyGrantsPath } from '../src/controller/grants/grant-writer.js';
 import { membershipCacheTransform } from '../src/controller/memberships/cached-membership.js';
-import { MembershipWorld } from '../src/controller/memberships/membership-world.js';
-import { membershipsPath } from '../src/controller/memberships/membership-writer.js';
+import { ProjectedWorld } from '../src/controller/projected/projected-world.js';
+import { membershipKind } from '../src/controller/memberships/membership-projection.js';
+import { membershipsPath } from '../src/controller/controller-caches.js';
 import { loadKubeConfig, startLocalControlPlane } from '../dev/localplane/control-plane.js';
 import { repoRoot } from '../dev/localplane/repo-root.js';
 import { InternPool, KubeApiError, kubeListWatch } from '../src/runtime/index.js';
@@ -252,7 +253,7 @@ async function child(kindName: KindName, kubeconfigPath: string, count: number):
     transform,
   );
   const cacheHeapBytes = liveHeap();
-  const world = new MembershipWorld(memberships);
+  const world = new ProjectedWorld(memberships, membershipKind);
   const indexedHeapBytes = liveHeap();
   if (world.all().length !== count) throw new Error('memberships went missing');
   await memberships.stop();

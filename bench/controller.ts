@@ -47,7 +47,8 @@ import { policyGrantsPath } from '../src/controller/grants/grant-writer.js';
 import { KeyedMutex } from '../src/controller/keyed-mutex.js';
 import { managedRelations } from '../src/controller/managed-relations.js';
 import { membershipCacheTransform } from '../src/controller/memberships/cached-membership.js';
-import { MembershipWorld } from '../src/controller/memberships/membership-world.js';
+import { ProjectedWorld } from '../src/controller/projected/projected-world.js';
+import { membershipKind } from '../src/controller/memberships/membership-projection.js';
 import { projectGrant, projectOwners } from '../src/verdict/projection.js';
 import { startLocalControlPlane, type LocalControlPlane } from '../dev/localplane/control-plane.js';
 import { freePort } from '../dev/localplane/free-port.js';
@@ -144,8 +145,9 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
     },
     world,
     projected: [
-      new MembershipWorld(
+      new ProjectedWorld(
         await staticInformer<Membership>(0, () => ({}) as Membership, membershipCacheTransform(pool)),
+        membershipKind,
       ),
     ],
     relations: managedRelations(registry),

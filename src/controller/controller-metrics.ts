@@ -8,7 +8,7 @@ import {
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
 import { counter, gauge, histogram } from '../observability/metrics.js';
-import { isDeadLetter } from './memberships/membership-status.js';
+import { isDeadLetter } from './projected/projected-status.js';
 
 export type EnforcementTransition = 'enforced' | 'revoked' | 'expired';
 export type DriftDirection = 'missing' | 'orphan';

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { REGISTRY_FILE, type Registry } from '../spicedb/registry.js';
-import { delegationRelations } from './delegations/delegation-projection.js';
-import { MEMBERSHIP_RELATIONS } from './memberships/membership-projection.js';
 import { OWNER_RELATION } from '../verdict/projection.js';
 
 /** One relation on one object type: the unit the resync reads SpiceDB by. */
@@ -50,13 +48,4 @@ export function managedRelations(
   return [...objectTypes].flatMap((objectType) =>
     [...relations].map((relation) => ({ objectType, relation })),
   );
-}
-
-/**
- * Every relation the controller is the only writer of: those of grants and CatalogItems, the members and
- * owners of organisations and groups, and the delegations and agent ownerships. The resync reads exactly these
- * and deletes what no resource explains.
- */
-export function resyncedRelations(registry: Registry): ManagedRelation[] {
-  return [...managedRelations(registry), ...MEMBERSHIP_RELATIONS, ...delegationRelations(registry)];
 }

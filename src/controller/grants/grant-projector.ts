@@ -4,7 +4,7 @@ import type { ClusterWorld } from '../cluster-world.js';
 import type { KeyedMutex } from '../keyed-mutex.js';
 import type { ManagedRelation } from '../managed-relations.js';
 import { candidateTupleKeys, OWNER_RELATION } from '../../verdict/projection.js';
-import { enforcedFingerprint, withdrawnFingerprint, type ProjectionMemory } from './projection-memory.js';
+import { enforcedFingerprint, withdrawnFingerprint, type LastWrites } from './last-writes.js';
 import type { RelationshipStore } from '../relationship-store.js';
 import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 
@@ -16,7 +16,7 @@ export interface GrantProjectorOptions {
    */
   store: RelationshipStore;
   world: ClusterWorld;
-  memory: ProjectionMemory;
+  lastWrites: LastWrites;
   mutex: KeyedMutex;
   /** The relations the controller manages: a repair reads the grant relations among them. */
   relations: ManagedRelation[];
@@ -33,7 +33,7 @@ export interface ProjectionWrite {
   /** The reconcile's signal: once aborted, nothing more is written. */
   signal?: AbortSignal;
   /**
-   * Objects (`<type>:<id>`) on which the grant may have written tuples nobody remembers (no record in memory
+   * Objects (`<type>:<id>`) on which the grant may have written tuples nobody remembers (no record of its last write
    * or in its status): their grant relations are read, and what no grant explains is deleted with the write.
    */
   repair?: string[];
@@ -48,7 +48,7 @@ const remove = (key: TupleKey): RelationshipUpdate => ({
 /**
  * Writes a grant's tuples to SpiceDB and removes them. A tuple is removed only when no other enforced grant
  * projects it (decided under the lock of its object, from the caches). Writes that would change nothing, as
- * far as this process knows (ProjectionMemory), are skipped.
+ * far as this process knows (LastWrites), are skipped.
  */
 export class GrantProjector {
   private readonly now: () => Date;
@@ -63,9 +63,9 @@ export class GrantProjector {
     relationships: Relationship[],
     { signal, repair = [] }: ProjectionWrite = {},
   ): Promise<string | undefined> {
-    const { memory, mutex, store } = this.options;
+    const { lastWrites, mutex, store } = this.options;
     const fingerprint = enforcedFingerprint(relationships);
-    const record = memory.get(grantKey);
+    const record = lastWrites.get(grantKey);
     if (record?.fingerprint === fingerprint) return record.zedToken;
     const keys = relationships.map(tupleKey);
     const wanted = new Set(keys);
@@ -83,7 +83,7 @@ export class GrantProjector {
       },
     );
     const zedToken = await queued.write;
-    memory.set(grantKey, { fingerprint, keys, zedToken });
+    lastWrites.set(grantKey, { fingerprint, keys, zedToken });
     if (deleted.length > 0) this.options.onTuplesDeleted(deleted, grantKey);
     return zedToken;
   }
@@ -97,10 +97,10 @@ export class GrantProjector {
     grant: PolicyGrant | undefined,
     { signal, repair = [] }: ProjectionWrite = {},
   ): Promise<{ zedToken: string | undefined; deleted: number }> {
-    const { memory, mutex, store, world } = this.options;
+    const { lastWrites, mutex, store, world } = this.options;
     const candidates = grant ? candidateTupleKeys(grant.spec, world.registry) : [];
     const fingerprint = withdrawnFingerprint(candidates);
-    const record = memory.get(grantKey);
+    const record = lastWrites.get(grantKey);
     if (record?.fingerprint === fingerprint) return { zedToken: record.zedToken, deleted: 0 };
     const keys = [...new Set([...(record?.keys ?? []), ...candidates])];
     const objects = keys.map(objectOfTupleKey).concat(repair);
@@ -112,7 +112,7 @@ export class GrantProjector {
       return { deleted: deletable, queued: { write } };
     });
     const zedToken = (await queued.write) ?? record?.zedToken;
-    memory.set(grantKey, { fingerprint, keys: [], zedToken });
+    lastWrites.set(grantKey, { fingerprint, keys: [], zedToken });
     if (deleted.length > 0) this.options.onTuplesDeleted(deleted, grantKey);
     return { zedToken, deleted: deleted.length };
   }
@@ -124,13 +124,17 @@ export class GrantProjector {
    */
   adoptEnforced(grantKey: string, relationships: Relationship[], zedToken: string): void {
     const keys = relationships.map(tupleKey);
-    this.options.memory.set(grantKey, { fingerprint: enforcedFingerprint(relationships), keys, zedToken });
+    this.options.lastWrites.set(grantKey, {
+      fingerprint: enforcedFingerprint(relationships),
+      keys,
+      zedToken,
+    });
   }
 
   /** As adoptEnforced, for a grant whose status says its tuples were withdrawn at its current generation. */
   adoptWithdrawal(grantKey: string, grant: PolicyGrant, zedToken: string | undefined): void {
     const fingerprint = withdrawnFingerprint(candidateTupleKeys(grant.spec, this.options.world.registry));
-    this.options.memory.set(grantKey, { fingerprint, keys: [], zedToken });
+    this.options.lastWrites.set(grantKey, { fingerprint, keys: [], zedToken });
   }
 
   /**
@@ -138,7 +142,7 @@ export class GrantProjector {
    * generation, perhaps): the next write deletes those it no longer projects.
    */
   recall(grantKey: string, keys: TupleKey[], zedToken: string | undefined): void {
-    this.options.memory.set(grantKey, { fingerprint: '', keys, zedToken });
+    this.options.lastWrites.set(grantKey, { fingerprint: '', keys, zedToken });
   }
 
   /** The keys of the grant relations' tuples on `objects` (`<type>:<id>`), read fully consistent. */

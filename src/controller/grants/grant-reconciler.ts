@@ -3,6 +3,7 @@ import {
   ENFORCED_CONDITION,
   findStatusCondition,
   type PolicyGrant,
+  type PolicyGrantStatus,
 } from '../../api/v1alpha1/index.js';
 import type { Logger } from '../../observability/logger.js';
 import { isConflict, isNotFound, type ReconcileResult } from '../../runtime/index.js';
@@ -11,30 +12,37 @@ import type { ClusterWorld } from '../cluster-world.js';
 import type { GrantMetrics } from '../controller-metrics.js';
 import type { EventRecorder, RecordedEvent } from '../event-recorder.js';
 import type { GrantProjector } from './grant-projector.js';
-import { nextGrantStatus, type EnforcedTransition, type GrantOutcome } from './grant-status.js';
+import {
+  nextGrantStatus,
+  type EnforcedTransition,
+  type GrantOutcome,
+  type GrantStatusChange,
+} from './grant-status.js';
 import { grantKey, GrantReason, type GrantVerdict } from '../../verdict/grant-verdict.js';
-import { hasFinalizer, type GrantWriter } from './grant-writer.js';
+import type { GrantWriter } from './grant-writer.js';
 import { projectedKeys, recordProjected } from './projected-tuples.js';
 import { candidateTupleKeys } from '../../verdict/projection.js';
-import type { ProjectionMemory } from './projection-memory.js';
+import type { LastWrites } from './last-writes.js';
 import { objectOfTupleKey } from '../../verdict/tuple-key.js';
-import { WriteExpectations } from '../write-expectations.js';
+import {
+  ReconcileFlow,
+  type PhaseResult,
+  type ProjectionContext,
+  type SpiceDBHealth,
+} from '../reconcile-flow.js';
 
-export interface GrantReconcilerOptions {
+/**
+ * `trustStatus`: whether a status that says what was written for the grant's current generation may be
+ * believed without writing again (see GrantProjector.adoptEnforced).
+ */
+export interface GrantReconcilerOptions extends SpiceDBHealth {
   world: ClusterWorld;
   projector: GrantProjector;
-  memory: ProjectionMemory;
+  lastWrites: LastWrites;
   writer: Pick<GrantWriter, 'addFinalizer' | 'removeFinalizer' | 'updateStatus'>;
   events: Pick<EventRecorder, 'record'>;
   metrics: GrantMetrics;
   logger: Logger;
-  /** Told about every SpiceDB failure: one that says the schema is gone should be noticed at once. */
-  onSpiceDBError(error: SpiceDBError): void;
-  /**
-   * Whether a status that says what was written for the grant's current generation may be believed without
-   * writing again (see GrantProjector.adoptEnforced). False once SpiceDB may have lost data under this process.
-   */
-  trustStatus(): boolean;
   /** Runs before a deleted grant's finalizer is released (the audit of the deletion); a failure retries. */
   beforeRelease?: (grant: PolicyGrant) => Promise<void>;
   now?: () => Date;
@@ -48,8 +56,8 @@ const NORMAL_WITHDRAWALS = new Set<string>([GrantReason.Revoked, GrantReason.Exp
 
 /**
  * Whether SpiceDB may hold tuples of the grant that its status does not record (`projected` absent): it counts
- * relationships written (a status from before the record; a failure keeps the count of the last success), or
- * there is no outcome at all (a leader died between the SpiceDB write and the status).
+ * relationships written without recording them (a failure keeps the count of the last success), or there is
+ * no outcome at all (a leader died between the SpiceDB write and the status).
  */
 function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
   const { status } = grant;
@@ -60,9 +68,9 @@ function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
 
 /**
  * Whether the grant's spec is the one it was created with (the API server counts spec changes in
- * `generation`; a deletion may count as one too: then the read is made). Whatever a leader that died before writing the status may have
- * written for such a grant follows from this spec alone: its projection, no read of SpiceDB needed. That is
- * the common case since the ACL API creates grants with the finalizer (docs/controller.md, "Finalizer from
+ * `generation`; a deletion may count as one too: then the read is made). Whatever a leader that died before
+ * writing the status may have written for such a grant follows from this spec alone: its projection, no read of
+ * SpiceDB needed. That is the common case because the ACL API creates grants with the finalizer (docs/controller.md, "Finalizer from
  * birth"): every new grant has the finalizer and no status, and a repair read under the item's lock for each
  * one would cost more than the finalizer patch it saves.
  */
@@ -75,40 +83,35 @@ function neverEdited(grant: PolicyGrant): boolean {
  * finalizer first, then SpiceDB (write or withdraw), then the status (only when it changes), an Event on
  * every transition of Enforced, and a requeue at expiryTime while the grant is active.
  */
-export class GrantReconciler {
-  private readonly now: () => Date;
-  private readonly expectations = new WriteExpectations();
-
+export class GrantReconciler extends ReconcileFlow<PolicyGrant, GrantOutcome, PolicyGrantStatus> {
   constructor(private readonly options: GrantReconcilerOptions) {
-    this.now = options.now ?? (() => new Date());
+    super(options.now);
   }
 
-  readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> => {
-    const cached = this.options.world.grant(key);
-    if (!cached) return this.forgetGone(key);
-    if (this.expectations.isStale(key, cached.metadata.resourceVersion)) return undefined;
-    if (cached.metadata.deletionTimestamp) return this.finalize(key, cached, signal);
-    let grant = cached;
-    if (!hasFinalizer(grant)) {
-      const updated = await this.unlessStale(key, grant, this.options.writer.addFinalizer(grant, signal));
-      if (!updated) return { requeue: true };
-      grant = updated;
-    }
-    const now = this.now();
-    const { outcome, failure } = await this.project(key, grant, now, signal, hasFinalizer(cached));
-    const written = await this.writeStatus(grant, outcome, now, signal);
-    if (failure) throw failure;
-    if (!written) return { requeue: true };
-    return this.requeueAtExpiry(grant, now);
-  };
+  protected cached(key: string): PolicyGrant | undefined {
+    return this.options.world.grant(key);
+  }
 
-  private async project(
+  /** Gone from the cache without passing the finalizer (e.g. it was removed by hand): delete what we wrote. */
+  protected async forget(key: string): Promise<void> {
+    const { lastWrites, projector } = this.options;
+    if (lastWrites.get(key)?.keys.length) await projector.withdraw(key, undefined);
+    lastWrites.forget(key);
+  }
+
+  protected wantsFinalizer(): boolean {
+    return true;
+  }
+
+  protected addFinalizer(grant: PolicyGrant, signal: AbortSignal): Promise<PolicyGrant> {
+    return this.options.writer.addFinalizer(grant, signal);
+  }
+
+  protected async project(
     key: string,
     grant: PolicyGrant,
-    now: Date,
-    signal: AbortSignal,
-    hadFinalizer: boolean,
-  ): Promise<{ outcome: GrantOutcome; failure?: SpiceDBError }> {
+    { now, signal, hadFinalizer }: ProjectionContext,
+  ): Promise<PhaseResult<GrantOutcome>> {
     const { world, projector } = this.options;
     const verdict = world.evaluator(now).evaluate(grant);
     const write = { signal, repair: this.recall(key, grant, hadFinalizer, verdict) };
@@ -124,10 +127,62 @@ export class GrantReconciler {
       const { zedToken } = await projector.withdraw(key, grant, write);
       return { outcome: { kind: 'withheld', reason: verdict.reason, message: verdict.message, zedToken } };
     } catch (error) {
-      if (!(error instanceof SpiceDBError)) throw error;
-      this.options.onSpiceDBError(error);
-      return { outcome: { kind: 'failed', message: error.message }, failure: error };
+      return this.failed(error);
     }
+  }
+
+  /** The grant is being deleted: remove its tuples. */
+  protected async withdraw(
+    key: string,
+    grant: PolicyGrant,
+    signal: AbortSignal,
+  ): Promise<PhaseResult<GrantOutcome> | undefined> {
+    try {
+      await this.options.projector.withdraw(key, grant, { signal, repair: this.recall(key, grant, true) });
+      return undefined;
+    } catch (error) {
+      return this.failed(error);
+    }
+  }
+
+  private failed(error: unknown): PhaseResult<GrantOutcome> {
+    if (!(error instanceof SpiceDBError)) throw error;
+    this.options.onSpiceDBError(error);
+    return { outcome: { kind: 'failed', message: error.message }, failure: error };
+  }
+
+  protected override beforeRelease(grant: PolicyGrant): Promise<void> {
+    return this.options.beforeRelease?.(grant) ?? Promise.resolve();
+  }
+
+  protected async releaseFinalizer(_key: string, grant: PolicyGrant, signal: AbortSignal): Promise<boolean> {
+    const removed = await this.options.writer.removeFinalizer(grant, signal).catch((error: unknown) => {
+      if (isNotFound(error)) return grant; // already gone
+      if (isConflict(error)) return undefined;
+      throw error;
+    });
+    return removed !== undefined;
+  }
+
+  protected released(key: string): void {
+    this.options.lastWrites.forget(key);
+    this.options.logger.info({ grant: key }, 'relationships removed; finalizer released');
+  }
+
+  protected nextStatus(grant: PolicyGrant, outcome: GrantOutcome, now: Date): GrantStatusChange {
+    return nextGrantStatus(grant, outcome, now);
+  }
+
+  protected updateStatus(
+    grant: PolicyGrant,
+    status: PolicyGrantStatus,
+    signal: AbortSignal,
+  ): Promise<PolicyGrant> {
+    return this.options.writer.updateStatus(grant, status, signal);
+  }
+
+  protected override statusWritten(grant: PolicyGrant, change: GrantStatusChange, now: Date): void {
+    if (change.transition) this.announce(grant, change.transition, now);
   }
 
   /**
@@ -137,9 +192,9 @@ export class GrantReconciler {
    * when nothing says what was written although something may have been: the current projection's resource.
    */
   private recall(key: string, grant: PolicyGrant, hadFinalizer: boolean, verdict?: GrantVerdict): string[] {
-    if (this.options.memory.get(key)) return [];
+    if (this.options.lastWrites.get(key)) return [];
     if (verdict && this.options.trustStatus()) this.adoptStatus(key, grant, verdict);
-    if (this.options.memory.get(key)) return [];
+    if (this.options.lastWrites.get(key)) return [];
     const projected = grant.status?.projected;
     if (projected) {
       this.options.projector.recall(key, projectedKeys(projected), grant.status?.zedToken);
@@ -176,61 +231,6 @@ export class GrantReconciler {
     }
   }
 
-  /** The CR is being deleted: remove its tuples, then the finalizer. */
-  private async finalize(
-    key: string,
-    grant: PolicyGrant,
-    signal: AbortSignal,
-  ): Promise<ReconcileResult | undefined> {
-    if (!hasFinalizer(grant)) return this.forgetGone(key);
-    try {
-      await this.options.projector.withdraw(key, grant, { signal, repair: this.recall(key, grant, true) });
-    } catch (error) {
-      if (!(error instanceof SpiceDBError)) throw error;
-      this.options.onSpiceDBError(error);
-      await this.writeStatus(grant, { kind: 'failed', message: error.message }, this.now(), signal);
-      throw error;
-    }
-    await this.options.beforeRelease?.(grant);
-    const removed = await this.options.writer.removeFinalizer(grant, signal).catch((error: unknown) => {
-      if (isNotFound(error)) return grant; // already gone
-      if (isConflict(error)) return undefined;
-      throw error;
-    });
-    if (!removed) return { requeue: true };
-    this.options.memory.forget(key);
-    this.options.logger.info({ grant: key }, 'relationships removed; finalizer released');
-    return undefined;
-  }
-
-  /** Gone from the cache without passing the finalizer (e.g. it was removed by hand): delete what we wrote. */
-  private async forgetGone(key: string): Promise<undefined> {
-    const { memory, projector } = this.options;
-    if (memory.get(key)?.keys.length) await projector.withdraw(key, undefined);
-    memory.forget(key);
-    this.expectations.forget(key);
-    return undefined;
-  }
-
-  /** Writes the status if it changes; false when Kubernetes says the grant changed meanwhile. */
-  private async writeStatus(
-    grant: PolicyGrant,
-    outcome: GrantOutcome,
-    now: Date,
-    signal: AbortSignal,
-  ): Promise<boolean> {
-    const change = nextGrantStatus(grant, outcome, now);
-    if (!change.changed) return true;
-    const updated = await this.unlessStale(
-      grantKey(grant),
-      grant,
-      this.options.writer.updateStatus(grant, change.status, signal),
-    );
-    if (!updated) return false;
-    if (change.transition) this.announce(updated, change.transition, now);
-    return true;
-  }
-
   private announce(grant: PolicyGrant, transition: EnforcedTransition, now: Date): void {
     const { to, from } = transition;
     const event: RecordedEvent = {
@@ -254,18 +254,9 @@ export class GrantReconciler {
     }
   }
 
-  private requeueAtExpiry(grant: PolicyGrant, now: Date): ReconcileResult | undefined {
+  protected requeueAfter(grant: PolicyGrant, now: Date): ReconcileResult | undefined {
     if (derivedState(grant, now) !== 'ACTIVE') return undefined;
     const untilExpiry = Date.parse(grant.spec.expiryTime) - now.getTime() + EXPIRY_MARGIN_MS;
     return { requeueAfter: untilExpiry };
-  }
-
-  /** The written object; undefined when Kubernetes says the grant changed or went meanwhile. */
-  private unlessStale(
-    key: string,
-    before: PolicyGrant,
-    write: Promise<PolicyGrant>,
-  ): Promise<PolicyGrant | undefined> {
-    return this.expectations.unlessStale(key, before.metadata.resourceVersion, write);
   }
 }

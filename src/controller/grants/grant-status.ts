@@ -9,6 +9,7 @@ import {
   type ProjectedTuples,
 } from '../../api/v1alpha1/index.js';
 import { GrantReason } from '../../verdict/grant-verdict.js';
+import type { StatusChange } from '../reconcile-flow.js';
 
 /** What a reconcile achieved for a grant. */
 export type GrantOutcome =
@@ -32,10 +33,8 @@ export interface EnforcedTransition {
   to: Pick<Condition, 'status' | 'reason' | 'message'>;
 }
 
-export interface GrantStatusChange {
-  status: PolicyGrantStatus;
-  /** False: the grant's status already says all this; writing it would only cause another event. */
-  changed: boolean;
+/** `changed` false: the grant's status already says all this; writing it would only cause another event. */
+export interface GrantStatusChange extends StatusChange<PolicyGrantStatus> {
   /** Set when the Enforced condition changes status or reason: the moments that get an Event. */
   transition: EnforcedTransition | undefined;
 }

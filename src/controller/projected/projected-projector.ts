@@ -1,4 +1,3 @@
-import { objectKey } from '../../runtime/index.js';
 import type { RelationshipUpdate } from '../../spicedb/client.js';
 import type { KeyedMutex } from '../keyed-mutex.js';
 import type { RelationshipStore } from '../relationship-store.js';
@@ -63,19 +62,6 @@ export class ProjectedProjector<T extends ProjectedObject> {
 
   forget(key: string): void {
     this.written.delete(key);
-  }
-
-  /**
-   * Objects that project one of `keys` (a tuple another object shared and withdrew) write again: forgotten here
-   * and handed to `enqueue`, all but `exceptKey`.
-   */
-  recheck(keys: TupleKey[], enqueue: (key: string) => void, exceptKey?: string): void {
-    for (const object of keys.flatMap((key) => this.options.world.withTupleKey(key))) {
-      const key = objectKey(object);
-      if (key === exceptKey) continue;
-      this.forget(key);
-      enqueue(key);
-    }
   }
 
   /** A new term of leadership or a SpiceDB recovery: anything may have changed behind this process. */

@@ -2,8 +2,13 @@ import type { Logger } from '../../observability/logger.js';
 import type { ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import { InvalidObjectIdError } from '../../spicedb/object-id.js';
-import { hasFinalizer } from '../grants/grant-writer.js';
-import { WriteExpectations } from '../write-expectations.js';
+import {
+  ReconcileFlow,
+  type PhaseResult,
+  type ProjectionContext,
+  type SpiceDBHealth,
+  type StatusChange,
+} from '../reconcile-flow.js';
 import {
   counts,
   ProjectionReason,
@@ -15,7 +20,7 @@ import type { ProjectedProjector } from './projected-projector.js';
 import { currentReason, nextProjectedStatus } from './projected-status.js';
 import type { ProjectedWorld } from './projected-world.js';
 
-export interface ProjectedReconcilerOptions<T extends ProjectedObject> {
+export interface ProjectedReconcilerOptions<T extends ProjectedObject> extends SpiceDBHealth {
   world: ProjectedWorld<T>;
   projector: ProjectedProjector<T>;
   writer: {
@@ -23,10 +28,6 @@ export interface ProjectedReconcilerOptions<T extends ProjectedObject> {
     updateStatus(object: T, status: ProjectedStatus, signal: AbortSignal): Promise<T>;
   };
   logger: Logger;
-  /** Told about every SpiceDB failure: one that says the schema is gone should be noticed at once. */
-  onSpiceDBError(error: SpiceDBError): void;
-  /** Whether a status written for the current generation may be believed (false once SpiceDB lost data). */
-  trustStatus(): boolean;
   now?: () => Date;
 }
 
@@ -40,50 +41,41 @@ const EXPIRY_MARGIN_MS = 1_000;
  * with the work queue's backoff: that is the dead letter. An object that stops counting by itself (expiry) is
  * reconciled again then.
  */
-export class ProjectedReconciler<T extends ProjectedObject> {
-  private readonly now: () => Date;
-  private readonly expectations = new WriteExpectations();
-
+export class ProjectedReconciler<T extends ProjectedObject> extends ReconcileFlow<
+  T,
+  ProjectionOutcome,
+  ProjectedStatus
+> {
   constructor(private readonly options: ProjectedReconcilerOptions<T>) {
-    this.now = options.now ?? (() => new Date());
+    super(options.now);
   }
 
-  readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> => {
-    const cached = this.options.world.object(key);
-    if (!cached) return this.forget(key);
-    if (this.expectations.isStale(key, cached.metadata.resourceVersion)) return undefined;
-    if (cached.metadata.deletionTimestamp) return this.finalize(key, cached, signal);
-    let object = cached;
-    if (this.counts(object) && !hasFinalizer(object)) {
-      const updated = await this.unlessStale(
-        key,
-        object,
-        this.options.writer.setFinalizer(object, true, signal),
-      );
-      if (!updated) return { requeue: true };
-      object = updated;
-    }
-    const { outcome, failure } = await this.project(key, object, signal);
-    const written = await this.writeStatus(key, object, outcome, signal);
-    if (failure) throw failure;
-    return written ? this.untilItStopsCounting(object) : { requeue: true };
-  };
+  protected cached(key: string): T | undefined {
+    return this.options.world.object(key);
+  }
+
+  protected forget(key: string): void {
+    this.options.projector.forget(key);
+  }
+
+  /** Only an object that counts has tuples to remove when it is deleted. */
+  protected wantsFinalizer(object: T): boolean {
+    return this.counts(object);
+  }
 
   private counts(object: T): boolean {
     return counts(this.options.world.kind, object);
   }
 
-  private untilItStopsCounting(object: T): ReconcileResult | undefined {
-    const until = this.counts(object) ? this.options.world.kind.countsUntil?.(object) : undefined;
-    if (!until) return undefined;
-    return { requeueAfter: Math.max(0, until.getTime() - this.now().getTime()) + EXPIRY_MARGIN_MS };
+  protected addFinalizer(object: T, signal: AbortSignal): Promise<T> {
+    return this.options.writer.setFinalizer(object, true, signal);
   }
 
-  private async project(
+  protected async project(
     key: string,
     object: T,
-    signal: AbortSignal,
-  ): Promise<{ outcome: ProjectionOutcome; failure?: SpiceDBError }> {
+    { signal }: Pick<ProjectionContext, 'signal'>,
+  ): Promise<PhaseResult<ProjectionOutcome>> {
     const kind = this.counts(object) ? 'projected' : 'withdrawn';
     try {
       this.adoptStatus(key, object);
@@ -98,60 +90,45 @@ export class ProjectedReconciler<T extends ProjectedObject> {
     }
   }
 
+  /** Being deleted, the object no longer counts: its projection deletes its tuples. */
+  protected withdraw(key: string, object: T, signal: AbortSignal): Promise<PhaseResult<ProjectionOutcome>> {
+    return this.project(key, object, { signal });
+  }
+
+  protected async releaseFinalizer(key: string, object: T, signal: AbortSignal): Promise<boolean> {
+    const released = await this.unlessStale(
+      key,
+      object,
+      this.options.writer.setFinalizer(object, false, signal),
+    );
+    return released !== undefined;
+  }
+
+  protected released(key: string): void {
+    const { name } = this.options.world.kind;
+    this.options.logger.info({ [name]: key }, `${name} relationships removed; finalizer released`);
+  }
+
+  protected nextStatus(object: T, outcome: ProjectionOutcome, now: Date): StatusChange<ProjectedStatus> {
+    return nextProjectedStatus(this.options.world.kind, object, outcome, now);
+  }
+
+  protected updateStatus(object: T, status: ProjectedStatus, signal: AbortSignal): Promise<T> {
+    return this.options.writer.updateStatus(object, status, signal);
+  }
+
+  /** Past an expiry, the object stops counting by itself: reconciled again then. */
+  protected requeueAfter(object: T, now: Date): ReconcileResult | undefined {
+    const until = this.counts(object) ? this.options.world.kind.countsUntil?.(object) : undefined;
+    if (!until) return undefined;
+    return { requeueAfter: Math.max(0, until.getTime() - now.getTime()) + EXPIRY_MARGIN_MS };
+  }
+
   /** A process that does not know what it wrote believes a status written for the current generation. */
   private adoptStatus(key: string, object: T): void {
     const { projector, trustStatus, world } = this.options;
     if (projector.remembers(key) || !trustStatus()) return;
     const expected = world.kind.withdrawal(object)?.reason ?? ProjectionReason.Projected;
     if (currentReason(object) === expected) projector.adopt(key, object);
-  }
-
-  /** The object is being deleted: delete its tuples, then release the finalizer. */
-  private async finalize(key: string, object: T, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    if (!hasFinalizer(object)) return this.forget(key);
-    const { outcome, failure } = await this.project(key, object, signal);
-    if (failure) {
-      await this.writeStatus(key, object, outcome, signal);
-      throw failure;
-    }
-    const released = await this.unlessStale(
-      key,
-      object,
-      this.options.writer.setFinalizer(object, false, signal),
-    );
-    if (!released) return { requeue: true };
-    this.options.logger.info(
-      { [this.options.world.kind.name]: key },
-      `${this.options.world.kind.name} relationships removed; finalizer released`,
-    );
-    return undefined;
-  }
-
-  private forget(key: string): undefined {
-    this.options.projector.forget(key);
-    this.expectations.forget(key);
-    return undefined;
-  }
-
-  /** Writes the status if it changes; false when Kubernetes says the object changed meanwhile. */
-  private async writeStatus(
-    key: string,
-    object: T,
-    outcome: ProjectionOutcome,
-    signal: AbortSignal,
-  ): Promise<boolean> {
-    const change = nextProjectedStatus(this.options.world.kind, object, outcome, this.now());
-    if (!change.changed) return true;
-    const updated = await this.unlessStale(
-      key,
-      object,
-      this.options.writer.updateStatus(object, change.status, signal),
-    );
-    return updated !== undefined;
-  }
-
-  /** The written object; undefined when Kubernetes says the object changed or went meanwhile. */
-  private unlessStale(key: string, before: T, write: Promise<T>): Promise<T | undefined> {
-    return this.expectations.unlessStale(key, before.metadata.resourceVersion, write);
   }
 }

@@ -11,12 +11,9 @@ import {
   type ProjectedStatus,
   type ProjectionOutcome,
 } from './projected-kind.js';
+import type { StatusChange } from '../reconcile-flow.js';
 
-export interface ProjectedStatusChange {
-  status: ProjectedStatus;
-  /** False: the status already says all this. */
-  changed: boolean;
-}
+export type ProjectedStatusChange = StatusChange<ProjectedStatus>;
 
 /** Condition messages are bounded by the API (32 KiB); error messages are not. */
 const MAX_MESSAGE_LENGTH = 4_096;

@@ -5,11 +5,12 @@ import { GrantMetrics } from '../../../src/controller/controller-metrics.js';
 import { DriftResync, ResyncCancelledError } from '../../../src/controller/drift-resync.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
-import { resyncedRelations } from '../../../src/controller/managed-relations.js';
+import { resyncedRelations } from '../../../src/controller/setup-drift-resync.js';
 import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';
 import { membershipCacheTransform } from '../../../src/controller/memberships/cached-membership.js';
 import { InternPool } from '../../../src/runtime/index.js';
-import { MembershipWorld } from '../../../src/controller/memberships/membership-world.js';
+import { ProjectedWorld } from '../../../src/controller/projected/projected-world.js';
+import { membershipKind } from '../../../src/controller/memberships/membership-projection.js';
 import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import type { Membership, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
@@ -67,7 +68,10 @@ function setUp(
     store,
     world: test.world,
     projected: [
-      new MembershipWorld(new MemoryStore(memberships, membershipCacheTransform(new InternPool()))),
+      new ProjectedWorld(
+        new MemoryStore(memberships, membershipCacheTransform(new InternPool())),
+        membershipKind,
+      ),
     ],
     relations: resyncedRelations(registry),
     mutex: new KeyedMutex(),

@@ -3,7 +3,7 @@ import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
 import { GrantProjector } from '../../../../src/controller/grants/grant-projector.js';
 import { managedRelations } from '../../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
-import { ProjectionMemory } from '../../../../src/controller/grants/projection-memory.js';
+import { LastWrites } from '../../../../src/controller/grants/last-writes.js';
 import { WriteBatcher } from '../../../../src/controller/write-batcher.js';
 import { projectGrant } from '../../../../src/verdict/projection.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
@@ -25,18 +25,18 @@ import {
 function setUp(grants: PolicyGrant[] = []) {
   const test: TestWorld = testWorld({ grants });
   const store = new FakeRelationshipStore();
-  const memory = new ProjectionMemory();
+  const lastWrites = new LastWrites();
   const deleted: { keys: string[]; by: string }[] = [];
   const projector = new GrantProjector({
     store,
     world: test.world,
-    memory,
+    lastWrites,
     mutex: new KeyedMutex(),
     relations: managedRelations(registry),
     onTuplesDeleted: (keys, by) => deleted.push({ keys, by }),
     now: () => NOW,
   });
-  return { ...test, store, memory, projector, deleted };
+  return { ...test, store, lastWrites, projector, deleted };
 }
 
 const keyOf = (grant: PolicyGrant) => `${ACL_NAMESPACE}/${grant.metadata.name}`;
@@ -112,7 +112,7 @@ describe('GrantProjector.withdraw', () => {
     expect(store.writeCalls).toHaveLength(1);
   });
 
-  it('deletes what a grant gone from the cache had written, from memory alone', async () => {
+  it('deletes what a grant gone from the cache had written, from its record of the last write alone', async () => {
     const grant = policyGrant('g');
     const { projector, store, grants } = setUp([grant]);
     await projector.enforce(keyOf(grant), relationshipsOf(grant));
@@ -185,10 +185,10 @@ describe('a tuple two grants project', () => {
 describe('failures', () => {
   it('remembers nothing of a write that failed, so the next reconcile writes again', async () => {
     const grant = policyGrant('g');
-    const { projector, store, memory } = setUp([grant]);
+    const { projector, store, lastWrites } = setUp([grant]);
     store.failNextWrite = new Error('SpiceDB down');
     await expect(projector.enforce(keyOf(grant), relationshipsOf(grant))).rejects.toThrow('SpiceDB down');
-    expect(memory.get(keyOf(grant))).toBeUndefined();
+    expect(lastWrites.get(keyOf(grant))).toBeUndefined();
     await projector.enforce(keyOf(grant), relationshipsOf(grant));
     expect(store.keys()).toEqual([tupleKey(consumerTuple())]);
   });
@@ -197,11 +197,11 @@ describe('failures', () => {
 describe('grants on one item, through the write batcher', () => {
   it('share one call: the lock of the item is let go once a write is queued', async () => {
     const grants = [USER, OTHER_USER].map((userId, index) => policyGrant(`g${index}`, { userId }));
-    const { store, memory, world } = setUp(grants);
+    const { store, lastWrites, world } = setUp(grants);
     const batched = new GrantProjector({
       store: new WriteBatcher({ store, windowMs: 1 }),
       world,
-      memory,
+      lastWrites,
       mutex: new KeyedMutex(),
       relations: managedRelations(registry),
       onTuplesDeleted: () => undefined,
@@ -212,6 +212,6 @@ describe('grants on one item, through the write batcher', () => {
     );
     expect(store.writeCalls).toHaveLength(1);
     expect(store.keys()).toEqual([consumerTuple(), consumerTuple(OTHER_USER)].map(tupleKey).sort());
-    expect(grants.map((grant) => memory.get(keyOf(grant))?.zedToken)).toEqual(tokens);
+    expect(grants.map((grant) => lastWrites.get(keyOf(grant))?.zedToken)).toEqual(tokens);
   });
 });

@@ -7,7 +7,7 @@ import { GrantReconciler } from '../../../../src/controller/grants/grant-reconci
 import { RELATIONSHIPS_FINALIZER } from '../../../../src/api/v1alpha1/index.js';
 import { managedRelations } from '../../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
-import { ProjectionMemory } from '../../../../src/controller/grants/projection-memory.js';
+import { LastWrites } from '../../../../src/controller/grants/last-writes.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
@@ -70,7 +70,7 @@ class FakeGrantWriter {
 function setUp(grant: PolicyGrant, now = NOW) {
   const test = testWorld({ grants: [grant] });
   const store = new FakeRelationshipStore();
-  const memory = new ProjectionMemory();
+  const lastWrites = new LastWrites();
   const writer = new FakeGrantWriter((written) => test.grants.put(written));
   const events: RecordedEvent[] = [];
   const spicedbErrors: unknown[] = [];
@@ -78,7 +78,7 @@ function setUp(grant: PolicyGrant, now = NOW) {
   const projector = new GrantProjector({
     store,
     world: test.world,
-    memory,
+    lastWrites,
     mutex: new KeyedMutex(),
     relations: managedRelations(registry),
     onTuplesDeleted: () => undefined,
@@ -87,7 +87,7 @@ function setUp(grant: PolicyGrant, now = NOW) {
   const reconciler = new GrantReconciler({
     world: test.world,
     projector,
-    memory,
+    lastWrites,
     writer,
     events: { record: async (_object, event) => void events.push(event) },
     metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
@@ -101,7 +101,7 @@ function setUp(grant: PolicyGrant, now = NOW) {
     if (!grant) throw new Error(`${KEY} is not in the cache`);
     return grant;
   };
-  return { ...test, store, memory, writer, events, spicedbErrors, reconciler, current, metricsRegistry };
+  return { ...test, store, lastWrites, writer, events, spicedbErrors, reconciler, current, metricsRegistry };
 }
 
 describe('GrantReconciler', () => {
@@ -140,7 +140,7 @@ describe('GrantReconciler', () => {
     expect(second.writer.calls).toEqual([]);
   });
 
-  describe('after a leader change (nothing in memory), a narrowing edit', () => {
+  describe('after a leader change (no record of the last writes), a narrowing edit', () => {
     const edit = (grant: PolicyGrant, spec: Partial<PolicyGrant['spec']>): PolicyGrant => ({
       ...grant,
       metadata: { ...grant.metadata, generation: 2 },
@@ -286,14 +286,14 @@ describe('GrantReconciler', () => {
   });
 
   it('on deletion removes the tuples, then the finalizer', async () => {
-    const { reconciler, grants, store, current, writer, memory } = setUp(policyGrant('g'));
+    const { reconciler, grants, store, current, writer, lastWrites } = setUp(policyGrant('g'));
     await reconciler.reconcile(KEY, signal);
     grants.put({ ...current(), metadata: { ...current().metadata, deletionTimestamp: NOW } });
     await reconciler.reconcile(KEY, signal);
     expect(store.keys()).toEqual([]);
     expect(writer.calls.at(-1)).toBe('removeFinalizer');
     expect(current().metadata.finalizers).toEqual([]);
-    expect(memory.size).toBe(0);
+    expect(lastWrites.size).toBe(0);
   });
 
   it('cleans up after a grant that vanished without its finalizer', async () => {

@@ -3,9 +3,10 @@ import type { Membership, MembershipSpec, MembershipStatus } from '../../../../s
 import { RELATIONSHIPS_FINALIZER } from '../../../../src/api/v1alpha1/index.js';
 import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
 import { projectMembership } from '../../../../src/controller/memberships/membership-projection.js';
-import { MembershipProjector } from '../../../../src/controller/memberships/membership-projector.js';
-import { MembershipReconciler } from '../../../../src/controller/memberships/membership-reconciler.js';
-import { MembershipWorld } from '../../../../src/controller/memberships/membership-world.js';
+import { ProjectedProjector } from '../../../../src/controller/projected/projected-projector.js';
+import { ProjectedReconciler } from '../../../../src/controller/projected/projected-reconciler.js';
+import { ProjectedWorld } from '../../../../src/controller/projected/projected-world.js';
+import { membershipKind } from '../../../../src/controller/memberships/membership-projection.js';
 import { membershipCacheTransform } from '../../../../src/controller/memberships/cached-membership.js';
 import { InternPool } from '../../../../src/runtime/index.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
@@ -56,10 +57,10 @@ class FakeMembershipWriter {
 function setUp(...objects: Membership[]) {
   // Cached as the controller caches them: the reconciler reads compact records.
   const cache = new MemoryStore(objects, membershipCacheTransform(new InternPool()));
-  const world = new MembershipWorld(cache);
+  const world = new ProjectedWorld(cache, membershipKind);
   const store = new FakeRelationshipStore();
   const rechecked: string[][] = [];
-  const projector = new MembershipProjector({
+  const projector = new ProjectedProjector<Membership>({
     store,
     world,
     mutex: new KeyedMutex(),
@@ -68,7 +69,7 @@ function setUp(...objects: Membership[]) {
   const writer = new FakeMembershipWriter(cache);
   const spiceDBErrors: unknown[] = [];
   let trusted = true;
-  const reconciler = new MembershipReconciler({
+  const reconciler = new ProjectedReconciler<Membership>({
     world,
     projector,
     writer,

@@ -3,7 +3,7 @@ import { SpiceDBUnavailableError, type SpiceDBError } from '../spicedb/errors.js
 import { FencedOffError } from './fenced-spicedb.js';
 import type { HealthProbe } from './relationship-store.js';
 
-export interface SpiceDBGuardOptions {
+export interface SpiceDBHealthProberOptions {
   store: HealthProbe;
   /** Writes the schema when SpiceDB's differs (FencedSpiceDB.ensureSchema: refused unless leading). */
   ensureSchema(): Promise<{ written: boolean }>;
@@ -27,7 +27,7 @@ type Health = 'unknown' | 'available' | 'unavailable';
  * before its first write, see FencedSpiceDB); and reports recoveries so that the controller can rewrite what
  * SpiceDB may have lost.
  */
-export class SpiceDBGuard {
+export class SpiceDBHealthProber {
   private health: Health = 'unknown';
   private timer?: NodeJS.Timeout;
   private probing?: Promise<void>;
@@ -37,7 +37,7 @@ export class SpiceDBGuard {
   /** A loss of the schema was reported and the schema has not been seen since: report it once. */
   private lossReported = false;
 
-  constructor(private readonly options: SpiceDBGuardOptions) {}
+  constructor(private readonly options: SpiceDBHealthProberOptions) {}
 
   /** Probes once (ensuring the schema if leading) and starts probing; never throws. */
   async start(): Promise<void> {

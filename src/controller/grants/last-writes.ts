@@ -2,7 +2,7 @@ import type { Relationship } from '../../spicedb/client.js';
 import { tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 
 /** What this process last wrote to SpiceDB for one grant. */
-export interface ProjectionRecord {
+export interface LastWrite {
   /** Identifies the write: the tuples with their expirations, or the withdrawal of a set of candidates. */
   fingerprint: string;
   /** Tuples written for the grant and not deleted since; empty after a withdrawal. */
@@ -27,14 +27,14 @@ export function withdrawnFingerprint(candidates: readonly TupleKey[]): string {
  * empty (every grant is written once after a start) and is cleared whenever SpiceDB may have lost or
  * changed tuples behind the controller's back (outage, new term of leadership); the resync repairs the rest.
  */
-export class ProjectionMemory {
-  private readonly records = new Map<string, ProjectionRecord>();
+export class LastWrites {
+  private readonly records = new Map<string, LastWrite>();
 
-  get(grantKey: string): ProjectionRecord | undefined {
+  get(grantKey: string): LastWrite | undefined {
     return this.records.get(grantKey);
   }
 
-  set(grantKey: string, record: ProjectionRecord): void {
+  set(grantKey: string, record: LastWrite): void {
     this.records.set(grantKey, record);
   }
 

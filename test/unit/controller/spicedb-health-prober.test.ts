@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/runtime/logger.js';
-import { SpiceDBGuard } from '../../../src/controller/spicedb-guard.js';
+import { SpiceDBHealthProber } from '../../../src/controller/spicedb-health-prober.js';
 import { SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 
-/** SpiceDB's health and schema, as the guard sees them. */
+/** SpiceDB's health and schema, as the prober sees them. */
 class FakeSchemaStore {
   schema: string | undefined;
   down = false;
@@ -27,7 +27,7 @@ class FakeSchemaStore {
 
 function setUp(store = new FakeSchemaStore(), leadership = { leading: true }) {
   const recoveries: string[] = [];
-  const guard = new SpiceDBGuard({
+  const prober = new SpiceDBHealthProber({
     store,
     ensureSchema: () => store.ensureSchema('definition user {}'),
     isLeader: () => leadership.leading,
@@ -35,36 +35,36 @@ function setUp(store = new FakeSchemaStore(), leadership = { leading: true }) {
     logger: silentLogger,
     onRecovered: (why) => recoveries.push(why),
   });
-  return { store, guard, recoveries };
+  return { store, prober, recoveries };
 }
 
-describe('SpiceDBGuard', () => {
+describe('SpiceDBHealthProber', () => {
   it('writes the schema at start-up, and counts a SpiceDB without schema as disrupted', async () => {
-    const { store, guard, recoveries } = setUp();
-    await guard.start();
-    await guard.stop();
+    const { store, prober, recoveries } = setUp();
+    await prober.start();
+    await prober.stop();
     expect(store.schema).toBe('definition user {}');
-    expect(guard.isAvailable()).toBe(true);
-    expect(guard.wasDisrupted()).toBe(true);
+    expect(prober.isAvailable()).toBe(true);
+    expect(prober.wasDisrupted()).toBe(true);
     expect(recoveries).toEqual([]);
   });
 
   it('writes nothing and trusts statuses when SpiceDB already has the schema', async () => {
     const store = new FakeSchemaStore();
     store.schema = 'definition user {}';
-    const { guard } = setUp(store);
-    await guard.start();
-    await guard.stop();
+    const { prober } = setUp(store);
+    await prober.start();
+    await prober.stop();
     expect(store.writes).toBe(0);
-    expect(guard.wasDisrupted()).toBe(false);
+    expect(prober.wasDisrupted()).toBe(false);
   });
 
   it('notices a SpiceDB that came back empty: writes the schema again and reports schema-lost', async () => {
-    const { store, guard, recoveries } = setUp();
-    await guard.start();
+    const { store, prober, recoveries } = setUp();
+    await prober.start();
     store.schema = undefined; // a memory datastore restarted between two probes
-    guard.nudge();
-    await guard.stop();
+    prober.nudge();
+    await prober.stop();
     expect(store.writes).toBe(2);
     expect(recoveries).toEqual(['schema-lost']);
   });
@@ -72,28 +72,28 @@ describe('SpiceDBGuard', () => {
   it('reports an outage once SpiceDB answers again', async () => {
     const store = new FakeSchemaStore();
     store.schema = 'definition user {}';
-    const { guard, recoveries } = setUp(store);
-    await guard.start();
+    const { prober, recoveries } = setUp(store);
+    await prober.start();
     store.down = true;
-    guard.nudge();
+    prober.nudge();
     await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(guard.isAvailable()).toBe(false);
+    expect(prober.isAvailable()).toBe(false);
     store.down = false;
-    guard.nudge();
-    await guard.stop();
+    prober.nudge();
+    await prober.stop();
     expect(recoveries).toEqual(['outage']);
-    expect(guard.wasDisrupted()).toBe(true);
+    expect(prober.wasDisrupted()).toBe(true);
   });
 
   it('keeps running when SpiceDB is unreachable at start-up, and recovers later', async () => {
     const store = new FakeSchemaStore();
     store.down = true;
-    const { guard, recoveries } = setUp(store);
-    await guard.start();
-    expect(guard.isAvailable()).toBe(false);
+    const { prober, recoveries } = setUp(store);
+    await prober.start();
+    expect(prober.isAvailable()).toBe(false);
     store.down = false;
-    guard.nudge();
-    await guard.stop();
+    prober.nudge();
+    await prober.stop();
     expect(store.schema).toBe('definition user {}');
     expect(recoveries).toEqual(['schema-lost']);
   });
@@ -101,20 +101,20 @@ describe('SpiceDBGuard', () => {
   it('does not take a refused call for an outage', async () => {
     const store = new FakeSchemaStore();
     store.schema = 'definition user {}';
-    const { guard, recoveries } = setUp(store);
-    await guard.start();
+    const { prober, recoveries } = setUp(store);
+    await prober.start();
     const answer = store.health.bind(store);
     store.health = () => {
       store.probes += 1;
       return Promise.reject(new SpiceDBError('ReadSchema', 3, 'invalid argument'));
     };
-    guard.nudge();
+    prober.nudge();
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(store.probes).toBe(2); // the refused probe did happen
-    expect(guard.isAvailable()).toBe(true);
+    expect(prober.isAvailable()).toBe(true);
     store.health = answer;
-    guard.nudge();
-    await guard.stop();
+    prober.nudge();
+    await prober.stop();
     expect(store.probes).toBe(3);
     // Had the refusal counted as an outage, this answer would be reported as a recovery from it.
     expect(recoveries).toEqual([]);
@@ -122,16 +122,16 @@ describe('SpiceDBGuard', () => {
 
   it('lets only the leader write the schema; a replica that does not lead only probes', async () => {
     const leadership = { leading: false };
-    const { store, guard, recoveries } = setUp(new FakeSchemaStore(), leadership);
-    await guard.start();
-    guard.nudge();
+    const { store, prober, recoveries } = setUp(new FakeSchemaStore(), leadership);
+    await prober.start();
+    prober.nudge();
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(store.probes).toBe(2);
     expect(store.writes).toBe(0);
-    expect(guard.isAvailable()).toBe(true);
+    expect(prober.isAvailable()).toBe(true);
     leadership.leading = true;
-    guard.nudge();
-    await guard.stop();
+    prober.nudge();
+    await prober.stop();
     expect(store.writes).toBe(1);
     expect(recoveries).toEqual(['schema-lost']);
   });

@@ -1,0 +1,34 @@
+import type { AccessRequest } from '../../api/v1alpha1/index.js';
+import type { Controller, Manager } from '../../runtime/index.js';
+import { SHUTDOWN_TIMEOUT_MS, type ControllerDeps } from '../controller-deps.js';
+import { AccessRequestReconciler } from './access-request-reconciler.js';
+
+/** The AccessRequest controller: expires requests left PENDING, and announces each decision once. */
+export function setupAccessRequestController(
+  manager: Manager,
+  deps: ControllerDeps,
+): Controller<AccessRequest> {
+  const { caches, audit } = deps;
+  const reconciler = new AccessRequestReconciler({
+    cache: caches.accessRequests,
+    kubeConfig: deps.kubeConfig,
+    events: deps.events,
+    pendingTtlMs: deps.config.accessRequestPendingTtlMs,
+    isLeader: () => manager.isLeader(),
+    now: () => new Date(),
+    ...(audit
+      ? {
+          audit: {
+            store: audit.store,
+            organisationOfItem: (itemId: string) => caches.world.itemsWithId(itemId)[0]?.spec.organisationId,
+          },
+        }
+      : {}),
+  });
+  return manager.addController<AccessRequest>({
+    name: 'accessrequest',
+    for: caches.accessRequests,
+    reconcile: reconciler.reconcile,
+    shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+  });
+}
