@@ -134,7 +134,8 @@ describe('the release on a cluster', () => {
     await kubectl('apply', '-f', await checkLoopManifest(checkerPod));
     try {
       await eventually('the check loop to get its first answer', async () =>
-        (await podLogs(checkerPod)).includes('first answer') ? true : undefined,
+        // No logs while the container is being created: not yet.
+        (await podLogs(checkerPod).catch(() => '')).includes('first answer') ? true : undefined,
       );
       await run(helm, [
         'upgrade',
