@@ -37,7 +37,7 @@ interface Deployment {
 }
 
 interface Pod {
-  metadata: { name: string };
+  metadata: { name: string; deletionTimestamp?: string };
   status?: { phase?: string };
 }
 
@@ -90,6 +90,7 @@ async function leaderPod(): Promise<{ pod: string; leaseMs: number }> {
   return { pod: holder.split('_')[0] as string, leaseMs: (lease.spec.leaseDurationSeconds ?? 0) * 1000 };
 }
 
+/** The decision service's pods that are not being deleted. */
 async function decisionPods(): Promise<string[]> {
   const pods = await kubectlJson<{ items: Pod[] }>(
     'get',
@@ -99,7 +100,11 @@ async function decisionPods(): Promise<string[]> {
     '-l',
     'app.kubernetes.io/component=decision-service',
   );
-  return pods.items.map((pod) => pod.metadata.name).sort();
+  // A replaced pod may still be draining after the rollout: it serves no new connection.
+  return pods.items
+    .filter((pod) => pod.metadata.deletionTimestamp === undefined)
+    .map((pod) => pod.metadata.name)
+    .sort();
 }
 
 describe('the release on a cluster', () => {
