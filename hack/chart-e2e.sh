@@ -2,7 +2,9 @@
 # The chart's install suite, on any cluster KUBECONFIG names (hack/kind-e2e.sh on kind, hack/cluster/cluster.sh
 # test on this project's one-node cluster): PostgreSQL for the audit trail, the Helm chart with the bundled
 # SpiceDB in a namespace that enforces Pod Security "restricted", then the end-to-end suite (`npm run test:e2e`)
-# through port-forwards. The images must be in the cluster already.
+# through port-forwards, the install suite (test/install: the controller's leader failover by deleting its pod, a
+# `helm upgrade` that rolls the decision service under checks), `helm test`, and `helm uninstall`, after which only
+# the documented leftovers may remain. The images must be in the cluster already.
 #
 # Environment:
 #   KUBECONFIG       the cluster (required)
@@ -24,8 +26,11 @@ pull_policy="${PULL_POLICY:-IfNotPresent}"
 release=policy-grant-operator
 namespace=policy-grant-system
 db_namespace=policy-grant-db
+chart="$repo/charts/policy-grant-operator"
 work="$(mktemp -d "${TMPDIR:-/tmp}/policy-grant-chart-e2e.XXXXXX")"
 forwards=()
+# Local ports of the port-forwards (write_env_file), by service.
+declare -A local_ports=()
 
 log() { printf '[chart-e2e] %s\n' "$*" >&2; }
 die() {
@@ -133,7 +138,7 @@ EOF
 install_chart() {
   log "installing the chart into $namespace (Pod Security restricted, bundled SpiceDB)"
   k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
-  "$helm" install "$release" "$repo/charts/policy-grant-operator" \
+  "$helm" install "$release" "$chart" \
     --kubeconfig "$KUBECONFIG" --namespace "$namespace" \
     --set image.repository="$(image_repository "$image")" --set image.tag="$(image_tag "$image")" \
     --set image.pullPolicy=Never \
@@ -169,6 +174,7 @@ write_env_file() {
   forward "$release-decision-service" 8081 decision
   forward "$release-controller" 8082 controller
   forward "$release-spicedb" 50051 spicedb
+  local_ports=([acl-api]="$acl" [decision-service]="$decision" [controller]="$controller")
   token="$(k --namespace "$namespace" get secret "$release-spicedb" -o jsonpath='{.data.presharedKey}' | base64 --decode)"
   cat >"$work/env" <<EOF
 KUBECONFIG=$KUBECONFIG
@@ -215,6 +221,59 @@ check_view_role() {
   log "a user bound only to view lists policygrants and cannot create one"
 }
 
+# Every pod of the release Ready, and each service's probes answering 200 on the chart's ports.
+check_pods_and_probes() {
+  local component probe
+  k --namespace "$namespace" wait pods --for=condition=Ready --selector "app.kubernetes.io/instance=$release" --timeout 5m >/dev/null
+  for component in "${!local_ports[@]}"; do
+    for probe in live ready; do
+      curl --silent --fail --max-time 10 --output /dev/null "http://127.0.0.1:${local_ports[$component]}/healthz/$probe" ||
+        die "$component: /healthz/$probe does not answer 200"
+    done
+  done
+  log "every pod of the release is Ready; /healthz/live and /healthz/ready answer 200 on each service's port"
+}
+
+run_install_suite() {
+  log "running the install suite (leader failover, helm upgrade under checks)"
+  (cd "$repo" && E2E_ENV_FILE="$work/env" INSTALL_RELEASE="$release" INSTALL_NAMESPACE="$namespace" \
+    INSTALL_CHART="$chart" npx vitest run --config vitest.install.config.ts)
+}
+
+run_helm_test() {
+  "$helm" test "$release" --kubeconfig "$KUBECONFIG" --namespace "$namespace" --timeout 5m >&2
+  log "helm test passed"
+}
+
+# What `helm uninstall` leaves, by design (docs/install.md, "Uninstalling"): the CRDs (crds.keep) and the
+# objects of the API group, among them every grant; the controller's leader-election Lease, which it creates at
+# run time; the Secrets the installer created beside the release; and what every namespace has.
+KEPT_AFTER_UNINSTALL='^(customresourcedefinition\.apiextensions\.k8s\.io/.*\.acl\.policygrant\.dev|[a-z]+\.acl\.policygrant\.dev/.*|lease\.coordination\.k8s\.io/'"$release"'-controller|secret/'"$release"'-audit-(database|chain-key)|configmap/kube-root-ca\.crt|serviceaccount/default|event(\.events\.k8s\.io)?/.*)$'
+
+# Everything of the release's namespace, and every cluster-scoped object with the release's label.
+remaining_objects() {
+  local namespaced cluster
+  namespaced="$(k api-resources --verbs=list --namespaced=true -o name | paste -sd, -)"
+  cluster="$(k api-resources --verbs=list --namespaced=false -o name | paste -sd, -)"
+  k --namespace "$namespace" get "$namespaced" -o name 2>/dev/null || true
+  k get "$cluster" --selector "app.kubernetes.io/instance=$release" -o name 2>/dev/null || true
+}
+
+uninstall_and_check_leftovers() {
+  local unexpected=""
+  for pid in "${forwards[@]}"; do kill "$pid" 2>/dev/null || true; done
+  forwards=()
+  "$helm" uninstall "$release" --kubeconfig "$KUBECONFIG" --namespace "$namespace" --wait --timeout 5m >&2
+  # Pods and ReplicaSets go through the garbage collector after their Deployment: give it a bounded while.
+  for _ in $(seq 1 60); do
+    unexpected="$(remaining_objects | grep -Ev "$KEPT_AFTER_UNINSTALL" || true)"
+    [ -z "$unexpected" ] && break
+    sleep 2
+  done
+  [ -z "$unexpected" ] || die "helm uninstall left objects the docs do not name: $unexpected"
+  log "helm uninstall left only the documented objects: $(remaining_objects | grep -Ec "$KEPT_AFTER_UNINSTALL") (CRDs, grants and other objects of the group, the controller's Lease, the installer's Secrets)"
+}
+
 main() {
   resolve_tools
   ensure_dev_signing_key
@@ -223,12 +282,15 @@ main() {
   apply_samples
   check_view_role
   write_env_file
+  check_pods_and_probes
   log "running the end-to-end suite"
-  if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e); then
+  if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e) || ! run_install_suite; then
     diagnose
     exit 1
   fi
-  log "end-to-end suite passed"
+  log "end-to-end and install suites passed"
+  run_helm_test
+  uninstall_and_check_leftovers
 }
 
 main "$@"
