@@ -461,7 +461,13 @@ function startGrantAudit(
     maxConnections: 2,
     ...(config.auditChainKey ? { chainKey: config.auditChainKey } : {}),
   });
-  const auditor = new GrantAuditor({ store, world, isLeader: () => manager.isLeader(), logger });
+  const auditor = new GrantAuditor({
+    store,
+    world,
+    actors: config.auditActors,
+    isLeader: () => manager.isLeader(),
+    logger,
+  });
   manager.addController<PolicyGrant>({
     name: 'policygrant-audit',
     for: grants,
