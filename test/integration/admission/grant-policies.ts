@@ -52,7 +52,10 @@ export function grantPolicies(): GrantPolicies {
         'ValidatingAdmissionPolicyBinding',
         'ValidatingAdmissionPolicyBinding',
       ]);
-      for (const object of objects.map((candidate) => confined(candidate, namespaces)))
+      const namespaceSelector = {
+        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces }],
+      };
+      for (const object of objects.map((candidate) => confinedBinding(candidate, namespaceSelector)))
         created.push(await api().create(object as KubernetesObject));
       await until(() => policiesJudge(namespaces[0] as string), 'the grant policies to judge writes');
     },
@@ -62,14 +65,13 @@ export function grantPolicies(): GrantPolicies {
   };
 }
 
-/** A binding restricted to `namespaces` (a policy as it is). */
-function confined(object: KubeObject, namespaces: string[]): KubeObject {
+/** A binding that binds only in the namespaces `namespaceSelector` selects (a policy as it is). */
+export function confinedBinding(object: KubeObject, namespaceSelector: object): KubeObject {
   if (!object.kind.endsWith('Binding')) return object;
-  const spec = object.spec as Record<string, unknown>;
-  const namespaceSelector = {
-    matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: namespaces }],
-  };
-  return { ...object, spec: { ...spec, matchResources: { namespaceSelector } } } as KubeObject;
+  return {
+    ...object,
+    spec: { ...(object.spec as object), matchResources: { namespaceSelector } },
+  } as KubeObject;
 }
 
 /**
