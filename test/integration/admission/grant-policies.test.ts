@@ -6,7 +6,7 @@ import { CREATED_BY_ACL_API, CREATED_BY_LABEL } from '../../../src/acl/policies/
 import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
-import { grantObject, grantPolicies, writeAs, type Write } from './grant-policies.js';
+import { grantObject, grantPolicies, grantSpec, writeAs, type Write } from './grant-policies.js';
 
 // The chart's admission policies on PolicyGrants on the real kube-apiserver. grant-marks: issuerId, revokedBy and
 // the label acl.policygrant.dev/created-by are set, changed or removed by the ACL API's identity only, whatever
@@ -29,18 +29,6 @@ afterAll(async () => {
   await core().deleteNamespace({ name: namespace });
 });
 
-function spec(extra: Partial<PolicyGrant['spec']> = {}): PolicyGrant['spec'] {
-  return {
-    policyType: 'INDIVIDUAL',
-    userId: randomUUID(),
-    itemId: `urn:test:item:${randomUUID()}`,
-    itemType: 'DATABANK',
-    expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
-    constraints: { access: [{ accessType: 'api' }] },
-    ...extra,
-  };
-}
-
 const revocation = () => ({ revokedAt: new Date().toISOString(), revokedBy: randomUUID() });
 const apiLabel = { labels: { [CREATED_BY_LABEL]: CREATED_BY_ACL_API } };
 
@@ -52,7 +40,7 @@ const MARKS: Record<string, { spec?: Partial<PolicyGrant['spec']>; metadata?: ob
 };
 
 function create(user: string, extra: { spec?: object; metadata?: object } = {}, fieldManager?: string) {
-  const grant = grantObject(namespace, uniqueId('grant'), spec(extra.spec), extra.metadata);
+  const grant = grantObject(namespace, uniqueId('grant'), grantSpec(extra.spec), extra.metadata);
   return writeAs(user, 'create', grant, fieldManager ? { fieldManager } : {});
 }
 

@@ -5,13 +5,8 @@ import { GROUP_VERSION, POLICY_GRANT_KIND, type PolicyGrant } from '../../../src
 import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
 import { until } from '../../support/until.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
-import {
-  kubectl,
-  renderChart,
-  REQUIRED_VALUES,
-  toYamlStream,
-  type KubeObject,
-} from '../packaging/packaging-support.js';
+import type { KubeObject } from '../../../hack/sync-packaging.js';
+import { kubectl, renderChart, REQUIRED_VALUES, toYamlStream } from '../packaging/packaging-support.js';
 
 // The chart's admission policies on PolicyGrants (templates/grant-admission-policies.yaml), installed on the
 // test run's kube-apiserver as a release renders them, their bindings confined to the namespaces of one test
@@ -79,14 +74,15 @@ export function confinedBinding(object: KubeObject, namespaceSelector: object): 
  * requester's stamp and one that sets an issuer is refused.
  */
 async function policiesJudge(namespace: string): Promise<boolean> {
-  const probe = grantObject(namespace, uniqueId('probe'), probeSpec());
+  const probe = grantObject(namespace, uniqueId('probe'), grantSpec());
   const stamped = await writeAs('probe-user', 'create', probe, { dryRun: true });
   if (stamped.object?.metadata.annotations?.[REQUESTER_ANNOTATION] !== 'probe-user') return false;
   const issued = { ...probe, spec: { ...probe.spec, issuerId: randomUUID() } };
   return (await writeAs('probe-user', 'create', issued, { dryRun: true })).code !== 0;
 }
 
-function probeSpec(): PolicyGrant['spec'] {
+/** An INDIVIDUAL grant's spec on an item of its own, for a day, with `extra`. */
+export function grantSpec(extra: Partial<PolicyGrant['spec']> = {}): PolicyGrant['spec'] {
   return {
     policyType: 'INDIVIDUAL',
     userId: randomUUID(),
@@ -94,6 +90,7 @@ function probeSpec(): PolicyGrant['spec'] {
     itemType: 'DATABANK',
     expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
     constraints: { access: [{ accessType: 'api' }] },
+    ...extra,
   };
 }
 
