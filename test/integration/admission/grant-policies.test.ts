@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { CREATED_BY_ACL_API, CREATED_BY_LABEL } from '../../../src/acl/policies/grant-names.js';
 import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
+import { until } from '../../support/until.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
 import { grantObject, grantPolicies, grantSpec, writeAs, type Write } from './grant-policies.js';
 
@@ -16,17 +17,32 @@ import { grantObject, grantPolicies, grantSpec, writeAs, type Write } from './gr
 
 const policies = grantPolicies();
 const core = () => testKubeConfig().makeApiClient(CoreV1Api);
+const admission = () => testKubeConfig().makeApiClient(AdmissionregistrationV1Api);
 let namespace: string;
+/** A namespace where the stamp's check is bound and the mutating policy is not: the gate off, as it were. */
+let unstamped: string;
 
 beforeAll(async () => {
   namespace = uniqueId('grant-policies');
-  await core().createNamespace({ body: { metadata: { name: namespace } } });
+  unstamped = uniqueId('grant-unstamped');
+  for (const name of [namespace, unstamped]) await core().createNamespace({ body: { metadata: { name } } });
   await policies.install([namespace]);
+  await admission().createValidatingAdmissionPolicyBinding({
+    body: {
+      metadata: { name: unstamped },
+      spec: {
+        policyName: policies.requesterPolicy,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': unstamped } } },
+      },
+    },
+  });
 });
 
 afterAll(async () => {
+  await admission().deleteValidatingAdmissionPolicyBinding({ name: unstamped });
   await policies.remove();
-  await core().deleteNamespace({ name: namespace });
+  for (const name of [namespace, unstamped]) await core().deleteNamespace({ name });
 });
 
 const revocation = () => ({ revokedAt: new Date().toISOString(), revokedBy: randomUUID() });
@@ -119,5 +135,23 @@ describe('the requester stamp (grant-requester)', () => {
     const revoked = await writeAs('bob', 'replace', changed, { fieldManager: 'kubectl-edit' });
     expect(revoked.stderr).toBe('');
     expect(stampOf(revoked)).toBe('bob');
+  });
+});
+
+describe('without the mutating policy in effect', () => {
+  const write = (user: string, stamp?: string) => {
+    const annotations = stamp === undefined ? {} : { annotations: { [REQUESTER_ANNOTATION]: stamp } };
+    return writeAs(user, 'create', grantObject(unstamped, uniqueId('grant'), grantSpec(), annotations));
+  };
+
+  it("refuses a grant whose stamp is not its requester's, or that has none, rather than trust the client", async () => {
+    const message = `annotation ${REQUESTER_ANNOTATION} of a PolicyGrant must name who created it`;
+    // The binding is loaded asynchronously, like the policies: until it refuses the forged stamp.
+    await until(async () => (await write('mallory', policies.aclApiUser)).code !== 0, 'the check to refuse');
+    for (const forged of [await write('mallory', policies.aclApiUser), await write('mallory')]) {
+      expect(forged.code).not.toBe(0);
+      expect(forged.stderr).toContain(message);
+    }
+    expect((await write('mallory', 'mallory')).stderr).toBe('');
   });
 });

@@ -22,6 +22,8 @@ const RELEASE_NAMESPACE = 'policy-grant-tests';
 export interface GrantPolicies {
   /** The username the policies take for the ACL API's: its ServiceAccount in the rendered release. */
   aclApiUser: string;
+  /** The name of the grant-requester policies (the mutating one and its validating check). */
+  requesterPolicy: string;
   /** Binds the policies to these namespaces only, and waits until they judge writes there. */
   install(namespaces: string[]): Promise<void>;
   remove(): Promise<void>;
@@ -35,6 +37,7 @@ export function grantPolicies(): GrantPolicies {
   const api = () => testKubeConfig().makeApiClient(KubernetesObjectApi);
   return {
     aclApiUser,
+    requesterPolicy: `${release}-policy-grant-operator-grant-requester`,
     async install(namespaces) {
       const objects = (await renderChart(RELEASE_NAMESPACE, REQUIRED_VALUES, release)).filter((object) =>
         GRANT_POLICY_COMPONENTS.includes(object.metadata.labels?.['app.kubernetes.io/component'] ?? ''),
