@@ -58,7 +58,17 @@ create_cluster() {
   fi
   log "creating kind cluster $cluster"
   created_cluster=true
-  kind create cluster --name "$cluster" --kubeconfig "$kubeconfig" --wait 120s ${KIND_NODE_IMAGE:+--image "$KIND_NODE_IMAGE"}
+  # MutatingAdmissionPolicy (beta, off by default) for the chart's grant-requester policy (auditActorPolicy).
+  cat >"$work/kind.yaml" <<'YAML'
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+featureGates:
+  MutatingAdmissionPolicy: true
+runtimeConfig:
+  admissionregistration.k8s.io/v1beta1: 'true'
+YAML
+  kind create cluster --name "$cluster" --kubeconfig "$kubeconfig" --config "$work/kind.yaml" --wait 120s \
+    ${KIND_NODE_IMAGE:+--image "$KIND_NODE_IMAGE"}
 }
 
 build_and_load_image() {

@@ -117,6 +117,8 @@ const COMPONENT_FILES: Record<string, string> = {
   settings: 'settings.yaml',
   'spicedb-model': 'spicedb_model.yaml',
   'namespace-binding': 'namespace_binding.yaml',
+  'grant-marks': 'grant_marks.yaml',
+  'grant-requester': 'grant_requester.yaml',
   'user-roles': 'user_roles.yaml',
   'audit-migrations': 'audit_migrations.yaml',
 };

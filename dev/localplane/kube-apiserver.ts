@@ -40,8 +40,9 @@ export interface KubeApiserverOptions {
 
 /**
  * kube-apiserver as envtest runs it: secure port on loopback, client certificates signed by our CA,
- * RBAC authorization, ServiceAccount token signing (so TokenRequest works) and the ServiceAccount
- * admission plugin off (no controller-manager creates default ServiceAccounts here).
+ * RBAC authorization, ServiceAccount token signing (so TokenRequest works), the ServiceAccount
+ * admission plugin off (no controller-manager creates default ServiceAccounts here) and MutatingAdmissionPolicy
+ * on (the chart's grant-requester policy needs it).
  */
 export async function startKubeApiserver(options: KubeApiserverOptions): Promise<KubeApiserver> {
   const { stateDir, ca, credentials: files } = options;
@@ -67,6 +68,9 @@ export async function startKubeApiserver(options: KubeApiserverOptions): Promise
         'authorization-mode': 'RBAC',
         'disable-admission-plugins': 'ServiceAccount',
         'allow-privileged': 'true',
+        // MutatingAdmissionPolicy is beta and off by default in 1.35: the grant policies stamp the requester with it.
+        'feature-gates': 'MutatingAdmissionPolicy=true',
+        'runtime-config': 'admissionregistration.k8s.io/v1beta1=true',
         v: '1',
         ...options.flags,
       }),

@@ -2,11 +2,24 @@ import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@ku
 import { readManifests } from './manifests.js';
 
 /** The kinds of config/admission (and of the chart's admission templates). */
-export const ADMISSION_KINDS = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+export const ADMISSION_KINDS = new Set([
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'MutatingAdmissionPolicy',
+  'MutatingAdmissionPolicyBinding',
+]);
+
+/**
+ * The username config/admission names as the ACL API's (the ServiceAccount of the chart's default release in
+ * policy-grant-system): the development stack runs its ACL API as this user, so that the grant policies let it
+ * set its marks and the controller's audit knows its changes.
+ */
+export const DEV_ACL_API_USER = 'system:serviceaccount:policy-grant-system:policy-grant-operator-acl-api';
 
 /**
  * Creates, or replaces with the current version, the admission policies and bindings of `dir` (config/admission:
- * only configured groups may bind a namespace to an organisation). Answers their names.
+ * only configured groups may bind a namespace to an organisation; only the ACL API sets its marks on grants; the
+ * requester of each grant change is stamped for the audit). Answers their names.
  */
 export async function applyAdmissionPolicies(kubeConfig: KubeConfig, dir: string): Promise<string[]> {
   const objects = (await readManifests(dir)).filter((object): object is KubernetesObject =>

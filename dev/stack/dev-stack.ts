@@ -11,7 +11,7 @@ import {
 } from '../localplane/control-plane.js';
 import { repoRoot } from '../localplane/repo-root.js';
 import type { SpiceDBDatastore } from '../localplane/spicedb-server.js';
-import { applyAdmissionPolicies } from './admission-policy.js';
+import { applyAdmissionPolicies, DEV_ACL_API_USER } from './admission-policy.js';
 import { prepareAuditDatabase, type AuditDatabase } from './audit-database.js';
 import { inProcessServices } from './in-process-services.js';
 import { localPostgres } from './local-postgres.js';
@@ -118,16 +118,17 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
       SPICEDB_TOKEN: cluster.spicedb.token,
       SPICEDB_TLS: env.SPICEDB_TLS ?? (cluster.plane ? 'plaintext' : undefined),
     };
+    const identity = await aclApiIdentity(cluster);
     log('starting the controller');
     // It records grant changes made with kubectl in the audit trail, as the services' role.
-    const controllerEnv = { ...spicedbClientEnv, ...auditEnv(audit) };
+    const controllerEnv = { ...spicedbClientEnv, ...auditEnv(audit), ...identity.controllerEnv };
     const controller = await services.controller(controllerEnv);
     running.push(controller);
     log('starting the decision service');
     const decision = await services.decisionService(spicedbClientEnv);
     running.push(decision);
     log('starting the ACL API');
-    const aclEnv = { ...serviceEnv, ...auditEnv(audit) };
+    const aclEnv = { ...serviceEnv, ...auditEnv(audit), ...identity.aclEnv };
     const acl = await services.aclApi(aclEnv);
     running.push(acl);
     // Only on our own control plane: on another cluster, a replica deployed there may lead for good.
@@ -204,6 +205,24 @@ async function clusterFor(
 async function installAdmissionPolicies(kubeConfig: KubeConfig, log: (m: string) => void): Promise<void> {
   const installed = await applyAdmissionPolicies(kubeConfig, join(repoRoot(), 'config/admission'));
   log(`installed ${installed.join(', ')}: only the groups it lists may bind namespaces to organisations`);
+}
+
+/**
+ * On our own control plane, where config/admission is installed: the ACL API authenticates as the user the grant
+ * policies name (with system:masters' rights, as the admin it replaces), so it alone may set its marks on
+ * grants, and the controller's audit trusts the requester the policies stamp and leaves the API's changes to the
+ * API. A kubectl of the stack (the admin) is then another user, audited as `kubernetes:admin`. On another cluster
+ * the services keep its kubeconfig and the audit names field managers, unverified.
+ */
+async function aclApiIdentity(
+  cluster: Cluster,
+): Promise<{ aclEnv: NodeJS.ProcessEnv; controllerEnv: NodeJS.ProcessEnv }> {
+  if (!cluster.plane) return { aclEnv: {}, controllerEnv: {} };
+  const kubeconfig = await cluster.plane.writeUserKubeconfig(DEV_ACL_API_USER, ['system:masters']);
+  return {
+    aclEnv: { KUBECONFIG: kubeconfig },
+    controllerEnv: { AUDIT_ACTOR_FROM: 'admission', ACL_API_KUBERNETES_USER: DEV_ACL_API_USER },
+  };
 }
 
 async function ensureNamespace(kubeConfig: KubeConfig, name: string): Promise<void> {

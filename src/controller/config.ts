@@ -3,6 +3,7 @@ import { auditEnvironment } from '../config/audit-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
 import { spicedbEnvironment } from '../config/spicedb-config.js';
+import { actorEnvironment, actorSource, type ActorSource } from './audit/kubernetes-actor.js';
 
 /** The controller's configuration; `parseControllerConfig` builds it from environment variables. */
 export interface ControllerConfig {
@@ -51,6 +52,8 @@ export interface ControllerConfig {
   auditDatabaseUrl?: string;
   /** The key of the audit records' MACs (AUDIT_CHAIN_KEY), as the ACL API's. */
   auditChainKey?: Buffer;
+  /** Where the audit takes the actor of a grant change made in Kubernetes (AUDIT_ACTOR_FROM). */
+  auditActors: ActorSource;
 }
 
 const atLeast = (fallback: string, minimumMs: number) =>
@@ -93,6 +96,7 @@ const environmentSchema = z.object({
   ACCESS_REQUEST_PENDING_TTL: atLeast('168h', 1_000),
   DATABASE_URL: auditEnvironment.shape.DATABASE_URL.optional(),
   AUDIT_CHAIN_KEY: auditEnvironment.shape.AUDIT_CHAIN_KEY,
+  ...actorEnvironment.shape,
 });
 
 export type ControllerEnvironment = Partial<Record<keyof z.input<typeof environmentSchema>, string>>;
@@ -136,5 +140,6 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
     errorNamespace: e.ERROR_NAMESPACE,
     ...(e.DATABASE_URL ? { auditDatabaseUrl: e.DATABASE_URL } : {}),
     ...(e.AUDIT_CHAIN_KEY ? { auditChainKey: e.AUDIT_CHAIN_KEY } : {}),
+    auditActors: actorSource(e),
   };
 }

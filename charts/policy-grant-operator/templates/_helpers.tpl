@@ -211,6 +211,15 @@ mounted files. Takes the component dict of pgo.deployment.
       fieldPath: metadata.namespace
 - name: LEADER_ELECTION_ID
   value: {{ include "pgo.leaderElectionId" $root }}
+{{- if $root.Values.auditActorPolicy.enabled }}
+- name: AUDIT_ACTOR_FROM
+  value: admission
+- name: ACL_API_KUBERNETES_USER
+  value: {{ include "pgo.aclApiUser" $root }}
+{{- else }}
+- name: AUDIT_ACTOR_FROM
+  value: field-manager
+{{- end }}
 {{- end }}
 {{- with .values.maxHeapMegabytes }}
 - name: NODE_OPTIONS
@@ -645,4 +654,12 @@ the proxy's address, and the per-address limit of failed authentications would c
 {{- if not .Values.trustProxy }}
 {{- fail (printf "%s needs trustProxy: behind a proxy every caller shares its address; set trustProxy to the proxies' hop count (e.g. '1') or their addresses (chart README, \"Client addresses behind a proxy\")" .kind) }}
 {{- end }}
+{{- end }}
+
+{{/*
+The username the ACL API authenticates to Kubernetes as (its ServiceAccount): the only requester the grant
+admission policies let set the API's marks, and whose stamped changes the controller's audit leaves to the API.
+*/}}
+{{- define "pgo.aclApiUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "pgo.componentName" (dict "root" . "component" "acl-api")) }}
 {{- end }}

@@ -4,10 +4,13 @@ import type { AuditStore } from '../../audit/audit-store.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ClusterWorld } from '../cluster-world.js';
 import { grantChange } from './grant-change.js';
+import type { ActorSource } from './kubernetes-actor.js';
 
 export interface GrantAuditorOptions {
   store: Pick<AuditStore, 'appendOnce'>;
   world: Pick<ClusterWorld, 'grant' | 'itemsWithId'>;
+  /** Where a change's actor comes from: the admission policy's stamp, or the field manager (unverified). */
+  actors: ActorSource;
   isLeader(): boolean;
   logger: Logger;
 }
@@ -27,7 +30,7 @@ export class GrantAuditor {
   };
 
   async record(grant: PolicyGrant): Promise<void> {
-    const change = grantChange(grant, this.target(grant));
+    const change = grantChange(grant, this.target(grant), this.options.actors);
     if (!change) return;
     if (!this.options.isLeader()) throw new Error('not leading: the leader records grant changes');
     const written = await this.options.store.appendOnce([change]);

@@ -3,10 +3,11 @@ import type { PolicyGrant } from '../../api/v1alpha1/index.js';
 import type { AuditTarget } from '../../audit/audit-record.js';
 import type { AuditChange } from '../../audit/audit-store.js';
 import { ACL_API_FIELD_MANAGER, CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
+import { changeActor, type ActorSource } from './kubernetes-actor.js';
 
 // What the controller records of a grant change that did not come through the ACL API (docs/audit.md,
-// "Changes made in Kubernetes"). Only the manager, operation and time of each managedFields entry are read:
-// the informer may drop the rest (fieldsV1).
+// "Changes made in Kubernetes"). Of the metadata only the requester's stamp and the manager, operation and time
+// of each managedFields entry are read: the informer may drop the rest (fieldsV1, other annotations).
 
 export const KUBERNETES_ACTIONS = {
   created: 'policy.created',
@@ -52,22 +53,28 @@ export function latestManager(entries: readonly V1ManagedFieldsEntry[] = []): st
 
 /**
  * The change the grant's current state shows, keyed so that it is recorded once: its deletion, or the
- * creation or spec change of its generation. Undefined when the ACL API made it (the API recorded it).
- * Kubernetes does not say who deletes an object: a deletion's actor is the grant's last writer.
+ * creation or spec change of its generation. Undefined when the ACL API made it (the API recorded it), which
+ * only a trusted stamp naming the API's own identity shows. Kubernetes does not say who deletes an object: a
+ * deletion's actor is whoever made the grant's last spec (the stamp), or its last writer (unverified).
  */
-export function grantChange(grant: PolicyGrant, target: AuditTarget): AuditChange | undefined {
-  const { uid = '', generation = 1, deletionTimestamp, namespace, name } = grant.metadata;
+export function grantChange(
+  grant: PolicyGrant,
+  target: AuditTarget,
+  source: ActorSource,
+): AuditChange | undefined {
+  const { uid = '', generation = 1, deletionTimestamp, namespace, name, annotations } = grant.metadata;
   const manager = latestManager(grant.metadata.managedFields) ?? 'unknown';
+  const actor = changeActor(source, annotations, manager);
   const object = `${namespace}/${name}`;
   if (deletionTimestamp) {
-    const detail = `${object} deleted (Kubernetes does not record who deletes: the actor is its last writer)`;
-    return change(`${uid}/deleted`, manager, KUBERNETES_ACTIONS.deleted, target, 200, detail);
+    const detail = `${object} deleted (Kubernetes does not record who deletes: the actor made its last spec)`;
+    return change(`${uid}/deleted`, actor.id, KUBERNETES_ACTIONS.deleted, target, 200, detail);
   }
-  if (manager === ACL_API_FIELD_MANAGER) return undefined;
+  if (actor.aclApi) return undefined;
   const created = generation === 1;
   return change(
     `${uid}/${generation}`,
-    manager,
+    actor.id,
     created ? KUBERNETES_ACTIONS.created : KUBERNETES_ACTIONS.changed,
     target,
     created ? 201 : 200,
@@ -77,7 +84,7 @@ export function grantChange(grant: PolicyGrant, target: AuditTarget): AuditChang
 
 function change(
   key: string,
-  manager: string,
+  actorId: string,
   action: string,
   target: AuditTarget,
   status: number,
@@ -86,7 +93,7 @@ function change(
   return {
     key,
     entry: {
-      actor: { type: 'kubernetes', id: manager },
+      actor: { type: 'kubernetes', id: actorId },
       action,
       target,
       outcome: { status, detail },

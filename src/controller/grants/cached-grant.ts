@@ -2,6 +2,7 @@ import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import type { PolicyGrant, PolicyGrantSpec, PolicyGrantStatus } from '../../api/v1alpha1/index.js';
 import type { InternPool } from '../../runtime/index.js';
 import { latestChanges } from '../audit/grant-change.js';
+import { requesterAnnotations } from '../audit/kubernetes-actor.js';
 import { cachedMetadata, internTime, type CachedMetadata } from '../cached-metadata.js';
 
 // Strings unique to a grant (its user, zedToken, subjects) are kept as parsed: pooling them would only fill the
@@ -10,12 +11,14 @@ import { cachedMetadata, internTime, type CachedMetadata } from '../cached-metad
 /**
  * A PolicyGrant as the controller caches it: spec and status whole (the verdicts read the spec; the status is
  * compared field by field and written back whole through the status subresource), the metadata its readers
- * use, and of managedFields only the entries of the latest change of the grant itself (the audit's actor).
+ * use, and of managedFields only the entries of the latest change of the grant itself and of the annotations
+ * only the requester's stamp (the audit's actor).
  * Parts repeated across grants are shared and frozen: a cached grant is never changed in place, nor written
  * back whole (finalizers are merge patches, statuses carry the status only).
  */
 export interface CachedGrant extends Omit<PolicyGrant, 'metadata'> {
-  metadata: CachedMetadata;
+  /** Of the annotations, only the audit's stamp of the requester. */
+  metadata: CachedMetadata & { annotations?: Record<string, string> };
 }
 
 function cachedSpec(spec: PolicyGrantSpec, pool: InternPool): PolicyGrantSpec {
@@ -67,7 +70,10 @@ export function grantCacheTransform(pool: InternPool): (grant: PolicyGrant) => C
   return (grant) => ({
     apiVersion: grant.apiVersion,
     kind: grant.kind,
-    metadata: cachedMetadata(grant.metadata, pool, cachedFieldManagers(grant.metadata.managedFields, pool)),
+    metadata: {
+      ...cachedMetadata(grant.metadata, pool, cachedFieldManagers(grant.metadata.managedFields, pool)),
+      annotations: pool.share(requesterAnnotations(grant.metadata)),
+    },
     spec: cachedSpec(grant.spec, pool),
     status: cachedStatus(grant.status, pool),
   });

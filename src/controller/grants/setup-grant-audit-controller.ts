@@ -29,6 +29,7 @@ export async function setupGrantAuditController(
   const auditor = new GrantAuditor({
     store,
     world: caches.world,
+    actors: config.auditActors,
     isLeader: () => manager.isLeader(),
     logger,
   });

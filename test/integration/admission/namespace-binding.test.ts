@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   AdmissionregistrationV1Api,
@@ -10,8 +12,10 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../hack/sync-packaging.js';
 import { ADMISSION_KINDS, applyAdmissionPolicies } from '../../../dev/stack/admission-policy.js';
+import { readManifests } from '../../../dev/stack/manifests.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { until } from '../../support/until.js';
+import { confinedBinding } from './grant-policies.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
 import {
   kubectl,
@@ -217,10 +221,16 @@ beforeAll(async () => {
       organisationBinders: { [ORG_A]: { users: [accountUser], groups: [TENANT_A_GROUP] } },
     },
   };
-  const policy = (await renderChart(home, values, uniqueId('vap'))).filter((o) =>
-    ADMISSION_KINDS.has(o.kind),
+  // Only this policy: the grant policies would judge the run's other files' grants (grant-policies.test.ts).
+  const policy = (await renderChart(home, values, uniqueId('vap'))).filter(
+    (o) =>
+      ADMISSION_KINDS.has(o.kind) &&
+      o.metadata.labels?.['app.kubernetes.io/component'] === 'namespace-binding',
   );
-  expect(policy.map((object) => object.kind).sort()).toEqual([...ADMISSION_KINDS].sort());
+  expect(policy.map((object) => object.kind).sort()).toEqual([
+    'ValidatingAdmissionPolicy',
+    'ValidatingAdmissionPolicyBinding',
+  ]);
   policyName = policy[0]?.metadata.name as string;
   await createAsAdmin(policy);
   // The API server loads a new policy asynchronously: wait until it refuses a dry-run bind.
@@ -341,11 +351,18 @@ describe('a ServiceAccount the values make a binder of organisation A (its own t
 
 describe('the development stack', () => {
   it('installs config/admission, and replaces it with the current version when started again', async () => {
-    const dir = join(REPO_ROOT, 'config/admission');
-    const names = [
-      'ValidatingAdmissionPolicy/policy-grant-operator-namespace-binding',
-      'ValidatingAdmissionPolicyBinding/policy-grant-operator-namespace-binding',
-    ];
+    // config/admission as it is, but for the grant policies' bindings, confined to no namespace: bound to every
+    // namespace they would judge the run's other files' grants (grant-policies.test.ts tests them).
+    const dir = await mkdtemp(join(tmpdir(), 'admission-'));
+    const objects = ((await readManifests(join(REPO_ROOT, 'config/admission'))) as KubeObject[]).filter(
+      (object) => ADMISSION_KINDS.has(object.kind),
+    );
+    await writeFile(join(dir, 'admission.yaml'), toYamlStream(objects.map(confinedToNoNamespace)));
+    const names = objects.map((object) => `${object.kind}/${object.metadata.name}`);
+    expect(names).toContain('ValidatingAdmissionPolicy/policy-grant-operator-namespace-binding');
+    expect(names).toContain('ValidatingAdmissionPolicyBinding/policy-grant-operator-namespace-binding');
+    expect(names).toContain('MutatingAdmissionPolicy/policy-grant-operator-grant-requester');
+    expect(names).toContain('ValidatingAdmissionPolicy/policy-grant-operator-grant-marks');
     try {
       expect(await applyAdmissionPolicies(admin(), dir)).toEqual(names);
       expect(await applyAdmissionPolicies(admin(), dir)).toEqual(names);
@@ -355,9 +372,16 @@ describe('the development stack', () => {
       expect(policy.metadata?.generation).toBe(1);
       expect(policy.spec?.matchConditions?.[0]?.expression).toContain(ORGANISATION_LABEL);
     } finally {
-      const api = admin().makeApiClient(AdmissionregistrationV1Api);
-      await api.deleteValidatingAdmissionPolicyBinding({ name: 'policy-grant-operator-namespace-binding' });
-      await api.deleteValidatingAdmissionPolicy({ name: 'policy-grant-operator-namespace-binding' });
+      const api = admin().makeApiClient(KubernetesObjectApi);
+      for (const object of objects.reverse()) await api.delete(object as KubernetesObject);
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
+
+/** The bindings of the grant policies with a namespace selector no namespace matches. */
+function confinedToNoNamespace(object: KubeObject): KubeObject {
+  const component = object.metadata.labels?.['app.kubernetes.io/component'] ?? '';
+  if (!component.startsWith('grant-')) return object;
+  return confinedBinding(object, { matchLabels: { 'test.policygrant.dev/no-namespace': 'true' } });
+}

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EnforcedReason,
   GROUP_VERSION,
@@ -18,6 +20,8 @@ import type { ControllerEnvironment } from '../../../src/controller/config.js';
 import { policyGrantsPath } from '../../../src/controller/grants/grant-writer.js';
 import { isConflict } from '../../../src/runtime/index.js';
 import { requestJson } from '../../../src/runtime/kube-request.js';
+import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
+import { grantPolicies } from '../admission/grant-policies.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
 import { asSuperuser, testDatabase, withDatabase } from '../support/database.js';
@@ -30,11 +34,18 @@ import {
   waitUntilLeading,
 } from './support/harness.js';
 
-// Grant changes made with the kube API as kubectl or a GitOps tool would (their own field manager) are
-// recorded by the controller, once each, across a restart; changes under the ACL API's field manager are not
-// (the API records those). Real kube-apiserver, SpiceDB, PostgreSQL and controller.
+// Grant changes made with the kube API as kubectl or a GitOps tool would (their own field manager, as users the
+// admin impersonates) are recorded by the controller, once each, across a restart, under the requester the
+// chart's admission policy stamps (`kubernetes:<username>`); changes by the ACL API's identity are not (the API
+// records those), and a field manager never makes a change the API's nor names a user. Real kube-apiserver (with
+// the chart's grant policies), SpiceDB, PostgreSQL and controller.
 
-const env: ControllerEnvironment = {};
+const policies = grantPolicies();
+const env: ControllerEnvironment = {
+  AUDIT_ACTOR_FROM: 'admission',
+  ACL_API_KUBERNETES_USER: policies.aclApiUser,
+};
+const ARGO_CD = 'system:serviceaccount:argocd:argocd-application-controller';
 let database: { name: string; url: string };
 
 // The controller connects as a login role that may only INSERT and SELECT, as in production.
@@ -50,6 +61,33 @@ beforeAll(async () => {
 
 const world = useControllerFixture('grant-audit', env);
 const kube = testKubeConfig();
+
+// The impersonated users may do anything in the controller's namespace: only admission judges their writes.
+beforeAll(async () => {
+  await policies.install([world.aclNamespace]);
+  await requestJson(kube, {
+    method: 'POST',
+    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${world.aclNamespace}/rolebindings`,
+    body: {
+      metadata: { name: 'grant-writers' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: ['alice', 'bob', 'mallory', ARGO_CD, policies.aclApiUser].map((name) => ({
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'User',
+        name,
+      })),
+    },
+  });
+});
+afterAll(() => policies.remove());
+
+/** The test's kubeconfig, impersonating `user`. */
+function kubeAs(user: string): KubeConfig {
+  const config = testKubeConfig();
+  const users = config.users.map((entry) => ({ ...entry, impersonateUser: user }));
+  config.loadFromOptions({ ...config, users, currentContext: config.currentContext });
+  return config;
+}
 
 async function recordsOf(uid: string): Promise<AuditRecord[]> {
   const { rows } = await asSuperuser<RecordRow>(
@@ -70,23 +108,32 @@ function grantPath(name: string): string {
   return `${policyGrantsPath(world.aclNamespace)}/${name}`;
 }
 
-/** Creates a grant in the controller's scope as `fieldManager` would (kubectl, a GitOps tool, the ACL API). */
-function createAs(fieldManager: string, spec: PolicyGrantSpec): Promise<PolicyGrant> {
-  return requestJson<PolicyGrant>(kube, {
+/**
+ * Creates a grant in the controller's scope as `user` with `fieldManager` (kubectl, a GitOps tool, the ACL API),
+ * with the annotations the client chose.
+ */
+function createAs(
+  user: string,
+  fieldManager: string,
+  spec: PolicyGrantSpec,
+  annotations: Record<string, string> = {},
+): Promise<PolicyGrant> {
+  return requestJson<PolicyGrant>(kubeAs(user), {
     method: 'POST',
     path: policyGrantsPath(world.aclNamespace),
     query: { fieldManager },
     body: {
       apiVersion: GROUP_VERSION,
       kind: POLICY_GRANT_KIND,
-      metadata: { name: uniqueId('grant'), labels: { [SCOPE_LABEL]: world.resources.scope } },
+      metadata: { name: uniqueId('grant'), labels: { [SCOPE_LABEL]: world.resources.scope }, annotations },
       spec,
     },
   });
 }
 
-/** Rewrites the grant's spec as `fieldManager`, retrying on a conflict with the controller's writes. */
+/** Rewrites the grant's spec as `user` with `fieldManager`, retrying on a conflict with the controller's writes. */
 async function updateAs(
+  user: string,
   fieldManager: string,
   name: string,
   change: (spec: PolicyGrantSpec) => PolicyGrantSpec,
@@ -94,7 +141,7 @@ async function updateAs(
   for (;;) {
     const grant = await world.resources.getGrant(world.aclNamespace, name);
     try {
-      return await requestJson<PolicyGrant>(kube, {
+      return await requestJson<PolicyGrant>(kubeAs(user), {
         method: 'PUT',
         path: grantPath(name),
         query: { fieldManager },
@@ -121,14 +168,20 @@ const revoked = (spec: PolicyGrantSpec): PolicyGrantSpec => ({
   revokedBy: spec.policyType === 'INDIVIDUAL' ? spec.userId : 'someone',
 });
 
+/** A revocation as a GitOps change makes it: revokedBy, who revoked through the API, is the API's to set. */
+const revokedInKubernetes = (spec: PolicyGrantSpec): PolicyGrantSpec => ({
+  ...spec,
+  revokedAt: new Date().toISOString(),
+});
+
 describe('grant changes made in Kubernetes', () => {
-  it('a kubectl create, edit and delete: one record each, the field manager as actor, the chain intact', async () => {
+  it('a kubectl create, edit and delete: one record each, the requester as actor, the chain intact', async () => {
     const item = await world.resources.createItem();
-    const created = await createAs('kubectl-client-side-apply', individual(item.spec.itemId));
+    const created = await createAs('alice', 'kubectl-client-side-apply', individual(item.spec.itemId));
     const uid = created.metadata.uid ?? '';
     const [creation] = await awaitRecords(uid, 1);
     expect(creation).toMatchObject({
-      actor: { type: 'kubernetes', id: 'kubectl-client-side-apply' },
+      actor: { type: 'kubernetes', id: 'kubernetes:alice' },
       action: 'policy.created',
       target: { kind: 'policy', id: uid, itemId: item.spec.itemId },
       outcome: { status: 201, detail: `${world.aclNamespace}/${created.metadata.name} generation 1` },
@@ -137,11 +190,10 @@ describe('grant changes made in Kubernetes', () => {
 
     const name = created.metadata.name ?? '';
     await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
-    await updateAs('kubectl-edit', name, revoked);
+    await updateAs('bob', 'kubectl-edit', name, revokedInKubernetes);
     const change = (await awaitRecords(uid, 2))[1];
     expect(change).toMatchObject({
-      // Both of the latest second are named when the create and the edit share one (times are whole seconds).
-      actor: { type: 'kubernetes', id: expect.stringContaining('kubectl-edit') },
+      actor: { type: 'kubernetes', id: 'kubernetes:bob' },
       action: 'policy.changed',
       // The item's organisation, once the controller has the item (it had when it projected the grant).
       target: { kind: 'policy', id: uid, itemId: item.spec.itemId, organisationId: item.spec.organisationId },
@@ -168,18 +220,20 @@ describe('grant changes made in Kubernetes', () => {
     }
   });
 
-  it('across a restart: no duplicate, a change made while no controller ran is recorded once, API writes never', async () => {
+  it("across a restart: no duplicate, a change made while no controller ran is recorded once, the API identity's writes never", async () => {
     const item = await world.resources.createItem();
-    const before = await createAs('argocd-controller', individual(item.spec.itemId));
+    const before = await createAs(ARGO_CD, 'argocd-controller', individual(item.spec.itemId));
     await awaitRecords(before.metadata.uid ?? '', 1);
-    const byApi = await createAs(ACL_API_FIELD_MANAGER, individual(item.spec.itemId, ['file']));
+    const api = policies.aclApiUser;
+    const byApi = await createAs(api, ACL_API_FIELD_MANAGER, individual(item.spec.itemId, ['file']));
     const byApiName = byApi.metadata.name ?? '';
     await world.resources.waitForReason(world.aclNamespace, byApiName, EnforcedReason.Projected);
-    await updateAs(ACL_API_FIELD_MANAGER, byApiName, revoked);
+    // The identity makes a change the API's, not the field manager.
+    await updateAs(api, 'kubectl-edit', byApiName, revoked);
     await world.resources.waitForReason(world.aclNamespace, byApiName, EnforcedReason.Revoked);
 
     await world.controller.stop();
-    const whileStopped = await createAs('argocd-controller', individual(item.spec.itemId, ['sub']));
+    const whileStopped = await createAs(ARGO_CD, 'argocd-controller', individual(item.spec.itemId, ['sub']));
     world.controller = await startTestController({
       spicedb: world.spicedb.server,
       aclNamespace: world.aclNamespace,
@@ -191,7 +245,7 @@ describe('grant changes made in Kubernetes', () => {
 
     const [missed] = await awaitRecords(whileStopped.metadata.uid ?? '', 1);
     expect(missed).toMatchObject({
-      actor: { type: 'kubernetes', id: 'argocd-controller' },
+      actor: { type: 'kubernetes', id: `kubernetes:${ARGO_CD}` },
       action: 'policy.created',
     });
     // The new controller looked at every grant of its scope at least once (its first list) ...
@@ -206,9 +260,37 @@ describe('grant changes made in Kubernetes', () => {
         { timeout: PATIENCE_MS },
       )
       .toBeGreaterThanOrEqual(grants.length);
-    // ... and recorded nothing twice, and nothing of what the ACL API's field manager did.
+    // ... and recorded nothing twice, and nothing of what the ACL API's identity did.
     expect(await recordsOf(before.metadata.uid ?? '')).toHaveLength(1);
     expect(await recordsOf(whileStopped.metadata.uid ?? '')).toHaveLength(1);
     expect(await recordsOf(byApi.metadata.uid ?? '')).toEqual([]);
+  });
+
+  it("another user's change under the ACL API's field manager or a victim's id is recorded under that user", async () => {
+    const item = await world.resources.createItem();
+    const victim = randomUUID();
+    const forged = { [REQUESTER_ANNOTATION]: policies.aclApiUser };
+    const created = await createAs('mallory', ACL_API_FIELD_MANAGER, individual(item.spec.itemId), forged);
+    const uid = created.metadata.uid ?? '';
+    const [creation] = await awaitRecords(uid, 1);
+    expect(creation).toMatchObject({
+      actor: { type: 'kubernetes', id: 'kubernetes:mallory' },
+      action: 'policy.created',
+    });
+
+    const name = created.metadata.name ?? '';
+    await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
+    await updateAs('mallory', victim, name, revokedInKubernetes);
+    const change = (await awaitRecords(uid, 2))[1];
+    expect(change).toMatchObject({
+      actor: { type: 'kubernetes', id: 'kubernetes:mallory' },
+      action: 'policy.changed',
+    });
+    const { rows } = await asSuperuser(
+      'SELECT id FROM audit.records WHERE actor_id = $1',
+      [victim],
+      database.name,
+    );
+    expect(rows).toEqual([]);
   });
 });

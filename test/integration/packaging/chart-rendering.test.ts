@@ -756,7 +756,68 @@ describe('the namespace-binding admission policy', () => {
       namespaceBindingPolicy: { enabled: false },
     });
     expect(admission(objects)).toEqual([]);
-    expect(objects.some((object) => object.kind.startsWith('ValidatingAdmission'))).toBe(false);
+    const others = objects.filter((object) => object.kind.startsWith('ValidatingAdmission'));
+    expect(new Set(others.map(componentOf))).toEqual(new Set(['grant-marks', 'grant-requester']));
+  });
+});
+
+describe('the grant admission policies', () => {
+  const ACL_API_USER = `system:serviceaccount:${NAMESPACE}:pgo-policy-grant-operator-acl-api`;
+  const kindsOf = (objects: KubeObject[], component: string) =>
+    objects.filter((object) => componentOf(object) === component).map((object) => object.kind);
+  const controllerEnv = (objects: KubeObject[]) => {
+    const deployment = objects.find((o) => o.kind === 'Deployment' && componentOf(o) === 'controller');
+    const containers = (deployment?.spec as { template: PodTemplate }).template.spec.containers as {
+      env: { name: string; value?: string }[];
+    }[];
+    return Object.fromEntries(containers[0]?.env.map((entry) => [entry.name, entry.value]) ?? []);
+  };
+
+  it("are on by default, name the ACL API's ServiceAccount, and the controller trusts the stamp", async () => {
+    const objects = await renderChart(NAMESPACE);
+    expect(kindsOf(objects, 'grant-marks')).toEqual([
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
+    expect(kindsOf(objects, 'grant-requester').sort()).toEqual([
+      'MutatingAdmissionPolicy',
+      'MutatingAdmissionPolicyBinding',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
+    const account = objects.find((o) => o.kind === 'ServiceAccount' && componentOf(o) === 'acl-api');
+    expect(`system:serviceaccount:${NAMESPACE}:${account?.metadata.name}`).toBe(ACL_API_USER);
+    const marks = objects.find(
+      (o) => o.kind === 'ValidatingAdmissionPolicy' && componentOf(o) === 'grant-marks',
+    );
+    const [condition] = (marks?.spec as { matchConditions: { expression: string }[] }).matchConditions;
+    expect(condition?.expression).toBe(`request.userInfo.username != ${JSON.stringify(ACL_API_USER)}`);
+    expect(controllerEnv(objects)).toMatchObject({
+      AUDIT_ACTOR_FROM: 'admission',
+      ACL_API_KUBERNETES_USER: ACL_API_USER,
+    });
+  });
+
+  it('auditActorPolicy.enabled=false leaves the stamp out, and the controller records field managers unverified', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      auditActorPolicy: { enabled: false },
+    });
+    expect(kindsOf(objects, 'grant-requester')).toEqual([]);
+    expect(objects.some((object) => object.kind.startsWith('MutatingAdmission'))).toBe(false);
+    expect(kindsOf(objects, 'grant-marks')).toHaveLength(2);
+    const env = controllerEnv(objects);
+    expect(env.AUDIT_ACTOR_FROM).toBe('field-manager');
+    expect(env).not.toHaveProperty('ACL_API_KUBERNETES_USER');
+  });
+
+  it('grantMarksPolicy.enabled=false leaves the marks policy out', async () => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      grantMarksPolicy: { enabled: false },
+    });
+    expect(kindsOf(objects, 'grant-marks')).toEqual([]);
+    expect(kindsOf(objects, 'grant-requester')).toHaveLength(4);
   });
 });
 

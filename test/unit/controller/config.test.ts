@@ -24,6 +24,7 @@ describe('parseControllerConfig', () => {
       accessRequestPendingTtlMs: 7 * 24 * 3_600_000,
       logLevel: 'info',
       errorNamespace: 'dx',
+      auditActors: { from: 'field-manager' },
     });
   });
 
@@ -50,6 +51,8 @@ describe('parseControllerConfig', () => {
       SPICEDB_PROBE_PERIOD: '500ms',
       ERROR_NAMESPACE: 'acme',
       DATABASE_URL: 'postgres://controller:secret@db:5432/audit',
+      AUDIT_ACTOR_FROM: 'admission',
+      ACL_API_KUBERNETES_USER: 'system:serviceaccount:acl:acl-api',
     });
     expect(config).toEqual({
       kubeconfigPath: '/etc/kube/config',
@@ -72,6 +75,7 @@ describe('parseControllerConfig', () => {
       logLevel: 'debug',
       errorNamespace: 'acme',
       auditDatabaseUrl: 'postgres://controller:secret@db:5432/audit',
+      auditActors: { from: 'admission', aclApiUser: 'system:serviceaccount:acl:acl-api' },
     });
   });
 

@@ -2,6 +2,7 @@ import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
 import { latestManager } from '../../../../src/controller/audit/grant-change.js';
+import { REQUESTER_ANNOTATION } from '../../../../src/controller/audit/kubernetes-actor.js';
 import { grantCacheTransform } from '../../../../src/controller/grants/cached-grant.js';
 import { nextGrantStatus, type GrantOutcome } from '../../../../src/controller/grants/grant-status.js';
 import { finalizersPatch, statusUpdate } from '../../../../src/controller/object-writes.js';
@@ -85,6 +86,13 @@ describe('grantCacheTransform', () => {
     ]);
     for (const dropped of ['fieldsV1', LAST_APPLIED_ANNOTATION, 'created-by', 'request-hash'])
       expect(JSON.stringify(cached)).not.toContain(dropped);
+  });
+
+  it("keeps the requester's stamp alone of the annotations (the audit's actor)", () => {
+    const served = servedGrant('g');
+    served.metadata.annotations = { ...served.metadata.annotations, [REQUESTER_ANNOTATION]: 'alice' };
+    const cached = grantCacheTransform(new InternPool())(served);
+    expect(cached.metadata.annotations).toEqual({ [REQUESTER_ANNOTATION]: 'alice' });
   });
 
   it("keeps the latest change's managers only, and the audit names the same actor from them", () => {
