@@ -190,7 +190,7 @@ async function soak(
   try {
     printHeader(processes);
     for (let next = intervalMs; next <= options.minutes * 60_000 && !signal.aborted; next += intervalMs) {
-      await until(started + next, signal);
+      await sleepUntil(started + next, signal);
       if (signal.aborted) break;
       const measured = await sampleProcesses(processes);
       const sample: Sample = {
@@ -214,7 +214,7 @@ async function soak(
   return samples;
 }
 
-function until(at: number, signal: AbortSignal): Promise<void> {
+function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, Math.max(0, at - performance.now()));
     function done() {

@@ -7,6 +7,8 @@ import {
 import type { Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
+import { Backoff } from '../../runtime/backoff.js';
+import { sleep } from '../../runtime/timing.js';
 import { GrantEvaluator, type GrantWorld } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
 import type { CreateItem } from '../api-schemas.js';
@@ -533,7 +535,13 @@ class CreateTransaction {
 /** A budget of waiting shared by all claims of one request, spent in growing, jittered pauses. */
 class Patience {
   private readonly deadline: number;
-  private nextPauseMs = FIRST_PAUSE_MS;
+  // Each pause lies between half and one and a half times a nominal pause that doubles from FIRST_PAUSE_MS to
+  // LONGEST_PAUSE_MS: half the nominal, plus up to twice that at random.
+  private readonly backoff = new Backoff({
+    initialMs: FIRST_PAUSE_MS / 2,
+    maxMs: LONGEST_PAUSE_MS / 2,
+    jitter: 2,
+  });
 
   constructor(budgetMs: number) {
     this.deadline = performance.now() + budgetMs;
@@ -543,9 +551,7 @@ class Patience {
   async pause(): Promise<boolean> {
     const left = this.deadline - performance.now();
     if (left <= 0) return false;
-    const pauseMs = Math.min(left, this.nextPauseMs * (0.5 + Math.random()));
-    this.nextPauseMs = Math.min(this.nextPauseMs * 2, LONGEST_PAUSE_MS);
-    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    await sleep(Math.min(left, this.backoff.next()));
     return true;
   }
 }
