@@ -13,8 +13,12 @@ import { duration, port, readEnvironment } from '../config/environment.js';
 import { loadKubeConfig } from '../config/kube-config.js';
 import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
+import { DEFAULT_KUBE_TIMEOUT_MS } from './kube-client.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
+
+export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
+export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
 
 /** Variables of the ACL API beyond the shared ones (common, auth, KUBECONFIG). It holds no SpiceDB credential. */
 export const aclEnvironment = z.object({
@@ -26,11 +30,11 @@ export const aclEnvironment = z.object({
     .regex(/^(\/[A-Za-z0-9._~-]+)+$|^\/$/, 'a path such as /v2, without a trailing slash')
     .default('/v2'),
   /** How long a create or delete waits for the informer to see its write before it answers anyway. */
-  ACL_READ_YOUR_WRITE_TIMEOUT: duration.default(5_000),
+  ACL_READ_YOUR_WRITE_TIMEOUT: duration.default(DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS),
   /** After this long, a pending claim whose grant never appeared is taken for abandoned. */
-  ACL_CLAIM_PENDING_TIMEOUT: duration.default(60_000),
+  ACL_CLAIM_PENDING_TIMEOUT: duration.default(DEFAULT_CLAIM_PENDING_TIMEOUT_MS),
   /** Deadline of each call to the kube-apiserver. */
-  ACL_KUBE_TIMEOUT: duration.default(10_000),
+  ACL_KUBE_TIMEOUT: duration.default(DEFAULT_KUBE_TIMEOUT_MS),
   /** Roles of the enforcement points, which may verify any user's access (as they may call /v1/check). */
   DECISION_CLIENT_ROLES: decisionClientRoles,
 });

@@ -15,7 +15,11 @@ import { createMetricsRegistry } from '../observability/metrics.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { AclCache } from './acl-cache.js';
 import { aclRouteClass } from './acl-route-classes.js';
-import type { AclApiConfig } from './acl-config.js';
+import {
+  DEFAULT_CLAIM_PENDING_TIMEOUT_MS,
+  DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS,
+  type AclApiConfig,
+} from './acl-config.js';
 import { aclDocument } from './acl-document.js';
 import { aclRoutes } from './acl-routes.js';
 import { DEFAULT_CLAIM_WAIT_MS, PolicyCreator } from './policies/create-policies.js';
@@ -40,8 +44,6 @@ import { NO_CHAIN_KEY_WARNING, type AuditConfig } from '../config/audit-config.j
 import { AuditedRoutes } from './audit/audited-routes.js';
 import { MutationAuditor, NO_AUDIT } from './audit/mutation-auditor.js';
 
-export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
-export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
 export const DEFAULT_STARTUP_SYNC_TIMEOUT_MS = 30_000;
 
 export interface RunningAclApi {
@@ -112,7 +114,14 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         applier: new MemberEventApplier(memberships, metricsRegistry),
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
-      delegations: new Delegations({ kube, cache, verifier, namespace: config.namespace, now }),
+      delegations: new Delegations({
+        kube,
+        cache,
+        verifier,
+        namespace: config.namespace,
+        now,
+        readYourWriteTimeoutMs,
+      }),
       accessRequests: new AccessRequests({
         kube,
         cache,
@@ -121,6 +130,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         verifier,
         namespace: config.namespace,
         now,
+        readYourWriteTimeoutMs,
       }),
       audited,
       auditReads: {

@@ -12,7 +12,7 @@ import { sleep } from '../../runtime/timing.js';
 import { GrantEvaluator, type GrantWorld } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
 import type { CreateItem } from '../api-schemas.js';
-import { lookupItem, mayCreateOn, mayLearnItemFacts } from '../authorisation.js';
+import { assertHasUserId, lookupItem, mayCreateOn, mayLearnItemFacts } from '../authorisation.js';
 import {
   claimKeys,
   claimName,
@@ -35,7 +35,6 @@ import {
 } from './grant-names.js';
 import type { GrantStore } from './grant-store.js';
 import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../kube-errors.js';
-import { isUserId } from './principal-ids.js';
 
 /** Claims one request may need (subjects × access types over all its items). */
 export const MAX_CLAIMS_PER_REQUEST = 1000;
@@ -123,12 +122,7 @@ export class PolicyCreator {
 
   async create(input: CreateInput): Promise<CreateOutcome> {
     const { principal, items, idempotencyKey } = input;
-    if (!isUserId(principal.id)) {
-      throw new HttpError(
-        'Forbidden',
-        `caller ${principal.id} has no user id: only users (or applications whose credential names a userId) issue grants`,
-      );
-    }
+    assertHasUserId(principal, 'issue grants');
     const plan = this.plan(principal, items, idempotencyKey);
     const hash = idempotencyKey === undefined ? undefined : requestHash(items);
     if (hash !== undefined) {
