@@ -213,24 +213,6 @@ export class Manager {
   }
 
   /**
-   * Stops gracefully on the first SIGINT/SIGTERM and exits at once on the second, as controller-runtime's
-   * signal handler. Returns a function that removes the handlers.
-   */
-  stopOnSignals(signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): () => void {
-    let received = 0;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      received += 1;
-      if (received > 1) {
-        process.exit(1);
-      }
-      this.logger.info({ signal }, 'stopping on signal');
-      void this.stop();
-    };
-    signals.forEach((signal) => process.on(signal, onSignal));
-    return () => signals.forEach((signal) => process.off(signal, onSignal));
-  }
-
-  /**
    * A term starts with its hooks (the fence), then a consistent list of every informer, then the controllers.
    * An informer's watch may lag the API server by as long as its connection is slow or cut; the previous
    * leader may meanwhile have acted on changes (deleted a grant's tuples and let the grant go) that this
