@@ -3,19 +3,17 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Authenticators } from '../auth/middleware.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
-import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
-import { createLogger } from '../observability/logger.js';
+import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
+import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustProxy } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
-import { loadKubeConfig } from '../config/kube-config.js';
 import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
 import { DEFAULT_KUBE_TIMEOUT_MS } from './kube-client.js';
 import type { Logger } from '../observability/logger.js';
-import { createMetricsRegistry } from '../observability/metrics.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
@@ -71,12 +69,25 @@ export interface AclApiConfig {
   metricsRegistry?: Registry;
 }
 
-/** The whole configuration of `node dist/cmd/acl-api.js` from its environment. */
-export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<AclApiConfig> {
+/**
+ * What the environment configures the ACL API with, as data: the entrypoint builds the live parts from it (the
+ * kubeconfig, the authenticators, the logger, the metrics registry).
+ */
+export interface AclSettings extends Omit<
+  AclApiConfig,
+  'kubeConfig' | 'authenticators' | 'logger' | 'metricsRegistry'
+> {
+  auth: AuthEnvironment;
+  /** The Basic verifier's scrypt bound. */
+  scrypt: ConcurrencyBound;
+  logLevel: string;
+}
+
+/** The ACL API's settings from environment variables (docs/acl-api.md). */
+export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env): AclSettings {
   const common = readEnvironment(commonEnvironment, env);
   const acl = readEnvironment(aclEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
-  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   const audit = readEnvironment(auditEnvironment, env);
   const shutdown = readEnvironment(shutdownEnvironment, env);
   return {
@@ -85,15 +96,10 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     basePath: acl.ACL_BASE_PATH,
     namespace: common.ACL_NAMESPACE,
     errorNamespace: common.ERROR_NAMESPACE,
-    logger: { level: common.LOG_LEVEL },
-    kubeConfig: loadKubeConfig(env),
-    authenticators: await createAuthenticators(auth, {
-      scrypt: scryptBound(env),
-      metricsRegistry,
-      logger: createLogger({ level: common.LOG_LEVEL, name: 'acl-api' }),
-    }),
+    logLevel: common.LOG_LEVEL,
+    auth,
+    scrypt: scryptBound(env),
     limits: aclRequestLimits(env),
-    metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
     audit: auditConfig(audit),
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,

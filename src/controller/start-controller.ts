@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import {
@@ -26,13 +25,14 @@ import {
   type Informer,
 } from '../runtime/index.js';
 import { requestJson } from '../runtime/kube-request.js';
-import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
+import { SpiceDBClient } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
 import { AccessRequestReconciler, accessRequestsPath } from './access-requests/access-request-reconciler.js';
 import { AuditStore } from '../audit/audit-store.js';
 import { refuseNewerSchemaAt } from '../audit/schema-migrator.js';
 import { NO_CHAIN_KEY_WARNING } from '../config/audit-config.js';
+import { spicedbClientOptions } from '../config/spicedb-config.js';
 import { GrantAuditor } from './audit/grant-auditor.js';
 import { CatalogItemReconciler } from './catalog-items/catalog-item-reconciler.js';
 import { ClusterWorld } from './cluster-world.js';
@@ -104,15 +104,6 @@ function loadKubeConfig<T extends KubeConfig>(config: ControllerConfig, kubeConf
   if (config.kubeconfigPath) kubeConfig.loadFromFile(config.kubeconfigPath);
   else kubeConfig.loadFromCluster();
   return kubeConfig;
-}
-
-function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClientOptions {
-  const { endpoint, token, transport } = config;
-  return {
-    endpoint,
-    token,
-    transport: typeof transport === 'string' ? transport : { caCertificate: readFileSync(transport.caFile) },
-  };
 }
 
 /**
