@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { DEFAULT_CLAIM_NAMES, writeClaim } from '../../src/auth/claims.js';
-import type { ClaimNames } from '../../src/auth/claims.js';
+import { DEFAULT_CLAIM_NAMES, writeClaim } from '../../src/auth/token-claims.js';
+import type { ClaimNames } from '../../src/auth/token-claims.js';
 import type { DevSigningKey } from './dev-signing-key.js';
 
 /** Issuer and audience of development tokens; the dev stack's services are configured to expect them. */

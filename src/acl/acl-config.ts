@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { z } from 'zod';
 import type { Authenticators } from '../auth/middleware.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
@@ -66,7 +66,7 @@ export interface AclApiConfig {
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
   trustProxy?: TrustProxy;
   /** The API's registry (the Basic verifier counts into it too); a new one with process metrics when absent. */
-  metricsRegistry?: Registry;
+  metricsRegistry?: MetricsRegistry;
 }
 
 /**

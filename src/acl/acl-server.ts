@@ -5,7 +5,7 @@ import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
 import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
-import type { RouteRegistry } from '../http/openapi/route-registry.js';
+import type { RouteTable } from '../http/openapi/route-table.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import { Drain } from '../http/drain.js';
 import { listen } from '../http/server.js';
@@ -53,7 +53,7 @@ export interface RunningAclApi {
   rootUrl: string;
   port: number;
   app: Express;
-  routes: RouteRegistry;
+  routes: RouteTable;
   /** The informer caches the API answers from (tests and the dev stack wait on them). */
   cache: AclCache;
   /** The audit store's routes: which operations are audited (tests walk them). */

@@ -4,8 +4,8 @@ import type { JSONWebKeySet, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
 import { dependencyUnavailable } from '../http/errors.js';
 import { AuthenticationError } from './authentication-error.js';
 import type { BearerVerifier } from './verifiers.js';
-import { DEFAULT_CLAIM_NAMES, principalFromClaims } from './claims.js';
-import type { ClaimNames } from './claims.js';
+import { DEFAULT_CLAIM_NAMES, principalFromClaims } from './token-claims.js';
+import type { ClaimNames } from './token-claims.js';
 
 /** Where verification keys come from. HMAC secrets exist only for deployments that ask for HS* explicitly. */
 export type JwtKeySource =

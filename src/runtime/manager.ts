@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { Controller } from './controller.js';
 import type { ControllerOptions } from './controller.js';
 import { Informer } from './informer.js';
@@ -24,7 +24,7 @@ export interface ManagerLeaderElection extends Pick<
 
 export interface ManagerOptions {
   kubeConfig: KubeConfig;
-  registry: Registry;
+  registry: MetricsRegistry;
   logger?: Logger;
   /** Omitted: no election, controllers run as soon as the manager starts. */
   leaderElection?: ManagerLeaderElection;

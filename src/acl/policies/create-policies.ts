@@ -11,7 +11,7 @@ import { Backoff } from '../../runtime/backoff.js';
 import { sleep } from '../../runtime/timing.js';
 import { GrantEvaluator, type GrantWorld } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
-import type { CreateItem } from '../api-schemas.js';
+import type { CreateItem } from '../policy-schemas.js';
 import { assertHasUserId, lookupItem, mayCreateOn, mayLearnItemFacts } from '../authorisation.js';
 import {
   claimKeys,
@@ -22,7 +22,7 @@ import {
   type ClaimData,
   type ClaimKey,
   type StoredClaim,
-} from './claims.js';
+} from './grant-claims.js';
 import { settleAll, valuesOrThrow } from '../concurrency.js';
 import {
   CREATED_BY_ACL_API,

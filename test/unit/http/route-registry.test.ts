@@ -2,7 +2,7 @@ import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compareRoutes, listDocumentedRoutes } from '../../../src/http/openapi/route-contract.js';
-import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
+import { RouteTable } from '../../../src/http/openapi/route-table.js';
 import { documentedOperationalRoutes } from '../../../src/http/operational-routes.js';
 import { createUrnScheme } from '../../../src/http/urn.js';
 import { sampleApp, sampleRegistry } from './support/sample-api.js';
@@ -18,7 +18,7 @@ type Operation = {
   responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
 };
 
-function operation(document: ReturnType<RouteRegistry['document']>, path: string, method: string): Operation {
+function operation(document: ReturnType<RouteTable['document']>, path: string, method: string): Operation {
   return (document.paths?.[path] as Record<string, Operation>)[method] as Operation;
 }
 
@@ -113,18 +113,18 @@ describe('declaration checks', () => {
   };
 
   it('rejects a second route with the same operationId or the same method and path', () => {
-    const registry = new RouteRegistry().add(route);
+    const registry = new RouteTable().add(route);
     expect(() => registry.add({ ...route, path: '/other/{id}' })).toThrow(/operationId getItem/);
     expect(() => registry.add({ ...route, operationId: 'again' })).toThrow(/already declared/);
   });
 
   it('rejects path parameters without a matching params schema', () => {
-    expect(() => new RouteRegistry().add({ ...route, request: {} })).toThrow(/path parameters/);
+    expect(() => new RouteTable().add({ ...route, request: {} })).toThrow(/path parameters/);
   });
 
   it('rejects header names that are not lower case', () => {
     expect(() =>
-      new RouteRegistry().add({
+      new RouteTable().add({
         ...route,
         request: { ...route.request, headers: z.object({ 'Idempotency-Key': z.string() }) },
       }),
@@ -132,7 +132,7 @@ describe('declaration checks', () => {
   });
 
   it('rejects a protected route when no authentication is configured', () => {
-    expect(() => new RouteRegistry().add({ ...route, access: 'authenticated' })).toThrow(/authentication/);
+    expect(() => new RouteTable().add({ ...route, access: 'authenticated' })).toThrow(/authentication/);
   });
 });
 
@@ -165,7 +165,7 @@ describe('served routes versus the document', () => {
     const app = express();
     app.use(
       '/v2',
-      new RouteRegistry()
+      new RouteTable()
         .add({
           method: 'get',
           path: '/things/{id}',

@@ -14,7 +14,7 @@ import type { DocumentConfig } from './route-document.js';
 import { pathParameterNames } from './route-paths.js';
 import { buildRouter } from './route-router.js';
 
-export interface RouteRegistryOptions {
+export interface RouteTableOptions {
   authentication?: ApiAuthentication;
   /** Largest accepted JSON body (bytes or `'1mb'`). */
   bodyLimit?: string | number;
@@ -32,10 +32,10 @@ export interface DeclaredRoute {
  * Each route is declared once: the same declaration mounts the express handler (with zod validation of
  * body, query, headers and path parameters) and describes the operation in the OpenAPI document.
  */
-export class RouteRegistry {
+export class RouteTable {
   private readonly definitions: AnyRouteDefinition[] = [];
 
-  constructor(private readonly options: RouteRegistryOptions = {}) {}
+  constructor(private readonly options: RouteTableOptions = {}) {}
 
   add<R extends RouteRequestSchemas, A extends RouteAccess>(definition: RouteDefinition<R, A>): this {
     // Stored with its input type erased; buildRouter hands each handler the parts its own schemas produced.
@@ -65,7 +65,7 @@ export class RouteRegistry {
   }
 
   /** `rootRoutes`: routes mounted at the service root beside these (the operational ones, and others). */
-  document(config: DocumentConfig, ...rootRoutes: RouteRegistry[]): OpenApiDocument {
+  document(config: DocumentConfig, ...rootRoutes: RouteTable[]): OpenApiDocument {
     return buildOpenApiDocument(
       this.definitions,
       config,
