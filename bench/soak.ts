@@ -16,6 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pLimit from 'p-limit';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
@@ -160,14 +161,9 @@ function readOptions(): Options {
 }
 
 async function seed(load: Load, count: number, signal: AbortSignal): Promise<void> {
-  let left = count;
-  const worker = async () => {
-    while (left > 0 && !signal.aborted) {
-      left -= 1;
-      await create(load);
-    }
-  };
-  await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+  await pLimit(SEED_CONCURRENCY).map([...Array(count).keys()], async () => {
+    if (!signal.aborted) await create(load);
+  });
 }
 
 /** The load and the samples, until --minutes have passed or `signal` aborts. */
