@@ -89,7 +89,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     };
   };
 
-  const registry = new RouteTable({
+  const table = new RouteTable({
     authentication: options.authentication,
     validateResponses: options.validateResponses,
   })
@@ -246,22 +246,22 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
         return { status: 200, body: { ...envelope, ...latest } };
       }),
     });
-  addMembershipRoutes(registry, { urn, cache: services.cache, ...services.memberships }, guarded, {
+  addMembershipRoutes(table, { urn, cache: services.cache, ...services.memberships }, guarded, {
     routes: audited,
     events: audits.events,
     snapshot: audits.snapshot,
   });
-  addDelegationRoutes(registry, { urn, delegations: services.delegations }, guarded, {
+  addDelegationRoutes(table, { urn, delegations: services.delegations }, guarded, {
     routes: audited,
     delegate: audits.delegate,
     undelegate: audits.undelegate,
   });
-  addAccessRequestRoutes(registry, { urn, accessRequests: services.accessRequests }, guarded, {
+  addAccessRequestRoutes(table, { urn, accessRequests: services.accessRequests }, guarded, {
     routes: audited,
     ask: audits.ask,
     decide: audits.decide,
   });
-  return addAuditRoutes(registry, { urn, ...services.auditReads });
+  return addAuditRoutes(table, { urn, ...services.auditReads });
 }
 
 /**

@@ -37,7 +37,7 @@ const unknown = problemResponse(
  * (docs/acl-api.md, "Access requests").
  */
 export function addAccessRequestRoutes(
-  registry: RouteTable,
+  table: RouteTable,
   services: { urn: UrnScheme; accessRequests: AccessRequests },
   guarded: Guard,
   audit: AccessRequestAudit,
@@ -57,7 +57,7 @@ export function addAccessRequestRoutes(
     page: { description: 'A page of access-request rows, oldest first', schema: schemas.listing },
     title: 'Access requests',
   });
-  return registry
+  return table
     .add(
       audit.routes.wrap(audit.ask, {
         method: 'post',

@@ -27,12 +27,12 @@ const unavailable = problemResponse('PostgreSQL is unavailable; detail names pos
 
 /** GET /audit, /audit/export and /audit/verify (docs/audit.md, "Routes"). */
 export function addAuditRoutes(
-  registry: RouteTable,
+  table: RouteTable,
   services: AuditReadServices & { urn: UrnScheme },
 ): RouteTable {
   const { urn, reader, ping, chainKey } = services;
   const schemas = auditResponseSchemas(urn);
-  return registry
+  return table
     .add({
       method: 'get',
       path: '/audit',

@@ -33,7 +33,7 @@ const unknown = problemResponse('No delegation has this id');
 
 /** POST and GET /delegations, GET and DELETE /delegations/{id}: the delegating user's own delegations. */
 export function addDelegationRoutes(
-  registry: RouteTable,
+  table: RouteTable,
   services: { urn: UrnScheme; delegations: Delegations },
   guarded: Guard,
   audit: DelegationAudit,
@@ -41,7 +41,7 @@ export function addDelegationRoutes(
   const { urn, delegations } = services;
   const { routes, delegate, undelegate } = audit;
   const schemas = delegationResponseSchemas(urn);
-  return registry
+  return table
     .add(
       routes.wrap(delegate, {
         method: 'post',

@@ -64,7 +64,7 @@ export interface MembershipAudit {
 
 /** POST /events, and PUT and GET on the member paths of an organisation and of a group. */
 export function addMembershipRoutes(
-  registry: RouteTable,
+  table: RouteTable,
   services: MembershipServices,
   guarded: Guard,
   audit: MembershipAudit,
@@ -119,7 +119,7 @@ export function addMembershipRoutes(
     503: unavailable,
   };
 
-  return registry
+  return table
     .add(
       audit.routes.wrap(audit.events, {
         method: 'post',

@@ -57,7 +57,7 @@ export class RouteTable {
     return buildRouter(this.definitions, this.options);
   }
 
-  /** The route `operationId` as a hot route, served before the app's router; the registry is at the root. */
+  /** The route `operationId` as a hot route, served before the app's router; the table is at the root. */
   hotRoute(operationId: string): HotRoute {
     const definition = this.definitions.find((route) => route.operationId === operationId);
     if (!definition) throw new Error(`no route ${operationId} is declared`);
@@ -85,7 +85,7 @@ export class RouteTable {
     if (route.request?.body && route.request.bodies)
       throw new Error(`${name}: declare body or bodies, not both`);
     if (route.access !== 'public' && !this.options.authentication) {
-      throw new Error(`${name} needs authentication, but the registry has none`);
+      throw new Error(`${name} needs authentication, but the route table has none`);
     }
     const declaredParams = Object.keys(route.request?.params?.shape ?? {}).sort();
     if (pathParameterNames(route.path).sort().join() !== declaredParams.join()) {

@@ -53,7 +53,7 @@ async function start(auth: Authenticators = authenticators): Promise<{ base: str
     status: 200,
     body: { ...principal, roles: [...principal.roles] },
   });
-  const registry = new RouteTable({ authentication: apiAuthentication(auth) })
+  const table = new RouteTable({ authentication: apiAuthentication(auth) })
     .add({
       method: 'get',
       path: '/me',
@@ -75,7 +75,7 @@ async function start(auth: Authenticators = authenticators): Promise<{ base: str
   const logs = capturedLogger();
   const app = express();
   app.use(requestContext(logs.logger));
-  app.use(registry.router());
+  app.use(table.router());
   app.use(errorHandler(createUrnScheme('acl')));
   return { base: await serve(app), logs };
 }

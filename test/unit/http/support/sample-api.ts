@@ -29,7 +29,7 @@ export const testAuthentication: ApiAuthentication = {
 const grantItem = z.object({ userId: z.uuid(), itemId: z.string().min(1) });
 
 /** A small API in the shape of the ACL service, declared once through the registry. */
-export function sampleRegistry(options: { validateResponses?: boolean } = {}): RouteTable {
+export function sampleTable(options: { validateResponses?: boolean } = {}): RouteTable {
   return new RouteTable({ authentication: testAuthentication, bodyLimit: 1024, ...options })
     .add({
       method: 'post',
@@ -118,7 +118,7 @@ export interface SampleAppOptions {
 }
 
 export function sampleApp(options: SampleAppOptions) {
-  const registry = sampleRegistry({ validateResponses: options.validateResponses ?? true });
+  const registry = sampleTable({ validateResponses: options.validateResponses ?? true });
   const metricsRegistry = createMetricsRegistry();
   const document = registry.document(
     { info: { title: 'sample', version: '1' }, servers: [{ url: '/v2' }] },
