@@ -22,7 +22,7 @@ import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { devBearer } from './support/dev-bearer.js';
 import { printTable } from './support/markdown-table.js';
 import { median } from './support/statistics.js';
-import { until } from './support/until.js';
+import { until } from '../test/support/until.js';
 
 const ITEMS = 10_000;
 const USABLE = 1_000;
@@ -125,9 +125,10 @@ async function main(): Promise<void> {
     };
     // Ready, and the snapshot SpiceDB serves at minimize_latency holds the world.
     await until(
-      'the world to be visible',
       async () => (await searchResources().catch(() => 0)) === USABLE,
+      'the world to be visible',
       60_000,
+      100,
     );
     // Past the barrier's window (quantization and margin): the steady state, where a search is read at
     // minimize_latency as the direct calls are, not the window right after the world was written.

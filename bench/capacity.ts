@@ -36,7 +36,7 @@ import { EtcdGateway, type EtcdEntry } from './support/etcd-gateway.js';
 import { indexSyntheticGrants } from './support/grant-world.js';
 import { liveHeap } from './support/live-heap.js';
 import { printTable } from './support/markdown-table.js';
-import { until } from './support/until.js';
+import { until } from '../test/support/until.js';
 import { syncedInformer } from './support/static-informer.js';
 import { ACL_NAMESPACE, syntheticGrant } from './support/synthetic-grant.js';
 import { syntheticMembership } from './support/synthetic-membership.js';
@@ -281,8 +281,8 @@ async function measure(
   const before = await settledDbSize(etcd);
   const jsonBytes = await writeObjects(etcd, kind, written, count);
   await until(
-    `kube-apiserver to list ${count} ${kind.name}`,
     async () => (await listedCount(kubeConfig, kind.path)) === count,
+    `kube-apiserver to list ${count} ${kind.name}`,
     LIST_TIMEOUT_MS,
     1_000,
   );

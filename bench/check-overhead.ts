@@ -26,7 +26,7 @@ import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { printTable } from './support/markdown-table.js';
 import { median } from './support/statistics.js';
 import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
-import { until } from './support/until.js';
+import { until } from '../test/support/until.js';
 import { devBearer } from './support/dev-bearer.js';
 import { parseNodeRuntime, runCompiled, siblingModule } from './support/node-runtime.js';
 
@@ -145,7 +145,6 @@ async function main(): Promise<void> {
     const authorization = `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`;
     let answer = '';
     await until(
-      'the decision service to answer the check',
       async () => {
         const response = await fetch(`${service.url}/v1/check`, {
           method: 'POST',
@@ -155,7 +154,9 @@ async function main(): Promise<void> {
         answer = await response.text();
         return response.status === 200;
       },
+      'the decision service to answer the check',
       60_000,
+      100,
     );
 
     const app = express();

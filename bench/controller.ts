@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
+import pLimit from 'p-limit';
 import {
   API_GROUP,
   API_VERSION,
@@ -62,7 +63,7 @@ import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { printTable } from './support/markdown-table.js';
-import { until } from './support/until.js';
+import { until } from '../test/support/until.js';
 import { entrypointArgs, parseNodeRuntime, type NodeRuntime } from './support/node-runtime.js';
 import { staticInformer } from './support/static-informer.js';
 import { percentile } from './support/statistics.js';
@@ -240,18 +241,6 @@ function heapBoundArgs(heapMb: number): string[] {
   return heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : [];
 }
 
-async function inPool<T>(
-  count: number,
-  concurrency: number,
-  work: (index: number) => Promise<T>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await work(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-}
-
 /** Peak and current resident set size of a process, from /proc (Linux). */
 function memoryOf(pid: number): { peak: number; current: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -347,7 +336,7 @@ class Bench {
       env,
     });
     this.controller = { process: child, url: `http://127.0.0.1:${port}` };
-    await until('the controller to lead', () => this.readyAndLeading(), 120_000);
+    await until(() => this.readyAndLeading(), 'the controller to lead', 120_000, 100);
     return memoryOf(child.pid).current;
   }
 
@@ -362,7 +351,7 @@ class Bench {
 
   async createGrants(from: number, to: number, itemId: string): Promise<number> {
     const started = performance.now();
-    await inPool(to - from, this.opts.concurrency, async (offset) => {
+    await pLimit(this.opts.concurrency).map([...Array(to - from).keys()], async (offset) => {
       const name = `grant-${from + offset}`;
       this.createdAt.set(name, performance.now());
       await requestJson(this.kubeConfig, {
@@ -417,12 +406,12 @@ class Bench {
   async nextResyncMs(): Promise<number> {
     const count = () => this.metric('policygrant_resync_duration_seconds_count');
     const start = await count();
-    await until('a resync to finish', async () => (await count()) >= start + 1, 300_000);
+    await until(async () => (await count()) >= start + 1, 'a resync to finish', 300_000, 100);
     const [sumBefore, countBefore] = [
       await this.metric('policygrant_resync_duration_seconds_sum'),
       await count(),
     ];
-    await until('another resync to finish', async () => (await count()) >= countBefore + 1, 300_000);
+    await until(async () => (await count()) >= countBefore + 1, 'another resync to finish', 300_000, 100);
     return ((await this.metric('policygrant_resync_duration_seconds_sum')) - sumBefore) * 1000;
   }
 
@@ -507,7 +496,12 @@ async function main(): Promise<void> {
     for (const [round, workers] of opts.workers.entries()) {
       const idleRss = await bench.startController(workers);
       // A controller started after a round first reconciles that round's grants (nothing to write).
-      await until('the grant queue to drain', async () => (await bench.grantQueueDepth()) === 0, 300_000);
+      await until(
+        async () => (await bench.grantQueueDepth()) === 0,
+        'the grant queue to drain',
+        300_000,
+        100,
+      );
       console.log(`controller leads (${workers ?? 'default'} workers); RSS ${mb(idleRss)}`);
       rows.push(...(await timeToEnforce(bench, opts, item.spec.itemId, round, workers)));
     }
@@ -516,7 +510,7 @@ async function main(): Promise<void> {
     if (opts.apiTotal > opts.enforce) {
       const more = performance.now();
       await bench.createGrants(opts.enforce, opts.apiTotal, item.spec.itemId);
-      await until(`${opts.apiTotal} grants enforced`, () => bench.allEnforced(), 1_800_000);
+      await until(() => bench.allEnforced(), `${opts.apiTotal} grants enforced`, 1_800_000, 100);
       const allMs = performance.now() - more;
       console.log(`${opts.apiTotal - opts.enforce} more grants created and enforced in ${seconds(allMs)}`);
       rows.push([
@@ -598,7 +592,7 @@ async function timeToEnforce(
   for (let i = 0; i < SINGLE_GRANTS; i++) {
     const index = base + Math.max(opts.apiTotal, opts.enforce) + i;
     await bench.createGrants(index, index + 1, itemId);
-    await until('one grant enforced', () => bench.allEnforced(), 60_000);
+    await until(() => bench.allEnforced(), 'one grant enforced', 60_000, 100);
   }
   const single = bench.latencies();
   const ms = (value: number) => `${value.toFixed(0)} ms`;
@@ -609,7 +603,7 @@ async function timeToEnforce(
   if (opts.enforce === 0) return singleRows;
   bench.createdAt.clear();
   const createMs = await bench.createGrants(base, base + opts.enforce, itemId);
-  await until(`${opts.enforce} grants enforced`, () => bench.allEnforced(), 600_000);
+  await until(() => bench.allEnforced(), `${opts.enforce} grants enforced`, 600_000, 100);
   const sorted = bench.latencies();
   console.log(`${opts.enforce} grants created in ${seconds(createMs)}`);
   return [

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
@@ -78,18 +79,13 @@ async function main(): Promise<void> {
 
 async function measure(ctx: Stack, count: number, one: (ctx: Stack) => Promise<Lifecycle>) {
   const timings: Timings = { toAllow: [], toDeny: [], wrongAfterGrant: 0, wrongAfterRevocation: 0 };
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      next += 1;
-      const lifecycle = await one(ctx);
-      timings.toAllow.push(lifecycle.toAllow);
-      timings.toDeny.push(lifecycle.toDeny);
-      if (lifecycle.wrongAfterGrant) timings.wrongAfterGrant += 1;
-      if (lifecycle.wrongAfterRevocation) timings.wrongAfterRevocation += 1;
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await pLimit(CONCURRENCY).map([...Array(count).keys()], async () => {
+    const lifecycle = await one(ctx);
+    timings.toAllow.push(lifecycle.toAllow);
+    timings.toDeny.push(lifecycle.toDeny);
+    if (lifecycle.wrongAfterGrant) timings.wrongAfterGrant += 1;
+    if (lifecycle.wrongAfterRevocation) timings.wrongAfterRevocation += 1;
+  });
   return timings;
 }
 

@@ -16,6 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pLimit from 'p-limit';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
@@ -160,14 +161,9 @@ function readOptions(): Options {
 }
 
 async function seed(load: Load, count: number, signal: AbortSignal): Promise<void> {
-  let left = count;
-  const worker = async () => {
-    while (left > 0 && !signal.aborted) {
-      left -= 1;
-      await create(load);
-    }
-  };
-  await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+  await pLimit(SEED_CONCURRENCY).map([...Array(count).keys()], async () => {
+    if (!signal.aborted) await create(load);
+  });
 }
 
 /** The load and the samples, until --minutes have passed or `signal` aborts. */
@@ -190,7 +186,7 @@ async function soak(
   try {
     printHeader(processes);
     for (let next = intervalMs; next <= options.minutes * 60_000 && !signal.aborted; next += intervalMs) {
-      await until(started + next, signal);
+      await sleepUntil(started + next, signal);
       if (signal.aborted) break;
       const measured = await sampleProcesses(processes);
       const sample: Sample = {
@@ -214,7 +210,7 @@ async function soak(
   return samples;
 }
 
-function until(at: number, signal: AbortSignal): Promise<void> {
+function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, Math.max(0, at - performance.now()));
     function done() {

@@ -1,3 +1,5 @@
+import pLimit from 'p-limit';
+
 // etcd's JSON gRPC gateway (v3 API over HTTP, keys and values base64), through fetch: what a benchmark needs to
 // write objects straight into etcd and read etcd's own size figures.
 
@@ -28,17 +30,13 @@ export class EtcdGateway {
 
   /** Puts every entry, in transactions of at most MAX_TXN_OPS, a few in flight. */
   async putAll(entries: EtcdEntry[]): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      for (let start = next; start < entries.length; start = next) {
-        next = start + MAX_TXN_OPS;
-        const success = entries.slice(start, next).map(({ key, value }) => ({
-          requestPut: { key: base64(key), value: base64(value) },
-        }));
-        await this.post('/v3/kv/txn', { success });
-      }
-    };
-    await Promise.all(Array.from({ length: TXNS_IN_FLIGHT }, worker));
+    const starts = Array.from({ length: Math.ceil(entries.length / MAX_TXN_OPS) }, (_, i) => i * MAX_TXN_OPS);
+    await pLimit(TXNS_IN_FLIGHT).map(starts, async (start) => {
+      const success = entries.slice(start, start + MAX_TXN_OPS).map(({ key, value }) => ({
+        requestPut: { key: base64(key), value: base64(value) },
+      }));
+      await this.post('/v3/kv/txn', { success });
+    });
   }
 
   /** The value stored under `key`, or undefined. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { DEFAULT_CLAIM_NAMES, writeClaim } from '../../src/auth/claims.js';
-import type { ClaimNames } from '../../src/auth/claims.js';
+import { DEFAULT_TOKEN_CLAIM_NAMES, writeClaim } from '../../src/auth/token-claims.js';
+import type { TokenClaimNames } from '../../src/auth/token-claims.js';
 import type { DevSigningKey } from './dev-signing-key.js';
 
 /** Issuer and audience of development tokens; the dev stack's services are configured to expect them. */
@@ -16,12 +16,12 @@ export interface MintTokenOptions {
   ttlSeconds?: number;
   issuer?: string;
   audience?: string;
-  claimNames?: ClaimNames;
+  claimNames?: TokenClaimNames;
 }
 
 /** Signs a token with the development key. It checks nothing, so tests can mint bad tokens on purpose. */
 export function mintToken(key: DevSigningKey, options: MintTokenOptions): Promise<string> {
-  const names = options.claimNames ?? DEFAULT_CLAIM_NAMES;
+  const names = options.claimNames ?? DEFAULT_TOKEN_CLAIM_NAMES;
   const claims: Record<string, unknown> = {};
   writeClaim(claims, names.roles, [...(options.roles ?? [])]);
   if (options.org !== undefined) writeClaim(claims, names.organisation, options.org);

@@ -16,7 +16,7 @@ import type { GrantWorld } from '../verdict/grant-verdict.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { candidateTupleKeys } from '../verdict/projection.js';
 import type { TupleKey } from '../verdict/tuple-key.js';
-import { claimKeys, claimName, type ClaimKey } from './policies/claims.js';
+import { claimKeys, claimName, type ClaimKey } from './policies/grant-claims.js';
 import { distinctSorted } from './policies/policy-rows.js';
 import { paths } from './resources.js';
 

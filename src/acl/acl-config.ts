@@ -1,20 +1,22 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { z } from 'zod';
 import type { Authenticators } from '../auth/middleware.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
-import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
-import { createLogger } from '../observability/logger.js';
+import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
+import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustProxy } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
-import { loadKubeConfig } from '../config/kube-config.js';
 import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
+import { DEFAULT_KUBE_TIMEOUT_MS } from './kube-client.js';
 import type { Logger } from '../observability/logger.js';
-import { createMetricsRegistry } from '../observability/metrics.js';
+
+export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
+export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
 
 /** Variables of the ACL API beyond the shared ones (common, auth, KUBECONFIG). It holds no SpiceDB credential. */
 export const aclEnvironment = z.object({
@@ -26,11 +28,11 @@ export const aclEnvironment = z.object({
     .regex(/^(\/[A-Za-z0-9._~-]+)+$|^\/$/, 'a path such as /v2, without a trailing slash')
     .default('/v2'),
   /** How long a create or delete waits for the informer to see its write before it answers anyway. */
-  ACL_READ_YOUR_WRITE_TIMEOUT: duration.default(5_000),
+  ACL_READ_YOUR_WRITE_TIMEOUT: duration.default(DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS),
   /** After this long, a pending claim whose grant never appeared is taken for abandoned. */
-  ACL_CLAIM_PENDING_TIMEOUT: duration.default(60_000),
+  ACL_CLAIM_PENDING_TIMEOUT: duration.default(DEFAULT_CLAIM_PENDING_TIMEOUT_MS),
   /** Deadline of each call to the kube-apiserver. */
-  ACL_KUBE_TIMEOUT: duration.default(10_000),
+  ACL_KUBE_TIMEOUT: duration.default(DEFAULT_KUBE_TIMEOUT_MS),
   /** Roles of the enforcement points, which may verify any user's access (as they may call /v1/check). */
   DECISION_CLIENT_ROLES: decisionClientRoles,
 });
@@ -64,15 +66,28 @@ export interface AclApiConfig {
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
   trustProxy?: TrustProxy;
   /** The API's registry (the Basic verifier counts into it too); a new one with process metrics when absent. */
-  metricsRegistry?: Registry;
+  metricsRegistry?: MetricsRegistry;
 }
 
-/** The whole configuration of `node dist/cmd/acl-api.js` from its environment. */
-export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<AclApiConfig> {
+/**
+ * What the environment configures the ACL API with, as data: the entrypoint builds the live parts from it (the
+ * kubeconfig, the authenticators, the logger, the metrics registry).
+ */
+export interface AclSettings extends Omit<
+  AclApiConfig,
+  'kubeConfig' | 'authenticators' | 'logger' | 'metricsRegistry'
+> {
+  auth: AuthEnvironment;
+  /** The Basic verifier's scrypt bound. */
+  scrypt: ConcurrencyBound;
+  logLevel: string;
+}
+
+/** The ACL API's settings from environment variables (docs/acl-api.md). */
+export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env): AclSettings {
   const common = readEnvironment(commonEnvironment, env);
   const acl = readEnvironment(aclEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
-  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
   const audit = readEnvironment(auditEnvironment, env);
   const shutdown = readEnvironment(shutdownEnvironment, env);
   return {
@@ -81,15 +96,10 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     basePath: acl.ACL_BASE_PATH,
     namespace: common.ACL_NAMESPACE,
     errorNamespace: common.ERROR_NAMESPACE,
-    logger: { level: common.LOG_LEVEL },
-    kubeConfig: loadKubeConfig(env),
-    authenticators: await createAuthenticators(auth, {
-      scrypt: scryptBound(env),
-      metricsRegistry,
-      logger: createLogger({ level: common.LOG_LEVEL, name: 'acl-api' }),
-    }),
+    logLevel: common.LOG_LEVEL,
+    auth,
+    scrypt: scryptBound(env),
     limits: aclRequestLimits(env),
-    metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
     audit: auditConfig(audit),
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,

@@ -1,5 +1,5 @@
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
-import type { RouteRegistry } from '../http/openapi/route-registry.js';
+import type { RouteTable } from '../http/openapi/route-table.js';
 import { documentedOperationalRoutes } from '../http/operational-routes.js';
 import type { UrnScheme } from '../http/urn.js';
 
@@ -7,7 +7,7 @@ import type { UrnScheme } from '../http/urn.js';
  * The ACL API's OpenAPI document: served at GET /docs, committed in docs/openapi/. The API's paths are
  * relative to the base path; the operational ones name the service root as their server.
  */
-export function aclDocument(routes: RouteRegistry, basePath: string, urn: UrnScheme): OpenApiDocument {
+export function aclDocument(routes: RouteTable, basePath: string, urn: UrnScheme): OpenApiDocument {
   return routes.document(
     {
       info: {

@@ -2,7 +2,7 @@ import { markReplayed } from './audit/replayed-results.js';
 import { successEnvelope } from '../http/envelope.js';
 import { HttpError } from '../http/errors.js';
 import type { ApiAuthentication } from '../http/openapi/route-definition.js';
-import { RouteRegistry } from '../http/openapi/route-registry.js';
+import { RouteTable } from '../http/openapi/route-table.js';
 import { problemResponse } from '../http/openapi/route-responses.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { AclCache } from './acl-cache.js';
@@ -14,7 +14,7 @@ import {
   ListingQuerySchema,
   VerifyBodySchema,
   responseSchemas,
-} from './api-schemas.js';
+} from './policy-schemas.js';
 import { COS_ADMIN, ORG_ADMIN } from './authorisation.js';
 import type { PolicyCreator } from './policies/create-policies.js';
 import { awaitEnforcement, waitPreference, type WaitTarget } from './policies/enforcement-wait.js';
@@ -61,7 +61,7 @@ function count(n: number, what: string): string {
 }
 
 /** The routes of the ACL API, each declared once: validation, handler, and its OpenAPI operation. */
-export function aclRoutes(services: AclServices, options: AclRouteOptions): RouteRegistry {
+export function aclRoutes(services: AclServices, options: AclRouteOptions): RouteTable {
   const { urn, creator, revoker, listings, verifier, audited } = services;
   const audits = mutationAudits(services.cache);
   const schemas = responseSchemas(urn);
@@ -89,7 +89,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     };
   };
 
-  const registry = new RouteRegistry({
+  const table = new RouteTable({
     authentication: options.authentication,
     validateResponses: options.validateResponses,
   })
@@ -246,22 +246,22 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
         return { status: 200, body: { ...envelope, ...latest } };
       }),
     });
-  addMembershipRoutes(registry, { urn, cache: services.cache, ...services.memberships }, guarded, {
+  addMembershipRoutes(table, { urn, cache: services.cache, ...services.memberships }, guarded, {
     routes: audited,
     events: audits.events,
     snapshot: audits.snapshot,
   });
-  addDelegationRoutes(registry, { urn, delegations: services.delegations }, guarded, {
+  addDelegationRoutes(table, { urn, delegations: services.delegations }, guarded, {
     routes: audited,
     delegate: audits.delegate,
     undelegate: audits.undelegate,
   });
-  addAccessRequestRoutes(registry, { urn, accessRequests: services.accessRequests }, guarded, {
+  addAccessRequestRoutes(table, { urn, accessRequests: services.accessRequests }, guarded, {
     routes: audited,
     ask: audits.ask,
     decide: audits.decide,
   });
-  return addAuditRoutes(registry, { urn, ...services.auditReads });
+  return addAuditRoutes(table, { urn, ...services.auditReads });
 }
 
 /**

@@ -5,7 +5,7 @@ import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
 import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
-import type { RouteRegistry } from '../http/openapi/route-registry.js';
+import type { RouteTable } from '../http/openapi/route-table.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import { Drain } from '../http/drain.js';
 import { listen } from '../http/server.js';
@@ -15,7 +15,11 @@ import { createMetricsRegistry } from '../observability/metrics.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { AclCache } from './acl-cache.js';
 import { aclRouteClass } from './acl-route-classes.js';
-import type { AclApiConfig } from './acl-config.js';
+import {
+  DEFAULT_CLAIM_PENDING_TIMEOUT_MS,
+  DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS,
+  type AclApiConfig,
+} from './acl-config.js';
 import { aclDocument } from './acl-document.js';
 import { aclRoutes } from './acl-routes.js';
 import { DEFAULT_CLAIM_WAIT_MS, PolicyCreator } from './policies/create-policies.js';
@@ -40,8 +44,6 @@ import { NO_CHAIN_KEY_WARNING, type AuditConfig } from '../config/audit-config.j
 import { AuditedRoutes } from './audit/audited-routes.js';
 import { MutationAuditor, NO_AUDIT } from './audit/mutation-auditor.js';
 
-export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
-export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
 export const DEFAULT_STARTUP_SYNC_TIMEOUT_MS = 30_000;
 
 export interface RunningAclApi {
@@ -51,7 +53,7 @@ export interface RunningAclApi {
   rootUrl: string;
   port: number;
   app: Express;
-  routes: RouteRegistry;
+  routes: RouteTable;
   /** The informer caches the API answers from (tests and the dev stack wait on them). */
   cache: AclCache;
   /** The audit store's routes: which operations are audited (tests walk them). */
@@ -112,7 +114,14 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         applier: new MemberEventApplier(memberships, metricsRegistry),
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
-      delegations: new Delegations({ kube, cache, verifier, namespace: config.namespace, now }),
+      delegations: new Delegations({
+        kube,
+        cache,
+        verifier,
+        namespace: config.namespace,
+        now,
+        readYourWriteTimeoutMs,
+      }),
       accessRequests: new AccessRequests({
         kube,
         cache,
@@ -121,6 +130,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         verifier,
         namespace: config.namespace,
         now,
+        readYourWriteTimeoutMs,
       }),
       audited,
       auditReads: {

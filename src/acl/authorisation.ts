@@ -1,6 +1,8 @@
 import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
 import { hasRole, ORG_ADMIN, type Principal } from '../auth/principal.js';
 import { isCheckCaller, type CheckCallers } from '../decision/check-callers.js';
+import { HttpError } from '../http/errors.js';
+import { isUserId } from './policies/principal-ids.js';
 
 // Who may do what (docs/acl-api.md, "Who may do what"), as pure predicates over the caller and the
 // CatalogItem the action is about.
@@ -76,4 +78,24 @@ export function mayVerify(
     hasRole(principal, COS_ADMIN) ||
     (item !== undefined && administersItem(principal, item))
   );
+}
+
+/**
+ * Only callers with a user id may `action`: users, and applications whose credential names a userId (the id
+ * the request records as its author).
+ */
+export function assertHasUserId(principal: Principal, action: string): void {
+  if (!isUserId(principal.id)) {
+    throw new HttpError(
+      'Forbidden',
+      `caller ${principal.id} has no user id: only users (or applications whose credential names a userId) ${action}`,
+    );
+  }
+}
+
+/** Only a user may `action`: an application may not, even when its credential names a userId. */
+export function assertIsUser(principal: Principal, action: string): void {
+  if (principal.kind !== 'user') {
+    throw new HttpError('Forbidden', `only a user may ${action} (applications may not)`);
+  }
 }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { busy } from '../http/errors.js';
 import { counter } from '../observability/metrics.js';
 import type { ApplicationCredential } from './application-credentials.js';
@@ -16,7 +16,7 @@ export interface BasicVerifierOptions {
   /** Bound on scrypt verifications at once and waiting; past it, 503 with Retry-After. */
   scrypt?: ConcurrencyBound;
   /** Where `basic_auth_verifications_total{outcome}` is counted. */
-  metricsRegistry?: Registry;
+  metricsRegistry?: MetricsRegistry;
   now?: () => number;
 }
 
@@ -81,7 +81,7 @@ export function createBasicVerifier(
 }
 
 /** `basic_auth_verifications_total{outcome}`: scrypt ran for all but `busy`. */
-function outcomeCounter(registry: Registry | undefined): (outcome: Outcome) => void {
+function outcomeCounter(registry: MetricsRegistry | undefined): (outcome: Outcome) => void {
   if (!registry) return () => undefined;
   const verifications = counter(registry, {
     name: 'basic_auth_verifications_total',

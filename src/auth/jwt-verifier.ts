@@ -4,8 +4,8 @@ import type { JSONWebKeySet, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
 import { dependencyUnavailable } from '../http/errors.js';
 import { AuthenticationError } from './authentication-error.js';
 import type { BearerVerifier } from './verifiers.js';
-import { DEFAULT_CLAIM_NAMES, principalFromClaims } from './claims.js';
-import type { ClaimNames } from './claims.js';
+import { DEFAULT_TOKEN_CLAIM_NAMES, principalFromClaims } from './token-claims.js';
+import type { TokenClaimNames } from './token-claims.js';
 
 /** Where verification keys come from. HMAC secrets exist only for deployments that ask for HS* explicitly. */
 export type JwtKeySource =
@@ -23,7 +23,7 @@ export interface JwtVerifierOptions {
   clockToleranceSeconds?: number;
   /** Longest time after its `iat` a token is accepted, whatever its `exp`. */
   maxTokenAgeSeconds?: number;
-  claimNames?: ClaimNames;
+  claimNames?: TokenClaimNames;
 }
 
 export const DEFAULT_JWT_ALGORITHMS: readonly string[] = ['RS256', 'ES256'];
@@ -71,7 +71,7 @@ const REJECTED_TOKEN_CODES = new Set([
 export async function createJwtVerifier(options: JwtVerifierOptions): Promise<BearerVerifier> {
   const algorithms = checkedAlgorithms(options.algorithms ?? DEFAULT_JWT_ALGORITHMS, options.keys);
   const key = await keyResolver(options.keys);
-  const claimNames = options.claimNames ?? DEFAULT_CLAIM_NAMES;
+  const claimNames = options.claimNames ?? DEFAULT_TOKEN_CLAIM_NAMES;
   const verifyOptions: JWTVerifyOptions = {
     issuer: options.issuer,
     audience: options.audience,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { readFile } from 'node:fs/promises';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { parseApplicationCredentials, readMountedSecret } from '../auth/application-credentials.js';
 import { createBasicVerifier } from '../auth/basic-verifier.js';
 import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
@@ -58,7 +58,7 @@ export interface AuthenticatorOptions {
   /** Bound on scrypt verifications of Basic secrets. */
   scrypt?: ConcurrencyBound;
   /** The service's registry, for the Basic verifier's counter and the reload metrics. */
-  metricsRegistry?: Registry;
+  metricsRegistry?: MetricsRegistry;
   /** Where a refused reload is logged. */
   logger?: Logger;
   /** Stops reading the mounted credentials again. */

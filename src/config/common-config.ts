@@ -25,5 +25,3 @@ export const commonEnvironment = z.object({
 
 /** Express's `trust proxy` setting: hops, or a comma-separated list of addresses and subnets. */
 export type TrustProxy = number | string;
-
-export type CommonConfig = z.output<typeof commonEnvironment>;

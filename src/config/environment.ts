@@ -44,7 +44,10 @@ export const duration = z
 
 export const port = z.coerce.number().int().min(0).max(65_535);
 
-export const booleanFlag = z.enum(['true', 'false']).transform((value) => value === 'true');
+/** Every boolean variable: `true` or `false`, nothing else, so that a typo is an error rather than a default. */
+export const booleanFlag = z
+  .enum(['true', 'false'], { error: 'expected true or false' })
+  .transform((value) => value === 'true');
 
 export const commaList = z.string().transform((text) =>
   text

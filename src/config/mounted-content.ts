@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import { counter, gauge } from '../observability/metrics.js';
 
@@ -15,7 +15,7 @@ export interface MountedContentOptions<T> {
   build: (content: string) => Promise<T>;
   intervalMs?: number;
   logger?: Logger;
-  metricsRegistry?: Registry;
+  metricsRegistry?: MetricsRegistry;
   /** Stops the polling. */
   signal?: AbortSignal;
 }

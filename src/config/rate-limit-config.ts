@@ -57,8 +57,6 @@ export const authLimitsEnvironment = z.object({
   BASIC_AUTH_QUEUE: z.coerce.number().int().min(0).default(DEFAULT_SCRYPT_BOUND.queue),
 });
 
-export type AuthLimitsEnvironment = z.output<typeof authLimitsEnvironment>;
-
 /** Route classes: the decision service's check, the ACL API's reads (GETs, POST /verify) and writes. */
 export const DEFAULT_RATE_LIMITS = { check: '60000/1m', read: '6000/1m', write: '1200/1m' } as const;
 

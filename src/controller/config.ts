@@ -1,20 +1,15 @@
 import { z } from 'zod';
 import { auditEnvironment } from '../config/audit-config.js';
 import { commonEnvironment } from '../config/common-config.js';
-import { ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
-import { spicedbEnvironment } from '../config/spicedb-config.js';
+import { booleanFlag, ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
+import { spicedbEnvironment, spicedbSettings, type SpiceDBSettings } from '../config/spicedb-config.js';
 import { actorEnvironment, actorSource, type ActorSource } from './audit/kubernetes-actor.js';
 
 /** The controller's configuration; `parseControllerConfig` builds it from environment variables. */
 export interface ControllerConfig {
   /** A kubeconfig file; absent: the in-cluster service account. */
   kubeconfigPath?: string;
-  spicedb: {
-    /** host:port of SpiceDB's gRPC API. */
-    endpoint: string;
-    token: string;
-    /** plaintext (loopback or a trusted mesh only), TLS with the system roots, or TLS trusting a CA file. */
-    transport: 'plaintext' | 'tls' | { caFile: string };
+  spicedb: SpiceDBSettings & {
     /** Between health probes, which notice a SpiceDB that lost its schema and data. */
     probePeriodMs: number;
   };
@@ -63,12 +58,6 @@ const atLeast = (fallback: string, minimumMs: number) =>
     .pipe(duration)
     .pipe(z.number().min(minimumMs, `must be at least ${minimumMs} ms`));
 
-const flag = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'expected true or false' })
-    .optional()
-    .transform((value) => (value === undefined ? fallback : ['true', '1', 'yes'].includes(value)));
-
 const dnsLabel = z
   .string()
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'expected a Kubernetes name (lowercase letters, digits and -)')
@@ -84,13 +73,13 @@ const environmentSchema = z.object({
   CONTROLLER_HOST: nonEmpty.default('0.0.0.0'),
   CONTROLLER_PORT: port.default(8082),
   RESYNC_PERIOD: atLeast('10m', 1_000),
-  LEADER_ELECTION: flag(true),
+  LEADER_ELECTION: booleanFlag.default(true),
   LEADER_ELECTION_NAMESPACE: dnsLabel.optional(),
   LEADER_ELECTION_ID: dnsLabel.default('policy-grant-controller'),
   LEASE_DURATION: atLeast('15s', 1_000),
   RENEW_DEADLINE: atLeast('10s', 1),
   RETRY_PERIOD: atLeast('2s', 1),
-  EXIT_ON_LOST_LEADERSHIP: flag(true),
+  EXIT_ON_LOST_LEADERSHIP: booleanFlag.default(true),
   WATCH_LABEL_SELECTOR: nonEmpty.optional(),
   MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(16),
   ACCESS_REQUEST_PENDING_TTL: atLeast('168h', 1_000),
@@ -104,9 +93,6 @@ export type ControllerEnvironment = Partial<Record<keyof z.input<typeof environm
 /** Reads the configuration; throws ConfigurationError naming every variable that is wrong. */
 export function parseControllerConfig(env: Record<string, string | undefined>): ControllerConfig {
   const e = readEnvironment(environmentSchema, env);
-  if (e.SPICEDB_CA_FILE && env.SPICEDB_TLS === 'plaintext') {
-    throw new ConfigurationError('SPICEDB_CA_FILE: a CA file needs SPICEDB_TLS=tls, not plaintext');
-  }
   if (e.LEASE_DURATION % 1000 !== 0) throw new ConfigurationError('LEASE_DURATION: must be whole seconds');
   if (!(e.LEASE_DURATION > e.RENEW_DEADLINE && e.RENEW_DEADLINE > 1.2 * e.RETRY_PERIOD)) {
     throw new ConfigurationError(
@@ -115,12 +101,7 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
   }
   return {
     ...(e.KUBECONFIG ? { kubeconfigPath: e.KUBECONFIG } : {}),
-    spicedb: {
-      endpoint: e.SPICEDB_ENDPOINT,
-      token: e.SPICEDB_TOKEN,
-      transport: e.SPICEDB_CA_FILE ? { caFile: e.SPICEDB_CA_FILE } : e.SPICEDB_TLS,
-      probePeriodMs: e.SPICEDB_PROBE_PERIOD,
-    },
+    spicedb: { ...spicedbSettings(e), probePeriodMs: e.SPICEDB_PROBE_PERIOD },
     aclNamespace: e.ACL_NAMESPACE,
     http: { host: e.CONTROLLER_HOST, port: e.CONTROLLER_PORT },
     resyncPeriodMs: e.RESYNC_PERIOD,

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { createHttpApp } from '../http/app.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
-import { RouteRegistry } from '../http/openapi/route-registry.js';
+import { RouteTable } from '../http/openapi/route-table.js';
 import { documentedOperationalRoutes } from '../http/operational-routes.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { UrnScheme } from '../http/urn.js';
@@ -35,7 +35,7 @@ const DOCUMENT_INFO = {
 
 /** The controller's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
 export function controllerDocument(urn: UrnScheme): OpenApiDocument {
-  return new RouteRegistry().document(
+  return new RouteTable().document(
     { info: DOCUMENT_INFO, servers: [{ url: '/' }] },
     documentedOperationalRoutes(urn, LEADERSHIP_SHAPE),
   );

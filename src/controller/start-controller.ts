@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { listen } from '../http/server.js';
@@ -7,11 +6,12 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { Manager, stripForCache } from '../runtime/index.js';
 import { requestJson } from '../runtime/kube-request.js';
-import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
+import { SpiceDBClient } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
 import { setupAccessRequestController } from './access-requests/setup-access-request-controller.js';
 import { setupCatalogItemController } from './catalog-items/setup-catalog-item-controller.js';
+import { spicedbClientOptions } from '../config/spicedb-config.js';
 import type { ControllerConfig } from './config.js';
 import { buildControllerCaches } from './controller-caches.js';
 import { SHUTDOWN_TIMEOUT_MS, type BaseDeps, type ControllerDeps } from './controller-deps.js';
@@ -64,15 +64,6 @@ function loadKubeConfig<T extends KubeConfig>(config: ControllerConfig, kubeConf
   if (config.kubeconfigPath) kubeConfig.loadFromFile(config.kubeconfigPath);
   else kubeConfig.loadFromCluster();
   return kubeConfig;
-}
-
-function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClientOptions {
-  const { endpoint, token, transport } = config;
-  return {
-    endpoint,
-    token,
-    transport: typeof transport === 'string' ? transport : { caCertificate: readFileSync(transport.caFile) },
-  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { gauge, histogram } from '../observability/metrics.js';
 
 /** Up to the largest CHECK_BATCH_MAX. */
@@ -10,7 +10,7 @@ export interface CheckBatchMetrics {
 }
 
 /** `decision_check_batch_size` and `decision_check_batch_waiting`. */
-export function checkBatchMetrics(registry: Registry, waiting: () => number): CheckBatchMetrics {
+export function checkBatchMetrics(registry: MetricsRegistry, waiting: () => number): CheckBatchMetrics {
   const size = histogram(registry, {
     name: 'decision_check_batch_size',
     help:

@@ -53,6 +53,8 @@ interface Batch {
 export class CheckBatcher {
   /** Waiting checks by consistency, oldest queue first (a Map keeps the order its keys were added in). */
   private readonly queues = new Map<string, Batch>();
+  // Counted here rather than with p-limit: a batch is formed when a call frees up, from whatever waits by then,
+  // whereas p-limit queues tasks that are already fixed.
   private inFlight = 0;
   private flushScheduled = false;
 

@@ -1,5 +1,5 @@
 import type { ApiAuthentication } from '../http/openapi/route-definition.js';
-import { RouteRegistry } from '../http/openapi/route-registry.js';
+import { RouteTable } from '../http/openapi/route-table.js';
 import { tooManyRequestsResponse } from '../http/openapi/route-responses.js';
 import { resultEnvelope } from '../http/envelope.js';
 import type { UrnScheme } from '../http/urn.js';
@@ -25,8 +25,8 @@ export interface CheckRouteOptions {
 }
 
 /** POST /v1/check, declared once for the router and the OpenAPI document. */
-export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRouteOptions): RouteRegistry {
-  return new RouteRegistry({ authentication, bodyLimit: CHECK_BODY_LIMIT }).add({
+export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRouteOptions): RouteTable {
+  return new RouteTable({ authentication, bodyLimit: CHECK_BODY_LIMIT }).add({
     method: 'post',
     path: CHECK_PATH,
     operationId: CHECK_OPERATION,

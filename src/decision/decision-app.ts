@@ -8,7 +8,7 @@ import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
 import type { Drain } from '../http/drain.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
-import type { RouteRegistry } from '../http/openapi/route-registry.js';
+import type { RouteTable } from '../http/openapi/route-table.js';
 import { documentedOperationalRoutes } from '../http/operational-routes.js';
 import type { ReadinessCheck } from '../http/readiness.js';
 import type { UrnScheme } from '../http/urn.js';
@@ -70,11 +70,7 @@ const DOCUMENT_INFO = {
 export const CHECK_CLASS = 'check';
 
 /** The decision service's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
-export function decisionDocument(
-  routes: RouteRegistry,
-  authzen: RouteRegistry,
-  urn: UrnScheme,
-): OpenApiDocument {
+export function decisionDocument(routes: RouteTable, authzen: RouteTable, urn: UrnScheme): OpenApiDocument {
   return routes.document(
     { info: DOCUMENT_INFO, servers: [{ url: '/' }] },
     authzen,

@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { counter, gauge } from '../observability/metrics.js';
 import type { CacheEviction, CacheLookup, DecisionCacheEvents } from './decision-cache.js';
 import type { RelationshipExpiries } from './relationship-expiries.js';
@@ -16,7 +16,7 @@ export interface DecisionCacheGauges {
  * `decision_cache_expiries_known` and `decision_cache_expiring_relationships`.
  */
 export function decisionCacheMetrics(
-  registry: Registry,
+  registry: MetricsRegistry,
   { entries, expiries }: DecisionCacheGauges,
 ): DecisionCacheEvents {
   const lookups = counter(registry, {

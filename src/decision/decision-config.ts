@@ -1,16 +1,12 @@
 import { z } from 'zod';
-import { tokenReviewApi } from '../auth/token-review-verifier.js';
-import { authEnvironment, createAuthenticators } from '../config/auth-config.js';
+import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
+import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { booleanFlag, commaList, duration, port, readEnvironment } from '../config/environment.js';
-import { loadKubeConfig } from '../config/kube-config.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
-import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
-import { createLogger } from '../observability/logger.js';
-import type { Logger } from '../observability/logger.js';
+import { spicedbEnvironment, spicedbSettings, type SpiceDBSettings } from '../config/spicedb-config.js';
 import { decisionRequestLimits, scryptBound } from '../config/rate-limit-config.js';
-import { createMetricsRegistry } from '../observability/metrics.js';
 import { DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
 import { DEFAULT_CHECK_BATCH } from './check-batcher.js';
 import { DEFAULT_DECISION_CACHE } from './decision-cache.js';
@@ -80,26 +76,39 @@ export const decisionEnvironment = z
     path: ['DECISION_CLIENT_SERVICE_ACCOUNTS'],
   });
 
-/** The configuration `startDecisionService` takes, read from environment variables (see the docs). */
-export async function decisionConfigFromEnvironment(
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<DecisionServiceConfig & { logger: Logger }> {
+/**
+ * What the environment configures the decision service with, as data: the entrypoint builds the live parts
+ * from it (the SpiceDB client's options, the authenticators, the TokenReview client, the logger, the metrics).
+ */
+export interface DecisionSettings extends Omit<
+  DecisionServiceConfig,
+  'spicedb' | 'authenticators' | 'tokenReview' | 'logger' | 'metricsRegistry'
+> {
+  spicedb: SpiceDBSettings;
+  auth: AuthEnvironment;
+  /** The Basic verifier's scrypt bound. */
+  scrypt: ConcurrencyBound;
+  /** Present when TOKEN_REVIEW=true. */
+  tokenReview?: Omit<NonNullable<DecisionServiceConfig['tokenReview']>, 'api'>;
+  logLevel: string;
+}
+
+/** The decision service's settings from environment variables (see the docs). */
+export function decisionSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env): DecisionSettings {
   const common = readEnvironment(commonEnvironment, env);
   const spicedb = readEnvironment(spicedbEnvironment, env);
   const auth = readEnvironment(authEnvironment, env);
   const decision = readEnvironment(decisionEnvironment, env);
   const shutdown = readEnvironment(shutdownEnvironment, env);
-  const metricsRegistry = createMetricsRegistry({ processMetrics: true });
-  const logger = createLogger({ level: common.LOG_LEVEL, name: 'decision-service' });
   return {
     host: decision.DECISION_HOST,
     port: decision.DECISION_PORT,
-    spicedb: spicedbClientOptions(spicedb),
+    spicedb: spicedbSettings(spicedb),
     checkTimeoutMs: decision.CHECK_TIMEOUT,
     drainMs: drainMs(shutdown),
-    authenticators: await createAuthenticators(auth, { scrypt: scryptBound(env), metricsRegistry, logger }),
+    auth,
+    scrypt: scryptBound(env),
     limits: decisionRequestLimits(env),
-    metricsRegistry,
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
     ...(decision.DECISION_PUBLIC_URL === undefined ? {} : { publicUrl: decision.DECISION_PUBLIC_URL }),
     checkCallers: {
@@ -109,7 +118,6 @@ export async function decisionConfigFromEnvironment(
     ...(decision.TOKEN_REVIEW
       ? {
           tokenReview: {
-            api: tokenReviewApi(loadKubeConfig(env)),
             jwtIssuers: [auth.JWT_ISSUER],
             audiences: decision.TOKEN_REVIEW_AUDIENCES,
             issuers: decision.TOKEN_REVIEW_ISSUERS,
@@ -135,6 +143,6 @@ export async function decisionConfigFromEnvironment(
       concurrency: decision.CHECK_BATCH_CONCURRENCY,
     },
     errorNamespace: common.ERROR_NAMESPACE,
-    logger,
+    logLevel: common.LOG_LEVEL,
   };
 }

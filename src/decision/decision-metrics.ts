@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { counter, histogram } from '../observability/metrics.js';
 
 export type DecisionResult = 'allowed' | 'denied' | 'error';
@@ -18,7 +18,7 @@ export interface DecisionMetrics {
  * `authz_backend_errors_total{code}`. Requests rejected before evaluation (400, 401) are not decisions;
  * the HTTP metrics count them.
  */
-export function decisionMetrics(registry: Registry): DecisionMetrics {
+export function decisionMetrics(registry: MetricsRegistry): DecisionMetrics {
   const decisions = counter(registry, {
     name: 'authz_decisions_total',
     help: 'Checks evaluated, by result: allowed, denied, or error (failed closed).',

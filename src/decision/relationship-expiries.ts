@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../observability/logger.js';
+import { Backoff } from '../runtime/backoff.js';
 import type { Relationship, RelationshipPage, RelationshipUpdate } from '../spicedb/client.js';
 import { CHECKED_RESOURCE } from './revision-keys.js';
 
@@ -128,7 +129,7 @@ export class RelationshipExpiries {
   }
 
   private async loadUntilDone(revision: string, signal: AbortSignal): Promise<void> {
-    let delayMs = this.retry.initialMs;
+    const backoff = new Backoff({ ...this.retry, jitter: 0 });
     while (!signal.aborted) {
       try {
         await this.readSnapshot(revision, signal);
@@ -143,8 +144,7 @@ export class RelationshipExpiries {
           { error: error instanceof Error ? error.message : String(error) },
           'reading the expiries of relationships failed; remembered allows stay short until it succeeds',
         );
-        await sleep(delayMs, undefined, { signal }).catch(() => undefined);
-        delayMs = Math.min(delayMs * 2, this.retry.maxMs);
+        await sleep(backoff.next(), undefined, { signal }).catch(() => undefined);
       }
     }
   }

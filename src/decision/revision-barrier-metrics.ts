@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { counter, gauge } from '../observability/metrics.js';
 import { CONSISTENCY_SOURCES } from './consistency-choice.js';
 import type { ConsistencySource } from './consistency-choice.js';
@@ -24,7 +24,7 @@ const MESSAGE_KINDS: readonly WatchMessageKind[] = ['change', 'schema', 'checkpo
  * `decision_check_consistency_total{consistency}`.
  */
 export function revisionBarrierMetrics(
-  registry: Registry,
+  registry: MetricsRegistry,
   gauges: RevisionBarrierGauges,
 ): RevisionBarrierMetrics {
   const up = gauge(registry, {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../observability/logger.js';
+import { Backoff } from '../runtime/backoff.js';
 import type { RelationshipUpdate, SpiceDBClient, WatchEvent } from '../spicedb/client.js';
 import { SpiceDBError } from '../spicedb/errors.js';
 import { grpcStatusName } from './grpc-status.js';
@@ -64,7 +65,7 @@ const DEFAULT_RETRY = { initialMs: 100, maxMs: 5_000 };
  */
 export class RevisionWatch {
   private readonly abort = new AbortController();
-  private readonly retry: { initialMs: number; maxMs: number };
+  private readonly backoff: Backoff;
   private cursor: string | undefined;
   private running: Promise<void> | undefined;
   private isCurrent = false;
@@ -74,7 +75,7 @@ export class RevisionWatch {
   private attempts = 0;
 
   constructor(private readonly options: RevisionWatchOptions) {
-    this.retry = options.retry ?? DEFAULT_RETRY;
+    this.backoff = new Backoff({ ...(options.retry ?? DEFAULT_RETRY), jitter: 0 });
   }
 
   /** Connected: every change not delivered yet happened after this moment's head, or just before (the lag). */
@@ -103,13 +104,12 @@ export class RevisionWatch {
 
   private async run(): Promise<void> {
     const { signal } = this.abort;
-    let delayMs = this.retry.initialMs;
     while (!signal.aborted) {
       const delivered = await this.follow();
       this.setCurrent(false);
       if (signal.aborted) return;
-      delayMs = delivered ? this.retry.initialMs : Math.min(delayMs * 2, this.retry.maxMs);
-      await sleep(delayMs, undefined, { signal }).catch(() => undefined);
+      if (delivered) this.backoff.reset();
+      await sleep(this.backoff.next(), undefined, { signal }).catch(() => undefined);
     }
   }
 

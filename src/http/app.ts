@@ -1,6 +1,6 @@
 import express from 'express';
 import type { Express, Router } from 'express';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import { accessLog } from './access-log.js';
 import type { Drain } from './drain.js';
@@ -23,7 +23,7 @@ export interface MountedRouter {
 export interface HttpAppOptions {
   urn: UrnScheme;
   logger: Logger;
-  metricsRegistry: Registry;
+  metricsRegistry: MetricsRegistry;
   readinessChecks: readonly ReadinessCheck[];
   readinessTimeoutMs?: number;
   /** The server's drain: readiness fails once it began. */

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { counter, histogram } from '../observability/metrics.js';
 import { routeLabel } from './route-template.js';
 
@@ -14,7 +14,7 @@ export interface HttpMetricsOptions {
  * `http_request_errors_total{method,route,status_class}` (4xx and 5xx). `route` is the template, never the
  * raw path. Requests the client aborted before a response are not counted.
  */
-export function httpMetrics(registry: Registry, options: HttpMetricsOptions = {}): RequestHandler {
+export function httpMetrics(registry: MetricsRegistry, options: HttpMetricsOptions = {}): RequestHandler {
   const requests = counter(registry, {
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route template and status code.',

@@ -1,11 +1,11 @@
 import type { Router } from 'express';
-import { prometheusContentType, type Registry } from 'prom-client';
+import { prometheusContentType, type Registry as MetricsRegistry } from 'prom-client';
 import { z } from 'zod';
 import type { Drain } from './drain.js';
 import { HttpError, problemBody } from './errors.js';
 import { successEnvelope, successEnvelopeSchema } from './envelope.js';
 import type { OpenApiDocument } from './openapi/route-definition.js';
-import { RouteRegistry } from './openapi/route-registry.js';
+import { RouteTable } from './openapi/route-table.js';
 import { runReadinessChecks } from './readiness.js';
 import type { CheckOutcome, ReadinessCheck } from './readiness.js';
 import type { UrnScheme } from './urn.js';
@@ -19,7 +19,7 @@ export const OPERATIONAL_PATHS = {
 
 export interface OperationalRoutesOptions {
   urn: UrnScheme;
-  metricsRegistry: Registry;
+  metricsRegistry: MetricsRegistry;
   readinessChecks: readonly ReadinessCheck[];
   readinessTimeoutMs?: number;
   /** Served as JSON at GET /docs. */
@@ -49,7 +49,7 @@ const NOT_SERVING = new Proxy(
  * The operational routes as a service's OpenAPI document describes them: the same declarations that serve
  * them (operationalRoutes), with nothing behind the handlers.
  */
-export function documentedOperationalRoutes(urn: UrnScheme, readinessShape?: z.ZodRawShape): RouteRegistry {
+export function documentedOperationalRoutes(urn: UrnScheme, readinessShape?: z.ZodRawShape): RouteTable {
   return operationalRoutes({
     urn,
     metricsRegistry: NOT_SERVING,
@@ -75,13 +75,13 @@ export function operationalRouter(options: OperationalRoutesOptions): Router {
 }
 
 /** The declarations behind operationalRouter; documents include them (documentedOperationalRoutes). */
-export function operationalRoutes(options: OperationalRoutesOptions): RouteRegistry {
+export function operationalRoutes(options: OperationalRoutesOptions): RouteTable {
   const { urn, readinessFields } = options;
   const fields = () => readinessFields?.values() ?? {};
   const readinessSchema = successEnvelopeSchema(urn, { results: checkSchema }).extend(
     readinessFields?.shape ?? {},
   );
-  return new RouteRegistry()
+  return new RouteTable()
     .add({
       method: 'get',
       path: OPERATIONAL_PATHS.live,

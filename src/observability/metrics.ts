@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry as MetricsRegistry, collectDefaultMetrics } from 'prom-client';
 import type { CounterConfiguration, GaugeConfiguration, HistogramConfiguration, Metric } from 'prom-client';
 
 export interface MetricsRegistryOptions {
@@ -7,8 +7,8 @@ export interface MetricsRegistryOptions {
 }
 
 /** A registry of its own for one service: the global default registry is never used. */
-export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Registry {
-  const registry = new Registry();
+export function createMetricsRegistry(options: MetricsRegistryOptions = {}): MetricsRegistry {
+  const registry = new MetricsRegistry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
   return registry;
 }
@@ -20,28 +20,28 @@ type WithoutRegisters<T> = Omit<T, 'registers'>;
  * controller) reuses the metric instead of failing with "already registered".
  */
 export function counter<L extends string>(
-  registry: Registry,
+  registry: MetricsRegistry,
   config: WithoutRegisters<CounterConfiguration<L>>,
 ): Counter<L> {
   return existing(registry, config.name, Counter) ?? new Counter({ ...config, registers: [registry] });
 }
 
 export function gauge<L extends string>(
-  registry: Registry,
+  registry: MetricsRegistry,
   config: WithoutRegisters<GaugeConfiguration<L>>,
 ): Gauge<L> {
   return existing(registry, config.name, Gauge) ?? new Gauge({ ...config, registers: [registry] });
 }
 
 export function histogram<L extends string>(
-  registry: Registry,
+  registry: MetricsRegistry,
   config: WithoutRegisters<HistogramConfiguration<L>>,
 ): Histogram<L> {
   return existing(registry, config.name, Histogram) ?? new Histogram({ ...config, registers: [registry] });
 }
 
 function existing<M extends Metric>(
-  registry: Registry,
+  registry: MetricsRegistry,
   name: string,
   kind: abstract new (...args: never[]) => M,
 ): M | undefined {

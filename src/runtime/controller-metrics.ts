@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { counterOn, gaugeOn, histogramOn } from './metric-registry.js';
 
 export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after';
@@ -18,7 +18,7 @@ export class ControllerMetrics {
   private readonly maxConcurrent;
   private readonly active;
 
-  constructor(registry: Registry, controller: string) {
+  constructor(registry: MetricsRegistry, controller: string) {
     this.labels = { controller };
     this.total = counterOn(registry, {
       name: 'controller_runtime_reconcile_total',

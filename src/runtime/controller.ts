@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { ControllerMetrics } from './controller-metrics.js';
 import type { Informer } from './informer.js';
 import { silentLogger } from './logger.js';
@@ -74,7 +74,7 @@ export interface ControllerOptions<T extends KubernetesObject> {
   for: Informer<T>;
   watches?: WatchSource[];
   reconcile: Reconciler;
-  registry: Registry;
+  registry: MetricsRegistry;
   logger?: Logger;
   /** Workers reconciling at once (never two on one key). Default 1. */
   maxConcurrentReconciles?: number;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { isConflict } from './api-error.js';
 import type { Lease, LeaseClient, LeaseSpec } from './lease-client.js';
 import { microTime } from './lease-client.js';
@@ -31,7 +31,7 @@ export interface LeaderElectionOptions {
   onStartedLeading?(): void;
   /** `lost`: renewal failed for renewDeadline (someone else may lead now); `released`: `stop` was called. */
   onStoppedLeading?(reason: StoppedLeadingReason): void;
-  registry?: Registry;
+  registry?: MetricsRegistry;
   logger?: Logger;
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { Controller } from './controller.js';
 import type { ControllerOptions } from './controller.js';
 import { Informer } from './informer.js';
@@ -24,7 +24,7 @@ export interface ManagerLeaderElection extends Pick<
 
 export interface ManagerOptions {
   kubeConfig: KubeConfig;
-  registry: Registry;
+  registry: MetricsRegistry;
   logger?: Logger;
   /** Omitted: no election, controllers run as soon as the manager starts. */
   leaderElection?: ManagerLeaderElection;
@@ -210,24 +210,6 @@ export class Manager {
    */
   stepDown(): void {
     this.elector?.stepDown();
-  }
-
-  /**
-   * Stops gracefully on the first SIGINT/SIGTERM and exits at once on the second, as controller-runtime's
-   * signal handler. Returns a function that removes the handlers.
-   */
-  stopOnSignals(signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM']): () => void {
-    let received = 0;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      received += 1;
-      if (received > 1) {
-        process.exit(1);
-      }
-      this.logger.info({ signal }, 'stopping on signal');
-      void this.stop();
-    };
-    signals.forEach((signal) => process.on(signal, onSignal));
-    return () => signals.forEach((signal) => process.off(signal, onSignal));
   }
 
   /**

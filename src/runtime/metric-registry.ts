@@ -1,11 +1,16 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { CounterConfiguration, GaugeConfiguration, HistogramConfiguration, Registry } from 'prom-client';
+import type {
+  CounterConfiguration,
+  GaugeConfiguration,
+  HistogramConfiguration,
+  Registry as MetricsRegistry,
+} from 'prom-client';
 
-// Every work queue, controller and elector on one Registry shares one metric per name (told apart by
+// Every work queue, controller and elector on one MetricsRegistry shares one metric per name (told apart by
 // labels), as controller-runtime's global metrics do; registering a name twice would throw.
 
 export function counterOn<T extends string>(
-  registry: Registry,
+  registry: MetricsRegistry,
   config: Omit<CounterConfiguration<T>, 'registers'>,
 ): Counter<T> {
   return (
@@ -15,7 +20,7 @@ export function counterOn<T extends string>(
 }
 
 export function gaugeOn<T extends string>(
-  registry: Registry,
+  registry: MetricsRegistry,
   config: Omit<GaugeConfiguration<T>, 'registers'>,
 ): Gauge<T> {
   return (
@@ -25,7 +30,7 @@ export function gaugeOn<T extends string>(
 }
 
 export function histogramOn<T extends string>(
-  registry: Registry,
+  registry: MetricsRegistry,
   config: Omit<HistogramConfiguration<T>, 'registers'>,
 ): Histogram<T> {
   return (

@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { defaultControllerRateLimiter } from './rate-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { PrometheusQueueMetrics, noQueueMetrics } from './workqueue-metrics.js';
@@ -9,7 +9,7 @@ export interface WorkQueueOptions {
   /** The `name` and `controller` label of the queue's metrics. */
   name: string;
   /** Where the workqueue_* metrics go; none when omitted. */
-  registry?: Registry;
+  registry?: MetricsRegistry;
   rateLimiter?: RateLimiter;
 }
 

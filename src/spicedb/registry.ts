@@ -126,6 +126,16 @@ export class Registry {
     }
   }
 
+  /** The ACL item types, in the registry's order. */
+  itemTypeNames(): string[] {
+    return [...this.itemTypes.keys()];
+  }
+
+  /** The ACL access types, in the registry's order. */
+  accessTypeNames(): string[] {
+    return [...this.accessTypes.keys()];
+  }
+
   /** SpiceDB object type of an ACL item type, e.g. DATABANK → resource. */
   objectTypeOfItemType(itemType: string): string | undefined {
     return this.itemTypes.get(itemType);

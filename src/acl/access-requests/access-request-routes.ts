@@ -1,5 +1,5 @@
 import { successEnvelope } from '../../http/envelope.js';
-import type { RouteRegistry } from '../../http/openapi/route-registry.js';
+import type { RouteTable } from '../../http/openapi/route-table.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
@@ -37,11 +37,11 @@ const unknown = problemResponse(
  * (docs/acl-api.md, "Access requests").
  */
 export function addAccessRequestRoutes(
-  registry: RouteRegistry,
+  table: RouteTable,
   services: { urn: UrnScheme; accessRequests: AccessRequests },
   guarded: Guard,
   audit: AccessRequestAudit,
-): RouteRegistry {
+): RouteTable {
   const { urn, accessRequests } = services;
   const schemas = accessRequestResponseSchemas(urn);
   const one = (status: number, title: string, read: ReadRequest) => ({
@@ -57,7 +57,7 @@ export function addAccessRequestRoutes(
     page: { description: 'A page of access-request rows, oldest first', schema: schemas.listing },
     title: 'Access requests',
   });
-  return registry
+  return table
     .add(
       audit.routes.wrap(audit.ask, {
         method: 'post',

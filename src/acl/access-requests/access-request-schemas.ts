@@ -7,7 +7,7 @@ import {
 import { dateTimeField, uuidField } from '../../api/v1alpha1/field-schemas.js';
 import { successEnvelopeSchema } from '../../http/envelope.js';
 import type { UrnScheme } from '../../http/urn.js';
-import { ListingQuerySchema } from '../api-schemas.js';
+import { ListingQuerySchema } from '../policy-schemas.js';
 
 // Request and response schemas of the access-request routes: they validate requests and describe the document.
 

@@ -12,15 +12,15 @@ import { assertIfMatch, entityTag } from '../../http/entity-tags.js';
 import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AclCache } from '../acl-cache.js';
-import { administersItem, lookupItem, ORG_ADMIN } from '../authorisation.js';
+import { administersItem, assertHasUserId, lookupItem, ORG_ADMIN } from '../authorisation.js';
 import type { KubeClient } from '../kube-client.js';
 import type { ListingPage } from '../listing-route.js';
 import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import type { PolicyCreator } from '../policies/create-policies.js';
 import type { GrantStore } from '../policies/grant-store.js';
-import { isUserId } from '../policies/principal-ids.js';
 import { compareGrants, utcTimestamp } from '../policies/policy-rows.js';
 import type { AccessVerifier } from '../policies/verify-access.js';
+import { untilCached } from '../read-your-write.js';
 import { paths } from '../resources.js';
 import type {
   AccessRequestListingQuery,
@@ -30,10 +30,6 @@ import type {
 } from './access-request-schemas.js';
 import { assertMayDecide, assertPending, maySee, type Standing } from './decision-rules.js';
 import { hasRole } from '../../auth/principal.js';
-
-/** How long a write waits for the cache to show it, so that the caller's next GET does. */
-const READ_YOUR_WRITE_MS = 5_000;
-const CACHE_POLL_MS = 50;
 
 export type AccessRequestCache = Pick<
   AclCache,
@@ -54,6 +50,8 @@ export interface AccessRequestsOptions {
   verifier: Pick<AccessVerifier, 'verify'>;
   namespace: string;
   now: () => Date;
+  /** How long a write waits for the cache to show it, so that the caller's next GET does. */
+  readYourWriteTimeoutMs: number;
 }
 
 /** A request as a read answers it: its row and its ETag. */
@@ -75,7 +73,7 @@ export class AccessRequests {
   constructor(private readonly options: AccessRequestsOptions) {}
 
   async create(principal: Principal, body: CreateAccessRequestBody): Promise<ReadRequest> {
-    assertUser(principal);
+    assertHasUserId(principal, 'ask for access');
     this.checkItem(body);
     this.assertNothingInTheWay(principal, body);
     const { kube, namespace } = this.options;
@@ -364,25 +362,12 @@ export class AccessRequests {
   /** Waits (bounded) until the cache holds the written version, then answers it. */
   private async readYourWrite(written: AccessRequest): Promise<ReadRequest> {
     const uid = written.metadata.uid ?? '';
-    const deadline = Date.now() + READ_YOUR_WRITE_MS;
-    while (Date.now() < deadline) {
-      if (
-        this.options.cache.accessRequestByUid(uid)?.metadata.resourceVersion ===
-        written.metadata.resourceVersion
-      )
-        break;
-      await new Promise((resolve) => setTimeout(resolve, CACHE_POLL_MS));
-    }
-    return this.read(written);
-  }
-}
-
-function assertUser(principal: Principal): void {
-  if (!isUserId(principal.id)) {
-    throw new HttpError(
-      'Forbidden',
-      `caller ${principal.id} has no user id: only users (or applications whose credential names a userId) ask for access`,
+    const { cache, readYourWriteTimeoutMs } = this.options;
+    await untilCached(
+      () => cache.accessRequestByUid(uid)?.metadata.resourceVersion === written.metadata.resourceVersion,
+      readYourWriteTimeoutMs,
     );
+    return this.read(written);
   }
 }
 

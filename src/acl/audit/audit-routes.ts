@@ -6,7 +6,7 @@ import { POSTGRES_DEPENDENCY } from '../../audit/audit-store.js';
 import { verifyChain } from '../../audit/chain-verifier.js';
 import { successEnvelope } from '../../http/envelope.js';
 import { HttpError, dependencyUnavailable } from '../../http/errors.js';
-import type { RouteRegistry } from '../../http/openapi/route-registry.js';
+import type { RouteTable } from '../../http/openapi/route-table.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import { COS_ADMIN, ORG_ADMIN } from '../authorisation.js';
@@ -27,12 +27,12 @@ const unavailable = problemResponse('PostgreSQL is unavailable; detail names pos
 
 /** GET /audit, /audit/export and /audit/verify (docs/audit.md, "Routes"). */
 export function addAuditRoutes(
-  registry: RouteRegistry,
+  table: RouteTable,
   services: AuditReadServices & { urn: UrnScheme },
-): RouteRegistry {
+): RouteTable {
   const { urn, reader, ping, chainKey } = services;
   const schemas = auditResponseSchemas(urn);
-  return registry
+  return table
     .add({
       method: 'get',
       path: '/audit',

@@ -3,7 +3,7 @@ import { decodeCursor } from '../../audit/audit-cursor.js';
 import { BREAK_REASONS } from '../../audit/chain-verifier.js';
 import { successEnvelopeSchema } from '../../http/envelope.js';
 import type { UrnScheme } from '../../http/urn.js';
-import { listingLimit } from '../api-schemas.js';
+import { listingLimit } from '../policy-schemas.js';
 
 // The request and response schemas of GET /audit, /audit/export and /audit/verify.
 

@@ -1,4 +1,4 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, type Registry as MetricsRegistry } from 'prom-client';
 import type { Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
@@ -37,7 +37,7 @@ export class MutationAuditor {
   constructor(
     private readonly store: AuditStore,
     private readonly logger: Logger,
-    metricsRegistry: Registry,
+    metricsRegistry: MetricsRegistry,
     /** Whether the schema has been migrated (until then nothing can be recorded). */
     private readonly schemaReady: () => boolean = () => true,
   ) {

@@ -1,6 +1,6 @@
 import type { Principal } from '../../auth/principal.js';
 import { successEnvelope } from '../../http/envelope.js';
-import type { RouteRegistry } from '../../http/openapi/route-registry.js';
+import type { RouteTable } from '../../http/openapi/route-table.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
@@ -33,15 +33,15 @@ const unknown = problemResponse('No delegation has this id');
 
 /** POST and GET /delegations, GET and DELETE /delegations/{id}: the delegating user's own delegations. */
 export function addDelegationRoutes(
-  registry: RouteRegistry,
+  table: RouteTable,
   services: { urn: UrnScheme; delegations: Delegations },
   guarded: Guard,
   audit: DelegationAudit,
-): RouteRegistry {
+): RouteTable {
   const { urn, delegations } = services;
   const { routes, delegate, undelegate } = audit;
   const schemas = delegationResponseSchemas(urn);
-  return registry
+  return table
     .add(
       routes.wrap(delegate, {
         method: 'post',

@@ -3,7 +3,7 @@ import { agentIdField, DelegationRelationSchema, DelegationSpecSchema } from '..
 import { uuidField } from '../../api/v1alpha1/field-schemas.js';
 import { successEnvelopeSchema } from '../../http/envelope.js';
 import type { UrnScheme } from '../../http/urn.js';
-import { ListingQuerySchema } from '../api-schemas.js';
+import { ListingQuerySchema } from '../policy-schemas.js';
 
 // Request and response schemas of the delegation routes: they validate requests and describe the document.
 

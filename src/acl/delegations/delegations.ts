@@ -13,16 +13,14 @@ import type { Principal } from '../../auth/principal.js';
 import type { PaginationInfo } from '../../http/envelope.js';
 import { HttpError } from '../../http/errors.js';
 import type { AclCache } from '../acl-cache.js';
+import { assertIsUser } from '../authorisation.js';
 import type { KubeClient } from '../kube-client.js';
 import { isAlreadyExists } from '../kube-errors.js';
 import { compareGrants, utcTimestamp, type Page } from '../policies/policy-rows.js';
 import type { AccessVerifier } from '../policies/verify-access.js';
+import { untilCached } from '../read-your-write.js';
 import { paths } from '../resources.js';
 import type { CreateDelegationBody, DelegationRow } from './delegation-schemas.js';
-
-/** How long a create or revoke waits for the cache to show it, so that the caller's next GET does. */
-const READ_YOUR_WRITE_MS = 5_000;
-const CACHE_POLL_MS = 50;
 
 export type DelegationCache = Pick<AclCache, 'delegationByUid' | 'delegationsOf'>;
 
@@ -32,6 +30,8 @@ export interface DelegationsOptions {
   verifier: Pick<AccessVerifier, 'verify'>;
   namespace: string;
   now: () => Date;
+  /** How long a create or revoke waits for the cache to show it, so that the caller's next GET does. */
+  readYourWriteTimeoutMs: number;
 }
 
 /**
@@ -44,7 +44,7 @@ export class Delegations {
   constructor(private readonly options: DelegationsOptions) {}
 
   async create(principal: Principal, body: CreateDelegationBody): Promise<string> {
-    assertUser(principal);
+    assertIsUser(principal, 'delegate access to an agent');
     if (body.relation === 'querier') this.assertHoldsApi(principal, body.itemId);
     await this.claimAgent(body.agentId, principal.id);
     const created = await this.options.kube.call<Delegation>({
@@ -151,17 +151,10 @@ export class Delegations {
 
   /** Waits (bounded) until the cache holds the delegation in a state that satisfies `seen`. */
   private async untilCached(uid: string, seen: (delegation: Delegation) => boolean): Promise<void> {
-    const deadline = Date.now() + READ_YOUR_WRITE_MS;
-    while (Date.now() < deadline) {
-      const cached = this.options.cache.delegationByUid(uid);
-      if (cached && seen(cached)) return;
-      await new Promise((resolve) => setTimeout(resolve, CACHE_POLL_MS));
-    }
-  }
-}
-
-function assertUser(principal: Principal): void {
-  if (principal.kind !== 'user') {
-    throw new HttpError('Forbidden', 'only a user may delegate access to an agent (applications may not)');
+    const { cache, readYourWriteTimeoutMs } = this.options;
+    await untilCached(() => {
+      const cached = cache.delegationByUid(uid);
+      return cached !== undefined && seen(cached);
+    }, readYourWriteTimeoutMs);
   }
 }

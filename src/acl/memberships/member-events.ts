@@ -3,7 +3,7 @@ import { membershipKeyString } from '../../api/v1alpha1/index.js';
 import { counter } from '../../observability/metrics.js';
 import { settleAll, valuesOrThrow } from '../concurrency.js';
 import { membershipChange, type MemberEvent, type MembershipChange } from './cloud-events.js';
-import { decideEvents, inTimeOrder, type EventOutcome } from './membership-decision.js';
+import { decideEvents, inTimeOrder, type EventOutcome } from './membership-updates.js';
 import type { MembershipStore } from './membership-store.js';
 
 /** Memberships written at once by one request. */

@@ -1,7 +1,7 @@
 import type { MembershipKey } from '../../api/v1alpha1/index.js';
 import type { AclCache } from '../acl-cache.js';
 import { settleAll, valuesOrThrow } from '../concurrency.js';
-import { decideSnapshot, isMemberSpec } from './membership-decision.js';
+import { decideSnapshot, isMemberSpec } from './membership-updates.js';
 import type { MembershipStore } from './membership-store.js';
 
 const WRITE_CONCURRENCY = 16;

@@ -2,7 +2,7 @@ import type { Principal } from '../../auth/principal.js';
 import { hasRole } from '../../auth/principal.js';
 import { successEnvelope } from '../../http/envelope.js';
 import { HttpError } from '../../http/errors.js';
-import type { RouteRegistry } from '../../http/openapi/route-registry.js';
+import type { RouteTable } from '../../http/openapi/route-table.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AclCache } from '../acl-cache.js';
@@ -64,11 +64,11 @@ export interface MembershipAudit {
 
 /** POST /events, and PUT and GET on the member paths of an organisation and of a group. */
 export function addMembershipRoutes(
-  registry: RouteRegistry,
+  table: RouteTable,
   services: MembershipServices,
   guarded: Guard,
   audit: MembershipAudit,
-): RouteRegistry {
+): RouteTable {
   const { urn, cache, applier, snapshots } = services;
   const schemas = membershipResponseSchemas(urn);
 
@@ -119,7 +119,7 @@ export function addMembershipRoutes(
     503: unavailable,
   };
 
-  return registry
+  return table
     .add(
       audit.routes.wrap(audit.events, {
         method: 'post',

@@ -3,7 +3,7 @@ import { uuidField } from '../../api/v1alpha1/field-schemas.js';
 import { groupIdField } from '../../api/v1alpha1/index.js';
 import { successEnvelopeSchema } from '../../http/envelope.js';
 import type { UrnScheme } from '../../http/urn.js';
-import { ListingQuerySchema } from '../api-schemas.js';
+import { ListingQuerySchema } from '../policy-schemas.js';
 import {
   BATCH_MEDIA_TYPE,
   MemberEventBatchSchema,

@@ -7,10 +7,12 @@ import {
 import type { Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
+import { Backoff } from '../../runtime/backoff.js';
+import { sleep } from '../../runtime/timing.js';
 import { GrantEvaluator, type GrantWorld } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
-import type { CreateItem } from '../api-schemas.js';
-import { lookupItem, mayCreateOn, mayLearnItemFacts } from '../authorisation.js';
+import type { CreateItem } from '../policy-schemas.js';
+import { assertHasUserId, lookupItem, mayCreateOn, mayLearnItemFacts } from '../authorisation.js';
 import {
   claimKeys,
   claimName,
@@ -20,7 +22,7 @@ import {
   type ClaimData,
   type ClaimKey,
   type StoredClaim,
-} from './claims.js';
+} from './grant-claims.js';
 import { settleAll, valuesOrThrow } from '../concurrency.js';
 import {
   CREATED_BY_ACL_API,
@@ -33,7 +35,6 @@ import {
 } from './grant-names.js';
 import type { GrantStore } from './grant-store.js';
 import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../kube-errors.js';
-import { isUserId } from './principal-ids.js';
 
 /** Claims one request may need (subjects × access types over all its items). */
 export const MAX_CLAIMS_PER_REQUEST = 1000;
@@ -121,12 +122,7 @@ export class PolicyCreator {
 
   async create(input: CreateInput): Promise<CreateOutcome> {
     const { principal, items, idempotencyKey } = input;
-    if (!isUserId(principal.id)) {
-      throw new HttpError(
-        'Forbidden',
-        `caller ${principal.id} has no user id: only users (or applications whose credential names a userId) issue grants`,
-      );
-    }
+    assertHasUserId(principal, 'issue grants');
     const plan = this.plan(principal, items, idempotencyKey);
     const hash = idempotencyKey === undefined ? undefined : requestHash(items);
     if (hash !== undefined) {
@@ -533,7 +529,13 @@ class CreateTransaction {
 /** A budget of waiting shared by all claims of one request, spent in growing, jittered pauses. */
 class Patience {
   private readonly deadline: number;
-  private nextPauseMs = FIRST_PAUSE_MS;
+  // Each pause lies between half and one and a half times a nominal pause that doubles from FIRST_PAUSE_MS to
+  // LONGEST_PAUSE_MS: half the nominal, plus up to twice that at random.
+  private readonly backoff = new Backoff({
+    initialMs: FIRST_PAUSE_MS / 2,
+    maxMs: LONGEST_PAUSE_MS / 2,
+    jitter: 2,
+  });
 
   constructor(budgetMs: number) {
     this.deadline = performance.now() + budgetMs;
@@ -543,9 +545,7 @@ class Patience {
   async pause(): Promise<boolean> {
     const left = this.deadline - performance.now();
     if (left <= 0) return false;
-    const pauseMs = Math.min(left, this.nextPauseMs * (0.5 + Math.random()));
-    this.nextPauseMs = Math.min(this.nextPauseMs * 2, LONGEST_PAUSE_MS);
-    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    await sleep(Math.min(left, this.backoff.next()));
     return true;
   }
 }

@@ -1,10 +1,10 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { derivedState, PolicyGrantStateSchema } from '../../api/v1alpha1/index.js';
 import { gauge } from '../../observability/metrics.js';
 import type { AclCache } from '../acl-cache.js';
 
 /** `acl_policy_grants{state}`: grants by derived state, counted from the informer cache at each scrape. */
-export function registerGrantMetrics(registry: Registry, cache: AclCache, now: () => Date): void {
+export function registerGrantMetrics(registry: MetricsRegistry, cache: AclCache, now: () => Date): void {
   gauge(registry, {
     name: 'acl_policy_grants',
     help: 'PolicyGrants in the cluster (all namespaces) by derived state: ACTIVE, DELETED or EXPIRED.',

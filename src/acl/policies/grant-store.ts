@@ -5,7 +5,7 @@ import {
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../api/v1alpha1/index.js';
-import { claimObject, type ClaimData, type StoredClaim } from './claims.js';
+import { claimObject, type ClaimData, type StoredClaim } from './grant-claims.js';
 import type { KubeClient } from '../kube-client.js';
 import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { paths } from '../resources.js';

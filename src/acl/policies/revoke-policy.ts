@@ -4,7 +4,7 @@ import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AclCache } from '../acl-cache.js';
 import { lookupItem, mayRevoke } from '../authorisation.js';
-import { claimKeys, claimName } from './claims.js';
+import { claimKeys, claimName } from './grant-claims.js';
 import type { GrantStore } from './grant-store.js';
 import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { isUserId } from './principal-ids.js';

@@ -1,5 +1,5 @@
 import type { ApiAuthentication, ResponseDefinition } from '../../http/openapi/route-definition.js';
-import { RouteRegistry } from '../../http/openapi/route-registry.js';
+import { RouteTable } from '../../http/openapi/route-table.js';
 import { tooManyRequestsResponse } from '../../http/openapi/route-responses.js';
 import { checkCallerRule } from '../check-callers.js';
 import type { CheckCallers } from '../check-callers.js';
@@ -57,11 +57,11 @@ const FAIL_CLOSED =
   'a 503. Only enforcement points may call it (the callers of POST /v1/check).';
 
 /** The OpenID AuthZEN Authorization API 1.0 routes, declared once for the router and the OpenAPI document. */
-export function authzenRoutes(options: AuthzenRouteOptions): RouteRegistry {
+export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
   const { evaluator, searches } = options;
   const access = { callers: checkCallerRule(options.callers) };
   const common = { method: 'post' as const, tags: ['authzen'], access };
-  return new RouteRegistry({ authentication: options.authentication, bodyLimit: AUTHZEN_BODY_LIMIT })
+  return new RouteTable({ authentication: options.authentication, bodyLimit: AUTHZEN_BODY_LIMIT })
     .add({
       ...common,
       path: AUTHZEN_PATHS.evaluation,

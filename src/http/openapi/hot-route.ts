@@ -18,7 +18,7 @@ export interface HotRoute {
 /**
  * A declared route served outside express's router (see createHttpApp's `hotRoutes`): the same access
  * handlers, body reader, validation and handler as its express route, run in a plain chain, and a JSON answer
- * written with one writeHead and end. For a registry mounted at the service root, and paths without
+ * written with one writeHead and end. For a route table mounted at the service root, and paths without
  * parameters (matched exactly).
  */
 export function hotRoute(definition: AnyRouteDefinition, options: RouterOptions): HotRoute {

@@ -108,10 +108,10 @@ export interface RouteDefinition<R extends RouteRequestSchemas = {}, A extends R
   handler: (input: RouteInput<R, A>) => RouteResult | Promise<RouteResult>;
 }
 
-/** A definition with its generic parameters erased, as the registry stores it. */
+/** A definition with its generic parameters erased, as the route table stores it. */
 export type AnyRouteDefinition = RouteDefinition<RouteRequestSchemas, RouteAccess>;
 
-/** How a registry's non-public routes authenticate and how the document describes that. */
+/** How a route table's non-public routes authenticate and how the document describes that. */
 export interface ApiAuthentication {
   middleware: RequestHandler;
   /** Alternatives: any one of them authenticates. Keys name `components.securitySchemes`. */

@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import type { AnyRouteDefinition, ApiAuthentication } from '../openapi/route-definition.js';
 import type { UrnScheme } from '../urn.js';
 import { limitFailedAuthentication } from './failed-authentication-limit.js';
@@ -8,7 +8,7 @@ import { subjectRateLimit } from './subject-rate-limit.js';
 
 export interface LimitedAuthenticationOptions {
   urn: UrnScheme;
-  metricsRegistry: Registry;
+  metricsRegistry: MetricsRegistry;
   limits: RequestLimits;
   /** The class a route's requests count against, e.g. `read` or `write`. */
   classify: (route: AnyRouteDefinition) => string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { claimKeys } from '../../../src/acl/policies/claims.js';
+import { claimKeys } from '../../../src/acl/policies/grant-claims.js';
 import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 

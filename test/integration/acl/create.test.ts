@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { derivedState } from '../../../src/api/v1alpha1/index.js';
-import { claimKeys, claimName } from '../../../src/acl/policies/claims.js';
+import { claimKeys, claimName } from '../../../src/acl/policies/grant-claims.js';
 import { AclHarness, group, inDays, individual, type Caller } from './support/acl-harness.js';
 
 // POST /policy: who may create, validation against the catalog, 409 on an active grant, all or none,

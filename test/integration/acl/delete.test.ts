@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimKeys, claimName } from '../../../src/acl/policies/claims.js';
+import { claimKeys, claimName } from '../../../src/acl/policies/grant-claims.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { createTestNamespace } from '../support/cluster.js';
 import { AclHarness, individual, until, type Caller } from './support/acl-harness.js';

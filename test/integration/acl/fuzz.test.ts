@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 
@@ -331,26 +332,21 @@ describe('fuzz', () => {
       const failures: string[] = [];
       const statuses = new Map<number, number>();
       const succeeded = new Set<string>();
-      let sent = 0;
-      const worker = async () => {
-        while (sent < requests.length) {
-          const request = requests[sent++] as FuzzRequest;
-          const response = await fetch(`${harness.api.url}${request.path}`, {
-            method: request.method,
-            headers: request.headers,
-            ...(request.body === undefined ? {} : { body: request.body }),
-          });
-          const text = await response.text();
-          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-          if (response.status < 300) succeeded.add(`${request.method} ${request.path.split(/[/?]/)[1]}`);
-          const label = `${request.method} ${request.path.slice(0, 120)} ${String(request.body).slice(0, 200)}`;
-          if (response.status >= 500) failures.push(`${response.status} ${label}: ${text.slice(0, 300)}`);
-          if (response.status >= 400 && request.method !== 'HEAD' && !/"type":"urn:dx:acl:\w+"/.test(text)) {
-            failures.push(`${response.status} without a problem body: ${label}`);
-          }
+      await pLimit(CONCURRENCY).map(requests, async (request) => {
+        const response = await fetch(`${harness.api.url}${request.path}`, {
+          method: request.method,
+          headers: request.headers,
+          ...(request.body === undefined ? {} : { body: request.body }),
+        });
+        const text = await response.text();
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+        if (response.status < 300) succeeded.add(`${request.method} ${request.path.split(/[/?]/)[1]}`);
+        const label = `${request.method} ${request.path.slice(0, 120)} ${String(request.body).slice(0, 200)}`;
+        if (response.status >= 500) failures.push(`${response.status} ${label}: ${text.slice(0, 300)}`);
+        if (response.status >= 400 && request.method !== 'HEAD' && !/"type":"urn:dx:acl:\w+"/.test(text)) {
+          failures.push(`${response.status} without a problem body: ${label}`);
         }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      });
       expect(failures, `seed ${seed}`).toEqual([]);
       expect([...statuses.values()].reduce((sum, count) => sum + count, 0)).toBe(REQUESTS);
       // The fuzz reached past validation: some creates and listings succeeded.

@@ -23,7 +23,7 @@ import {
   type MembershipKey,
   type PolicyGrant,
 } from '../../../src/api/v1alpha1/index.js';
-import { claimName, type ClaimKey } from '../../../src/acl/policies/claims.js';
+import { claimName, type ClaimKey } from '../../../src/acl/policies/grant-claims.js';
 import { ensureDevSigningKey, type DevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../dev/tokens/dev-token.js';
 import type { Authenticators } from '../../../src/auth/middleware.js';

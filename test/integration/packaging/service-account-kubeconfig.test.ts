@@ -16,7 +16,7 @@ import {
   POLICY_GRANT_PLURAL,
   toKubernetesTime,
 } from '../../../src/api/v1alpha1/index.js';
-import { claimName, claimObject } from '../../../src/acl/policies/claims.js';
+import { claimName, claimObject } from '../../../src/acl/policies/grant-claims.js';
 import { individualSpec } from '../../unit/api/spec-examples.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { renderChart, REQUIRED_VALUES, type KubeObject } from './packaging-support.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aclConfigFromEnvironment } from '../../../src/acl/acl-config.js';
+import { aclConfigFromEnvironment } from '../../../src/cmd/acl-api.js';
 
 const KUBECONFIG = `apiVersion: v1
 kind: Config

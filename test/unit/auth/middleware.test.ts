@@ -6,7 +6,7 @@ import { apiAuthentication } from '../../../src/auth/middleware.js';
 import type { Authenticators } from '../../../src/auth/middleware.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
 import { errorHandler } from '../../../src/http/error-handler.js';
-import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
+import { RouteTable } from '../../../src/http/openapi/route-table.js';
 import { requestContext } from '../../../src/http/request-context.js';
 import { createUrnScheme } from '../../../src/http/urn.js';
 import { capturedLogger, serve } from '../http/support/serve.js';
@@ -53,7 +53,7 @@ async function start(auth: Authenticators = authenticators): Promise<{ base: str
     status: 200,
     body: { ...principal, roles: [...principal.roles] },
   });
-  const registry = new RouteRegistry({ authentication: apiAuthentication(auth) })
+  const table = new RouteTable({ authentication: apiAuthentication(auth) })
     .add({
       method: 'get',
       path: '/me',
@@ -75,7 +75,7 @@ async function start(auth: Authenticators = authenticators): Promise<{ base: str
   const logs = capturedLogger();
   const app = express();
   app.use(requestContext(logs.logger));
-  app.use(registry.router());
+  app.use(table.router());
   app.use(errorHandler(createUrnScheme('acl')));
   return { base: await serve(app), logs };
 }

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { managedRelations, registryNames } from '../../../src/controller/managed-relations.js';
+import { managedRelations } from '../../../src/controller/managed-relations.js';
+import { parseRegistry, REGISTRY_FILE } from '../../../src/spicedb/registry.js';
+import { readSchemaText } from '../../../src/spicedb/schema.js';
 import { registry } from './support/fakes.js';
 
 describe('managedRelations', () => {
@@ -12,18 +15,15 @@ describe('managedRelations', () => {
     ]);
   });
 
-  it('reads the names from the registry file, and skips names the registry cannot resolve', () => {
-    expect(
-      registryNames('itemTypes: {A: resource, B: resource}\naccessTypes: {api: api_consumer}\n'),
-    ).toEqual({
-      itemTypes: ['A', 'B'],
-      accessTypes: ['api'],
-    });
-    expect(
-      managedRelations(registry, { itemTypes: ['DATABANK', 'UNKNOWN'], accessTypes: ['api', 'unknown'] }),
-    ).toEqual([
-      { objectType: 'resource', relation: 'owner' },
-      { objectType: 'resource', relation: 'api_consumer' },
-    ]);
+  it('lists each item object type once, however many item types map onto it', () => {
+    const twoItemTypes = parseRegistry(
+      readFileSync(REGISTRY_FILE, 'utf8').replace(
+        '  DATABANK: resource\n',
+        '  DATABANK: resource\n  OTHER: resource\n',
+      ),
+      readSchemaText(),
+    );
+    expect(twoItemTypes.itemTypeNames()).toEqual(['DATABANK', 'OTHER']);
+    expect(managedRelations(twoItemTypes)).toEqual(managedRelations(registry));
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../src/config/environment.js';
-import { decisionConfigFromEnvironment } from '../../../src/decision/decision-config.js';
+import { decisionConfigFromEnvironment } from '../../../src/cmd/decision-service.js';
 import { jwksOf, testKey } from '../auth/support/tokens.js';
 
 let directory: string;

@@ -3,14 +3,14 @@ import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../../src/http/app.js';
-import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
+import { RouteTable } from '../../../src/http/openapi/route-table.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { capturedLogger, serve } from './support/serve.js';
-import { sampleRegistry, testAuthentication, urn } from './support/sample-api.js';
+import { sampleTable, testAuthentication, urn } from './support/sample-api.js';
 
 /** An echo route, served as a hot route and, behind a marker the router adds, by the app's router. */
 async function start() {
-  const routes = new RouteRegistry({ authentication: testAuthentication, bodyLimit: 64 }).add({
+  const routes = new RouteTable({ authentication: testAuthentication, bodyLimit: 64 }).add({
     method: 'post',
     path: '/echo',
     operationId: 'echo',
@@ -124,7 +124,7 @@ describe('a hot route', () => {
   });
 
   it('is only for paths without parameters', () => {
-    const routes = sampleRegistry();
+    const routes = sampleTable();
     expect(() => routes.hotRoute('getThing')).toThrow('a hot route has no parameters');
     expect(() => routes.hotRoute('nothing')).toThrow('no route nothing is declared');
   });

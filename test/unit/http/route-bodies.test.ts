@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ApiAuthentication } from '../../../src/http/openapi/route-definition.js';
-import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
+import { RouteTable } from '../../../src/http/openapi/route-table.js';
 import { serveRoutes, testAuthentication } from './support/sample-api.js';
 import { capturedLogger } from './support/serve.js';
 
@@ -17,8 +17,8 @@ const authentication: ApiAuthentication = {
   schemes: { ...testAuthentication.schemes, basicAuth: { type: 'http', scheme: 'basic' } },
 };
 
-function registry(): RouteRegistry {
-  return new RouteRegistry({ authentication }).add({
+function registry(): RouteTable {
+  return new RouteTable({ authentication }).add({
     method: 'post',
     path: '/things',
     operationId: 'postThings',
@@ -86,7 +86,7 @@ describe('bodies by media type', () => {
 
   it('refuses a declaration with both body and bodies', () => {
     expect(() =>
-      new RouteRegistry({ authentication }).add({
+      new RouteTable({ authentication }).add({
         method: 'post',
         path: '/both',
         operationId: 'both',

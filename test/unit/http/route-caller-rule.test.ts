@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CallerRule } from '../../../src/http/openapi/route-definition.js';
-import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
+import { RouteTable } from '../../../src/http/openapi/route-table.js';
 import { serveRoutes, testAuthentication } from './support/sample-api.js';
 import { capturedLogger } from './support/serve.js';
 
@@ -13,8 +13,8 @@ const onlyEnforcers: CallerRule = {
   requirement: 'only enforcers may ask',
 };
 
-function registry(): RouteRegistry {
-  return new RouteRegistry({ authentication: testAuthentication }).add({
+function registry(): RouteTable {
+  return new RouteTable({ authentication: testAuthentication }).add({
     method: 'post',
     path: '/ask',
     operationId: 'ask',

@@ -35,6 +35,13 @@ function fieldOfError(request: CheckRequest): CheckRequestField | undefined {
   return undefined;
 }
 
+describe('the registry lists its entries', () => {
+  it('names its item types and access types in the file’s order', () => {
+    expect(registry.itemTypeNames()).toEqual(['DATABANK']);
+    expect(registry.accessTypeNames()).toEqual(['api', 'file', 'sub']);
+  });
+});
+
 describe('the registry and schema.zed agree (drift)', () => {
   const shape = parseSchemaShape(schemaText);
   const raw = load(registryYaml) as {

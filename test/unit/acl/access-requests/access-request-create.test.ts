@@ -62,6 +62,7 @@ function accessRequests(kube: KubeClient): AccessRequests {
     verifier: { verify: () => ({ all: [] }) },
     namespace: 'acl',
     now: () => new Date(),
+    readYourWriteTimeoutMs: 1_000,
   } as unknown as AccessRequestsOptions;
   return new AccessRequests(options);
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
 import { toKubernetesTime } from '../../../../src/api/v1alpha1/index.js';
-import type { CreateItem } from '../../../../src/acl/api-schemas.js';
-import { claimKeys, claimName, type ClaimData } from '../../../../src/acl/policies/claims.js';
+import type { CreateItem } from '../../../../src/acl/policy-schemas.js';
+import { claimKeys, claimName, type ClaimData } from '../../../../src/acl/policies/grant-claims.js';
 import {
   MAX_CLAIMS_PER_REQUEST,
   PolicyCreator,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GROUP_VERSION, POLICY_GRANT_KIND, type PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
-import { claimObject, type ClaimData, type StoredClaim } from '../../../../src/acl/policies/claims.js';
+import { claimObject, type ClaimData, type StoredClaim } from '../../../../src/acl/policies/grant-claims.js';
 import type { CreateStore } from '../../../../src/acl/policies/create-policies.js';
 import type { NewGrant } from '../../../../src/acl/policies/grant-store.js';
 import { KubeApiError } from '../../../../src/runtime/index.js';

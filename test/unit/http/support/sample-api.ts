@@ -5,7 +5,7 @@ import type { Drain } from '../../../../src/http/drain.js';
 import { successEnvelope, successEnvelopeSchema } from '../../../../src/http/envelope.js';
 import { dependencyUnavailable } from '../../../../src/http/errors.js';
 import type { ApiAuthentication } from '../../../../src/http/openapi/route-definition.js';
-import { RouteRegistry } from '../../../../src/http/openapi/route-registry.js';
+import { RouteTable } from '../../../../src/http/openapi/route-table.js';
 import { problemResponse } from '../../../../src/http/openapi/route-responses.js';
 import { documentedOperationalRoutes } from '../../../../src/http/operational-routes.js';
 import type { ReadinessCheck } from '../../../../src/http/readiness.js';
@@ -29,8 +29,8 @@ export const testAuthentication: ApiAuthentication = {
 const grantItem = z.object({ userId: z.uuid(), itemId: z.string().min(1) });
 
 /** A small API in the shape of the ACL service, declared once through the registry. */
-export function sampleRegistry(options: { validateResponses?: boolean } = {}): RouteRegistry {
-  return new RouteRegistry({ authentication: testAuthentication, bodyLimit: 1024, ...options })
+export function sampleTable(options: { validateResponses?: boolean } = {}): RouteTable {
+  return new RouteTable({ authentication: testAuthentication, bodyLimit: 1024, ...options })
     .add({
       method: 'post',
       path: '/policy',
@@ -118,7 +118,7 @@ export interface SampleAppOptions {
 }
 
 export function sampleApp(options: SampleAppOptions) {
-  const registry = sampleRegistry({ validateResponses: options.validateResponses ?? true });
+  const registry = sampleTable({ validateResponses: options.validateResponses ?? true });
   const metricsRegistry = createMetricsRegistry();
   const document = registry.document(
     { info: { title: 'sample', version: '1' }, servers: [{ url: '/v2' }] },
@@ -138,7 +138,7 @@ export function sampleApp(options: SampleAppOptions) {
 }
 
 /** `routes` at the root of an app that serves nothing else, until the end of the test; returns its base URL. */
-export function serveRoutes(routes: RouteRegistry, logger: Logger): Promise<string> {
+export function serveRoutes(routes: RouteTable, logger: Logger): Promise<string> {
   const app = createHttpApp({
     urn,
     logger,

@@ -2,19 +2,22 @@ import { z } from 'zod';
 import { AuthenticationError } from './authentication-error.js';
 import { boundRoles, type Principal } from './principal.js';
 
-/** Claim names; a dotted name (`realm_access.roles`) is a path into nested objects. */
-export interface ClaimNames {
+/**
+ * Names of the JWT claims that carry the roles and the organisation; a dotted name (`realm_access.roles`) is a
+ * path into nested objects.
+ */
+export interface TokenClaimNames {
   roles: string;
   organisation: string;
 }
 
-export const DEFAULT_CLAIM_NAMES: ClaimNames = { roles: 'roles', organisation: 'org' };
+export const DEFAULT_TOKEN_CLAIM_NAMES: TokenClaimNames = { roles: 'roles', organisation: 'org' };
 
 const uuid = z.uuid();
 const roleList = z.union([z.array(z.string().min(1)), z.string()]);
 
 /** sub must be a UUID; roles are an array or a space-separated string; the organisation, if present, a UUID. */
-export function principalFromClaims(claims: Record<string, unknown>, names: ClaimNames): Principal {
+export function principalFromClaims(claims: Record<string, unknown>, names: TokenClaimNames): Principal {
   const sub = uuid.safeParse(claims.sub);
   if (!sub.success) throw new AuthenticationError('invalid token', { cause: new Error('sub is not a UUID') });
   const organisationId = readOrganisation(readClaim(claims, names.organisation), names.organisation);

@@ -14,7 +14,7 @@ import type { DocumentConfig } from './route-document.js';
 import { pathParameterNames } from './route-paths.js';
 import { buildRouter } from './route-router.js';
 
-export interface RouteRegistryOptions {
+export interface RouteTableOptions {
   authentication?: ApiAuthentication;
   /** Largest accepted JSON body (bytes or `'1mb'`). */
   bodyLimit?: string | number;
@@ -32,10 +32,10 @@ export interface DeclaredRoute {
  * Each route is declared once: the same declaration mounts the express handler (with zod validation of
  * body, query, headers and path parameters) and describes the operation in the OpenAPI document.
  */
-export class RouteRegistry {
+export class RouteTable {
   private readonly definitions: AnyRouteDefinition[] = [];
 
-  constructor(private readonly options: RouteRegistryOptions = {}) {}
+  constructor(private readonly options: RouteTableOptions = {}) {}
 
   add<R extends RouteRequestSchemas, A extends RouteAccess>(definition: RouteDefinition<R, A>): this {
     // Stored with its input type erased; buildRouter hands each handler the parts its own schemas produced.
@@ -57,7 +57,7 @@ export class RouteRegistry {
     return buildRouter(this.definitions, this.options);
   }
 
-  /** The route `operationId` as a hot route, served before the app's router; the registry is at the root. */
+  /** The route `operationId` as a hot route, served before the app's router; the table is at the root. */
   hotRoute(operationId: string): HotRoute {
     const definition = this.definitions.find((route) => route.operationId === operationId);
     if (!definition) throw new Error(`no route ${operationId} is declared`);
@@ -65,7 +65,7 @@ export class RouteRegistry {
   }
 
   /** `rootRoutes`: routes mounted at the service root beside these (the operational ones, and others). */
-  document(config: DocumentConfig, ...rootRoutes: RouteRegistry[]): OpenApiDocument {
+  document(config: DocumentConfig, ...rootRoutes: RouteTable[]): OpenApiDocument {
     return buildOpenApiDocument(
       this.definitions,
       config,
@@ -85,7 +85,7 @@ export class RouteRegistry {
     if (route.request?.body && route.request.bodies)
       throw new Error(`${name}: declare body or bodies, not both`);
     if (route.access !== 'public' && !this.options.authentication) {
-      throw new Error(`${name} needs authentication, but the registry has none`);
+      throw new Error(`${name} needs authentication, but the route table has none`);
     }
     const declaredParams = Object.keys(route.request?.params?.shape ?? {}).sort();
     if (pathParameterNames(route.path).sort().join() !== declaredParams.join()) {

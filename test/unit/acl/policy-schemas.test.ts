@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CreateBodySchema, ListingQuerySchema } from '../../../src/acl/api-schemas.js';
+import { CreateBodySchema, ListingQuerySchema } from '../../../src/acl/policy-schemas.js';
 import { describeIssues } from '../../../src/http/validation.js';
 
 const item = {

@@ -2,10 +2,10 @@ import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compareRoutes, listDocumentedRoutes } from '../../../src/http/openapi/route-contract.js';
-import { RouteRegistry } from '../../../src/http/openapi/route-registry.js';
+import { RouteTable } from '../../../src/http/openapi/route-table.js';
 import { documentedOperationalRoutes } from '../../../src/http/operational-routes.js';
 import { createUrnScheme } from '../../../src/http/urn.js';
-import { sampleApp, sampleRegistry } from './support/sample-api.js';
+import { sampleApp, sampleTable } from './support/sample-api.js';
 import { capturedLogger } from './support/serve.js';
 
 const info = { title: 'sample', version: '1' };
@@ -18,13 +18,13 @@ type Operation = {
   responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
 };
 
-function operation(document: ReturnType<RouteRegistry['document']>, path: string, method: string): Operation {
+function operation(document: ReturnType<RouteTable['document']>, path: string, method: string): Operation {
   return (document.paths?.[path] as Record<string, Operation>)[method] as Operation;
 }
 
 describe('OpenAPI document', () => {
-  const registry = sampleRegistry();
-  const document = registry.document({ info, servers: [{ url: '/v2' }] });
+  const table = sampleTable();
+  const document = table.document({ info, servers: [{ url: '/v2' }] });
 
   it('is OpenAPI 3.1 with the servers it was given', () => {
     expect(document.openapi).toBe('3.1.0');
@@ -38,7 +38,7 @@ describe('OpenAPI document', () => {
       ),
     );
     expect(documented.sort()).toEqual(
-      registry
+      table
         .routes()
         .map((route) => `${route.method} ${route.path} ${route.operationId}`)
         .sort(),
@@ -113,18 +113,18 @@ describe('declaration checks', () => {
   };
 
   it('rejects a second route with the same operationId or the same method and path', () => {
-    const registry = new RouteRegistry().add(route);
-    expect(() => registry.add({ ...route, path: '/other/{id}' })).toThrow(/operationId getItem/);
-    expect(() => registry.add({ ...route, operationId: 'again' })).toThrow(/already declared/);
+    const table = new RouteTable().add(route);
+    expect(() => table.add({ ...route, path: '/other/{id}' })).toThrow(/operationId getItem/);
+    expect(() => table.add({ ...route, operationId: 'again' })).toThrow(/already declared/);
   });
 
   it('rejects path parameters without a matching params schema', () => {
-    expect(() => new RouteRegistry().add({ ...route, request: {} })).toThrow(/path parameters/);
+    expect(() => new RouteTable().add({ ...route, request: {} })).toThrow(/path parameters/);
   });
 
   it('rejects header names that are not lower case', () => {
     expect(() =>
-      new RouteRegistry().add({
+      new RouteTable().add({
         ...route,
         request: { ...route.request, headers: z.object({ 'Idempotency-Key': z.string() }) },
       }),
@@ -132,12 +132,12 @@ describe('declaration checks', () => {
   });
 
   it('rejects a protected route when no authentication is configured', () => {
-    expect(() => new RouteRegistry().add({ ...route, access: 'authenticated' })).toThrow(/authentication/);
+    expect(() => new RouteTable().add({ ...route, access: 'authenticated' })).toThrow(/authentication/);
   });
 });
 
 describe('served routes versus the document', () => {
-  it('finds no difference for an app built from the registry', () => {
+  it('finds no difference for an app built from the table', () => {
     const { app, document } = sampleApp({ logger: capturedLogger().logger });
     const comparison = compareRoutes(app, document);
     expect(comparison.undocumented).toEqual([]);
@@ -147,10 +147,10 @@ describe('served routes versus the document', () => {
     expect(comparison.served).toHaveLength(9);
   });
 
-  it('reports a route served outside the registry as undocumented', () => {
+  it('reports a route served outside the table as undocumented', () => {
     const { document } = sampleApp({ logger: capturedLogger().logger });
     const app = express();
-    const router = sampleRegistry().router();
+    const router = sampleTable().router();
     router.get('/debug/state', (_req, res) => void res.json({}));
     app.use('/v2', router);
     app.post('/admin/reset', (_req, res) => void res.end());
@@ -165,7 +165,7 @@ describe('served routes versus the document', () => {
     const app = express();
     app.use(
       '/v2',
-      new RouteRegistry()
+      new RouteTable()
         .add({
           method: 'get',
           path: '/things/{id}',
@@ -182,7 +182,7 @@ describe('served routes versus the document', () => {
   });
 
   it("reads an operation's own server before the document's", () => {
-    const document = sampleRegistry().document(
+    const document = sampleTable().document(
       { info, servers: [{ url: '/v2' }] },
       documentedOperationalRoutes(createUrnScheme('acl')),
     );
@@ -192,7 +192,7 @@ describe('served routes versus the document', () => {
   });
 
   it('prefixes documented paths with the server path', () => {
-    const document = sampleRegistry().document({ info, servers: [{ url: 'https://gateway.example/acl' }] });
+    const document = sampleTable().document({ info, servers: [{ url: 'https://gateway.example/acl' }] });
     expect(listDocumentedRoutes(document)).toContainEqual({ method: 'DELETE', path: '/acl/things/:id' });
   });
 });

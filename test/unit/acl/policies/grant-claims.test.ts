@@ -5,7 +5,7 @@ import {
   describeSubject,
   judgeClaim,
   type ClaimData,
-} from '../../../../src/acl/policies/claims.js';
+} from '../../../../src/acl/policies/grant-claims.js';
 
 const user = '0b5c3a9e-8f0e-4a59-9d0a-3f4b7c2e1d00';
 const [orgA, orgB] = ['11111111-2222-4333-8444-555555555555', '66666666-7777-4888-9999-000000000000'];

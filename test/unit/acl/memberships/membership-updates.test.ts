@@ -6,7 +6,7 @@ import {
   decideEvents,
   decideSnapshot,
   inTimeOrder,
-} from '../../../../src/acl/memberships/membership-decision.js';
+} from '../../../../src/acl/memberships/membership-updates.js';
 import { MAX_REMEMBERED_EVENTS, type MembershipSpec } from '../../../../src/api/v1alpha1/index.js';
 
 const key = { organisationId: randomUUID(), userId: randomUUID() };

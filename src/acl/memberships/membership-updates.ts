@@ -6,7 +6,7 @@ import type { MembershipChange } from './cloud-events.js';
 
 export type EventOutcome = 'applied' | 'duplicate' | 'stale';
 
-export interface Decision {
+export interface MembershipUpdate {
   outcome: EventOutcome;
   /** The spec after the event: the one given, unchanged, unless the outcome is `applied`. */
   spec: MembershipSpec | undefined;
@@ -23,7 +23,7 @@ function changedAt(spec: MembershipSpec | undefined): number {
  * state it would change is stale; anything else sets the state and is remembered. An event as old as the
  * current state is applied: two events of one instant apply in the order they arrive.
  */
-export function decideEvent(spec: MembershipSpec | undefined, change: MembershipChange): Decision {
+export function decideEvent(spec: MembershipSpec | undefined, change: MembershipChange): MembershipUpdate {
   const seen = spec?.appliedEvents?.some((event) => event.source === change.source && event.id === change.id);
   if (seen) return { outcome: 'duplicate', spec };
   if (change.time < changedAt(spec)) return { outcome: 'stale', spec };
