@@ -51,7 +51,7 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
     ],
     Role: [
       rule('acl.policygrant.dev', ['policygrants'], ['get', 'create', 'patch', 'delete']),
-      rule('acl.policygrant.dev', ['memberships'], ['get', 'list', 'watch', 'create', 'update']),
+      rule('acl.policygrant.dev', ['memberships'], ['list', 'watch', 'create', 'update']),
       rule('acl.policygrant.dev', ['grantclaims'], ['get', 'create', 'update', 'delete']),
       rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'create', 'patch']),
       rule('acl.policygrant.dev', ['agents'], ['get', 'create']),
