@@ -9,8 +9,8 @@ import {
   type MembershipKey,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
-import type { DelegationReason } from '../controller/delegations/delegation-projection.js';
-import { delegationWithdrawal } from '../controller/delegations/delegation-projection.js';
+import type { DelegationReason } from './delegation-verdict.js';
+import { delegationWithdrawal } from './delegation-verdict.js';
 import {
   GrantEvaluator,
   GrantReason,
@@ -449,7 +449,7 @@ function delegationObject(
 ): ExplainedObject {
   const withdrawal = delegationWithdrawal(delegation, agentOwner, now);
   const reason: ExplainReason = withdrawal
-    ? WITHDRAWN[withdrawal.reason as keyof typeof WITHDRAWN]
+    ? WITHDRAWN[withdrawal.reason]
     : owner.allowed
       ? ExplainReason.Effective
       : ExplainReason.OwnerLacksAccess;

@@ -134,6 +134,11 @@ describe('the explanation of one access', () => {
       grant: policyGrant('g'),
       objects: { items: [catalogItem('x', { accessTypes: ['file'] })] },
     },
+    {
+      reason: 'NotProjectable',
+      grant: policyGrant('g', { itemType: 'DATASET' }),
+      objects: { items: [catalogItem('x', { itemType: 'DATASET' })] },
+    },
   ];
   for (const { reason, grant, objects = {} } of withheld) {
     it(`denies with a grant whose cause is ${reason}, as the verdict withholds it`, () => {
