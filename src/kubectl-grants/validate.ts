@@ -55,14 +55,10 @@ export function manifestFiles(target: string): string[] {
 
 export function validateManifests(targets: string[], options: ValidateOptions): Validation {
   const problems: string[] = [];
-  const objects: Record<keyof WorldObjects, KubernetesObject[]> = {
-    grants: [],
-    items: [],
-    namespaces: [],
-    memberships: [],
-    delegations: [],
-    agents: [],
-  };
+  const objects = Object.fromEntries(Object.keys(NO_OBJECTS).map((list) => [list, []])) as unknown as Record<
+    keyof WorldObjects,
+    KubernetesObject[]
+  >;
   for (const file of targets.flatMap(manifestFiles)) {
     let documents: unknown[];
     try {

@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EnforcedReason, type PolicyGrantSpec } from '../../../src/api/v1alpha1/index.js';
+import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import { resolveToolPaths } from '../../../dev/localplane/tool-paths.js';
-import { useControllerFixture } from '../controller/support/harness.js';
+import { individual, useControllerFixture } from '../controller/support/harness.js';
 import { controlPlane } from '../support/cluster.js';
 
 // What kubectl shows of a PolicyGrant, through the real kube-apiserver's table output (the CRD's printer
@@ -36,26 +35,15 @@ async function row(namespace: string, name: string, wide = false): Promise<Recor
   );
 }
 
-function spec(itemId: string, accessTypes: string[]): PolicyGrantSpec {
-  return {
-    policyType: 'INDIVIDUAL',
-    userId: randomUUID(),
-    itemId,
-    itemType: 'DATABANK',
-    expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
-    constraints: { access: accessTypes.map((accessType) => ({ accessType })) },
-  };
-}
-
 describe('kubectl get and describe of PolicyGrants', () => {
   it('shows every access type and, with -o wide, why a grant is not enforced', async () => {
     const item = await world.resources.createItem();
     const enforced = await world.resources.createGrant(
       world.aclNamespace,
-      spec(item.spec.itemId, ['api', 'file']),
+      individual(item.spec.itemId, ['api', 'file']),
     );
     const unbound = await world.resources.namespace('unbound');
-    const refused = await world.resources.createGrant(unbound, spec(item.spec.itemId, ['sub']));
+    const refused = await world.resources.createGrant(unbound, individual(item.spec.itemId, ['sub']));
     await world.resources.waitForReason(world.aclNamespace, enforced.name, EnforcedReason.Projected);
     await world.resources.waitForReason(unbound, refused.name, EnforcedReason.NotAuthorized);
 
