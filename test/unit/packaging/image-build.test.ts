@@ -36,4 +36,8 @@ describe('the image build (tsconfig.image.json)', () => {
     expect(development).toEqual([]);
     expect(sources.every((source) => source.startsWith('src/'))).toBe(true);
   });
+
+  it('leaves out the kubectl plugin, a user tool run from a clone', () => {
+    expect(sources.filter((source) => source.startsWith('src/kubectl-grants/'))).toEqual([]);
+  });
 });
