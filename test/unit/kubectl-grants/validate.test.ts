@@ -88,6 +88,44 @@ describe('kubectl grants validate', () => {
     ]);
   });
 
+  it('names the reason of each denial in a failed assertion, as the explanation does', async () => {
+    const user = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+    const spec = (n: number, extra = '') => VALID_SPEC.replace(USER, user(n)) + extra;
+    const manifests = folder({
+      'namespaces.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: elsewhere\n',
+      'grants.yaml': [
+        grant(spec(1, "  revokedAt: '2026-01-01T00:00:00Z'\n"), 'name: revoked\n  namespace: weather-org'),
+        grant(spec(2).replace('2099-01-01', '2020-01-01'), 'name: expired\n  namespace: weather-org'),
+        grant(spec(3), 'name: unbound\n  namespace: elsewhere'),
+        grant(spec(4).replace(ITEM, 'urn:dx:item:none'), 'name: missing\n  namespace: weather-org'),
+      ].join('---\n'),
+    });
+    const cases: [number, string, string][] = [
+      [1, ITEM, 'Revoked'],
+      [2, ITEM, 'Expired'],
+      [3, ITEM, 'NamespaceNotBound'],
+      [4, 'urn:dx:item:none', 'ItemMissing'],
+    ];
+    const asserts = folder({
+      'deny.txt': cases.map(([n, item]) => `deny ${user(n)} ${item} api`).join('\n'),
+      'allow.txt': cases.map(([n, item]) => `allow ${user(n)} ${item} api`).join('\n'),
+    });
+    const targets = ['-f', SAMPLES, '-f', manifests];
+    expect(await validate(...targets, '--assert', join(asserts, 'deny.txt'))).toMatchObject({
+      code: 0,
+      err: [],
+    });
+    const allow = await validate(...targets, '--assert', join(asserts, 'allow.txt'));
+    expect(allow.code).toBe(1);
+    expect(allow.err).toEqual(
+      cases.map(([, , reason], index) =>
+        expect.stringMatching(
+          new RegExp(`allow.txt:${index + 1}: expected allow, the verdict is deny: .*\\(${reason}\\)`),
+        ),
+      ),
+    );
+  });
+
   it('exits 2 with the usage for a command line it cannot run', async () => {
     expect((await validate()).code).toBe(2);
     expect(await run(['nonsense'], { out: () => {}, err: () => {} })).toBe(2);
