@@ -53,6 +53,7 @@ function documents(): Record<string, OpenApiDocument> {
     memberships: { applier: notCalled, snapshots: notCalled },
     delegations: notCalled,
     accessRequests: notCalled,
+    explainer: notCalled,
     audited: new AuditedRoutes(notCalled),
     auditReads: { reader: notCalled, ping: notCalled },
   };

@@ -31,6 +31,8 @@ import type { AccessVerifier } from './policies/verify-access.js';
 import { addAuditRoutes, type AuditReadServices } from './audit/audit-routes.js';
 import type { AuditedRoutes } from './audit/audited-routes.js';
 import { mutationAudits } from './audit/mutation-audits.js';
+import { addExplainRoute } from './explain/explain-route.js';
+import type { Explainer } from './explain/explainer.js';
 
 export interface AclServices {
   urn: UrnScheme;
@@ -42,6 +44,7 @@ export interface AclServices {
   memberships: Omit<MembershipServices, 'urn' | 'cache'>;
   delegations: Delegations;
   accessRequests: AccessRequests;
+  explainer: Explainer;
   /** Records every mutating route's actions (docs/audit.md). */
   audited: AuditedRoutes;
   auditReads: AuditReadServices;
@@ -261,6 +264,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     ask: audits.ask,
     decide: audits.decide,
   });
+  addExplainRoute(table, { urn, cache: services.cache, explainer: services.explainer, audited }, guarded);
   return addAuditRoutes(table, { urn, ...services.auditReads });
 }
 

@@ -37,6 +37,7 @@ import { PolicyRevoker } from './policies/revoke-policy.js';
 import { AccessVerifier } from './policies/verify-access.js';
 import { DEFAULT_CHECK_CALLERS } from '../decision/check-callers.js';
 import { AuditReader } from '../audit/audit-reader.js';
+import { Explainer } from './explain/explainer.js';
 import { AuditStore, POSTGRES_DEPENDENCY } from '../audit/audit-store.js';
 import { schedulePruning } from '../audit/retention.js';
 import { startSchemaMigrator, type SchemaMigrator } from '../audit/schema-migrator.js';
@@ -132,6 +133,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         now,
         readYourWriteTimeoutMs,
       }),
+      explainer: new Explainer({ cache, kube, namespace: config.namespace, now }),
       audited,
       auditReads: {
         reader: new AuditReader(audit.store.pool),

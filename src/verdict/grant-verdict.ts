@@ -69,25 +69,40 @@ function stateVerdict(grant: PolicyGrant, now: Date): GrantVerdict | undefined {
   }
 }
 
-function itemOf(grant: PolicyGrant, world: GrantWorld): CatalogItem | GrantVerdict {
-  const { itemId, itemType } = grant.spec;
+/** What the CatalogItems say of a grant's item: exactly one with its itemId and itemType, or why not. */
+export type ItemLookup =
+  | { kind: 'found'; item: CatalogItem }
+  | { kind: 'missing' | 'ambiguous' | 'otherType'; items: CatalogItem[]; message: string };
+
+export function lookupGrantItem(
+  spec: Pick<PolicyGrant['spec'], 'itemId' | 'itemType'>,
+  world: Pick<GrantWorld, 'itemsWithId'>,
+): ItemLookup {
+  const { itemId, itemType } = spec;
   const items = world.itemsWithId(itemId);
   const [item] = items;
-  if (item === undefined) return withheld(GrantReason.ItemNotFound, `no CatalogItem has itemId "${itemId}"`);
+  if (item === undefined) return { kind: 'missing', items, message: `no CatalogItem has itemId "${itemId}"` };
   if (items.length > 1) {
     const names = items.map((candidate) => candidate.metadata.name).sort();
-    return withheld(
-      GrantReason.ItemNotFound,
-      `itemId "${itemId}" is ambiguous: CatalogItems ${names.join(', ')} all have it; grants on it are denied`,
-    );
+    return {
+      kind: 'ambiguous',
+      items,
+      message: `itemId "${itemId}" is ambiguous: CatalogItems ${names.join(', ')} all have it; grants on it are denied`,
+    };
   }
   if (item.spec.itemType !== itemType) {
-    return withheld(
-      GrantReason.ItemNotFound,
-      `CatalogItem ${item.metadata.name} has itemId "${itemId}" with itemType ${item.spec.itemType}, not ${itemType}`,
-    );
+    return {
+      kind: 'otherType',
+      items,
+      message: `CatalogItem ${item.metadata.name} has itemId "${itemId}" with itemType ${item.spec.itemType}, not ${itemType}`,
+    };
   }
-  return item;
+  return { kind: 'found', item };
+}
+
+function itemOf(grant: PolicyGrant, world: GrantWorld): CatalogItem | GrantVerdict {
+  const lookup = lookupGrantItem(grant.spec, world);
+  return lookup.kind === 'found' ? lookup.item : withheld(GrantReason.ItemNotFound, lookup.message);
 }
 
 function accessVerdict(grant: PolicyGrant, item: CatalogItem): GrantVerdict | undefined {

@@ -117,6 +117,14 @@ export function policyGrantCrd(): CustomResourceDefinition {
         priority: 1,
       },
       { ...column('Reason', `${ENFORCED}.reason`, 'Reason of the Enforced condition.'), priority: 1 },
+      {
+        ...column(
+          'Message',
+          `${ENFORCED}.message`,
+          'Why the grant is or is not enforced; names the namespace binding when that is the reason.',
+        ),
+        priority: 1,
+      },
     ],
   });
 }

@@ -1,13 +1,11 @@
-import {
-  delegationState,
-  type Delegation,
-  type DelegationRelation,
-  type DelegationSpec,
-} from '../../api/v1alpha1/index.js';
+import type { Delegation, DelegationRelation, DelegationSpec } from '../../api/v1alpha1/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import { encodeObjectId } from '../../spicedb/object-id.js';
 import type { Registry } from '../../spicedb/registry.js';
-import type { ProjectedKind, Withdrawal } from '../projected/projected-kind.js';
+import { delegationWithdrawal } from '../../verdict/delegation-verdict.js';
+import type { ProjectedKind } from '../projected/projected-kind.js';
+
+export { DelegationReason, delegationWithdrawal } from '../../verdict/delegation-verdict.js';
 
 // The pure projection of a Delegation onto SpiceDB relationships (schema.zed: resource#<relation>_delegate,
 // agent#owner and its reverse user#agent, which the delegated_* permissions walk).
@@ -19,16 +17,6 @@ export const AGENT_OWNER_RELATION = 'owner';
 export const USER_AGENT_RELATION = 'agent';
 
 const DELEGATION_RELATIONS: readonly DelegationRelation[] = ['viewer', 'editor', 'querier'];
-
-/** Reasons of a Delegation's Enforced condition besides Projected and ProjectionFailed. */
-export const DelegationReason = {
-  /** False: spec.revokedAt is set, or the object is being deleted. */
-  Revoked: 'Revoked',
-  /** False: past expiryTime. */
-  Expired: 'Expired',
-  /** False: the agent's Agent object is missing or names another owner (one owner per agent). */
-  NotOwner: 'NotOwner',
-} as const;
 
 function delegatedRelation(registry: Registry, relation: DelegationRelation): string {
   const target = registry.relationOfDelegation(relation);
@@ -77,29 +65,6 @@ export interface DelegationKindOptions {
   /** The owner the agent's Agent object names, if there is one. */
   ownerOf(agentId: string): string | undefined;
   now?: () => Date;
-}
-
-/** Why a delegation gives nothing now, if it does not: revoked or deleted, expired, or not its agent's owner's. */
-export function delegationWithdrawal(
-  delegation: Delegation,
-  owner: string | undefined,
-  now: Date,
-): Withdrawal | undefined {
-  if (delegation.metadata.deletionTimestamp)
-    return { reason: DelegationReason.Revoked, message: 'delegation deleted; removed from SpiceDB' };
-  const state = delegationState(delegation.spec, now);
-  if (state === 'DELETED') return { reason: DelegationReason.Revoked, message: 'delegation revoked' };
-  if (state === 'EXPIRED') return { reason: DelegationReason.Expired, message: 'delegation expired' };
-  if (owner !== delegation.spec.ownerId) {
-    return {
-      reason: DelegationReason.NotOwner,
-      message:
-        owner === undefined
-          ? 'the agent has no Agent object naming its owner'
-          : 'the agent belongs to another user: an agent acts for one owner only',
-    };
-  }
-  return undefined;
 }
 
 export function delegationKind(options: DelegationKindOptions): ProjectedKind<Delegation> {

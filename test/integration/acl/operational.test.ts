@@ -66,6 +66,7 @@ describe('contract', () => {
       'GET /v2/audit/verify',
       'GET /v2/delegations',
       'GET /v2/delegations/:id',
+      'GET /v2/explain',
       'GET /v2/organisations/:organisationId/groups/:groupId/members',
       'GET /v2/organisations/:organisationId/members',
       'GET /v2/policy/consumer',

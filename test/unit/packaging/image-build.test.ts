@@ -40,4 +40,8 @@ describe('src/ (tsconfig.build.json)', () => {
     expect(sources).toContain('src/cmd/main.ts');
     expect(sources.filter((source) => !source.startsWith('src/'))).toEqual([]);
   });
+
+  it('leaves out the kubectl plugin, a user tool run from a clone', () => {
+    expect(sources.filter((source) => source.startsWith('src/kubectl-grants/'))).toEqual([]);
+  });
 });

@@ -1,0 +1,81 @@
+import { successEnvelope } from '../../http/envelope.js';
+import type { RouteTable } from '../../http/openapi/route-table.js';
+import { problemResponse } from '../../http/openapi/route-responses.js';
+import type { UrnScheme } from '../../http/urn.js';
+import type { AclCache } from '../acl-cache.js';
+import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
+import type { Guard } from '../memberships/membership-routes.js';
+import { explainResponseSchemas, ExplainQuerySchema, type ExplainQuery } from './explain-schemas.js';
+import type { Explainer } from './explainer.js';
+
+/** The action of an explanation's audit record: a read of who may access what, which is sensitive. */
+export const EXPLAIN_READ_ACTION = 'explain.read';
+
+/** One record per request, answered or refused, on the item (so its org_admins see it in GET /audit). */
+function explainAudit(cache: AclCache): MutationAudit<{ query: ExplainQuery }> {
+  const read = (query: { itemId?: unknown; userId?: unknown; agentId?: unknown; accessType?: unknown }) => {
+    const itemId = String(query.itemId ?? '');
+    const organisationId = cache.itemsWithId(itemId)[0]?.spec.organisationId;
+    const subject =
+      query.userId === undefined ? `agent ${String(query.agentId)}` : `user ${String(query.userId)}`;
+    return [
+      {
+        action: EXPLAIN_READ_ACTION,
+        target: { kind: 'item', id: itemId, itemId, ...(organisationId ? { organisationId } : {}) },
+        detail: `explained ${String(query.accessType)} of ${subject}`,
+      },
+    ];
+  };
+  return { completed: ({ query }) => read(query), attempted: ({ query }) => read(query) };
+}
+
+/** GET /explain: why a user or agent has, or lacks, one access type on one item. */
+export function addExplainRoute(
+  table: RouteTable,
+  services: { urn: UrnScheme; cache: AclCache; explainer: Explainer; audited: AuditedRoutes },
+  guarded: Guard,
+): RouteTable {
+  const { urn, cache, explainer, audited } = services;
+  const schemas = explainResponseSchemas(urn);
+  return table.add(
+    audited.wrap(explainAudit(cache), {
+      method: 'get',
+      path: '/explain',
+      operationId: 'explainAccess',
+      summary: 'Why a user or agent has, or lacks, an access type on an item',
+      description:
+        'The verdict the controller enforces and, in order, each object that bears on it (CatalogItem, the ' +
+        'namespaces that hold grants, PolicyGrants, Memberships, Delegations with their owner’s own access), ' +
+        'each with its own verdict, reason and Enforced condition. `disagreement` says when the record and ' +
+        'what SpiceDB enforces differ (a grant not enforced yet, or a revoked one still enforced). For the ' +
+        'item’s owner, an org_admin of its organisation and cos_admin; every request is audited ' +
+        '(explain.read).',
+      tags: ['policies'],
+      access: 'authenticated',
+      request: { query: ExplainQuerySchema },
+      responses: {
+        200: { description: 'The explanation (detail: its one-line message)', schema: schemas.explained },
+        403: problemResponse(
+          'The caller is none of the item’s owner, an org_admin of its organisation, cos_admin; also for an ' +
+            'item no CatalogItem names, unless the caller is cos_admin',
+        ),
+        503: problemResponse('Kubernetes or PostgreSQL (the audit) is unavailable; detail names it'),
+      },
+      handler: guarded(async ({ principal, query }) => {
+        const subject =
+          query.userId === undefined
+            ? { type: 'agent' as const, id: query.agentId ?? '' }
+            : { type: 'user' as const, id: query.userId };
+        const explanation = await explainer.explain(principal, subject, query.itemId, query.accessType);
+        return {
+          status: 200,
+          body: successEnvelope(urn, {
+            title: 'Explanation',
+            detail: explanation.message,
+            results: [explanation],
+          }),
+        };
+      }),
+    }),
+  );
+}

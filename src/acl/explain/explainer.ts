@@ -1,0 +1,70 @@
+import { agentName, type Agent, type Delegation } from '../../api/v1alpha1/index.js';
+import type { Principal } from '../../auth/principal.js';
+import { HttpError } from '../../http/errors.js';
+import { isNotFound } from '../../runtime/index.js';
+import { explain, type Explanation, type ExplanationWorld, type Subject } from '../../verdict/explanation.js';
+import type { AclCache } from '../acl-cache.js';
+import { mayLearnItemFacts } from '../authorisation.js';
+import type { KubeClient } from '../kube-client.js';
+import { paths } from '../resources.js';
+
+export interface ExplainerOptions {
+  cache: AclCache;
+  kube: KubeClient;
+  namespace: string;
+  now: () => Date;
+}
+
+/**
+ * GET /explain: the explanation of the one verdict over the ACL API's cache, for those who may learn the item's
+ * facts (its owner, an org_admin of its organisation, cos_admin). An agent's owner is read from its Agent
+ * object, which the cache does not hold.
+ */
+export class Explainer {
+  constructor(private readonly options: ExplainerOptions) {}
+
+  async explain(
+    principal: Principal,
+    subject: Subject,
+    itemId: string,
+    accessType: string,
+  ): Promise<Explanation> {
+    const { cache, now } = this.options;
+    if (!mayLearnItemFacts(principal, cache.itemsWithId(itemId))) {
+      throw new HttpError(
+        'Forbidden',
+        `only the owner of item ${itemId}, an org_admin of its organisation or a cos_admin may explain access to it`,
+        { title: 'Not allowed to explain' },
+      );
+    }
+    const owner = subject.type === 'agent' ? await this.agentOwner(subject.id) : undefined;
+    const world: ExplanationWorld = {
+      registry: cache.registry,
+      aclNamespace: cache.aclNamespace,
+      itemsWithId: (id) => cache.itemsWithId(id),
+      organisationOfNamespace: (name) => cache.organisationOfNamespace(name),
+      grantsWithTupleKey: (key) => cache.grantsWithTupleKey(key),
+      grantsOnItem: (id) => cache.grantsOnItem(id),
+      membership: (key) => cache.membership(key),
+      // A scan of the ACL namespace's delegations: explain is a diagnosis, not a hot path.
+      delegationsOfAgent: (agentId): Delegation[] =>
+        cache.delegations.list().filter((delegation) => delegation.spec.agentId === agentId),
+      agentOwner: () => owner,
+    };
+    return explain({ subject, itemId, accessType }, world, now());
+  }
+
+  private async agentOwner(agentId: string): Promise<string | undefined> {
+    const { kube, namespace } = this.options;
+    try {
+      const agent = await kube.call<Agent>({
+        method: 'GET',
+        path: paths.agent(namespace, agentName(agentId)),
+      });
+      return agent.spec.agentId === agentId ? agent.spec.ownerId : undefined;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+}

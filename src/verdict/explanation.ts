@@ -1,0 +1,471 @@
+import {
+  ENFORCED_CONDITION,
+  findStatusCondition,
+  isMember,
+  type CatalogItem,
+  type Condition,
+  type Delegation,
+  type Membership,
+  type MembershipKey,
+  type PolicyGrant,
+} from '../api/v1alpha1/index.js';
+import type { DelegationReason } from './delegation-verdict.js';
+import { delegationWithdrawal } from './delegation-verdict.js';
+import {
+  GrantEvaluator,
+  GrantReason,
+  lookupGrantItem,
+  type GrantVerdict,
+  type GrantWorld,
+} from './grant-verdict.js';
+
+// Why a subject has (or lacks) one access type on one item: every object that bears on it, each with its own
+// verdict. Every verdict on a grant is the GrantEvaluator's (the controller's), and on a delegation the
+// controller's withdrawal rule; this module only names the finer cause and walks the objects in order.
+
+/** The cause of an object's verdict: Effective when it counts towards allowing. */
+export const ExplainReason = {
+  Effective: 'Effective',
+  Revoked: 'Revoked',
+  Expired: 'Expired',
+  NamespaceNotBound: 'NamespaceNotBound',
+  NamespaceBoundToAnotherOrganisation: 'NamespaceBoundToAnotherOrganisation',
+  ItemMissing: 'ItemMissing',
+  ItemAmbiguous: 'ItemAmbiguous',
+  ItemOfAnotherType: 'ItemOfAnotherType',
+  AccessTypeWithdrawn: 'AccessTypeWithdrawn',
+  NotMember: 'NotMember',
+  NotOwner: 'NotOwner',
+  OwnerLacksAccess: 'OwnerLacksAccess',
+  Conflict: 'Conflict',
+  NotProjectable: 'NotProjectable',
+} as const;
+export type ExplainReason = (typeof ExplainReason)[keyof typeof ExplainReason];
+
+export type ExplainedKind = 'CatalogItem' | 'Namespace' | 'PolicyGrant' | 'Membership' | 'Delegation';
+
+export type Subject = { type: 'user' | 'agent'; id: string };
+
+export interface ExplanationQuery {
+  subject: Subject;
+  itemId: string;
+  accessType: string;
+}
+
+/** The Enforced condition of an object, and whether it was set from the object's current generation. */
+export interface Enforcement {
+  status: Condition['status'];
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  generation?: number;
+  /** The condition was set from metadata.generation: the controller has acted on what the record says. */
+  current: boolean;
+}
+
+export interface ExplainedObject {
+  kind: ExplainedKind;
+  /** `namespace/name` for namespaced kinds, the name otherwise; empty for an object that does not exist. */
+  ref: string;
+  policyId?: string;
+  effective: boolean;
+  reason: ExplainReason;
+  message: string;
+  /** Absent for kinds without status (CatalogItem, Namespace) and for objects the controller has not seen. */
+  enforcement?: Enforcement;
+  /** A delegation's owner's own access, on which the delegation depends. */
+  owner?: Explanation;
+}
+
+export interface Explanation {
+  subject: Subject;
+  itemId: string;
+  accessType: string;
+  /** The record's verdict: what the controller enforces once it has acted on every object. */
+  allowed: boolean;
+  /** What the objects' Enforced conditions say SpiceDB holds now. */
+  enforced: boolean;
+  /** Set when `allowed` and `enforced` differ: the record is not (or no longer) what SpiceDB enforces. */
+  disagreement?: string;
+  message: string;
+  objects: ExplainedObject[];
+}
+
+/** The verdict's world plus what the explanation reads besides grants. */
+export interface ExplanationWorld extends GrantWorld {
+  grantsOnItem(itemId: string): PolicyGrant[];
+  membership(key: MembershipKey): Membership | undefined;
+  delegationsOfAgent(agentId: string): Delegation[];
+  /** The owner the agent's Agent object names, if there is one. */
+  agentOwner(agentId: string): string | undefined;
+}
+
+/**
+ * The delegation relation that gives an agent an access type: schema.zed's delegated_querier is
+ * querier_delegate intersected with the owner's api_consumer; the viewer and editor delegations ride on
+ * relations no grant writes.
+ */
+const DELEGATION_OF_ACCESS_TYPE: Readonly<Record<string, Delegation['spec']['relation']>> = {
+  api: 'querier',
+};
+
+export function explain(query: ExplanationQuery, world: ExplanationWorld, now: Date): Explanation {
+  const evaluator = new GrantEvaluator(world, now);
+  return query.subject.type === 'agent'
+    ? explainAgent(query, world, evaluator)
+    : explainUser(query, world, evaluator);
+}
+
+function explainUser(
+  query: ExplanationQuery,
+  world: ExplanationWorld,
+  evaluator: GrantEvaluator,
+): Explanation {
+  const { itemId, accessType, subject } = query;
+  const objects = [...itemObjects(query, world), ...namespaceObjects(query, world)];
+  const paths: Path[] = [];
+  const members = new Map<string, ExplainedObject>();
+  for (const grant of relevantGrants(query, world)) {
+    const explained = grantObject(grant, evaluator.evaluate(grant), world);
+    objects.push(explained);
+    if (grant.spec.policyType === 'INDIVIDUAL') {
+      paths.push({ record: explained.effective, enforced: isEnforced(explained), via: [explained] });
+      continue;
+    }
+    for (const organisationId of grant.spec.constraints.subjects?.allowedOrgIds ?? []) {
+      let member = members.get(organisationId);
+      if (member === undefined) {
+        member = membershipObject(world, organisationId, subject.id);
+        members.set(organisationId, member);
+      }
+      paths.push({
+        record: explained.effective && member.effective,
+        enforced: isEnforced(explained) && isEnforced(member),
+        via: [explained, member],
+      });
+    }
+  }
+  objects.push(...members.values());
+  return conclude(query, objects, paths, `no grant gives user ${subject.id} ${accessType} on ${itemId}`);
+}
+
+function explainAgent(
+  query: ExplanationQuery,
+  world: ExplanationWorld,
+  evaluator: GrantEvaluator,
+): Explanation {
+  const { itemId, accessType, subject } = query;
+  const relation = DELEGATION_OF_ACCESS_TYPE[accessType];
+  const objects: ExplainedObject[] = [];
+  const paths: Path[] = [];
+  const owner = world.agentOwner(subject.id);
+  const delegations = world
+    .delegationsOfAgent(subject.id)
+    .filter((delegation) => delegation.spec.itemId === itemId && delegation.spec.relation === relation);
+  for (const delegation of delegations) {
+    const ownerQuery = {
+      subject: { type: 'user', id: delegation.spec.ownerId } as const,
+      itemId,
+      accessType,
+    };
+    const ownerExplanation = explainUser(ownerQuery, world, evaluator);
+    const explained = delegationObject(delegation, owner, ownerExplanation, evaluator.now);
+    objects.push(explained);
+    paths.push({
+      record: explained.effective,
+      enforced: isEnforced(explained) && ownerExplanation.enforced,
+      via: [explained],
+    });
+  }
+  const none =
+    relation === undefined
+      ? `no delegation gives an agent access type ${accessType} (only api, through a querier delegation)`
+      : `no ${relation} delegation gives agent ${subject.id} ${accessType} on ${itemId}`;
+  return conclude(query, objects, paths, none);
+}
+
+/** One way to the access: allowed when every object on it is effective, enforced when every one is. */
+interface Path {
+  record: boolean;
+  enforced: boolean;
+  via: ExplainedObject[];
+}
+
+function conclude(
+  query: ExplanationQuery,
+  objects: ExplainedObject[],
+  paths: Path[],
+  none: string,
+): Explanation {
+  const allowing = paths.find((path) => path.record);
+  const allowed = allowing !== undefined;
+  const enforced = paths.some((path) => path.enforced);
+  const message = allowing
+    ? `allowed by ${allowing.via.map(describe).join(' with ')}`
+    : paths.length === 0
+      ? `denied: ${none}`
+      : `denied: ${objects
+          .filter((object) => !object.effective)
+          .map((object) => `${describe(object)} is not effective (${object.reason})`)
+          .join('; ')}`;
+  return {
+    ...query,
+    allowed,
+    enforced,
+    ...(allowed === enforced ? {} : { disagreement: disagreement(allowed, paths) }),
+    message,
+    objects,
+  };
+}
+
+function disagreement(allowed: boolean, paths: Path[]): string {
+  if (allowed) {
+    const pending = paths
+      .filter((path) => path.record)
+      .flatMap((path) => path.via.filter((object) => !isEnforced(object)))
+      .map(describe);
+    return `the record allows, but SpiceDB does not enforce it yet: ${distinct(pending).join(', ')} not Enforced`;
+  }
+  const stale = paths
+    .filter((path) => path.enforced)
+    .flatMap((path) => path.via.filter((object) => !object.effective))
+    .map(describe);
+  return `the record denies, but SpiceDB still enforces ${distinct(stale).join(', ')}: the controller has not acted yet`;
+}
+
+const distinct = (values: string[]) => [...new Set(values)];
+
+function describe(object: ExplainedObject): string {
+  return object.ref ? `${object.kind} ${object.ref}` : `a ${object.kind}`;
+}
+
+function isEnforced(object: ExplainedObject): boolean {
+  return object.enforcement?.status === 'True';
+}
+
+/** Grants on the item that name the access type and cover the subject: its INDIVIDUAL ones, every GROUP one. */
+function relevantGrants(query: ExplanationQuery, world: ExplanationWorld): PolicyGrant[] {
+  return world
+    .grantsOnItem(query.itemId)
+    .filter(
+      (grant) =>
+        grant.spec.constraints.access.some((access) => access.accessType === query.accessType) &&
+        (grant.spec.policyType === 'GROUP' || grant.spec.userId === query.subject.id),
+    )
+    .sort(byRef);
+}
+
+const byRef = (a: PolicyGrant, b: PolicyGrant) => refOf(a).localeCompare(refOf(b));
+
+function refOf(object: { metadata: { namespace?: string; name?: string } }): string {
+  const { namespace, name = '' } = object.metadata;
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+function enforcementOf(object: {
+  metadata: { generation?: number };
+  status?: { conditions?: Condition[] };
+}): Enforcement | undefined {
+  const condition = findStatusCondition(object.status?.conditions ?? [], ENFORCED_CONDITION);
+  if (condition === undefined) return undefined;
+  const { generation } = object.metadata;
+  return {
+    status: condition.status,
+    reason: condition.reason,
+    message: condition.message,
+    ...(condition.observedGeneration === undefined
+      ? {}
+      : { observedGeneration: condition.observedGeneration }),
+    ...(generation === undefined ? {} : { generation }),
+    current: condition.observedGeneration === generation,
+  };
+}
+
+/** The CatalogItems with the item id: none (missing), one, or several (ambiguous); and the access type on it. */
+function itemObjects(query: ExplanationQuery, world: ExplanationWorld): ExplainedObject[] {
+  const items = world.itemsWithId(query.itemId);
+  if (items.length === 0) {
+    return [
+      {
+        kind: 'CatalogItem',
+        ref: '',
+        effective: false,
+        reason: ExplainReason.ItemMissing,
+        message: `no CatalogItem has itemId "${query.itemId}"`,
+      },
+    ];
+  }
+  return items.map((item) => itemObject(item, items.length, query.accessType));
+}
+
+function itemObject(item: CatalogItem, count: number, accessType: string): ExplainedObject {
+  const ref = refOf(item);
+  if (count > 1) {
+    return {
+      kind: 'CatalogItem',
+      ref,
+      effective: false,
+      reason: ExplainReason.ItemAmbiguous,
+      message: `${count} CatalogItems have itemId "${item.spec.itemId}"; grants on it are denied`,
+    };
+  }
+  if (!item.spec.accessTypes.includes(accessType)) {
+    return {
+      kind: 'CatalogItem',
+      ref,
+      effective: false,
+      reason: ExplainReason.AccessTypeWithdrawn,
+      message: `access type ${accessType} is not allowed on the item (allowed: ${item.spec.accessTypes.join(', ')})`,
+    };
+  }
+  return {
+    kind: 'CatalogItem',
+    ref,
+    effective: true,
+    reason: ExplainReason.Effective,
+    message: `${item.spec.itemType} of organisation ${item.spec.organisationId}, owned by ${item.spec.ownerId}`,
+  };
+}
+
+/** The namespaces (other than the ACL API's) that hold grants on the item, and their binding. */
+function namespaceObjects(query: ExplanationQuery, world: ExplanationWorld): ExplainedObject[] {
+  const items = world.itemsWithId(query.itemId);
+  const organisation = items.length === 1 ? items[0]?.spec.organisationId : undefined;
+  const namespaces = new Set(
+    relevantGrants(query, world)
+      .map((grant) => grant.metadata.namespace ?? '')
+      .filter((namespace) => namespace !== world.aclNamespace),
+  );
+  return [...namespaces].sort().map((namespace) => {
+    const bound = world.organisationOfNamespace(namespace);
+    const reason =
+      bound === undefined
+        ? ExplainReason.NamespaceNotBound
+        : bound === organisation
+          ? ExplainReason.Effective
+          : ExplainReason.NamespaceBoundToAnotherOrganisation;
+    const message = bound === undefined ? 'not bound to an organisation' : `bound to organisation ${bound}`;
+    return {
+      kind: 'Namespace',
+      ref: namespace,
+      effective: reason === ExplainReason.Effective,
+      reason,
+      message,
+    };
+  });
+}
+
+/** The finer cause of a withheld grant: the verdict's reason split the way a reader acts on it. */
+function grantCause(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationWorld): ExplainReason {
+  if (verdict.enforce) return ExplainReason.Effective;
+  switch (verdict.reason) {
+    case GrantReason.Revoked:
+    case GrantReason.Expired:
+    case GrantReason.Conflict:
+      return verdict.reason;
+    case GrantReason.AccessTypeNotAllowed:
+      return ExplainReason.AccessTypeWithdrawn;
+    case GrantReason.NotAuthorized:
+      return world.organisationOfNamespace(grant.metadata.namespace ?? '') === undefined
+        ? ExplainReason.NamespaceNotBound
+        : ExplainReason.NamespaceBoundToAnotherOrganisation;
+    case GrantReason.ItemNotFound:
+      return itemCause(grant, world);
+    case GrantReason.ProjectionFailed:
+      return ExplainReason.NotProjectable;
+  }
+}
+
+function itemCause(grant: PolicyGrant, world: ExplanationWorld): ExplainReason {
+  switch (lookupGrantItem(grant.spec, world).kind) {
+    case 'missing':
+      return ExplainReason.ItemMissing;
+    case 'ambiguous':
+      return ExplainReason.ItemAmbiguous;
+    case 'otherType':
+      return ExplainReason.ItemOfAnotherType;
+    case 'found':
+      // The item is there, but the registry has no object type for its item type.
+      return ExplainReason.NotProjectable;
+  }
+}
+
+function grantObject(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationWorld): ExplainedObject {
+  const enforcement = enforcementOf(grant);
+  const subject =
+    grant.spec.policyType === 'INDIVIDUAL'
+      ? `user ${grant.spec.userId}`
+      : `members of ${(grant.spec.constraints.subjects?.allowedOrgIds ?? []).join(', ')}`;
+  return {
+    kind: 'PolicyGrant',
+    ref: refOf(grant),
+    ...(grant.metadata.uid ? { policyId: grant.metadata.uid } : {}),
+    effective: verdict.enforce,
+    reason: grantCause(grant, verdict, world),
+    message: verdict.enforce
+      ? `${grant.spec.policyType} grant to ${subject} until ${grant.spec.expiryTime}`
+      : verdict.message,
+    ...(enforcement ? { enforcement } : {}),
+  };
+}
+
+/** Default deny: a member only while a Membership of the organisation itself says so. */
+function membershipObject(world: ExplanationWorld, organisationId: string, userId: string): ExplainedObject {
+  const membership = world.membership({ organisationId, userId });
+  if (membership === undefined) {
+    return {
+      kind: 'Membership',
+      ref: '',
+      effective: false,
+      reason: ExplainReason.NotMember,
+      message: `no Membership says user ${userId} is a member of organisation ${organisationId}`,
+    };
+  }
+  const member = isMember(membership);
+  const enforcement = enforcementOf(membership);
+  return {
+    kind: 'Membership',
+    ref: refOf(membership),
+    effective: member,
+    reason: member ? ExplainReason.Effective : ExplainReason.NotMember,
+    message: member
+      ? `user ${userId} is a member of organisation ${organisationId}`
+      : `user ${userId} was removed from organisation ${organisationId} at ${membership.spec.removedAt ?? 'deletion'}`,
+    ...(enforcement ? { enforcement } : {}),
+  };
+}
+
+const WITHDRAWN: Record<(typeof DelegationReason)[keyof typeof DelegationReason], ExplainReason> = {
+  Revoked: ExplainReason.Revoked,
+  Expired: ExplainReason.Expired,
+  NotOwner: ExplainReason.NotOwner,
+};
+
+function delegationObject(
+  delegation: Delegation,
+  agentOwner: string | undefined,
+  owner: Explanation,
+  now: Date,
+): ExplainedObject {
+  const withdrawal = delegationWithdrawal(delegation, agentOwner, now);
+  const reason: ExplainReason = withdrawal
+    ? WITHDRAWN[withdrawal.reason]
+    : owner.allowed
+      ? ExplainReason.Effective
+      : ExplainReason.OwnerLacksAccess;
+  const message =
+    withdrawal?.message ??
+    (owner.allowed
+      ? `${delegation.spec.relation} delegation from user ${delegation.spec.ownerId}, who has the access`
+      : `the owner ${delegation.spec.ownerId} lacks the access: ${owner.message}`);
+  const enforcement = enforcementOf(delegation);
+  return {
+    kind: 'Delegation',
+    ref: refOf(delegation),
+    effective: reason === ExplainReason.Effective,
+    reason,
+    message,
+    ...(enforcement ? { enforcement } : {}),
+    owner,
+  };
+}
