@@ -12,7 +12,7 @@ import {
   POLICY_GRANT_PLURAL,
 } from '../src/api/v1alpha1/index.js';
 import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
-import { KubeClient } from '../src/acl/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';

@@ -43,7 +43,6 @@ import { ClusterWorld } from '../src/controller/cluster-world.js';
 import { GrantMetrics } from '../src/controller/controller-metrics.js';
 import { DriftResync } from '../src/controller/drift-resync.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
-import { policyGrantsPath } from '../src/controller/grants/grant-writer.js';
 import { KeyedMutex } from '../src/controller/keyed-mutex.js';
 import { managedRelations } from '../src/controller/managed-relations.js';
 import { membershipCacheTransform } from '../src/controller/memberships/cached-membership.js';
@@ -54,8 +53,9 @@ import { freePort } from '../dev/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../dev/localplane/managed-process.js';
 import { repoRoot } from '../dev/localplane/repo-root.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
-import { Informer, InternPool, kubeListWatch } from '../src/runtime/index.js';
-import { requestJson } from '../src/runtime/kube-request.js';
+import { Informer, InternPool } from '../src/runtime/index.js';
+import { collectionPath, KubeClient, kubeListWatch } from '../src/kube/index.js';
+import { POLICY_GRANT_RESOURCE } from '../src/api/v1alpha1/index.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
@@ -270,8 +270,11 @@ class Bench {
     private readonly opts: Options,
   ) {}
 
-  private get kubeConfig() {
-    return this.plane.kubeConfig();
+  private kubeClient?: KubeClient;
+
+  private get kube(): KubeClient {
+    this.kubeClient ??= new KubeClient(this.plane.kubeConfig());
+    return this.kubeClient;
   }
 
   get spicedb() {
@@ -281,12 +284,12 @@ class Bench {
   }
 
   async setUp(): Promise<CatalogItem> {
-    await requestJson(this.kubeConfig, {
+    await this.kube.call({
       method: 'POST',
       path: '/api/v1/namespaces',
       body: { metadata: { name: ACL_NAMESPACE } },
     });
-    const item = await requestJson<CatalogItem>(this.kubeConfig, {
+    const item = await this.kube.call<CatalogItem>({
       method: 'POST',
       path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
       body: {
@@ -303,7 +306,7 @@ class Bench {
       },
     });
     this.watcher = new Informer<PolicyGrant>({
-      source: kubeListWatch(this.kubeConfig, policyGrantsPath(ACL_NAMESPACE)),
+      source: kubeListWatch(this.kube, collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE)),
       labelSelector: `${BENCH_LABEL}=${this.run}`,
     });
     const onChange = (grant: PolicyGrant) => {
@@ -363,9 +366,9 @@ class Bench {
     await inPool(to - from, this.opts.concurrency, async (offset) => {
       const name = `grant-${from + offset}`;
       this.createdAt.set(name, performance.now());
-      await requestJson(this.kubeConfig, {
+      await this.kube.call({
         method: 'POST',
-        path: policyGrantsPath(ACL_NAMESPACE),
+        path: collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE),
         body: {
           apiVersion: GROUP_VERSION,
           kind: POLICY_GRANT_KIND,
@@ -430,9 +433,9 @@ class Bench {
   }
 
   async template(): Promise<PolicyGrant> {
-    return requestJson<PolicyGrant>(this.kubeConfig, {
+    return this.kube.call<PolicyGrant>({
       method: 'GET',
-      path: `${policyGrantsPath(ACL_NAMESPACE)}/grant-0`,
+      path: `${collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE)}/grant-0`,
     });
   }
 

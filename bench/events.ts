@@ -11,7 +11,7 @@ import {
   type MembershipKey,
 } from '../src/api/v1alpha1/index.js';
 import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
-import { KubeClient } from '../src/acl/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
 import { isNotFound } from '../src/acl/kube-errors.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';

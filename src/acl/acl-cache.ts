@@ -1,4 +1,4 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   isMember,
   type AccessRequest,
@@ -10,7 +10,8 @@ import {
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
 import type { Logger } from '../observability/logger.js';
-import { Informer, kubeListWatch, objectKey } from '../runtime/index.js';
+import { Informer, objectKey } from '../runtime/index.js';
+import { kubeListWatch, type KubeClient } from '../kube/index.js';
 import type { Registry } from '../spicedb/registry.js';
 import type { GrantWorld } from '../verdict/grant-verdict.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
@@ -76,14 +77,14 @@ export class AclCache implements GrantWorld {
   private ordered?: PolicyGrant[];
 
   constructor(
-    kubeConfig: KubeConfig,
+    kube: KubeClient,
     readonly aclNamespace: string,
     readonly registry: Registry,
     logger?: Logger,
   ) {
     const informer = <T extends KubernetesObject>(path: string, labelSelector?: string) =>
       new Informer<T>({
-        source: kubeListWatch<T>(kubeConfig, path),
+        source: kubeListWatch<T>(kube, path),
         name: path,
         ...(logger ? { logger } : {}),
         ...(labelSelector ? { labelSelector } : {}),

@@ -10,7 +10,7 @@ import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustProxy } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
-import { loadKubeConfig } from '../config/kube-config.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
 import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
 import type { Logger } from '../observability/logger.js';
@@ -82,7 +82,7 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
     namespace: common.ACL_NAMESPACE,
     errorNamespace: common.ERROR_NAMESPACE,
     logger: { level: common.LOG_LEVEL },
-    kubeConfig: loadKubeConfig(env),
+    kubeConfig: loadKubeConfig(env.KUBECONFIG),
     authenticators: await createAuthenticators(auth, {
       scrypt: scryptBound(env),
       metricsRegistry,

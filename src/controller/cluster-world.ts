@@ -1,10 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
+import { hasFinalizer, type CatalogItem, type PolicyGrant } from '../api/v1alpha1/index.js';
 import type { Relationship } from '../spicedb/client.js';
 import { decodeObjectId } from '../spicedb/object-id.js';
 import type { Registry } from '../spicedb/registry.js';
 import { GrantEvaluator, type GrantWorld } from '../verdict/grant-verdict.js';
-import { hasFinalizer } from './grants/grant-writer.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { candidateTupleKeys, OWNER_RELATION, projectOwners } from '../verdict/projection.js';
 import { parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';

@@ -1,10 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import {
-  API_GROUP,
-  API_VERSION,
-  CATALOG_ITEM_PLURAL,
+  ACCESS_REQUEST_RESOURCE,
+  AGENT_RESOURCE,
+  CATALOG_ITEM_RESOURCE,
+  DELEGATION_RESOURCE,
+  MEMBERSHIP_RESOURCE,
+  POLICY_GRANT_RESOURCE,
+  RELATIONSHIPS_FINALIZER,
   type AccessRequest,
   type Agent,
   type CatalogItem,
@@ -25,11 +29,18 @@ import {
   type Controller,
   type Informer,
 } from '../runtime/index.js';
-import { requestJson } from '../runtime/kube-request.js';
+import {
+  collectionPath,
+  KubeClient,
+  loadKubeConfig,
+  NAMESPACE_RESOURCE,
+  ObjectWriter,
+} from '../kube/index.js';
+import { CONTROLLER_FIELD_MANAGER } from '../audit/field-managers.js';
 import { SpiceDBClient, type SpiceDBClientOptions } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
-import { AccessRequestReconciler, accessRequestsPath } from './access-requests/access-request-reconciler.js';
+import { AccessRequestReconciler } from './access-requests/access-request-reconciler.js';
 import { AuditStore } from '../audit/audit-store.js';
 import { refuseNewerSchemaAt } from '../audit/schema-migrator.js';
 import { NO_CHAIN_KEY_WARNING } from '../config/audit-config.js';
@@ -45,12 +56,9 @@ import { grantCacheTransform } from './grants/cached-grant.js';
 import { GrantProjector } from './grants/grant-projector.js';
 import { GrantReconciler } from './grants/grant-reconciler.js';
 import { grantKey } from '../verdict/grant-verdict.js';
-import { GrantWriter, policyGrantsPath } from './grants/grant-writer.js';
-import { KeepAliveKubeConfig } from './keep-alive-kube-config.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { managedRelations, resyncedRelations } from './managed-relations.js';
 import { delegationKind } from './delegations/delegation-projection.js';
-import { agentsPath, DelegationWriter, delegationsPath } from './delegations/delegation-writer.js';
 import { ProjectedProjector } from './projected/projected-projector.js';
 import { ProjectedReconciler } from './projected/projected-reconciler.js';
 import { ProjectedWorld } from './projected/projected-world.js';
@@ -58,7 +66,6 @@ import { membershipCacheTransform } from './memberships/cached-membership.js';
 import { MembershipProjector } from './memberships/membership-projector.js';
 import { MembershipReconciler } from './memberships/membership-reconciler.js';
 import { MembershipWorld } from './memberships/membership-world.js';
-import { MembershipWriter, membershipsPath } from './memberships/membership-writer.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { operationalApp } from './operational-app.js';
 import { candidateTupleKeys } from '../verdict/projection.js';
@@ -100,11 +107,10 @@ export interface RunningController {
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 const BY_AGENT_ID = 'agentId';
 
-function loadKubeConfig<T extends KubeConfig>(config: ControllerConfig, kubeConfig: T): T {
-  if (config.kubeconfigPath) kubeConfig.loadFromFile(config.kubeconfigPath);
-  else kubeConfig.loadFromCluster();
-  return kubeConfig;
-}
+const WRITE_TIMEOUT_MS = 15_000;
+/** Grants, Memberships and Delegations: the relationships go before the object (the finalizer). */
+const relationshipsWrites = { finalizer: RELATIONSHIPS_FINALIZER, timeoutMs: WRITE_TIMEOUT_MS };
+const KUBE_TIMEOUT_MS = 30_000;
 
 function spicedbClientOptions(config: ControllerConfig['spicedb']): SpiceDBClientOptions {
   const { endpoint, token, transport } = config;
@@ -128,14 +134,15 @@ export async function startController(
 ): Promise<RunningController> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'controller' });
   const metricsRegistry = options.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
-  const kubeConfig = loadKubeConfig(config, new KubeConfig());
-  // The runtime's list, watch and Lease calls keep their own transport; the controller's writes share one pool.
-  const writeConfig = loadKubeConfig(config, new KeepAliveKubeConfig());
+  const kube = new KubeClient(loadKubeConfig(config.kubeconfigPath), {
+    fieldManager: CONTROLLER_FIELD_MANAGER,
+    timeoutMs: KUBE_TIMEOUT_MS,
+  });
   const registry = loadRegistry();
   const client = new SpiceDBClient(spicedbClientOptions(config.spicedb));
   const election = config.leaderElection;
   const manager = new Manager({
-    kubeConfig,
+    kube,
     registry: metricsRegistry,
     logger,
     gracefulShutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
@@ -157,30 +164,32 @@ export async function startController(
   // Grants and Memberships, the kinds counted by the hundred thousand, are cached as compact records.
   const pool = new InternPool();
   const grants = manager.informer<PolicyGrant>({
-    path: policyGrantsPath(),
+    path: collectionPath(POLICY_GRANT_RESOURCE),
     ...selector,
     transform: grantCacheTransform(pool),
   });
   const items = manager.informer<CatalogItem>({
-    path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
+    path: collectionPath(CATALOG_ITEM_RESOURCE),
     ...selector,
   });
   const namespaces = manager.informer<KubernetesObject>({
-    path: '/api/v1/namespaces',
+    path: collectionPath(NAMESPACE_RESOURCE),
     labelSelector: ORGANISATION_LABEL,
   });
   // Only the Memberships of the ACL namespace count; the label selector narrows grants and items only.
   const membershipCache = manager.informer<Membership>({
-    path: membershipsPath(config.aclNamespace),
+    path: collectionPath(MEMBERSHIP_RESOURCE, config.aclNamespace),
     transform: membershipCacheTransform(pool),
   });
   const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace });
   const memberships = new MembershipWorld(membershipCache);
   // Delegations count only in the ACL namespace too, and only for the owner their Agent object names.
-  const delegationCache = manager.informer<Delegation>({ path: delegationsPath(config.aclNamespace) });
-  const agentCache = manager.informer<Agent>({ path: agentsPath(config.aclNamespace) });
+  const delegationCache = manager.informer<Delegation>({
+    path: collectionPath(DELEGATION_RESOURCE, config.aclNamespace),
+  });
+  const agentCache = manager.informer<Agent>({ path: collectionPath(AGENT_RESOURCE, config.aclNamespace) });
   const accessRequestCache = manager.informer<AccessRequest>({
-    path: accessRequestsPath(config.aclNamespace),
+    path: collectionPath(ACCESS_REQUEST_RESOURCE, config.aclNamespace),
   });
   agentCache.addIndex(BY_AGENT_ID, (agent) => [agent.spec.agentId]);
   delegationCache.addIndex(BY_AGENT_ID, (delegation) => [delegation.spec.agentId]);
@@ -297,14 +306,14 @@ export async function startController(
     onTuplesDeleted: recheckGrantsOf,
   });
   const identity = manager.identity ?? 'policy-grant-controller';
-  const events = new EventRecorder(writeConfig, identity, logger);
+  const events = new EventRecorder(kube, identity, logger);
   if (config.auditDatabaseUrl) await refuseNewerSchemaAt(config.auditDatabaseUrl);
   const audit = startGrantAudit(config, { manager, grants, world, logger });
   const grantReconciler = new GrantReconciler({
     world,
     projector,
     memory,
-    writer: new GrantWriter(writeConfig),
+    writer: new ObjectWriter<PolicyGrant>(kube, POLICY_GRANT_RESOURCE, relationshipsWrites),
     events,
     metrics,
     logger,
@@ -337,7 +346,7 @@ export async function startController(
   const membershipReconciler = new MembershipReconciler({
     world: memberships,
     projector: membershipProjector,
-    writer: new MembershipWriter(writeConfig),
+    writer: new ObjectWriter<Membership>(kube, MEMBERSHIP_RESOURCE, relationshipsWrites),
     logger,
     onSpiceDBError: guard.nudge,
     trustStatus: () => !guard.wasDisrupted(),
@@ -353,7 +362,7 @@ export async function startController(
   const delegationReconciler = new ProjectedReconciler<Delegation>({
     world: delegations,
     projector: delegationProjector,
-    writer: new DelegationWriter(writeConfig),
+    writer: new ObjectWriter<Delegation>(kube, DELEGATION_RESOURCE, relationshipsWrites),
     logger,
     onSpiceDBError: guard.nudge,
     trustStatus: () => !guard.wasDisrupted(),
@@ -374,7 +383,7 @@ export async function startController(
 
   const accessRequestReconciler = new AccessRequestReconciler({
     cache: accessRequestCache,
-    kubeConfig: writeConfig,
+    writer: new ObjectWriter<AccessRequest>(kube, ACCESS_REQUEST_RESOURCE, { timeoutMs: WRITE_TIMEOUT_MS }),
     events,
     pendingTtlMs: config.accessRequestPendingTtlMs,
     isLeader: () => manager.isLeader(),
@@ -407,7 +416,7 @@ export async function startController(
       readinessChecks: [
         {
           name: 'kubernetes',
-          check: (signal) => requestJson(writeConfig, { method: 'GET', path: '/version', signal }),
+          check: (signal) => kube.call({ method: 'GET', path: '/version', signal }),
         },
         { name: 'spicedb', check: () => spicedbWithSchema(client) },
         { name: 'caches', check: async () => assertSynced(manager) },
@@ -437,7 +446,7 @@ export async function startController(
         await server.close();
         client.close();
         await audit?.store.close();
-        writeConfig.close();
+        kube.close();
         logger.info('controller stopped');
       })()),
   };

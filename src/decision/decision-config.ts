@@ -4,7 +4,7 @@ import { authEnvironment, createAuthenticators } from '../config/auth-config.js'
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { booleanFlag, commaList, duration, port, readEnvironment } from '../config/environment.js';
-import { loadKubeConfig } from '../config/kube-config.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import { spicedbClientOptions, spicedbEnvironment } from '../config/spicedb-config.js';
 import { createLogger } from '../observability/logger.js';
@@ -109,7 +109,7 @@ export async function decisionConfigFromEnvironment(
     ...(decision.TOKEN_REVIEW
       ? {
           tokenReview: {
-            api: tokenReviewApi(loadKubeConfig(env)),
+            api: tokenReviewApi(loadKubeConfig(env.KUBECONFIG)),
             jwtIssuers: [auth.JWT_ISSUER],
             audiences: decision.TOKEN_REVIEW_AUDIENCES,
             issuers: decision.TOKEN_REVIEW_ISSUERS,

@@ -2,6 +2,7 @@ import {
   derivedState,
   ENFORCED_CONDITION,
   findStatusCondition,
+  hasFinalizer,
   type PolicyGrant,
 } from '../../api/v1alpha1/index.js';
 import type { Logger } from '../../observability/logger.js';
@@ -13,7 +14,7 @@ import type { EventRecorder, RecordedEvent } from '../event-recorder.js';
 import type { GrantProjector } from './grant-projector.js';
 import { nextGrantStatus, type EnforcedTransition, type GrantOutcome } from './grant-status.js';
 import { grantKey, GrantReason, type GrantVerdict } from '../../verdict/grant-verdict.js';
-import { hasFinalizer, type GrantWriter } from './grant-writer.js';
+import type { ObjectWriter } from '../../kube/object-writer.js';
 import { projectedKeys, recordProjected } from './projected-tuples.js';
 import { candidateTupleKeys } from '../../verdict/projection.js';
 import type { ProjectionMemory } from './projection-memory.js';
@@ -24,7 +25,7 @@ export interface GrantReconcilerOptions {
   world: ClusterWorld;
   projector: GrantProjector;
   memory: ProjectionMemory;
-  writer: Pick<GrantWriter, 'addFinalizer' | 'removeFinalizer' | 'updateStatus'>;
+  writer: Pick<ObjectWriter<PolicyGrant>, 'setFinalizer' | 'updateStatus'>;
   events: Pick<EventRecorder, 'record'>;
   metrics: GrantMetrics;
   logger: Logger;
@@ -90,7 +91,11 @@ export class GrantReconciler {
     if (cached.metadata.deletionTimestamp) return this.finalize(key, cached, signal);
     let grant = cached;
     if (!hasFinalizer(grant)) {
-      const updated = await this.unlessStale(key, grant, this.options.writer.addFinalizer(grant, signal));
+      const updated = await this.unlessStale(
+        key,
+        grant,
+        this.options.writer.setFinalizer(grant, true, signal),
+      );
       if (!updated) return { requeue: true };
       grant = updated;
     }
@@ -192,7 +197,7 @@ export class GrantReconciler {
       throw error;
     }
     await this.options.beforeRelease?.(grant);
-    const removed = await this.options.writer.removeFinalizer(grant, signal).catch((error: unknown) => {
+    const removed = await this.options.writer.setFinalizer(grant, false, signal).catch((error: unknown) => {
       if (isNotFound(error)) return grant; // already gone
       if (isConflict(error)) return undefined;
       throw error;

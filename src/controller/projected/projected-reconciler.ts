@@ -2,7 +2,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import { InvalidObjectIdError } from '../../spicedb/object-id.js';
-import { hasFinalizer } from '../grants/grant-writer.js';
+import { hasFinalizer } from '../../api/v1alpha1/index.js';
 import { WriteExpectations } from '../write-expectations.js';
 import {
   counts,

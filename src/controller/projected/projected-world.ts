@@ -1,7 +1,7 @@
 import { objectKey } from '../../runtime/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import type { ObjectStore } from '../cluster-world.js';
-import { hasFinalizer } from '../grants/grant-writer.js';
+import { hasFinalizer } from '../../api/v1alpha1/index.js';
 import { parseTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 import { counts, type ProjectedKind, type ProjectedObject } from './projected-kind.js';
 

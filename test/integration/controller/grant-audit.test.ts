@@ -15,11 +15,11 @@ import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { migrate, WRITER_ROLE } from '../../../src/audit/migrations.js';
 import { recordFromRow, RECORD_COLUMNS, type RecordRow } from '../../../src/audit/record-rows.js';
 import type { ControllerEnvironment } from '../../../src/controller/config.js';
-import { policyGrantsPath } from '../../../src/controller/grants/grant-writer.js';
+import { POLICY_GRANT_RESOURCE } from '../../../src/api/v1alpha1/index.js';
 import { isConflict } from '../../../src/runtime/index.js';
-import { requestJson } from '../../../src/runtime/kube-request.js';
+import { collectionPath } from '../../../src/kube/index.js';
 import { PATIENCE_MS } from '../../support/patience.js';
-import { testKubeConfig, uniqueId } from '../support/cluster.js';
+import { testKubeClient, uniqueId } from '../support/cluster.js';
 import { asSuperuser, testDatabase, withDatabase } from '../support/database.js';
 import {
   individual,
@@ -49,7 +49,7 @@ beforeAll(async () => {
 });
 
 const world = useControllerFixture('grant-audit', env);
-const kube = testKubeConfig();
+const kube = testKubeClient();
 
 async function recordsOf(uid: string): Promise<AuditRecord[]> {
   const { rows } = await asSuperuser<RecordRow>(
@@ -67,14 +67,14 @@ async function awaitRecords(uid: string, count: number): Promise<AuditRecord[]> 
 }
 
 function grantPath(name: string): string {
-  return `${policyGrantsPath(world.aclNamespace)}/${name}`;
+  return `${collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace)}/${name}`;
 }
 
 /** Creates a grant in the controller's scope as `fieldManager` would (kubectl, a GitOps tool, the ACL API). */
 function createAs(fieldManager: string, spec: PolicyGrantSpec): Promise<PolicyGrant> {
-  return requestJson<PolicyGrant>(kube, {
+  return kube.call<PolicyGrant>({
     method: 'POST',
-    path: policyGrantsPath(world.aclNamespace),
+    path: collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace),
     query: { fieldManager },
     body: {
       apiVersion: GROUP_VERSION,
@@ -94,7 +94,7 @@ async function updateAs(
   for (;;) {
     const grant = await world.resources.getGrant(world.aclNamespace, name);
     try {
-      return await requestJson<PolicyGrant>(kube, {
+      return await kube.call<PolicyGrant>({
         method: 'PUT',
         path: grantPath(name),
         query: { fieldManager },
@@ -107,9 +107,9 @@ async function updateAs(
 }
 
 async function grantsInScope(): Promise<PolicyGrant[]> {
-  const list = await requestJson<{ items: PolicyGrant[] }>(kube, {
+  const list = await kube.call<{ items: PolicyGrant[] }>({
     method: 'GET',
-    path: policyGrantsPath(world.aclNamespace),
+    path: collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace),
     query: { labelSelector: `${SCOPE_LABEL}=${world.resources.scope}` },
   });
   return list.items;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EnforcedReason, RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
-import { KubeClient } from '../../../src/acl/kube-client.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import { GrantStore } from '../../../src/acl/policies/grant-store.js';
 import { CONTROLLER_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
