@@ -10,7 +10,7 @@
 //   --unpaginated-max, in one response: time until the last item is parsed, and kube-apiserver's peak RSS
 //   during it (its high-water mark, reset before the list);
 // - the controller's cache: a child process (node --expose-gc) lists the objects through an informer with the
-//   controller's transform and indexes them (ClusterWorld for grants, MembershipWorld for Memberships); live
+//   controller's transform and indexes them (ClusterView for grants, MembershipWorld for Memberships); live
 //   heap after a full GC, over N.
 // Sizes grow by writing the difference. 1,000,000 is not written: its rows are extrapolated linearly from the
 // measured ones and labelled so.
@@ -39,7 +39,7 @@ import {
 import { readBody } from '../src/kube/kube-client.js';
 import { MEMBERSHIP_RESOURCE, POLICY_GRANT_RESOURCE } from '../src/api/v1alpha1/index.js';
 import { EtcdGateway, type EtcdEntry } from './support/etcd-gateway.js';
-import { indexSyntheticGrants } from './support/grant-world.js';
+import { indexSyntheticGrants } from './support/grant-view.js';
 import { liveHeap } from './support/live-heap.js';
 import { printTable } from './support/markdown-table.js';
 import { until } from './support/until.js';

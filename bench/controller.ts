@@ -26,20 +26,19 @@ import { parseArgs } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
 import {
-  API_GROUP,
-  API_VERSION,
   CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
+  CATALOG_ITEM_RESOURCE,
   ENFORCED_CONDITION,
   findStatusCondition,
   GROUP_VERSION,
   POLICY_GRANT_KIND,
+  POLICY_GRANT_RESOURCE,
   RELATIONSHIPS_FINALIZER,
   type CatalogItem,
   type Membership,
   type PolicyGrant,
 } from '../src/api/v1alpha1/index.js';
-import { ClusterWorld } from '../src/controller/cluster-world.js';
+import { ClusterView } from '../src/controller/cluster-view.js';
 import { GrantMetrics } from '../src/controller/controller-metrics.js';
 import { DriftResync } from '../src/controller/drift-resync.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
@@ -54,8 +53,13 @@ import { startProcess, type ManagedProcess } from '../dev/localplane/managed-pro
 import { repoRoot } from '../dev/localplane/repo-root.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
 import { Informer, InternPool } from '../src/runtime/index.js';
-import { collectionPath, KubeClient, kubeListWatch } from '../src/kube/index.js';
-import { POLICY_GRANT_RESOURCE } from '../src/api/v1alpha1/index.js';
+import {
+  collectionPath,
+  KubeClient,
+  kubeListWatch,
+  NAMESPACE_RESOURCE,
+  objectPath,
+} from '../src/kube/index.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
@@ -133,7 +137,7 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
   );
   const items = await staticInformer(1, () => input.item);
   const namespaces = await staticInformer<KubernetesObject>(0, () => ({}));
-  const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   const client = new SpiceDBClient({ ...input.spicedb, transport: 'plaintext' });
   const resync = new DriftResync({
     // Unfenced: this process measures the resync alone, with no leader election.
@@ -286,12 +290,12 @@ class Bench {
   async setUp(): Promise<CatalogItem> {
     await this.kube.call({
       method: 'POST',
-      path: '/api/v1/namespaces',
+      path: collectionPath(NAMESPACE_RESOURCE),
       body: { metadata: { name: ACL_NAMESPACE } },
     });
     const item = await this.kube.call<CatalogItem>({
       method: 'POST',
-      path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
+      path: collectionPath(CATALOG_ITEM_RESOURCE),
       body: {
         apiVersion: GROUP_VERSION,
         kind: CATALOG_ITEM_KIND,
@@ -435,7 +439,7 @@ class Bench {
   async template(): Promise<PolicyGrant> {
     return this.kube.call<PolicyGrant>({
       method: 'GET',
-      path: `${collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE)}/grant-0`,
+      path: objectPath(POLICY_GRANT_RESOURCE, { namespace: ACL_NAMESPACE, name: 'grant-0' }),
     });
   }
 

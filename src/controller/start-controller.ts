@@ -46,7 +46,7 @@ import { refuseNewerSchemaAt } from '../audit/schema-migrator.js';
 import { NO_CHAIN_KEY_WARNING } from '../config/audit-config.js';
 import { GrantAuditor } from './audit/grant-auditor.js';
 import { CatalogItemReconciler } from './catalog-items/catalog-item-reconciler.js';
-import { ClusterWorld } from './cluster-world.js';
+import { ClusterView } from './cluster-view.js';
 import type { ControllerConfig } from './config.js';
 import { GrantMetrics, registerMembershipMetrics, registerWriteBatchMetrics } from './controller-metrics.js';
 import { DriftResync, type ResyncReport } from './drift-resync.js';
@@ -61,7 +61,7 @@ import { managedRelations, resyncedRelations } from './managed-relations.js';
 import { delegationKind } from './delegations/delegation-projection.js';
 import { ProjectedProjector } from './projected/projected-projector.js';
 import { ProjectedReconciler } from './projected/projected-reconciler.js';
-import { ProjectedWorld } from './projected/projected-world.js';
+import { ProjectedView } from './projected/projected-view.js';
 import { membershipCacheTransform } from './memberships/cached-membership.js';
 import { MembershipProjector } from './memberships/membership-projector.js';
 import { MembershipReconciler } from './memberships/membership-reconciler.js';
@@ -181,7 +181,7 @@ export async function startController(
     path: collectionPath(MEMBERSHIP_RESOURCE, config.aclNamespace),
     transform: membershipCacheTransform(pool),
   });
-  const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace });
+  const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace });
   const memberships = new MembershipWorld(membershipCache);
   // Delegations count only in the ACL namespace too, and only for the owner their Agent object names.
   const delegationCache = manager.informer<Delegation>({
@@ -193,7 +193,7 @@ export async function startController(
   });
   agentCache.addIndex(BY_AGENT_ID, (agent) => [agent.spec.agentId]);
   delegationCache.addIndex(BY_AGENT_ID, (delegation) => [delegation.spec.agentId]);
-  const delegations = new ProjectedWorld(
+  const delegations = new ProjectedView(
     delegationCache,
     delegationKind({
       registry,
@@ -458,7 +458,7 @@ export async function startController(
  */
 function startGrantAudit(
   config: ControllerConfig,
-  parts: { manager: Manager; grants: Informer<PolicyGrant>; world: ClusterWorld; logger: Logger },
+  parts: { manager: Manager; grants: Informer<PolicyGrant>; world: ClusterView; logger: Logger },
 ): { auditor: GrantAuditor; store: AuditStore } | undefined {
   const { manager, grants, world, logger } = parts;
   if (!config.auditDatabaseUrl) {
@@ -484,7 +484,7 @@ function startGrantAudit(
 
 /** What makes a grant worth another look besides its own changes. */
 function grantTriggers(
-  world: ClusterWorld,
+  world: ClusterView,
   grants: Informer<PolicyGrant>,
   items: Informer<CatalogItem>,
   namespaces: Informer<KubernetesObject>,

@@ -8,7 +8,7 @@ import {
 import type { Logger } from '../../observability/logger.js';
 import { isConflict, isNotFound, type ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
-import type { ClusterWorld } from '../cluster-world.js';
+import type { ClusterView } from '../cluster-view.js';
 import type { GrantMetrics } from '../controller-metrics.js';
 import type { EventRecorder, RecordedEvent } from '../event-recorder.js';
 import type { GrantProjector } from './grant-projector.js';
@@ -22,7 +22,7 @@ import { objectOfTupleKey } from '../../verdict/tuple-key.js';
 import { WriteExpectations } from '../write-expectations.js';
 
 export interface GrantReconcilerOptions {
-  world: ClusterWorld;
+  world: ClusterView;
   projector: GrantProjector;
   memory: ProjectionMemory;
   writer: Pick<ObjectWriter<PolicyGrant>, 'setFinalizer' | 'updateStatus'>;
