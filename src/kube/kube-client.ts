@@ -28,7 +28,7 @@ export interface KubeClientOptions {
   timeoutMs?: number;
 }
 
-export const DEFAULT_KUBE_TIMEOUT_MS = 10_000;
+const DEFAULT_KUBE_TIMEOUT_MS = 10_000;
 export const MERGE_PATCH = 'application/merge-patch+json';
 const WRITES = new Set<KubeMethod>(['POST', 'PUT', 'PATCH']);
 const MAX_SOCKETS = 64;
