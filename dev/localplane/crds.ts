@@ -1,4 +1,5 @@
-import { loadAllYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -34,7 +35,9 @@ export async function installCrds(
 async function readCrds(dir: string): Promise<V1CustomResourceDefinition[]> {
   const files = (await readdir(dir)).filter((file) => /\.ya?ml$/.test(file)).sort();
   const documents = await Promise.all(
-    files.map(async (file) => loadAllYaml(await readFile(join(dir, file), 'utf8'))),
+    // Plain JSON as the files say it: client-node's loadAllYaml would turn the CRDs into its model classes,
+    // whose property names (xKubernetesValidations) are not the wire's (x-kubernetes-validations).
+    files.map(async (file) => loadAll(await readFile(join(dir, file), 'utf8'))),
   );
   return documents.flat().filter(Boolean) as V1CustomResourceDefinition[];
 }
