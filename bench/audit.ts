@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
 import { ensureDevSigningKey, type DevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
@@ -10,7 +10,7 @@ import type { RunningAclApi } from '../src/cmd/acl-api.js';
 import { startLocalControlPlane } from '../dev/localplane/control-plane.js';
 import { resolvePostgresBinaries } from '../dev/localplane/postgres-binaries.js';
 import { startPostgres } from '../dev/localplane/postgres-server.js';
-import { createBenchItem, individualGrant, startBenchAclApi } from './support/acl-api.js';
+import { createBenchItem, createNamespace, individualGrant, startBenchAclApi } from './support/acl-api.js';
 import { percentile } from './support/statistics.js';
 
 // npm run bench:audit — what the audit trail costs: the latency of POST /policy through the ACL API with
@@ -35,9 +35,7 @@ interface Bench {
 
 async function startApi(bench: Bench, auditing: boolean): Promise<RunningAclApi> {
   const namespace = `audit-bench-${auditing ? 'on' : 'off'}-${randomUUID().slice(0, 8)}`;
-  await bench.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name: namespace } } });
+  await createNamespace(bench.kubeConfig, namespace);
   return startBenchAclApi({ ...bench, namespace, auditing });
 }
 

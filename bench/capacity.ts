@@ -10,7 +10,7 @@
 //   --unpaginated-max, in one response: time until the last item is parsed, and kube-apiserver's peak RSS
 //   during it (its high-water mark, reset before the list);
 // - the controller's cache: a child process (node --expose-gc) lists the objects through an informer with the
-//   controller's transform and indexes them (ClusterWorld for grants, a ProjectedWorld for Memberships); live
+//   controller's transform and indexes them (ClusterView for grants, a ProjectedView for Memberships); live
 //   heap after a full GC, over N.
 // Sizes grow by writing the difference. 1,000,000 is not written: its rows are extrapolated linearly from the
 // measured ones and labelled so.
@@ -20,20 +20,27 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Membership, PolicyGrant } from '../src/api/v1alpha1/index.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
-import { policyGrantsPath } from '../src/controller/grants/grant-writer.js';
 import { membershipCacheTransform } from '../src/controller/memberships/cached-membership.js';
-import { ProjectedWorld } from '../src/controller/projected/projected-world.js';
+import { ProjectedView } from '../src/controller/projected/projected-view.js';
 import { membershipKind } from '../src/controller/memberships/membership-projection.js';
-import { membershipsPath } from '../src/controller/controller-caches.js';
-import { loadKubeConfig, startLocalControlPlane } from '../dev/localplane/control-plane.js';
+import { startLocalControlPlane } from '../dev/localplane/control-plane.js';
 import { repoRoot } from '../dev/localplane/repo-root.js';
-import { InternPool, KubeApiError, kubeListWatch } from '../src/runtime/index.js';
-import { readBody, requestJson, sendRequest } from '../src/runtime/kube-request.js';
+import { InternPool } from '../src/runtime/index.js';
+import {
+  collectionPath,
+  KubeApiError,
+  KubeClient,
+  kubeListWatch,
+  loadKubeConfig,
+  NAMESPACE_RESOURCE,
+} from '../src/kube/index.js';
+import { readBody } from '../src/kube/kube-client.js';
+import { MEMBERSHIP_RESOURCE, POLICY_GRANT_RESOURCE } from '../src/api/v1alpha1/index.js';
 import { EtcdGateway, type EtcdEntry } from './support/etcd-gateway.js';
-import { indexSyntheticGrants } from './support/grant-world.js';
+import { indexSyntheticGrants } from './support/grant-view.js';
 import { liveHeap } from './support/live-heap.js';
 import { printTable } from './support/markdown-table.js';
 import { until } from '../test/support/until.js';
@@ -59,11 +66,16 @@ interface Kind {
 }
 
 const KINDS: Kind[] = [
-  { name: 'grants', plural: 'policygrants', path: policyGrantsPath(ACL_NAMESPACE), make: syntheticGrant },
+  {
+    name: 'grants',
+    plural: 'policygrants',
+    path: collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE),
+    make: syntheticGrant,
+  },
   {
     name: 'memberships',
     plural: 'memberships',
-    path: membershipsPath(ACL_NAMESPACE),
+    path: collectionPath(MEMBERSHIP_RESOURCE, ACL_NAMESPACE),
     make: syntheticMembership,
   },
 ];
@@ -110,7 +122,7 @@ async function sleep(ms: number): Promise<void> {
  * writes to (kube-apiserver's default --etcd-prefix /registry, then group, plural, namespace, name): the
  * objects written straight into etcd are where kube-apiserver looks for them. Deleted again afterwards.
  */
-async function checkKeyLayout(kubeConfig: KubeConfig, etcd: EtcdGateway, kind: Kind): Promise<void> {
+async function checkKeyLayout(kube: KubeClient, etcd: EtcdGateway, kind: Kind): Promise<void> {
   const {
     apiVersion,
     kind: kindName,
@@ -121,14 +133,14 @@ async function checkKeyLayout(kubeConfig: KubeConfig, etcd: EtcdGateway, kind: K
   };
   const name = metadata?.name ?? '';
   const body = { apiVersion, kind: kindName, metadata: { name, namespace: ACL_NAMESPACE }, spec };
-  await requestJson(kubeConfig, { method: 'POST', path: kind.path, body });
+  await kube.call({ method: 'POST', path: kind.path, body });
   const stored = await etcd.get(etcdKey(kind, name));
   const parsed = stored === undefined ? undefined : (JSON.parse(stored) as KubernetesObject);
   if (parsed?.metadata?.name !== name || parsed.metadata.resourceVersion !== undefined)
     throw new Error(
       `${kind.name}: kube-apiserver did not store ${name} as JSON under ${etcdKey(kind, name)}`,
     );
-  await requestJson(kubeConfig, { method: 'DELETE', path: `${kind.path}/${name}` });
+  await kube.call({ method: 'DELETE', path: `${kind.path}/${name}` });
 }
 
 /** etcd's in-use size once its backend has committed: two equal readings a second apart (at most 30 s). */
@@ -163,16 +175,13 @@ async function writeObjects(etcd: EtcdGateway, kind: Kind, from: number, to: num
  * kube-apiserver answers 504: its watch cache learns of writes straight into etcd through its watch only, and
  * a consistent LIST waits a few seconds for it to catch up, then gives up.
  */
-async function listedCount(kubeConfig: KubeConfig, path: string): Promise<number> {
+async function listedCount(kube: KubeClient, path: string): Promise<number> {
   try {
-    const page = await requestJson<{ items: unknown[]; metadata: { remainingItemCount?: number } }>(
-      kubeConfig,
-      {
-        method: 'GET',
-        path,
-        query: { limit: 1 },
-      },
-    );
+    const page = await kube.call<{ items: unknown[]; metadata: { remainingItemCount?: number } }>({
+      method: 'GET',
+      path,
+      query: { limit: 1 },
+    });
     return page.items.length + (page.metadata.remainingItemCount ?? 0);
   } catch (error) {
     if (error instanceof KubeApiError && error.statusCode === 504) return -1;
@@ -189,7 +198,7 @@ function memoryField(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 
 /** A full LIST, page by page (`limit`) or in one response: time until every item is parsed. */
 async function timedList(
-  kubeConfig: KubeConfig,
+  kube: KubeClient,
   apiserverPid: number,
   path: string,
   expected: number,
@@ -200,7 +209,7 @@ async function timedList(
   const start = performance.now();
   let [items, bytes, continueToken] = [0, 0, undefined as string | undefined];
   do {
-    const response = await sendRequest(kubeConfig, {
+    const response = await kube.open({
       method: 'GET',
       path,
       query: { limit, continue: continueToken },
@@ -232,13 +241,13 @@ async function timedListOnceCaughtUp(...args: Parameters<typeof timedList>): Pro
 
 /** In the child: the kind's objects listed into the controller's cache, then indexed as the controller does. */
 async function child(kindName: KindName, kubeconfigPath: string, count: number): Promise<CacheOutput> {
-  const kubeConfig = loadKubeConfig(kubeconfigPath);
+  const kube = new KubeClient(loadKubeConfig(kubeconfigPath));
   const idleHeapBytes = liveHeap();
   const pool = new InternPool();
   if (kindName === 'grants') {
     const transform = grantCacheTransform(pool) as (grant: PolicyGrant) => PolicyGrant;
     const grants = await syncedInformer(
-      kubeListWatch<PolicyGrant>(kubeConfig, policyGrantsPath(ACL_NAMESPACE)),
+      kubeListWatch<PolicyGrant>(kube, collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE)),
       transform,
     );
     const cacheHeapBytes = liveHeap();
@@ -249,11 +258,11 @@ async function child(kindName: KindName, kubeconfigPath: string, count: number):
   }
   const transform = membershipCacheTransform(pool) as (membership: Membership) => Membership;
   const memberships = await syncedInformer(
-    kubeListWatch<Membership>(kubeConfig, membershipsPath(ACL_NAMESPACE)),
+    kubeListWatch<Membership>(kube, collectionPath(MEMBERSHIP_RESOURCE, ACL_NAMESPACE)),
     transform,
   );
   const cacheHeapBytes = liveHeap();
-  const world = new ProjectedWorld(memberships, membershipKind);
+  const world = new ProjectedView(memberships, membershipKind);
   const indexedHeapBytes = liveHeap();
   if (world.all().length !== count) throw new Error('memberships went missing');
   await memberships.stop();
@@ -271,17 +280,17 @@ async function runChild(kind: KindName, kubeconfigPath: string, count: number): 
 }
 
 async function measure(
-  context: { kubeConfig: KubeConfig; kubeconfigPath: string; etcd: EtcdGateway; apiserverPid: number },
+  context: { kube: KubeClient; kubeconfigPath: string; etcd: EtcdGateway; apiserverPid: number },
   kind: Kind,
   written: number,
   count: number,
   unpaginatedMax: number,
 ): Promise<Measured> {
-  const { kubeConfig, etcd, apiserverPid } = context;
+  const { kube, etcd, apiserverPid } = context;
   const before = await settledDbSize(etcd);
   const jsonBytes = await writeObjects(etcd, kind, written, count);
   await until(
-    async () => (await listedCount(kubeConfig, kind.path)) === count,
+    async () => (await listedCount(kube, kind.path)) === count,
     `kube-apiserver to list ${count} ${kind.name}`,
     LIST_TIMEOUT_MS,
     1_000,
@@ -289,11 +298,9 @@ async function measure(
   const added = count - written;
   const etcdBytesPerObject = ((await settledDbSize(etcd)) - before) / added;
   console.error(`${count} ${kind.name} in etcd; listing`);
-  const paginated = await timedListOnceCaughtUp(kubeConfig, apiserverPid, kind.path, count, PAGE_SIZE);
+  const paginated = await timedListOnceCaughtUp(kube, apiserverPid, kind.path, count, PAGE_SIZE);
   const unpaginated =
-    count <= unpaginatedMax
-      ? await timedListOnceCaughtUp(kubeConfig, apiserverPid, kind.path, count)
-      : undefined;
+    count <= unpaginatedMax ? await timedListOnceCaughtUp(kube, apiserverPid, kind.path, count) : undefined;
   const cache = await runChild(kind.name, context.kubeconfigPath, count);
   return {
     kind: kind.name,
@@ -399,23 +406,23 @@ async function main(): Promise<void> {
     void plane.stop().finally(() => process.exit(1));
   }, OVERALL_TIMEOUT_MS);
   try {
-    const kubeConfig = plane.kubeConfig();
+    const kube = new KubeClient(plane.kubeConfig());
     const apiserver = plane.processes().find((process) => process.name === 'kube-apiserver');
     if (!apiserver) throw new Error('no kube-apiserver');
     const context = {
-      kubeConfig,
+      kube,
       kubeconfigPath: plane.kubeconfigPath,
       etcd: new EtcdGateway(plane.etcdUrl),
       apiserverPid: apiserver.pid,
     };
-    await requestJson(kubeConfig, {
+    await kube.call({
       method: 'POST',
-      path: '/api/v1/namespaces',
+      path: collectionPath(NAMESPACE_RESOURCE),
       body: { metadata: { name: ACL_NAMESPACE } },
     });
     const rows: Measured[] = [];
     for (const kind of KINDS) {
-      await checkKeyLayout(kubeConfig, context.etcd, kind);
+      await checkKeyLayout(kube, context.etcd, kind);
       for (const [i, size] of sizes.entries())
         rows.push(await measure(context, kind, sizes[i - 1] ?? 0, size, unpaginatedMax));
     }

@@ -3,7 +3,7 @@
 // What the grant controller's cache costs: synthetic PolicyGrants shaped like enforced ones made through the ACL
 // API (labels, the request-hash annotation, three managedFields entries with their field sets, status with the
 // Enforced condition and `projected`) are listed, page by page as JSON from the kube-apiserver, into an informer
-// with the controller's transform, then indexed by a ClusterWorld. Each size runs in a process of its own
+// with the controller's transform, then indexed by a ClusterView. Each size runs in a process of its own
 // (node --expose-gc): live heap after a full GC with the cache alone and with its indexes, and peak RSS.
 // --baseline runs each size a second time with the transform before the compact records (stripForCache).
 // Nothing but this process: no API server, no SpiceDB.
@@ -16,7 +16,7 @@ import { repoRoot } from '../dev/localplane/repo-root.js';
 import { InternPool, stripForCache } from '../src/runtime/index.js';
 import { printTable } from './support/markdown-table.js';
 import { staticInformer } from './support/static-informer.js';
-import { indexSyntheticGrants } from './support/grant-world.js';
+import { indexSyntheticGrants } from './support/grant-view.js';
 import { liveHeap } from './support/live-heap.js';
 import { syntheticGrant } from './support/synthetic-grant.js';
 

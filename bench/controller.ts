@@ -27,28 +27,26 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { load } from 'js-yaml';
 import pLimit from 'p-limit';
 import {
-  API_GROUP,
-  API_VERSION,
   CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
+  CATALOG_ITEM_RESOURCE,
   ENFORCED_CONDITION,
   findStatusCondition,
   GROUP_VERSION,
   POLICY_GRANT_KIND,
+  POLICY_GRANT_RESOURCE,
   RELATIONSHIPS_FINALIZER,
   type CatalogItem,
   type Membership,
   type PolicyGrant,
 } from '../src/api/v1alpha1/index.js';
-import { ClusterWorld } from '../src/controller/cluster-world.js';
+import { ClusterView } from '../src/controller/cluster-view.js';
 import { GrantMetrics } from '../src/controller/controller-metrics.js';
 import { DriftResync } from '../src/controller/drift-resync.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
-import { policyGrantsPath } from '../src/controller/grants/grant-writer.js';
 import { KeyedMutex } from '../src/controller/keyed-mutex.js';
 import { managedRelations } from '../src/controller/managed-relations.js';
 import { membershipCacheTransform } from '../src/controller/memberships/cached-membership.js';
-import { ProjectedWorld } from '../src/controller/projected/projected-world.js';
+import { ProjectedView } from '../src/controller/projected/projected-view.js';
 import { membershipKind } from '../src/controller/memberships/membership-projection.js';
 import { projectGrant, projectOwners } from '../src/verdict/projection.js';
 import { startLocalControlPlane, type LocalControlPlane } from '../dev/localplane/control-plane.js';
@@ -56,8 +54,14 @@ import { freePort } from '../dev/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../dev/localplane/managed-process.js';
 import { repoRoot } from '../dev/localplane/repo-root.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
-import { Informer, InternPool, kubeListWatch } from '../src/runtime/index.js';
-import { requestJson } from '../src/runtime/kube-request.js';
+import { Informer, InternPool } from '../src/runtime/index.js';
+import {
+  collectionPath,
+  KubeClient,
+  kubeListWatch,
+  NAMESPACE_RESOURCE,
+  objectPath,
+} from '../src/kube/index.js';
 import { silentLogger } from '../src/runtime/logger.js';
 import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
@@ -135,7 +139,7 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
   );
   const items = await staticInformer(1, () => input.item);
   const namespaces = await staticInformer<KubernetesObject>(0, () => ({}));
-  const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   const client = new SpiceDBClient({ ...input.spicedb, transport: 'plaintext' });
   const resync = new DriftResync({
     // Unfenced: this process measures the resync alone, with no leader election.
@@ -146,7 +150,7 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
     },
     world,
     projected: [
-      new ProjectedWorld(
+      new ProjectedView(
         await staticInformer<Membership>(0, () => ({}) as Membership, membershipCacheTransform(pool)),
         membershipKind,
       ),
@@ -261,8 +265,11 @@ class Bench {
     private readonly opts: Options,
   ) {}
 
-  private get kubeConfig() {
-    return this.plane.kubeConfig();
+  private kubeClient?: KubeClient;
+
+  private get kube(): KubeClient {
+    this.kubeClient ??= new KubeClient(this.plane.kubeConfig());
+    return this.kubeClient;
   }
 
   get spicedb() {
@@ -272,14 +279,14 @@ class Bench {
   }
 
   async setUp(): Promise<CatalogItem> {
-    await requestJson(this.kubeConfig, {
+    await this.kube.call({
       method: 'POST',
-      path: '/api/v1/namespaces',
+      path: collectionPath(NAMESPACE_RESOURCE),
       body: { metadata: { name: ACL_NAMESPACE } },
     });
-    const item = await requestJson<CatalogItem>(this.kubeConfig, {
+    const item = await this.kube.call<CatalogItem>({
       method: 'POST',
-      path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
+      path: collectionPath(CATALOG_ITEM_RESOURCE),
       body: {
         apiVersion: GROUP_VERSION,
         kind: CATALOG_ITEM_KIND,
@@ -294,7 +301,7 @@ class Bench {
       },
     });
     this.watcher = new Informer<PolicyGrant>({
-      source: kubeListWatch(this.kubeConfig, policyGrantsPath(ACL_NAMESPACE)),
+      source: kubeListWatch(this.kube, collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE)),
       labelSelector: `${BENCH_LABEL}=${this.run}`,
     });
     const onChange = (grant: PolicyGrant) => {
@@ -354,9 +361,9 @@ class Bench {
     await pLimit(this.opts.concurrency).map([...Array(to - from).keys()], async (offset) => {
       const name = `grant-${from + offset}`;
       this.createdAt.set(name, performance.now());
-      await requestJson(this.kubeConfig, {
+      await this.kube.call({
         method: 'POST',
-        path: policyGrantsPath(ACL_NAMESPACE),
+        path: collectionPath(POLICY_GRANT_RESOURCE, ACL_NAMESPACE),
         body: {
           apiVersion: GROUP_VERSION,
           kind: POLICY_GRANT_KIND,
@@ -421,9 +428,9 @@ class Bench {
   }
 
   async template(): Promise<PolicyGrant> {
-    return requestJson<PolicyGrant>(this.kubeConfig, {
+    return this.kube.call<PolicyGrant>({
       method: 'GET',
-      path: `${policyGrantsPath(ACL_NAMESPACE)}/grant-0`,
+      path: objectPath(POLICY_GRANT_RESOURCE, { namespace: ACL_NAMESPACE, name: 'grant-0' }),
     });
   }
 

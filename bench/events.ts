@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import {
   GROUP_VERSION,
   MEMBERSHIP_KIND,
@@ -11,7 +10,9 @@ import {
   type MembershipKey,
 } from '../src/api/v1alpha1/index.js';
 import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
-import { KubeClient } from '../src/acl/kube-client.js';
+import { KubeClient } from '../src/kube/kube-client.js';
+import { loadKubeConfig } from '../src/kube/kube-config.js';
+import { ACL_API_FIELD_MANAGER } from '../src/audit/field-managers.js';
 import { isNotFound } from '../src/acl/kube-errors.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
@@ -56,9 +57,9 @@ async function main(): Promise<void> {
   const env = { ...inherited, ACL_PORT: '0', DECISION_PORT: '0', CONTROLLER_PORT: '0', LOG_LEVEL: 'error' };
   console.error('starting the development stack…');
   const stack = await startDevStack({ stateDir, env, log: () => undefined });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(stack.env.KUBECONFIG);
-  const kube = new KubeClient(kubeConfig);
+  const kubeConfig = loadKubeConfig(stack.env.KUBECONFIG);
+  // Writes as the ACL API does: under its field manager.
+  const kube = new KubeClient(kubeConfig, { fieldManager: ACL_API_FIELD_MANAGER });
   try {
     const item = stack.sampleItem?.spec;
     if (!item) throw new Error('no sample CatalogItem in config/samples');

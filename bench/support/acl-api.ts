@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import {
-  API_GROUP,
-  API_VERSION,
-  CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
-  GROUP_VERSION,
-} from '../../src/api/v1alpha1/index.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { collectionPath, KubeClient, NAMESPACE_RESOURCE } from '../../src/kube/index.js';
+import { CATALOG_ITEM_KIND, CATALOG_ITEM_RESOURCE, GROUP_VERSION } from '../../src/api/v1alpha1/index.js';
 import type { DevSigningKey } from '../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../dev/tokens/dev-token.js';
 import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
@@ -50,6 +45,15 @@ export async function startBenchAclApi(options: BenchAclApiOptions): Promise<Run
   return api;
 }
 
+/** Creates the namespace `name`. */
+export async function createNamespace(kubeConfig: KubeConfig, name: string): Promise<void> {
+  const kube = new KubeClient(kubeConfig);
+  const body = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+  await kube
+    .call({ method: 'POST', path: collectionPath(NAMESPACE_RESOURCE), body })
+    .finally(() => kube.close());
+}
+
 /** The CatalogItem `bench-item` of a fresh itemId; returns the itemId. */
 export async function createBenchItem(
   kubeConfig: KubeConfig,
@@ -57,10 +61,10 @@ export async function createBenchItem(
   accessTypes: string[],
 ): Promise<string> {
   const itemId = `urn:dx:item:bench-${randomUUID()}`;
-  await kubeConfig.makeApiClient(CustomObjectsApi).createClusterCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    plural: CATALOG_ITEM_PLURAL,
+  const kube = new KubeClient(kubeConfig);
+  await kube.call({
+    method: 'POST',
+    path: collectionPath(CATALOG_ITEM_RESOURCE),
     body: {
       apiVersion: GROUP_VERSION,
       kind: CATALOG_ITEM_KIND,
@@ -68,6 +72,7 @@ export async function createBenchItem(
       spec: { itemId, itemType: 'DATABANK', ...owner, accessTypes },
     },
   });
+  kube.close();
   return itemId;
 }
 

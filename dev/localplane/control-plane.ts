@@ -1,4 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig } from '../../src/kube/kube-config.js';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCertificateAuthority, type CertificateAuthority, type PemPair } from './certificates.js';
@@ -127,12 +128,6 @@ function fulfilled<T>(result: PromiseSettledResult<T>): T | undefined {
 function valueOrThrow<T>(result: PromiseSettledResult<T>): T {
   if (result.status === 'rejected') throw result.reason;
   return result.value;
-}
-
-export function loadKubeConfig(path: string): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(path);
-  return kubeConfig;
 }
 
 async function writeUserKubeconfig(

@@ -1,13 +1,17 @@
-import {
-  ApiextensionsV1Api,
-  Watch,
-  loadAllYaml,
-  type KubeConfig,
-  type V1CustomResourceDefinition,
-} from '@kubernetes/client-node';
+import type { KubeConfig, V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  collectionPath,
+  CUSTOM_RESOURCE_DEFINITION_RESOURCE,
+  isNotFound,
+  KubeClient,
+  objectPath,
+} from '../../src/kube/index.js';
 import { delay } from './managed-process.js';
+
+const CRDS = CUSTOM_RESOURCE_DEFINITION_RESOURCE;
 
 /** Creates or replaces every CRD in `dir` and waits until each is Established. */
 export async function installCrds(
@@ -15,42 +19,51 @@ export async function installCrds(
   dir: string,
   timeoutMs = 60_000,
 ): Promise<string[]> {
-  const api = kubeConfig.makeApiClient(ApiextensionsV1Api);
-  const crds = await readCrds(dir);
-  for (const crd of crds) await applyCrd(api, crd);
-  const names = crds.map((crd) => crd.metadata?.name as string);
-  await Promise.all(names.map((name) => waitEstablished(api, name, timeoutMs)));
-  await Promise.all(crds.map((crd) => waitWatchable(kubeConfig, crd, timeoutMs)));
-  return names;
+  const kube = new KubeClient(kubeConfig);
+  try {
+    const crds = await readCrds(dir);
+    for (const crd of crds) await applyCrd(kube, crd);
+    const names = crds.map((crd) => crd.metadata?.name as string);
+    await Promise.all(names.map((name) => waitEstablished(kube, name, timeoutMs)));
+    await Promise.all(crds.map((crd) => waitWatchable(kube, crd, timeoutMs)));
+    return names;
+  } finally {
+    kube.close();
+  }
 }
 
 async function readCrds(dir: string): Promise<V1CustomResourceDefinition[]> {
   const files = (await readdir(dir)).filter((file) => /\.ya?ml$/.test(file)).sort();
   const documents = await Promise.all(
-    files.map(async (file) => loadAllYaml(await readFile(join(dir, file), 'utf8'))),
+    // Plain JSON as the files say it: client-node's loadAllYaml would turn the CRDs into its model classes,
+    // whose property names (xKubernetesValidations) are not the wire's (x-kubernetes-validations).
+    files.map(async (file) => loadAll(await readFile(join(dir, file), 'utf8'))),
   );
   return documents.flat().filter(Boolean) as V1CustomResourceDefinition[];
 }
 
-async function applyCrd(api: ApiextensionsV1Api, crd: V1CustomResourceDefinition): Promise<void> {
-  const name = crd.metadata?.name as string;
+async function applyCrd(kube: KubeClient, crd: V1CustomResourceDefinition): Promise<void> {
+  const path = objectPath(CRDS, { name: crd.metadata?.name as string });
   try {
-    const existing = await api.readCustomResourceDefinition({ name });
+    const existing = await kube.call<V1CustomResourceDefinition>({ method: 'GET', path });
     const body = {
       ...crd,
       metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion },
     };
-    await api.replaceCustomResourceDefinition({ name, body });
+    await kube.call({ method: 'PUT', path, body });
   } catch (error) {
-    if ((error as { code?: number }).code !== 404) throw error;
-    await api.createCustomResourceDefinition({ body: crd });
+    if (!isNotFound(error)) throw error;
+    await kube.call({ method: 'POST', path: collectionPath(CRDS), body: crd });
   }
 }
 
-async function waitEstablished(api: ApiextensionsV1Api, name: string, timeoutMs: number): Promise<void> {
+async function waitEstablished(kube: KubeClient, name: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const crd = await api.readCustomResourceDefinition({ name });
+    const crd = await kube.call<V1CustomResourceDefinition>({
+      method: 'GET',
+      path: objectPath(CRDS, { name }),
+    });
     const established = crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
     if (established) return;
     await delay(200);
@@ -62,22 +75,38 @@ async function waitEstablished(api: ApiextensionsV1Api, name: string, timeoutMs:
  * Established is not the end: until the API server's watch cache for the new resource is initialised,
  * watches answer 429. Tests and controllers would retry; waiting here keeps the first test honest.
  */
-async function waitWatchable(kubeConfig: KubeConfig, crd: V1CustomResourceDefinition, timeoutMs: number) {
+async function waitWatchable(kube: KubeClient, crd: V1CustomResourceDefinition, timeoutMs: number) {
   const { group, names, versions } = crd.spec;
-  const path = `/apis/${group}/${versions[0]?.name}/${names.plural}`;
+  const path = collectionPath({
+    group,
+    version: versions[0]?.name ?? '',
+    plural: names.plural,
+    namespaced: false,
+  });
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const watching = await new Watch(kubeConfig)
-      .watch(
-        path,
-        { timeoutSeconds: 1 },
-        () => undefined,
-        () => undefined,
-      )
-      .then((request) => (request.abort(), true))
-      .catch(() => false);
-    if (watching) return;
+    if (await answersWatch(kube, path)) return;
     await delay(200);
   }
   throw new Error(`watching ${path} did not work within ${timeoutMs} ms`);
+}
+
+/** Whether a watch on `path` is accepted (200); the stream is closed at once. */
+async function answersWatch(kube: KubeClient, path: string): Promise<boolean> {
+  const abort = new AbortController();
+  try {
+    const response = await kube.open({
+      method: 'GET',
+      path,
+      query: { watch: true, timeoutSeconds: 1 },
+      signal: abort.signal,
+    });
+    response.on('error', () => undefined); // the abort below ends it
+    response.resume();
+    return response.statusCode === 200;
+  } catch {
+    return false;
+  } finally {
+    abort.abort();
+  }
 }

@@ -1,14 +1,17 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ensureDevSigningKey } from '../tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../tokens/dev-token.js';
 import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
 import {
+  collectionPath,
+  isAlreadyExists,
+  KubeClient,
   loadKubeConfig,
-  startLocalControlPlane,
-  type LocalControlPlane,
-} from '../localplane/control-plane.js';
+  NAMESPACE_RESOURCE,
+} from '../../src/kube/index.js';
+import { startLocalControlPlane, type LocalControlPlane } from '../localplane/control-plane.js';
 import { repoRoot } from '../localplane/repo-root.js';
 import type { SpiceDBDatastore } from '../localplane/spicedb-server.js';
 import { applyAdmissionPolicies, DEV_ACL_API_USER } from './admission-policy.js';
@@ -226,9 +229,16 @@ async function aclApiIdentity(
 }
 
 async function ensureNamespace(kubeConfig: KubeConfig, name: string): Promise<void> {
+  const kube = new KubeClient(kubeConfig);
   try {
-    await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+    await kube.call({
+      method: 'POST',
+      path: collectionPath(NAMESPACE_RESOURCE),
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    });
   } catch (error) {
-    if ((error as { code?: number }).code !== 409) throw error;
+    if (!isAlreadyExists(error)) throw error;
+  } finally {
+    kube.close();
   }
 }

@@ -1,11 +1,6 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import {
-  API_GROUP,
-  API_VERSION,
-  CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
-  type CatalogItem,
-} from '../../src/api/v1alpha1/index.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { CATALOG_ITEM_KIND, CATALOG_ITEM_RESOURCE, type CatalogItem } from '../../src/api/v1alpha1/index.js';
+import { collectionPath, isAlreadyExists, KubeClient } from '../../src/kube/index.js';
 import { readManifests } from './manifests.js';
 
 /** Creates (or leaves as they are) the CatalogItems found in the sample manifests; returns them. */
@@ -16,18 +11,17 @@ export async function applySampleCatalogItems(
   const items = (await readManifests(samplesDir)).filter(
     (object): object is CatalogItem => (object as { kind?: string }).kind === CATALOG_ITEM_KIND,
   );
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  for (const item of items) {
-    try {
-      await api.createClusterCustomObject({
-        group: API_GROUP,
-        version: API_VERSION,
-        plural: CATALOG_ITEM_PLURAL,
-        body: item,
-      });
-    } catch (error) {
-      if ((error as { code?: number }).code !== 409) throw error;
+  const kube = new KubeClient(kubeConfig);
+  try {
+    for (const item of items) {
+      await kube
+        .call({ method: 'POST', path: collectionPath(CATALOG_ITEM_RESOURCE), body: item })
+        .catch((error: unknown) => {
+          if (!isAlreadyExists(error)) throw error;
+        });
     }
+  } finally {
+    kube.close();
   }
   return items;
 }

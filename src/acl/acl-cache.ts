@@ -1,4 +1,4 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import {
   isMember,
   type AccessRequest,
@@ -10,48 +10,30 @@ import {
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
 import type { Logger } from '../observability/logger.js';
-import { Informer, kubeListWatch, objectKey } from '../runtime/index.js';
+import { Informer, objectKey } from '../runtime/index.js';
+import { kubeListWatch, type KubeClient } from '../kube/index.js';
+import {
+  accessRequestIndexes,
+  catalogItemIndexes,
+  delegationIndexes,
+  grantIndexes,
+  memberSetKey,
+  membershipIndexes,
+} from '../kube/cluster-indexes.js';
+import { addIndexes, type IndexDefinition } from '../kube/indexes.js';
 import type { Registry } from '../spicedb/registry.js';
 import type { GrantWorld } from '../verdict/grant-verdict.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
-import { candidateTupleKeys } from '../verdict/projection.js';
 import type { TupleKey } from '../verdict/tuple-key.js';
 import { claimKeys, claimName, type ClaimKey } from './policies/grant-claims.js';
 import { distinctSorted } from './policies/policy-rows.js';
 import { paths } from './resources.js';
 
-const BY_UID = 'uid';
-const BY_CONSUMER = 'consumer';
-const BY_ISSUER = 'issuer';
-const BY_ITEM = 'itemId';
-const BY_CLAIM = 'claim';
-const BY_TUPLE = 'tupleKey';
-const BY_ORGANISATION = 'organisation';
-const BY_MEMBERSHIP = 'membership';
-const BY_MEMBER_SET = 'memberSet';
-const BY_ORGANISATION_MEMBER = 'organisationMember';
-const BY_OWNER = 'owner';
-
-/** Index functions must not throw: a malformed object is indexed nowhere. */
-function safely<T>(indexFunc: (obj: T) => (string | undefined)[]): (obj: T) => string[] {
-  return (obj) => {
-    try {
-      return indexFunc(obj).filter((value): value is string => value !== undefined);
-    } catch {
-      return [];
-    }
-  };
-}
-
-/** The consumer keys of a grant: `user:<id>` (INDIVIDUAL) or `organization:<org>` per allowed org (GROUP). */
-function consumerKeys(grant: PolicyGrant): string[] {
-  if (grant.spec.policyType === 'INDIVIDUAL') return [`user:${grant.spec.userId}`];
-  return (grant.spec.constraints.subjects?.allowedOrgIds ?? []).map((org) => `organization:${org}`);
-}
-
-function memberSetKey(organisationId: string, groupId: string | undefined): string {
-  return `${organisationId}|${groupId ?? ''}`;
-}
+/** The ACL API's own index: which grants occupy a claim (subject, item, access type). */
+const grantsByClaim: IndexDefinition<PolicyGrant> = {
+  name: 'claim',
+  values: (grant) => claimKeys(grant.spec).map(claimName),
+};
 
 interface GrantWaiter {
   done: (seen: boolean) => void;
@@ -71,19 +53,20 @@ export class AclCache implements GrantWorld {
   readonly memberships: Informer<Membership>;
   readonly delegations: Informer<Delegation>;
   readonly accessRequests: Informer<AccessRequest>;
+  private readonly grantByTuple: IndexDefinition<PolicyGrant>;
   private readonly waiters = new Map<string, Set<GrantWaiter>>();
   /** The platform listing's order of all grants, kept until the next grant event. */
   private ordered?: PolicyGrant[];
 
   constructor(
-    kubeConfig: KubeConfig,
+    kube: KubeClient,
     readonly aclNamespace: string,
     readonly registry: Registry,
     logger?: Logger,
   ) {
     const informer = <T extends KubernetesObject>(path: string, labelSelector?: string) =>
       new Informer<T>({
-        source: kubeListWatch<T>(kubeConfig, path),
+        source: kubeListWatch<T>(kube, path),
         name: path,
         ...(logger ? { logger } : {}),
         ...(labelSelector ? { labelSelector } : {}),
@@ -95,71 +78,19 @@ export class AclCache implements GrantWorld {
     this.delegations = informer<Delegation>(paths.delegations(aclNamespace));
     this.accessRequests = informer<AccessRequest>(paths.accessRequests(aclNamespace));
 
-    this.grants.addIndex(
-      BY_UID,
-      safely((grant) => [grant.metadata.uid]),
-    );
-    this.grants.addIndex(BY_CONSUMER, safely(consumerKeys));
-    this.grants.addIndex(
-      BY_ISSUER,
-      safely((grant) => [grant.spec.issuerId]),
-    );
-    this.grants.addIndex(
-      BY_ITEM,
-      safely((grant) => [grant.spec.itemId]),
-    );
-    this.grants.addIndex(
-      BY_CLAIM,
-      safely((grant) => claimKeys(grant.spec).map(claimName)),
-    );
-    this.grants.addIndex(
-      BY_TUPLE,
-      safely((grant) => candidateTupleKeys(grant.spec, registry)),
-    );
-    this.items.addIndex(
-      BY_ITEM,
-      safely((item) => [item.spec.itemId]),
-    );
-    this.items.addIndex(
-      BY_ORGANISATION,
-      safely((item) => [item.spec.organisationId]),
-    );
-    this.items.addIndex(
-      BY_OWNER,
-      safely((item) => [item.spec.ownerId]),
-    );
-    this.memberships.addIndex(
-      BY_MEMBERSHIP,
-      safely((membership) => [membershipKeyString(membership.spec)]),
-    );
-    this.memberships.addIndex(
-      BY_ORGANISATION_MEMBER,
-      safely((membership) => [membership.spec.groupId === undefined ? membership.spec.userId : undefined]),
-    );
-    this.memberships.addIndex(
-      BY_MEMBER_SET,
-      safely((membership) => [memberSetKey(membership.spec.organisationId, membership.spec.groupId)]),
-    );
-    this.delegations.addIndex(
-      BY_UID,
-      safely((delegation) => [delegation.metadata.uid]),
-    );
-    this.delegations.addIndex(
-      BY_OWNER,
-      safely((delegation) => [delegation.spec.ownerId]),
-    );
-    this.accessRequests.addIndex(
-      BY_UID,
-      safely((request) => [request.metadata.uid]),
-    );
-    this.accessRequests.addIndex(
-      BY_CONSUMER,
-      safely((request) => [request.spec.consumerId]),
-    );
-    this.accessRequests.addIndex(
-      BY_ITEM,
-      safely((request) => [request.spec.itemId]),
-    );
+    this.grantByTuple = grantIndexes.byTuple(registry);
+    addIndexes(this.grants, [
+      grantIndexes.byUid,
+      grantIndexes.byConsumer,
+      grantIndexes.byIssuer,
+      grantIndexes.byItem,
+      grantsByClaim,
+      this.grantByTuple,
+    ]);
+    addIndexes(this.items, Object.values(catalogItemIndexes));
+    addIndexes(this.memberships, Object.values(membershipIndexes));
+    addIndexes(this.delegations, Object.values(delegationIndexes));
+    addIndexes(this.accessRequests, Object.values(accessRequestIndexes));
     this.grants.addEventHandler({
       onAdd: (grant) => this.changed(grant),
       onUpdate: (_old, grant) => this.changed(grant),
@@ -204,33 +135,35 @@ export class AclCache implements GrantWorld {
   }
 
   grantByUid(uid: string): PolicyGrant | undefined {
-    return this.grants.byIndex(BY_UID, uid)[0];
+    return this.grants.byIndex(grantIndexes.byUid.name, uid)[0];
   }
 
   /** INDIVIDUAL grants to the user, and GROUP grants that allow one of `organisationIds`. */
   grantsOfConsumer(userId: string, organisationIds: readonly string[] = []): PolicyGrant[] {
     return [
-      ...this.grants.byIndex(BY_CONSUMER, `user:${userId}`),
-      ...organisationIds.flatMap((org) => this.grants.byIndex(BY_CONSUMER, `organization:${org}`)),
+      ...this.grants.byIndex(grantIndexes.byConsumer.name, `user:${userId}`),
+      ...organisationIds.flatMap((org) =>
+        this.grants.byIndex(grantIndexes.byConsumer.name, `organization:${org}`),
+      ),
     ];
   }
 
   grantsIssuedBy(issuerId: string): PolicyGrant[] {
-    return this.grants.byIndex(BY_ISSUER, issuerId);
+    return this.grants.byIndex(grantIndexes.byIssuer.name, issuerId);
   }
 
   grantsOnItem(itemId: string): PolicyGrant[] {
-    return this.grants.byIndex(BY_ITEM, itemId);
+    return this.grants.byIndex(grantIndexes.byItem.name, itemId);
   }
 
   /** Grants that occupy the (subject, item, access type) of `key`, whatever their state. */
   grantsWithClaimKey(key: ClaimKey): PolicyGrant[] {
-    return this.grants.byIndex(BY_CLAIM, claimName(key));
+    return this.grants.byIndex(grantsByClaim.name, claimName(key));
   }
 
   /** Grants that project `key` when enforced, whatever their state. */
   grantsWithTupleKey(key: TupleKey): PolicyGrant[] {
-    return this.grants.byIndex(BY_TUPLE, key);
+    return this.grants.byIndex(this.grantByTuple.name, key);
   }
 
   allGrants(): PolicyGrant[] {
@@ -244,25 +177,28 @@ export class AclCache implements GrantWorld {
   }
 
   itemsWithId(itemId: string): CatalogItem[] {
-    return this.items.byIndex(BY_ITEM, itemId);
+    return this.items.byIndex(catalogItemIndexes.byItem.name, itemId);
   }
 
   itemsOwnedBy(ownerId: string): CatalogItem[] {
-    return this.items.byIndex(BY_OWNER, ownerId);
+    return this.items.byIndex(catalogItemIndexes.byOwner.name, ownerId);
   }
 
   itemsOfOrganisation(organisationId: string): CatalogItem[] {
-    return this.items.byIndex(BY_ORGANISATION, organisationId);
+    return this.items.byIndex(catalogItemIndexes.byOrganisation.name, organisationId);
   }
 
   /** The Membership object of `key` (removed or not), if one exists. */
   membership(key: MembershipKey): Membership | undefined {
-    return this.memberships.byIndex(BY_MEMBERSHIP, membershipKeyString(key))[0];
+    return this.memberships.byIndex(membershipIndexes.byMembership.name, membershipKeyString(key))[0];
   }
 
   /** The Memberships (removed or not) of an organisation itself (no groupId), or of one of its groups. */
   membershipsOf(organisationId: string, groupId?: string): Membership[] {
-    return this.memberships.byIndex(BY_MEMBER_SET, memberSetKey(organisationId, groupId));
+    return this.memberships.byIndex(
+      membershipIndexes.byMemberSet.name,
+      memberSetKey(organisationId, groupId),
+    );
   }
 
   /** Default deny: a member only while a Membership of the organisation itself (no group) says so. */
@@ -274,32 +210,32 @@ export class AclCache implements GrantWorld {
   /** The organisations a Membership (of the organisation itself, not removed) says the user is a member of. */
   organisationsOfMember(userId: string): string[] {
     return this.memberships
-      .byIndex(BY_ORGANISATION_MEMBER, userId)
+      .byIndex(membershipIndexes.byOrganisationMember.name, userId)
       .filter(isMember)
       .map((membership) => membership.spec.organisationId);
   }
 
   delegationByUid(uid: string): Delegation | undefined {
-    return this.delegations.byIndex(BY_UID, uid)[0];
+    return this.delegations.byIndex(delegationIndexes.byUid.name, uid)[0];
   }
 
   /** The Delegations (of any state) whose delegating user is `ownerId`. */
   delegationsOf(ownerId: string): Delegation[] {
-    return this.delegations.byIndex(BY_OWNER, ownerId);
+    return this.delegations.byIndex(delegationIndexes.byOwner.name, ownerId);
   }
 
   accessRequestByUid(uid: string): AccessRequest | undefined {
-    return this.accessRequests.byIndex(BY_UID, uid)[0];
+    return this.accessRequests.byIndex(accessRequestIndexes.byUid.name, uid)[0];
   }
 
   /** The AccessRequests (of any state) that `consumerId` made. */
   accessRequestsOf(consumerId: string): AccessRequest[] {
-    return this.accessRequests.byIndex(BY_CONSUMER, consumerId);
+    return this.accessRequests.byIndex(accessRequestIndexes.byConsumer.name, consumerId);
   }
 
   /** The AccessRequests (of any state) on the item. */
   accessRequestsOnItem(itemId: string): AccessRequest[] {
-    return this.accessRequests.byIndex(BY_ITEM, itemId);
+    return this.accessRequests.byIndex(accessRequestIndexes.byItem.name, itemId);
   }
 
   organisationOfNamespace(namespace: string): string | undefined {

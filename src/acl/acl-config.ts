@@ -12,7 +12,7 @@ import type { TrustProxy } from '../config/common-config.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
 import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
-import { DEFAULT_KUBE_TIMEOUT_MS } from './kube-client.js';
+import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/kube-client.js';
 import type { Logger } from '../observability/logger.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;

@@ -25,7 +25,8 @@ import { aclRoutes } from './acl-routes.js';
 import { DEFAULT_CLAIM_WAIT_MS, PolicyCreator } from './policies/create-policies.js';
 import { registerGrantMetrics } from './policies/grant-metrics.js';
 import { GrantStore } from './policies/grant-store.js';
-import { KubeClient } from './kube-client.js';
+import { KubeClient } from '../kube/kube-client.js';
+import { ACL_API_FIELD_MANAGER } from '../audit/field-managers.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
 import { AccessRequests } from './access-requests/access-requests.js';
 import { Delegations } from './delegations/delegations.js';
@@ -80,9 +81,13 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     'child' in config.logger ? config.logger : createLogger({ level: config.logger.level, name: 'acl-api' });
   const now = () => new Date();
   const urn = createUrnScheme('acl', config.errorNamespace);
-  const kube = new KubeClient(config.kubeConfig, config.kubeTimeoutMs);
+  // Names the ACL API in the objects' managedFields: the controller does not audit these changes again.
+  const kube = new KubeClient(config.kubeConfig, {
+    fieldManager: ACL_API_FIELD_MANAGER,
+    ...(config.kubeTimeoutMs === undefined ? {} : { timeoutMs: config.kubeTimeoutMs }),
+  });
   const store = new GrantStore(kube, config.namespace);
-  const cache = new AclCache(config.kubeConfig, config.namespace, loadRegistry(), logger);
+  const cache = new AclCache(kube, config.namespace, loadRegistry(), logger);
   const readYourWriteTimeoutMs = config.readYourWriteTimeoutMs ?? DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS;
   const memberships = new MembershipStore(kube, cache, config.namespace);
   const metricsRegistry = config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });

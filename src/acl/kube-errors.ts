@@ -1,17 +1,9 @@
 import { HttpError, dependencyUnavailable } from '../http/errors.js';
-import { KubeApiError, isConflict, isNotFound } from '../runtime/index.js';
-import { KubernetesUnreachableError } from './kube-client.js';
+import { KubeApiError, KubernetesUnreachableError } from '../kube/api-error.js';
 
 export const KUBERNETES_DEPENDENCY = 'kubernetes';
 
-export { isConflict, isNotFound };
-
-export const isAlreadyExists = (error: unknown): boolean =>
-  isConflict(error) && (error as KubeApiError).reason === 'AlreadyExists';
-
-/** 409 from an update or delete whose resourceVersion (or uid) precondition no longer holds. */
-export const isPreconditionConflict = (error: unknown): boolean =>
-  isConflict(error) && !isAlreadyExists(error);
+export { isAlreadyExists, isConflict, isNotFound, isPreconditionConflict } from '../kube/api-error.js';
 
 /**
  * What a client sees of a Kubernetes failure that the code did not handle itself: the apiserver rejecting

@@ -1,11 +1,11 @@
-import { AuthenticationV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1TokenReview } from '@kubernetes/client-node';
+import { collectionPath, KubeClient, TOKEN_REVIEW_RESOURCE } from '../kube/index.js';
 import { dependencyUnavailable } from '../http/errors.js';
 import { AuthenticationError } from './authentication-error.js';
 import type { Principal } from './principal.js';
 import type { BearerVerifier } from './verifiers.js';
 
-/** What the verifier needs of the Kubernetes API; client-node's AuthenticationV1Api is one. */
+/** What the verifier needs of the Kubernetes API: TokenReview's create. */
 export interface TokenReviewApi {
   createTokenReview(param: { body: V1TokenReview }): Promise<V1TokenReview>;
 }
@@ -26,8 +26,13 @@ export const DEFAULT_TOKEN_REVIEW_TIMEOUT_MS = 2_000;
 export const KUBERNETES_DEPENDENCY = 'kubernetes';
 const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
 
+/** TokenReview through the project's transport; the verifier sets the deadline. */
 export function tokenReviewApi(kubeConfig: KubeConfig): TokenReviewApi {
-  return kubeConfig.makeApiClient(AuthenticationV1Api);
+  const kube = new KubeClient(kubeConfig);
+  return {
+    createTokenReview: ({ body }) =>
+      kube.call<V1TokenReview>({ method: 'POST', path: collectionPath(TOKEN_REVIEW_RESOURCE), body }),
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { aclSettingsFromEnvironment, type AclApiConfig } from '../acl/acl-config.js';
 import { startAclApi } from '../acl/acl-server.js';
 import { createAuthenticators } from '../config/auth-config.js';
-import { loadKubeConfig } from '../config/kube-config.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
 import { createLogger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { runIfEntrypoint, stopOnSignals } from './process-lifecycle.js';
@@ -19,7 +19,7 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
   return {
     ...settings,
     logger: { level: logLevel },
-    kubeConfig: loadKubeConfig(env),
+    kubeConfig: loadKubeConfig(env.KUBECONFIG),
     authenticators: await createAuthenticators(auth, {
       scrypt,
       metricsRegistry,

@@ -1,6 +1,6 @@
 import { tokenReviewApi } from '../auth/token-review-verifier.js';
 import { createAuthenticators } from '../config/auth-config.js';
-import { loadKubeConfig } from '../config/kube-config.js';
+import { loadKubeConfig } from '../kube/kube-config.js';
 import { spicedbClientOptions } from '../config/spicedb-config.js';
 import { decisionSettingsFromEnvironment } from '../decision/decision-config.js';
 import { startDecisionService, type DecisionServiceConfig } from '../decision/decision-service.js';
@@ -25,7 +25,9 @@ export async function decisionConfigFromEnvironment(
     spicedb: spicedbClientOptions(spicedb),
     authenticators: await createAuthenticators(auth, { scrypt, metricsRegistry, logger }),
     metricsRegistry,
-    ...(tokenReview ? { tokenReview: { ...tokenReview, api: tokenReviewApi(loadKubeConfig(env)) } } : {}),
+    ...(tokenReview
+      ? { tokenReview: { ...tokenReview, api: tokenReviewApi(loadKubeConfig(env.KUBECONFIG)) } }
+      : {}),
     logger,
   };
 }

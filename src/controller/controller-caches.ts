@@ -1,9 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import {
-  API_GROUP,
-  API_VERSION,
-  CATALOG_ITEM_PLURAL,
-  MEMBERSHIP_PLURAL,
+  ACCESS_REQUEST_RESOURCE,
+  AGENT_RESOURCE,
+  CATALOG_ITEM_RESOURCE,
+  DELEGATION_RESOURCE,
+  MEMBERSHIP_RESOURCE,
+  POLICY_GRANT_RESOURCE,
   type AccessRequest,
   type Agent,
   type CatalogItem,
@@ -11,23 +13,17 @@ import {
   type Membership,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
+import { collectionPath, NAMESPACE_RESOURCE } from '../kube/index.js';
 import { InternPool, type Informer, type Manager } from '../runtime/index.js';
 import type { Registry } from '../spicedb/registry.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
-import { accessRequestsPath } from './access-requests/access-request-reconciler.js';
-import { ClusterWorld } from './cluster-world.js';
+import { ClusterView } from './cluster-view.js';
 import type { ControllerConfig } from './config.js';
 import { delegationKind } from './delegations/delegation-projection.js';
-import { agentsPath, delegationsPath } from './delegations/delegation-writer.js';
 import { grantCacheTransform } from './grants/cached-grant.js';
-import { policyGrantsPath } from './grants/grant-writer.js';
 import { membershipCacheTransform } from './memberships/cached-membership.js';
 import { membershipKind } from './memberships/membership-projection.js';
-import { ProjectedWorld } from './projected/projected-world.js';
-
-export function membershipsPath(namespace: string): string {
-  return `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${MEMBERSHIP_PLURAL}`;
-}
+import { ProjectedView } from './projected/projected-view.js';
 
 /** Index of Agents and Delegations by the agent id they name. */
 export const BY_AGENT_ID = 'agentId';
@@ -40,12 +36,12 @@ export interface ControllerCaches {
   grants: Informer<PolicyGrant>;
   items: Informer<CatalogItem>;
   namespaces: Informer<KubernetesObject>;
-  world: ClusterWorld;
+  world: ClusterView;
   membershipCache: Informer<Membership>;
-  memberships: ProjectedWorld<Membership>;
+  memberships: ProjectedView<Membership>;
   delegationCache: Informer<Delegation>;
   agentCache: Informer<Agent>;
-  delegations: ProjectedWorld<Delegation>;
+  delegations: ProjectedView<Delegation>;
   accessRequests: Informer<AccessRequest>;
 }
 
@@ -58,26 +54,28 @@ export function buildControllerCaches(
   // Grants and Memberships, the kinds counted by the hundred thousand, are cached as compact records.
   const pool = new InternPool();
   const grants = manager.informer<PolicyGrant>({
-    path: policyGrantsPath(),
+    path: collectionPath(POLICY_GRANT_RESOURCE),
     ...selector,
     transform: grantCacheTransform(pool),
   });
   const items = manager.informer<CatalogItem>({
-    path: `/apis/${API_GROUP}/${API_VERSION}/${CATALOG_ITEM_PLURAL}`,
+    path: collectionPath(CATALOG_ITEM_RESOURCE),
     ...selector,
   });
   const namespaces = manager.informer<KubernetesObject>({
-    path: '/api/v1/namespaces',
+    path: collectionPath(NAMESPACE_RESOURCE),
     labelSelector: ORGANISATION_LABEL,
   });
   // Only the Memberships of the ACL namespace count; the label selector narrows grants and items only.
   const membershipCache = manager.informer<Membership>({
-    path: membershipsPath(config.aclNamespace),
+    path: collectionPath(MEMBERSHIP_RESOURCE, config.aclNamespace),
     transform: membershipCacheTransform(pool),
   });
   // Delegations count only in the ACL namespace too, and only for the owner their Agent object names.
-  const delegationCache = manager.informer<Delegation>({ path: delegationsPath(config.aclNamespace) });
-  const agentCache = manager.informer<Agent>({ path: agentsPath(config.aclNamespace) });
+  const delegationCache = manager.informer<Delegation>({
+    path: collectionPath(DELEGATION_RESOURCE, config.aclNamespace),
+  });
+  const agentCache = manager.informer<Agent>({ path: collectionPath(AGENT_RESOURCE, config.aclNamespace) });
   agentCache.addIndex(BY_AGENT_ID, (agent) => [agent.spec.agentId]);
   delegationCache.addIndex(BY_AGENT_ID, (delegation) => [delegation.spec.agentId]);
   const ownerOf = (agentId: string) => agentCache.byIndex(BY_AGENT_ID, agentId)[0]?.spec.ownerId;
@@ -85,12 +83,14 @@ export function buildControllerCaches(
     grants,
     items,
     namespaces,
-    world: new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace }),
+    world: new ClusterView({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace }),
     membershipCache,
-    memberships: new ProjectedWorld(membershipCache, membershipKind),
+    memberships: new ProjectedView(membershipCache, membershipKind),
     delegationCache,
     agentCache,
-    delegations: new ProjectedWorld(delegationCache, delegationKind({ registry, ownerOf })),
-    accessRequests: manager.informer<AccessRequest>({ path: accessRequestsPath(config.aclNamespace) }),
+    delegations: new ProjectedView(delegationCache, delegationKind({ registry, ownerOf })),
+    accessRequests: manager.informer<AccessRequest>({
+      path: collectionPath(ACCESS_REQUEST_RESOURCE, config.aclNamespace),
+    }),
   };
 }

@@ -1,4 +1,5 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import { RELATIONSHIPS_FINALIZER } from '../api/v1alpha1/index.js';
+import type { KubeClient } from '../kube/kube-client.js';
 import type { AuditStore } from '../audit/audit-store.js';
 import type { GrantAuditor } from './audit/grant-auditor.js';
 import type { Registry } from '../spicedb/registry.js';
@@ -15,6 +16,12 @@ import type { RelationshipStore } from './relationship-store.js';
 /** How long a stopping controller lets its reconciles in flight finish. */
 export const SHUTDOWN_TIMEOUT_MS = 15_000;
 
+/** The deadline of one status or finalizer write. */
+export const WRITE_TIMEOUT_MS = 15_000;
+
+/** Grants, Memberships and Delegations: their relationships go before the object does (the finalizer). */
+export const RELATIONSHIPS_WRITES = { finalizer: RELATIONSHIPS_FINALIZER, timeoutMs: WRITE_TIMEOUT_MS };
+
 /**
  * What every `setup<Kind>Controller(manager, deps)` receives: the parts the controllers share, built once by
  * startController. A setup builds its reconciler from these, adds its controller to the manager with the
@@ -24,8 +31,8 @@ export interface ControllerDeps {
   config: ControllerConfig;
   logger: Logger;
   registry: Registry;
-  /** The keep-alive pool the controllers' writes to Kubernetes share. */
-  kubeConfig: KubeConfig;
+  /** The one transport to Kubernetes, under the controller's field manager. */
+  kube: KubeClient;
   caches: ControllerCaches;
   /** SpiceDB behind the write queue: writes land in the order they were decided, many to a call. */
   store: RelationshipStore;

@@ -1,18 +1,18 @@
 import type { Logger } from '../observability/logger.js';
 import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
 import { chunk, DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
-import type { ClusterWorld } from './cluster-world.js';
+import type { ClusterView } from './cluster-view.js';
 import type { GrantMetrics } from './controller-metrics.js';
 import type { GrantEvaluator } from '../verdict/grant-verdict.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { ManagedRelation } from './managed-relations.js';
-import type { ProjectedWorld } from './projected/projected-world.js';
+import type { ProjectedView } from './projected/projected-view.js';
 import type { RelationshipStore } from './relationship-store.js';
 import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
 
 export interface DriftResyncOptions {
   store: RelationshipStore;
-  world: ClusterWorld;
+  world: ClusterView;
   /** The kinds besides grants and items that own their relations: Memberships, Delegations. */
   projected: ResyncedWorld[];
   relations: ManagedRelation[];
@@ -27,7 +27,7 @@ export interface DriftResyncOptions {
 }
 
 export type ResyncedWorld = Pick<
-  ProjectedWorld<never>,
+  ProjectedView<never>,
   'manages' | 'explain' | 'explainWritable' | 'wantedRelationships'
 >;
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.js';
 import { isConflict } from '../runtime/index.js';
-import { requestJson } from '../runtime/kube-request.js';
+import { collectionPath, EVENT_RESOURCE, microTime, type KubeClient } from '../kube/index.js';
 
 export const REPORTING_CONTROLLER = 'acl.policygrant.dev/policy-grant-controller';
 
@@ -27,18 +27,13 @@ function uniqueSuffix(): string {
   return `${Date.now().toString(16)}${randomBytes(4).toString('hex')}`;
 }
 
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-function microTime(date: Date): string {
-  return date.toISOString().replace(/Z$/, '000Z');
-}
-
 /**
  * Writes events.k8s.io/v1 Events about an object (shown by `kubectl describe` and `kubectl events`). An
  * event that cannot be written is logged and dropped: events are a courtesy, never a reason to retry work.
  */
 export class EventRecorder {
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly kube: KubeClient,
     private readonly reportingInstance: string,
     private readonly logger: Logger,
   ) {}
@@ -69,9 +64,9 @@ export class EventRecorder {
       },
     };
     try {
-      await requestJson(this.kubeConfig, {
+      await this.kube.call({
         method: 'POST',
-        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+        path: collectionPath(EVENT_RESOURCE, namespace),
         body,
         timeoutMs: EVENT_TIMEOUT_MS,
       });

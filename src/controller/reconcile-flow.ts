@@ -1,7 +1,7 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ReconcileResult } from '../runtime/index.js';
 import type { SpiceDBError } from '../spicedb/errors.js';
-import { hasFinalizer } from './grants/grant-writer.js';
+import { hasFinalizer } from '../api/v1alpha1/index.js';
 import { WriteExpectations } from './write-expectations.js';
 
 /** What a SpiceDB phase achieved; `failure` is rethrown once the status says so, for the queue's backoff. */

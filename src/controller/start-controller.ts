@@ -1,11 +1,11 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
+import { CONTROLLER_FIELD_MANAGER } from '../audit/field-managers.js';
 import { listen } from '../http/server.js';
 import { createUrnScheme } from '../http/urn.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
 import { Manager, stripForCache } from '../runtime/index.js';
-import { requestJson } from '../runtime/kube-request.js';
+import { KubeClient, loadKubeConfig } from '../kube/index.js';
 import { SpiceDBClient } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
@@ -22,7 +22,6 @@ import { EventRecorder } from './event-recorder.js';
 import { FencedSpiceDB } from './fenced-spicedb.js';
 import { setupGrantAuditController } from './grants/setup-grant-audit-controller.js';
 import { setupGrantController } from './grants/setup-grant-controller.js';
-import { KeepAliveKubeConfig } from './keep-alive-kube-config.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { setupMembershipController } from './memberships/setup-membership-controller.js';
 import { operationalApp } from './operational-app.js';
@@ -60,11 +59,8 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-function loadKubeConfig<T extends KubeConfig>(config: ControllerConfig, kubeConfig: T): T {
-  if (config.kubeconfigPath) kubeConfig.loadFromFile(config.kubeconfigPath);
-  else kubeConfig.loadFromCluster();
-  return kubeConfig;
-}
+/** The deadline of one Kubernetes call (a watch's is its own). */
+const KUBE_TIMEOUT_MS = 30_000;
 
 /**
  * Starts the controller: builds the shared parts (caches, the fenced and batched SpiceDB, the projection
@@ -78,15 +74,12 @@ export async function startController(
 ): Promise<RunningController> {
   const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'controller' });
   const metricsRegistry = options.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
-  // The runtime's list, watch and Lease calls keep their own transport; the controller's writes share one pool.
-  const writeConfig = loadKubeConfig(config, new KeepAliveKubeConfig());
-  const manager = newManager(
-    config,
-    loadKubeConfig(config, new KubeConfig()),
-    options,
-    metricsRegistry,
-    logger,
-  );
+  // One pooled transport for lists, watches, the Lease, Events and writes, all under the controller's field manager.
+  const kube = new KubeClient(loadKubeConfig(config.kubeconfigPath), {
+    fieldManager: CONTROLLER_FIELD_MANAGER,
+    timeoutMs: KUBE_TIMEOUT_MS,
+  });
+  const manager = newManager(config, kube, options, metricsRegistry, logger);
   const registry = loadRegistry();
   const client = new SpiceDBClient(spicedbClientOptions(config.spicedb));
   const spicedb = new FencedSpiceDB({
@@ -104,12 +97,12 @@ export async function startController(
     config,
     logger,
     registry,
-    kubeConfig: writeConfig,
+    kube,
     caches,
     store: new WriteBatcher({ store: spicedb, onBatch: registerWriteBatchMetrics(metricsRegistry) }),
     mutex: new KeyedMutex(),
     projections: new ProjectionCoordinator(),
-    events: new EventRecorder(writeConfig, manager.identity ?? 'policy-grant-controller', logger),
+    events: new EventRecorder(kube, manager.identity ?? 'policy-grant-controller', logger),
     metrics: new GrantMetrics(metricsRegistry, () => caches.world.allGrants()),
   };
 
@@ -135,7 +128,7 @@ export async function startController(
       readinessChecks: [
         {
           name: 'kubernetes',
-          check: (signal) => requestJson(writeConfig, { method: 'GET', path: '/version', signal }),
+          check: (signal) => kube.call({ method: 'GET', path: '/version', signal }),
         },
         { name: 'spicedb', check: () => spicedbWithSchema(client) },
         { name: 'caches', check: async () => assertSynced(manager) },
@@ -165,7 +158,7 @@ export async function startController(
         await server.close();
         client.close();
         await audit?.store.close();
-        writeConfig.close();
+        kube.close();
         logger.info('controller stopped');
       })()),
   };
@@ -173,14 +166,14 @@ export async function startController(
 
 function newManager(
   config: ControllerConfig,
-  kubeConfig: KubeConfig,
+  kube: KubeClient,
   options: StartControllerOptions,
   metricsRegistry: Registry,
   logger: Logger,
 ): Manager {
   const election = config.leaderElection;
   return new Manager({
-    kubeConfig,
+    kube,
     registry: metricsRegistry,
     logger,
     gracefulShutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,

@@ -1,6 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { WorldObjects } from '../verdict/object-world.js';
-import { KubeClient } from '../acl/kube-client.js';
+import { KubeClient } from '../kube/kube-client.js';
 import { paths } from '../acl/resources.js';
 import { KubeApiError } from '../runtime/index.js';
 

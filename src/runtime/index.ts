@@ -1,6 +1,6 @@
 export { LAST_APPLIED_ANNOTATION, stripForCache } from './cache-transform.js';
 export { InternPool } from './intern-pool.js';
-export { KubeApiError, isConflict, isGone, isNotFound } from './api-error.js';
+export { KubeApiError, isConflict, isGone, isNotFound } from '../kube/api-error.js';
 export { Controller, TerminalError, watchesMapped } from './controller.js';
 export type { ControllerOptions, ReconcileResult, Reconciler, WatchSource } from './controller.js';
 export { Informer } from './informer.js';
@@ -8,10 +8,7 @@ export type { EventHandler, InformerOptions } from './informer.js';
 export type { IndexFunc } from './indexed-cache.js';
 export { LeaderElector } from './leader-election.js';
 export type { LeaderElectionOptions, StoppedLeadingReason } from './leader-election.js';
-export { kubeLeaseClient } from './lease-client.js';
-export type { Lease, LeaseClient, LeaseSpec } from './lease-client.js';
-export { kubeListWatch } from './list-watch.js';
-export type { ListWatchSource, SelectorOptions, WatchEvent } from './list-watch.js';
+export type { ListWatchSource, SelectorOptions, WatchEvent } from '../kube/list-watch.js';
 export { Manager } from './manager.js';
 export type {
   InformerSpec,

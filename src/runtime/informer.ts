@@ -1,11 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ApiStatus } from './api-error.js';
-import { KubeApiError, isGone } from './api-error.js';
+import type { ApiStatus } from '../kube/api-error.js';
+import { KubeApiError, isGone } from '../kube/api-error.js';
 import { Backoff, DEFAULT_WATCH_BACKOFF } from './backoff.js';
 import type { BackoffOptions } from './backoff.js';
 import { IndexedCache } from './indexed-cache.js';
 import type { IndexFunc } from './indexed-cache.js';
-import type { ListWatchSource, SelectorOptions, WatchEvent } from './list-watch.js';
+import type { ListWatchSource, SelectorOptions, WatchEvent } from '../kube/list-watch.js';
 import { silentLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import { objectKey } from './object-key.js';

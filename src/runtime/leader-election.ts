@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import { isConflict } from './api-error.js';
-import type { Lease, LeaseClient, LeaseSpec } from './lease-client.js';
-import { microTime } from './lease-client.js';
+import { isConflict } from '../kube/api-error.js';
+import type { Lease, LeaseClient, LeaseSpec } from '../kube/lease-client.js';
+import { microTime } from '../kube/lease-client.js';
 import { silentLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import { gaugeOn } from './metric-registry.js';

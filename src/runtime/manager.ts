@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Registry as MetricsRegistry } from 'prom-client';
+import type { KubeClient } from '../kube/kube-client.js';
 import { Controller } from './controller.js';
 import type { ControllerOptions } from './controller.js';
 import { Informer } from './informer.js';
 import type { InformerOptions } from './informer.js';
 import { LeaderElector } from './leader-election.js';
 import type { LeaderElectionOptions } from './leader-election.js';
-import { kubeLeaseClient } from './lease-client.js';
-import { kubeListWatch } from './list-watch.js';
-import type { SelectorOptions } from './list-watch.js';
+import { kubeLeaseClient } from '../kube/lease-client.js';
+import { kubeListWatch } from '../kube/list-watch.js';
+import type { SelectorOptions } from '../kube/list-watch.js';
 import { silentLogger } from './logger.js';
 import type { Logger } from './logger.js';
 
@@ -23,7 +24,8 @@ export interface ManagerLeaderElection extends Pick<
 }
 
 export interface ManagerOptions {
-  kubeConfig: KubeConfig;
+  /** Lists, watches and the Lease go through it. */
+  kube: KubeClient;
   registry: MetricsRegistry;
   logger?: Logger;
   /** Omitted: no election, controllers run as soon as the manager starts. */
@@ -85,7 +87,7 @@ export class Manager {
     if (election) {
       this.elector = new LeaderElector({
         ...election,
-        lease: kubeLeaseClient(options.kubeConfig, election.namespace, election.name),
+        lease: kubeLeaseClient(options.kube, election.namespace, election.name),
         registry: options.registry,
         logger: this.logger,
         onStartedLeading: () => void this.beginTerm(),
@@ -117,7 +119,7 @@ export class Manager {
       informer = new Informer<KubernetesObject>({
         ...selection,
         name: spec.path,
-        source: kubeListWatch(this.options.kubeConfig, spec.path),
+        source: kubeListWatch(this.options.kube, spec.path),
         logger: this.logger,
         ...(transform ? { transform } : {}),
       });

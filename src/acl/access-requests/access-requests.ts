@@ -13,7 +13,7 @@ import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { AclCache } from '../acl-cache.js';
 import { administersItem, assertHasUserId, lookupItem, ORG_ADMIN } from '../authorisation.js';
-import type { KubeClient } from '../kube-client.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import type { ListingPage } from '../listing-route.js';
 import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import type { PolicyCreator } from '../policies/create-policies.js';

@@ -5,7 +5,7 @@ import { isNotFound } from '../../runtime/index.js';
 import { explain, type Explanation, type ExplanationWorld, type Subject } from '../../verdict/explanation.js';
 import type { AclCache } from '../acl-cache.js';
 import { mayLearnItemFacts } from '../authorisation.js';
-import type { KubeClient } from '../kube-client.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import { paths } from '../resources.js';
 
 export interface ExplainerOptions {

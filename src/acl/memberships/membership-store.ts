@@ -8,7 +8,7 @@ import {
 } from '../../api/v1alpha1/index.js';
 import { HttpError } from '../../http/errors.js';
 import type { AclCache } from '../acl-cache.js';
-import type { KubeClient } from '../kube-client.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import { isConflict, isNotFound } from '../kube-errors.js';
 import { paths } from '../resources.js';
 

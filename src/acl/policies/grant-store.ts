@@ -6,7 +6,7 @@ import {
   type PolicyGrantSpec,
 } from '../../api/v1alpha1/index.js';
 import { claimObject, type ClaimData, type StoredClaim } from './grant-claims.js';
-import type { KubeClient } from '../kube-client.js';
+import type { KubeClient } from '../../kube/kube-client.js';
 import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
 import { paths } from '../resources.js';
 

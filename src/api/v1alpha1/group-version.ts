@@ -28,3 +28,37 @@ export const ACCESS_REQUEST_PLURAL = 'accessrequests';
  * the object, removed once its tuples are gone. The ACL API creates its grants with it.
  */
 export const RELATIONSHIPS_FINALIZER = 'acl.policygrant.dev/relationships';
+
+/** Where the API serves a kind: what every path to it is built from (src/kube/paths.ts). */
+export interface ResourceDescriptor {
+  /** Empty for the core group (`/api/v1`). */
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+const namespacedResource = (plural: string): ResourceDescriptor => ({
+  group: API_GROUP,
+  version: API_VERSION,
+  plural,
+  namespaced: true,
+});
+
+export const POLICY_GRANT_RESOURCE = namespacedResource(POLICY_GRANT_PLURAL);
+export const CATALOG_ITEM_RESOURCE: ResourceDescriptor = {
+  group: API_GROUP,
+  version: API_VERSION,
+  plural: CATALOG_ITEM_PLURAL,
+  namespaced: false,
+};
+export const MEMBERSHIP_RESOURCE = namespacedResource(MEMBERSHIP_PLURAL);
+export const GRANT_CLAIM_RESOURCE = namespacedResource(GRANT_CLAIM_PLURAL);
+export const DELEGATION_RESOURCE = namespacedResource(DELEGATION_PLURAL);
+export const AGENT_RESOURCE = namespacedResource(AGENT_PLURAL);
+export const ACCESS_REQUEST_RESOURCE = namespacedResource(ACCESS_REQUEST_PLURAL);
+
+/** Whether the object (a grant, a Membership or a Delegation) holds the controller's finalizer. */
+export function hasFinalizer(object: { metadata: { finalizers?: string[] } }): boolean {
+  return (object.metadata.finalizers ?? []).includes(RELATIONSHIPS_FINALIZER);
+}

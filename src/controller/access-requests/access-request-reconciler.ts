@@ -1,28 +1,18 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import {
-  ACCESS_REQUEST_PLURAL,
   accessRequestState,
-  API_GROUP,
-  API_VERSION,
   type AccessRequest,
   type AccessRequestState,
   type AccessRequestStatus,
 } from '../../api/v1alpha1/index.js';
 import { isConflict, isNotFound, type Informer, type ReconcileResult } from '../../runtime/index.js';
-import { requestJson } from '../../runtime/kube-request.js';
+import type { ObjectWriter } from '../../kube/object-writer.js';
 import type { AuditStore } from '../../audit/audit-store.js';
 import { expiryChange } from '../audit/access-request-expiry.js';
 import type { EventRecorder } from '../event-recorder.js';
 import { pendingDeadline, worthAnnouncing } from './pending-deadline.js';
-import { statusUpdate } from '../object-writes.js';
 
-const WRITE_TIMEOUT_MS = 15_000;
 /** Who status.decidedBy names for an expiry. */
 export const EXPIRED_BY = 'policy-grant-controller';
-
-export function accessRequestsPath(namespace: string): string {
-  return `/apis/${API_GROUP}/${API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${ACCESS_REQUEST_PLURAL}`;
-}
 
 const EVENT_REASONS: Record<Exclude<AccessRequestState, 'PENDING'>, string> = {
   APPROVED: 'Approved',
@@ -33,7 +23,8 @@ const EVENT_REASONS: Record<Exclude<AccessRequestState, 'PENDING'>, string> = {
 
 export interface AccessRequestReconcilerOptions {
   cache: Pick<Informer<AccessRequest>, 'get'>;
-  kubeConfig: KubeConfig;
+  /** Conditioned on the resourceVersion, under the controller's field manager. */
+  writer: Pick<ObjectWriter<AccessRequest>, 'updateStatus'>;
   events: Pick<EventRecorder, 'record'>;
   /** How long a request may stay PENDING (ACCESS_REQUEST_PENDING_TTL). */
   pendingTtlMs: number;
@@ -90,16 +81,8 @@ export class AccessRequestReconciler {
     signal: AbortSignal,
   ): Promise<void> {
     if (signal.aborted || !this.options.isLeader()) return;
-    const { namespace = '', name = '' } = request.metadata;
     try {
-      await requestJson(this.options.kubeConfig, {
-        method: 'PUT',
-        path: `${accessRequestsPath(namespace)}/${encodeURIComponent(name)}/status`,
-        // The cache's objects are stripped (stripForCache): send the status only, never the object back whole.
-        body: statusUpdate(request, { ...request.status, ...change }),
-        timeoutMs: WRITE_TIMEOUT_MS,
-        signal,
-      });
+      await this.options.writer.updateStatus(request, { ...request.status, ...change }, signal);
     } catch (error) {
       if (isConflict(error) || isNotFound(error)) return;
       throw error;

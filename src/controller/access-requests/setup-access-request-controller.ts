@@ -1,6 +1,7 @@
-import type { AccessRequest } from '../../api/v1alpha1/index.js';
+import { ACCESS_REQUEST_RESOURCE, type AccessRequest } from '../../api/v1alpha1/index.js';
+import { ObjectWriter } from '../../kube/object-writer.js';
 import type { Controller, Manager } from '../../runtime/index.js';
-import { SHUTDOWN_TIMEOUT_MS, type ControllerDeps } from '../controller-deps.js';
+import { SHUTDOWN_TIMEOUT_MS, WRITE_TIMEOUT_MS, type ControllerDeps } from '../controller-deps.js';
 import { AccessRequestReconciler } from './access-request-reconciler.js';
 
 /** The AccessRequest controller: expires requests left PENDING, and announces each decision once. */
@@ -11,7 +12,9 @@ export function setupAccessRequestController(
   const { caches, audit } = deps;
   const reconciler = new AccessRequestReconciler({
     cache: caches.accessRequests,
-    kubeConfig: deps.kubeConfig,
+    writer: new ObjectWriter<AccessRequest>(deps.kube, ACCESS_REQUEST_RESOURCE, {
+      timeoutMs: WRITE_TIMEOUT_MS,
+    }),
     events: deps.events,
     pendingTtlMs: deps.config.accessRequestPendingTtlMs,
     isLeader: () => manager.isLeader(),

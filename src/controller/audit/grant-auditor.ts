@@ -2,13 +2,13 @@ import type { PolicyGrant } from '../../api/v1alpha1/index.js';
 import type { AuditTarget } from '../../audit/audit-record.js';
 import type { AuditStore } from '../../audit/audit-store.js';
 import type { Logger } from '../../observability/logger.js';
-import type { ClusterWorld } from '../cluster-world.js';
+import type { ClusterView } from '../cluster-view.js';
 import { grantChange } from './grant-change.js';
 import type { ActorSource } from './kubernetes-actor.js';
 
 export interface GrantAuditorOptions {
   store: Pick<AuditStore, 'appendOnce'>;
-  world: Pick<ClusterWorld, 'grant' | 'itemsWithId'>;
+  world: Pick<ClusterView, 'grant' | 'itemsWithId'>;
   /** Where a change's actor comes from: the admission policy's stamp, or the field manager (unverified). */
   actors: ActorSource;
   isLeader(): boolean;

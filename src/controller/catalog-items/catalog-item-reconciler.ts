@@ -2,14 +2,14 @@ import type { Logger } from '../../observability/logger.js';
 import type { Relationship, RelationshipUpdate } from '../../spicedb/client.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import { encodeObjectId, InvalidObjectIdError } from '../../spicedb/object-id.js';
-import type { ClusterWorld } from '../cluster-world.js';
+import type { ClusterView } from '../cluster-view.js';
 import type { KeyedMutex } from '../keyed-mutex.js';
 import { OWNER_RELATION } from '../../verdict/projection.js';
 import type { RelationshipStore } from '../relationship-store.js';
 import { tupleKey } from '../../verdict/tuple-key.js';
 
 export interface CatalogItemReconcilerOptions {
-  world: ClusterWorld;
+  world: ClusterView;
   store: RelationshipStore;
   mutex: KeyedMutex;
   /** The object types items can have (registry item types): where owner tuples of an item id may be. */

@@ -1,9 +1,9 @@
-import type { Delegation } from '../../api/v1alpha1/index.js';
+import { DELEGATION_RESOURCE, type Delegation } from '../../api/v1alpha1/index.js';
+import { ObjectWriter } from '../../kube/object-writer.js';
 import { objectKey, watchesMapped, type Controller, type Manager } from '../../runtime/index.js';
 import { BY_AGENT_ID } from '../controller-caches.js';
-import type { ControllerDeps } from '../controller-deps.js';
+import { RELATIONSHIPS_WRITES, type ControllerDeps } from '../controller-deps.js';
 import { setupProjectedController } from '../projected/setup-projected-controller.js';
-import { DelegationWriter } from './delegation-writer.js';
 
 /**
  * The Delegation controller: the ACL namespace's Delegations projected onto agent relationships
@@ -15,7 +15,7 @@ export function setupDelegationController(manager: Manager, deps: ControllerDeps
   return setupProjectedController(manager, deps, {
     cache: delegationCache,
     world: delegations,
-    writer: new DelegationWriter(deps.kubeConfig),
+    writer: new ObjectWriter<Delegation>(deps.kube, DELEGATION_RESOURCE, RELATIONSHIPS_WRITES),
     // An Agent object appeared or names another owner: its delegations count, or stop counting.
     watches: [
       watchesMapped(agentCache, (agent) =>

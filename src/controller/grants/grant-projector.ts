@@ -1,6 +1,6 @@
 import type { PolicyGrant } from '../../api/v1alpha1/index.js';
 import type { Relationship, RelationshipUpdate } from '../../spicedb/client.js';
-import type { ClusterWorld } from '../cluster-world.js';
+import type { ClusterView } from '../cluster-view.js';
 import type { KeyedMutex } from '../keyed-mutex.js';
 import type { ManagedRelation } from '../managed-relations.js';
 import { candidateTupleKeys, OWNER_RELATION } from '../../verdict/projection.js';
@@ -15,7 +15,7 @@ export interface GrantProjectorOptions {
    * object can share a call.
    */
   store: RelationshipStore;
-  world: ClusterWorld;
+  world: ClusterView;
   lastWrites: LastWrites;
   mutex: KeyedMutex;
   /** The relations the controller manages: a repair reads the grant relations among them. */

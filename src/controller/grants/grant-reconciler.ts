@@ -2,13 +2,14 @@ import {
   derivedState,
   ENFORCED_CONDITION,
   findStatusCondition,
+  hasFinalizer,
   type PolicyGrant,
   type PolicyGrantStatus,
 } from '../../api/v1alpha1/index.js';
 import type { Logger } from '../../observability/logger.js';
 import { isConflict, isNotFound, type ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
-import type { ClusterWorld } from '../cluster-world.js';
+import type { ClusterView } from '../cluster-view.js';
 import type { GrantMetrics } from '../controller-metrics.js';
 import type { EventRecorder, RecordedEvent } from '../event-recorder.js';
 import type { GrantProjector } from './grant-projector.js';
@@ -19,7 +20,7 @@ import {
   type GrantStatusChange,
 } from './grant-status.js';
 import { grantKey, GrantReason, type GrantVerdict } from '../../verdict/grant-verdict.js';
-import type { GrantWriter } from './grant-writer.js';
+import type { ObjectWriter } from '../../kube/object-writer.js';
 import { projectedKeys, recordProjected } from './projected-tuples.js';
 import { candidateTupleKeys } from '../../verdict/projection.js';
 import type { LastWrites } from './last-writes.js';
@@ -36,10 +37,10 @@ import {
  * believed without writing again (see GrantProjector.adoptEnforced).
  */
 export interface GrantReconcilerOptions extends SpiceDBHealth {
-  world: ClusterWorld;
+  world: ClusterView;
   projector: GrantProjector;
   lastWrites: LastWrites;
-  writer: Pick<GrantWriter, 'addFinalizer' | 'removeFinalizer' | 'updateStatus'>;
+  writer: Pick<ObjectWriter<PolicyGrant>, 'setFinalizer' | 'updateStatus'>;
   events: Pick<EventRecorder, 'record'>;
   metrics: GrantMetrics;
   logger: Logger;
@@ -104,7 +105,7 @@ export class GrantReconciler extends ReconcileFlow<PolicyGrant, GrantOutcome, Po
   }
 
   protected addFinalizer(grant: PolicyGrant, signal: AbortSignal): Promise<PolicyGrant> {
-    return this.options.writer.addFinalizer(grant, signal);
+    return this.options.writer.setFinalizer(grant, true, signal);
   }
 
   protected async project(
@@ -156,7 +157,7 @@ export class GrantReconciler extends ReconcileFlow<PolicyGrant, GrantOutcome, Po
   }
 
   protected async releaseFinalizer(_key: string, grant: PolicyGrant, signal: AbortSignal): Promise<boolean> {
-    const removed = await this.options.writer.removeFinalizer(grant, signal).catch((error: unknown) => {
+    const removed = await this.options.writer.setFinalizer(grant, false, signal).catch((error: unknown) => {
       if (isNotFound(error)) return grant; // already gone
       if (isConflict(error)) return undefined;
       throw error;

@@ -1,14 +1,14 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { CatalogItem, PolicyGrant } from '../../api/v1alpha1/index.js';
+import { POLICY_GRANT_RESOURCE, type CatalogItem, type PolicyGrant } from '../../api/v1alpha1/index.js';
+import { ObjectWriter } from '../../kube/object-writer.js';
 import { watchesMapped, type Controller, type Informer, type Manager } from '../../runtime/index.js';
 import { grantKey } from '../../verdict/grant-verdict.js';
 import { candidateTupleKeys } from '../../verdict/projection.js';
-import type { ClusterWorld } from '../cluster-world.js';
-import { SHUTDOWN_TIMEOUT_MS, type ControllerDeps } from '../controller-deps.js';
+import type { ClusterView } from '../cluster-view.js';
+import { RELATIONSHIPS_WRITES, SHUTDOWN_TIMEOUT_MS, type ControllerDeps } from '../controller-deps.js';
 import { managedRelations } from '../managed-relations.js';
 import { GrantProjector } from './grant-projector.js';
 import { GrantReconciler } from './grant-reconciler.js';
-import { GrantWriter } from './grant-writer.js';
 import { LastWrites } from './last-writes.js';
 
 const KIND = 'policygrant';
@@ -39,7 +39,7 @@ export function setupGrantController(manager: Manager, deps: ControllerDeps): Co
     world,
     projector,
     lastWrites,
-    writer: new GrantWriter(deps.kubeConfig),
+    writer: new ObjectWriter<PolicyGrant>(deps.kube, POLICY_GRANT_RESOURCE, RELATIONSHIPS_WRITES),
     events: deps.events,
     metrics: deps.metrics,
     logger: deps.logger,
@@ -60,7 +60,7 @@ export function setupGrantController(manager: Manager, deps: ControllerDeps): Co
 
 /** What makes a grant worth another look besides its own changes. */
 function grantTriggers(
-  world: ClusterWorld,
+  world: ClusterView,
   grants: Informer<PolicyGrant>,
   items: Informer<CatalogItem>,
   namespaces: Informer<KubernetesObject>,

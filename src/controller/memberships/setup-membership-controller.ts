@@ -1,8 +1,7 @@
-import type { Membership } from '../../api/v1alpha1/index.js';
+import { MEMBERSHIP_RESOURCE, type Membership } from '../../api/v1alpha1/index.js';
+import { ObjectWriter } from '../../kube/object-writer.js';
 import type { Controller, Manager } from '../../runtime/index.js';
-import { membershipsPath } from '../controller-caches.js';
-import type { ControllerDeps } from '../controller-deps.js';
-import { ProjectedWriter } from '../projected/projected-writer.js';
+import { RELATIONSHIPS_WRITES, type ControllerDeps } from '../controller-deps.js';
 import { setupProjectedController } from '../projected/setup-projected-controller.js';
 
 /**
@@ -14,7 +13,7 @@ export function setupMembershipController(manager: Manager, deps: ControllerDeps
   return setupProjectedController(manager, deps, {
     cache: caches.membershipCache,
     world: caches.memberships,
-    writer: new ProjectedWriter<Membership>(deps.kubeConfig, membershipsPath),
+    writer: new ObjectWriter<Membership>(deps.kube, MEMBERSHIP_RESOURCE, RELATIONSHIPS_WRITES),
     rewriteOnRecovery: true,
   });
 }

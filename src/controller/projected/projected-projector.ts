@@ -3,11 +3,11 @@ import type { KeyedMutex } from '../keyed-mutex.js';
 import type { RelationshipStore } from '../relationship-store.js';
 import { objectOfTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 import { counts, type ProjectedObject } from './projected-kind.js';
-import type { ProjectedWorld } from './projected-world.js';
+import type { ProjectedView } from './projected-view.js';
 
 export interface ProjectorOptions<T extends ProjectedObject> {
   store: RelationshipStore;
-  world: ProjectedWorld<T>;
+  world: ProjectedView<T>;
   mutex: KeyedMutex;
   /** Told about the tuples a withdrawal deleted; `except` is the object that deleted them. */
   onTuplesDeleted(keys: TupleKey[], except: string): void;

@@ -18,10 +18,10 @@ import {
 } from './projected-kind.js';
 import type { ProjectedProjector } from './projected-projector.js';
 import { currentReason, nextProjectedStatus } from './projected-status.js';
-import type { ProjectedWorld } from './projected-world.js';
+import type { ProjectedView } from './projected-view.js';
 
 export interface ProjectedReconcilerOptions<T extends ProjectedObject> extends SpiceDBHealth {
-  world: ProjectedWorld<T>;
+  world: ProjectedView<T>;
   projector: ProjectedProjector<T>;
   writer: {
     setFinalizer(object: T, present: boolean, signal: AbortSignal): Promise<T>;

@@ -10,12 +10,12 @@ import { SHUTDOWN_TIMEOUT_MS, type ControllerDeps } from '../controller-deps.js'
 import type { ProjectedObject } from './projected-kind.js';
 import { ProjectedProjector } from './projected-projector.js';
 import { ProjectedReconciler, type ProjectedReconcilerOptions } from './projected-reconciler.js';
-import type { ProjectedWorld } from './projected-world.js';
+import type { ProjectedView } from './projected-view.js';
 
 export interface ProjectedControllerSpec<T extends ProjectedObject & KubernetesObject> {
   /** The informer the controller is for. */
   cache: Informer<T>;
-  world: ProjectedWorld<T>;
+  world: ProjectedView<T>;
   writer: ProjectedReconcilerOptions<T>['writer'];
   /** What else makes an object worth another look. */
   watches?: WatchSource[];

@@ -1,36 +1,41 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import {
-  API_GROUP,
-  API_VERSION,
-  CATALOG_ITEM_PLURAL,
-  POLICY_GRANT_PLURAL,
+  CATALOG_ITEM_RESOURCE,
+  POLICY_GRANT_RESOURCE,
   type CatalogItem,
   type PolicyGrant,
+  type ResourceDescriptor,
 } from '../../../src/api/v1alpha1/index.js';
+import { collectionPath, KubeClient } from '../../../src/kube/index.js';
 import { SCOPE_LABEL } from '../../integration/controller/support/harness.js';
 
 // Read from the kube-apiserver itself, not from anyone's cache.
 
-async function listCustomObjects<T>(
+/** The objects of the collection (a namespace's, or all matching `labelSelector`). */
+export async function listObjects<T>(
   kubeConfig: KubeConfig,
-  plural: string,
+  resource: ResourceDescriptor,
   where: { namespace: string } | { labelSelector: string },
 ): Promise<T[]> {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  const request = { group: API_GROUP, version: API_VERSION, plural };
-  const list =
-    'namespace' in where
-      ? await api.listNamespacedCustomObject({ ...request, ...where })
-      : await api.listClusterCustomObject({ ...request, ...where });
-  return (list as { items: T[] }).items;
+  const kube = new KubeClient(kubeConfig);
+  try {
+    const list = await kube.call<{ items: T[] }>({
+      method: 'GET',
+      path: collectionPath(resource, 'namespace' in where ? where.namespace : undefined),
+      query: 'labelSelector' in where ? { labelSelector: where.labelSelector } : {},
+    });
+    return list.items;
+  } finally {
+    kube.close();
+  }
 }
 
 /** Every PolicyGrant in the namespace. */
 export function listGrants(kubeConfig: KubeConfig, namespace: string): Promise<PolicyGrant[]> {
-  return listCustomObjects(kubeConfig, POLICY_GRANT_PLURAL, { namespace });
+  return listObjects(kubeConfig, POLICY_GRANT_RESOURCE, { namespace });
 }
 
 /** The CatalogItems of the test's scope. */
 export function listItems(kubeConfig: KubeConfig, scope: string): Promise<CatalogItem[]> {
-  return listCustomObjects(kubeConfig, CATALOG_ITEM_PLURAL, { labelSelector: `${SCOPE_LABEL}=${scope}` });
+  return listObjects(kubeConfig, CATALOG_ITEM_RESOURCE, { labelSelector: `${SCOPE_LABEL}=${scope}` });
 }

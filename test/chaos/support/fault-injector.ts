@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { delay } from '../../../dev/localplane/managed-process.js';
-import { kubeLeaseClient, type LeaseClient } from '../../../src/runtime/lease-client.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import { kubeLeaseClient, type LeaseClient } from '../../../src/kube/lease-client.js';
 import type { PauseMode } from '../../support/tcp-proxy.js';
 import { until } from '../../support/until.js';
 import type { ControllerReplica, PartitionTarget } from './controller-replica.js';
@@ -60,7 +61,7 @@ export class LeaseWatcher {
   readonly history: { at: Date; holder: string }[] = [];
 
   constructor(kubeConfig: KubeConfig, namespace: string, name: string) {
-    this.client = kubeLeaseClient(kubeConfig, namespace, name);
+    this.client = kubeLeaseClient(new KubeClient(kubeConfig), namespace, name);
   }
 
   get currentHolder(): string | undefined {

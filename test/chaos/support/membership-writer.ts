@@ -1,11 +1,6 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import {
-  API_GROUP,
-  API_VERSION,
-  MEMBERSHIP_PLURAL,
-  type Membership,
-  type MembershipKey,
-} from '../../../src/api/v1alpha1/index.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { listObjects } from './cluster-objects.js';
+import { MEMBERSHIP_RESOURCE, type Membership, type MembershipKey } from '../../../src/api/v1alpha1/index.js';
 import { memberEvent, STRUCTURED_EVENT } from '../../support/member-events.js';
 
 /** One membership change as a producer reports it. */
@@ -38,13 +33,6 @@ export function eventMembershipWriter(aclUrl: string, authorization: string): Me
 }
 
 /** Every Membership of the namespace, read from the kube-apiserver itself. */
-export async function listMemberships(kubeConfig: KubeConfig, namespace: string): Promise<Membership[]> {
-  const api = kubeConfig.makeApiClient(CustomObjectsApi);
-  const list = await api.listNamespacedCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    namespace,
-    plural: MEMBERSHIP_PLURAL,
-  });
-  return (list as { items: Membership[] }).items;
+export function listMemberships(kubeConfig: KubeConfig, namespace: string): Promise<Membership[]> {
+  return listObjects(kubeConfig, MEMBERSHIP_RESOURCE, { namespace });
 }

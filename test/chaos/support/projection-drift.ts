@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CatalogItem, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { ClusterWorld, type ObjectStore } from '../../../src/controller/cluster-world.js';
+import { ClusterView } from '../../../src/controller/cluster-view.js';
+import type { Indexer } from '../../../src/kube/indexes.js';
 import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { tupleKey, type TupleKey } from '../../../src/verdict/tuple-key.js';
 import { IndexedCache } from '../../../src/runtime/indexed-cache.js';
@@ -9,7 +10,7 @@ import type { Relationship, SpiceDBClient } from '../../../src/spicedb/client.js
 import type { Registry } from '../../../src/spicedb/registry.js';
 
 /** The objects of one list, as the controller's caches would hold them. */
-class ListedObjects<T extends KubernetesObject> implements ObjectStore<T> {
+class ListedObjects<T extends KubernetesObject> implements Indexer<T> {
   private readonly cache = new IndexedCache<T>();
 
   constructor(objects: readonly T[]) {
@@ -50,7 +51,7 @@ export type TupleExpirations = Map<TupleKey, number | undefined>;
  * All grants live in the ACL namespace, so no namespace binding is needed.
  */
 export function effectiveProjection(input: ProjectionInput): TupleExpirations {
-  const world = new ClusterWorld({
+  const world = new ClusterView({
     grants: new ListedObjects(input.grants),
     items: new ListedObjects(input.items),
     namespaces: new ListedObjects<KubernetesObject>([]),

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ACCESS_REQUEST_LABEL,
-  ACCESS_REQUEST_PLURAL,
-  API_GROUP,
-  API_VERSION,
+  ACCESS_REQUEST_RESOURCE,
   type AccessRequest,
 } from '../../../src/api/v1alpha1/index.js';
+import { collectionPath, objectPath } from '../../../src/kube/index.js';
 import { AclHarness, inDays, individual, type Caller } from './support/acl-harness.js';
 
 // The access-request routes against the real kube-apiserver: ask (201, 400 naming the field, 404, 409 for a
@@ -79,12 +78,10 @@ function decide(caller: Caller, id: string, body: Record<string, unknown>, etag?
 }
 
 async function stored(id: string): Promise<AccessRequest> {
-  const list = (await harness.customObjects.listNamespacedCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    namespace: harness.namespace,
-    plural: ACCESS_REQUEST_PLURAL,
-  })) as { items: AccessRequest[] };
+  const list = await harness.kube.call<{ items: AccessRequest[] }>({
+    method: 'GET',
+    path: collectionPath(ACCESS_REQUEST_RESOURCE, harness.namespace),
+  });
   const found = list.items.find((request) => request.metadata.uid === id);
   if (!found) throw new Error(`no AccessRequest ${id}`);
   return found;
@@ -246,12 +243,13 @@ describe('PATCH /access-requests/{id}', () => {
     const missing = await decide(owner, id, { status: 'APPROVED' });
     expect(missing.status).toBe(428);
     expect(missing.body.detail).toContain('If-Match');
-    await harness.customObjects.patchNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: harness.namespace,
-      plural: ACCESS_REQUEST_PLURAL,
-      name: (await stored(id)).metadata.name ?? '',
+    await harness.kube.call({
+      method: 'PATCH',
+      path: objectPath(ACCESS_REQUEST_RESOURCE, {
+        namespace: harness.namespace,
+        name: (await stored(id)).metadata.name ?? '',
+      }),
+      contentType: 'application/json-patch+json',
       body: [{ op: 'add', path: '/metadata/labels', value: { touched: 'yes' } }],
     });
     const stale = await decide(owner, id, { status: 'APPROVED' }, etag);

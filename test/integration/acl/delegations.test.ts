@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AGENT_PLURAL,
-  API_GROUP,
-  API_VERSION,
-  agentName,
-  type Agent,
-} from '../../../src/api/v1alpha1/index.js';
+import { AGENT_RESOURCE, agentName, type Agent } from '../../../src/api/v1alpha1/index.js';
+import { objectPath } from '../../../src/kube/index.js';
 import { AclHarness, inDays, individual, type Caller } from './support/acl-harness.js';
 
 // The delegation routes against the real kube-apiserver: create (201, 400 naming the field, 403 without the
@@ -61,13 +56,10 @@ function delegate(caller: Caller, body: Record<string, unknown>) {
 }
 
 async function agentObject(agentId: string): Promise<Agent> {
-  return (await harness.customObjects.getNamespacedCustomObject({
-    group: API_GROUP,
-    version: API_VERSION,
-    namespace: harness.namespace,
-    plural: AGENT_PLURAL,
-    name: agentName(agentId),
-  })) as Agent;
+  return harness.kube.call<Agent>({
+    method: 'GET',
+    path: objectPath(AGENT_RESOURCE, { namespace: harness.namespace, name: agentName(agentId) }),
+  });
 }
 
 describe('POST /delegations', () => {

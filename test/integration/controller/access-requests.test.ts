@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AccessRequest } from '../../../src/api/v1alpha1/index.js';
 import { AuditStore } from '../../../src/audit/audit-store.js';
+import { CONTROLLER_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { migrate } from '../../../src/audit/migrations.js';
 import { recordFromRow, RECORD_COLUMNS, type RecordRow } from '../../../src/audit/record-rows.js';
 import { EXPIRED_BY } from '../../../src/controller/access-requests/access-request-reconciler.js';
@@ -70,6 +71,15 @@ describe('an AccessRequest', () => {
     const uid = metadata.uid ?? '';
     await until(async () => (await auditActionsOn(uid)).length > 0, `the audit record of ${name}'s expiry`);
     expect(await auditActionsOn(uid)).toEqual([`${EXPIRED_BY} accessrequest.expired`]);
+  });
+
+  it("is marked PENDING by a status write under the controller's field manager", async () => {
+    const name = (await apply()).metadata.name ?? '';
+    const pending = await untilState(name, 'PENDING');
+    const statusWriters = (pending.metadata.managedFields ?? [])
+      .filter((entry) => entry.subresource === 'status')
+      .map((entry) => entry.manager);
+    expect(statusWriters).toEqual([CONTROLLER_FIELD_MANAGER]);
   });
 
   it('decided before the TTL stays decided, and has one Event for its decision', async () => {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,13 +16,13 @@ import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { migrate, WRITER_ROLE } from '../../../src/audit/migrations.js';
 import { recordFromRow, RECORD_COLUMNS, type RecordRow } from '../../../src/audit/record-rows.js';
 import type { ControllerEnvironment } from '../../../src/controller/config.js';
-import { policyGrantsPath } from '../../../src/controller/grants/grant-writer.js';
+import { POLICY_GRANT_RESOURCE } from '../../../src/api/v1alpha1/index.js';
 import { isConflict } from '../../../src/runtime/index.js';
-import { requestJson } from '../../../src/runtime/kube-request.js';
 import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
+import { collectionPath, KubeClient } from '../../../src/kube/index.js';
 import { grantPolicies } from '../admission/grant-policies.js';
 import { PATIENCE_MS } from '../../support/patience.js';
-import { testKubeConfig, uniqueId } from '../support/cluster.js';
+import { testKubeClient, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { asSuperuser, testDatabase, withDatabase } from '../support/database.js';
 import {
   individual,
@@ -60,12 +59,12 @@ beforeAll(async () => {
 });
 
 const world = useControllerFixture('grant-audit', env);
-const kube = testKubeConfig();
+const kube = testKubeClient();
 
 // The impersonated users may do anything in the controller's namespace: only admission judges their writes.
 beforeAll(async () => {
   await policies.install([world.aclNamespace]);
-  await requestJson(kube, {
+  await kube.call({
     method: 'POST',
     path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${world.aclNamespace}/rolebindings`,
     body: {
@@ -81,12 +80,19 @@ beforeAll(async () => {
 });
 afterAll(() => policies.remove());
 
-/** The test's kubeconfig, impersonating `user`. */
-function kubeAs(user: string): KubeConfig {
-  const config = testKubeConfig();
-  const users = config.users.map((entry) => ({ ...entry, impersonateUser: user }));
-  config.loadFromOptions({ ...config, users, currentContext: config.currentContext });
-  return config;
+const clientsAs = new Map<string, KubeClient>();
+
+/** The test's access, impersonating `user`. */
+function kubeAs(user: string): KubeClient {
+  let client = clientsAs.get(user);
+  if (!client) {
+    const config = testKubeConfig();
+    const users = config.users.map((entry) => ({ ...entry, impersonateUser: user }));
+    config.loadFromOptions({ ...config, users, currentContext: config.currentContext });
+    client = new KubeClient(config);
+    clientsAs.set(user, client);
+  }
+  return client;
 }
 
 async function recordsOf(uid: string): Promise<AuditRecord[]> {
@@ -105,7 +111,7 @@ async function awaitRecords(uid: string, count: number): Promise<AuditRecord[]> 
 }
 
 function grantPath(name: string): string {
-  return `${policyGrantsPath(world.aclNamespace)}/${name}`;
+  return `${collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace)}/${name}`;
 }
 
 /**
@@ -118,9 +124,9 @@ function createAs(
   spec: PolicyGrantSpec,
   annotations: Record<string, string> = {},
 ): Promise<PolicyGrant> {
-  return requestJson<PolicyGrant>(kubeAs(user), {
+  return kubeAs(user).call<PolicyGrant>({
     method: 'POST',
-    path: policyGrantsPath(world.aclNamespace),
+    path: collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace),
     query: { fieldManager },
     body: {
       apiVersion: GROUP_VERSION,
@@ -141,7 +147,7 @@ async function updateAs(
   for (;;) {
     const grant = await world.resources.getGrant(world.aclNamespace, name);
     try {
-      return await requestJson<PolicyGrant>(kubeAs(user), {
+      return await kubeAs(user).call<PolicyGrant>({
         method: 'PUT',
         path: grantPath(name),
         query: { fieldManager },
@@ -154,9 +160,9 @@ async function updateAs(
 }
 
 async function grantsInScope(): Promise<PolicyGrant[]> {
-  const list = await requestJson<{ items: PolicyGrant[] }>(kube, {
+  const list = await kube.call<{ items: PolicyGrant[] }>({
     method: 'GET',
-    path: policyGrantsPath(world.aclNamespace),
+    path: collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace),
     query: { labelSelector: `${SCOPE_LABEL}=${world.resources.scope}` },
   });
   return list.items;

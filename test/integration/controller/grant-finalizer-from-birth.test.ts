@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EnforcedReason, RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
-import { KubeClient } from '../../../src/acl/kube-client.js';
+import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import { GrantStore } from '../../../src/acl/policies/grant-store.js';
 import { CONTROLLER_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
@@ -24,7 +25,9 @@ import {
 const world = useControllerFixture('born');
 
 function aclStore(): GrantStore {
-  return new GrantStore(new KubeClient(testKubeConfig()), world.aclNamespace);
+  // As the ACL API writes: under its field manager.
+  const kube = new KubeClient(testKubeConfig(), { fieldManager: ACL_API_FIELD_MANAGER });
+  return new GrantStore(kube, world.aclNamespace);
 }
 
 function createThroughStore(store: GrantStore, itemId: string) {

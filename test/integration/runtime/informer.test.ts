@@ -2,8 +2,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import { Informer } from '../../../src/runtime/informer.js';
-import { kubeListWatch } from '../../../src/runtime/list-watch.js';
-import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { kubeListWatch } from '../../../src/kube/list-watch.js';
+import { createTestNamespace, testKubeClient, testKubeConfig } from '../support/cluster.js';
 import { SabotagedSource } from './sabotaged-source.js';
 import { until } from '../../support/until.js';
 
@@ -27,7 +27,7 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
   };
   const remove = (name: string): Promise<unknown> => core.deleteNamespacedConfigMap({ name, namespace });
 
-  function startInformer(source = kubeListWatch<V1ConfigMap>(kubeConfig, path())): void {
+  function startInformer(source = kubeListWatch<V1ConfigMap>(testKubeClient(), path())): void {
     informer = new Informer({
       source,
       name: 'configmaps',
@@ -107,7 +107,7 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
     await put('kept', '1');
     await put('changed', '1');
     await put('deleted', '1');
-    const source = new SabotagedSource(kubeListWatch<V1ConfigMap>(kubeConfig, path()));
+    const source = new SabotagedSource(kubeListWatch<V1ConfigMap>(testKubeClient(), path()));
     startInformer(source);
     await informer.waitForSync();
     await until(() => source.watches === 1, 'the watch to open');
@@ -138,7 +138,7 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
     seen = [];
     await put('changed', '1');
     await put('deleted', '1');
-    const source = new SabotagedSource(kubeListWatch<V1ConfigMap>(kubeConfig, path()));
+    const source = new SabotagedSource(kubeListWatch<V1ConfigMap>(testKubeClient(), path()));
     startInformer(source);
     await informer.waitForSync();
     await put('warm-up', '1'); // an event on the first watch, so its normal end below counts as healthy
@@ -168,7 +168,7 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
   it('reopens a quiet watch after the stall timeout without losing events', async () => {
     namespace = await createTestNamespace('rt-informer-stall');
     seen = [];
-    const source = new SabotagedSource(kubeListWatch<V1ConfigMap>(kubeConfig, path()));
+    const source = new SabotagedSource(kubeListWatch<V1ConfigMap>(testKubeClient(), path()));
     informer = new Informer({ source, labelSelector: 'test=runtime', stallTimeoutMs: 1500 });
     informer.addEventHandler({ onAdd: (obj) => seen.push(['add', obj.metadata?.name ?? '']) });
     informer.start();

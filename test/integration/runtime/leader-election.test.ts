@@ -2,6 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerLeaderElection } from '../../../src/runtime/manager.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
@@ -21,8 +22,9 @@ describe('Manager leader election against the real kube-apiserver', () => {
   const reconciledBy = new Map<Manager, string[]>();
 
   function manager(election: Partial<ManagerLeaderElection> = {}): Manager {
+    // A client of its own per manager: two replicas share no connection pool.
     const made = new Manager({
-      kubeConfig,
+      kube: new KubeClient(kubeConfig),
       registry: new Registry(),
       gracefulShutdownTimeoutMs: 2000,
       leaderElection: { namespace, name: 'runtime-test', ...TIMINGS, ...election },

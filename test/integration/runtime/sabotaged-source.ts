@@ -1,11 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { KubeApiError, isGone } from '../../../src/runtime/api-error.js';
+import { KubeApiError, isGone } from '../../../src/kube/api-error.js';
 import type {
   ListOptions,
   ListWatchSource,
   WatchHandlers,
   WatchOptions,
-} from '../../../src/runtime/list-watch.js';
+} from '../../../src/kube/list-watch.js';
 
 /**
  * Wraps a real list/watch source so a test can break the informer's connection on purpose: cut it (as a

@@ -1,6 +1,7 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { collectionPath, KubeClient, loadKubeConfig, NAMESPACE_RESOURCE } from '../../../src/kube/index.js';
 import type { ControlPlaneInfo } from './control-plane-info.js';
 
 export function controlPlane(): ControlPlaneInfo {
@@ -9,9 +10,15 @@ export function controlPlane(): ControlPlaneInfo {
 
 /** Admin access to the shared kube-apiserver (CRDs from crds/ installed). */
 export function testKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(controlPlane().kubeconfigPath);
-  return kubeConfig;
+  return loadKubeConfig(controlPlane().kubeconfigPath);
+}
+
+let adminClient: KubeClient | undefined;
+
+/** The same admin access through the project's transport, one pool per test file. */
+export function testKubeClient(): KubeClient {
+  adminClient ??= new KubeClient(testKubeConfig());
+  return adminClient;
 }
 
 /** The shared SpiceDB (memory datastore): isolate by unique object ids. */
@@ -35,8 +42,10 @@ export async function createTestNamespace(
       .replace(/[^a-z0-9-]/g, '-')
       .slice(0, 40),
   );
-  await testKubeConfig()
-    .makeApiClient(CoreV1Api)
-    .createNamespace({ body: { metadata: { name, labels } } });
+  await testKubeClient().call({
+    method: 'POST',
+    path: collectionPath(NAMESPACE_RESOURCE),
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } },
+  });
   return name;
 }

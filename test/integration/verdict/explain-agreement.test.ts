@@ -2,13 +2,8 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  API_GROUP,
-  API_VERSION,
-  DELEGATION_PLURAL,
-  EnforcedReason,
-  type Delegation,
-} from '../../../src/api/v1alpha1/index.js';
+import { DELEGATION_RESOURCE, EnforcedReason, type Delegation } from '../../../src/api/v1alpha1/index.js';
+import { collectionPath } from '../../../src/kube/index.js';
 import { run } from '../../../src/kubectl-grants/main.js';
 import type { Explanation, ExplainReason, Subject } from '../../../src/verdict/explanation.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
@@ -275,12 +270,10 @@ describe('REST, the kubectl plugin and /v1/check agree on why', () => {
       body: { agentId, itemId: grant.spec.itemId, relation: 'querier', expiryTime: inDays(30) },
     });
     expect(created.status).toBe(201);
-    const delegations = (await acl.customObjects.listNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: world.aclNamespace,
-      plural: DELEGATION_PLURAL,
-    })) as { items: Delegation[] };
+    const delegations = await acl.kube.call<{ items: Delegation[] }>({
+      method: 'GET',
+      path: collectionPath(DELEGATION_RESOURCE, world.aclNamespace),
+    });
     const delegation = delegations.items.find((candidate) => candidate.spec.agentId === agentId);
     const ref = `${world.aclNamespace}/${delegation?.metadata.name}`;
     const situation = { subject: { type: 'agent', id: agentId } as const, itemId: grant.spec.itemId, ref };

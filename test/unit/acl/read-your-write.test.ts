@@ -5,7 +5,7 @@ import {
   type AccessRequestsOptions,
 } from '../../../src/acl/access-requests/access-requests.js';
 import { Delegations, type DelegationsOptions } from '../../../src/acl/delegations/delegations.js';
-import type { KubeCall, KubeClient } from '../../../src/acl/kube-client.js';
+import type { KubeCall, KubeClient } from '../../../src/kube/kube-client.js';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
 import type { Principal } from '../../../src/auth/principal.js';
 

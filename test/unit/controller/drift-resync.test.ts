@@ -9,7 +9,7 @@ import { resyncedRelations } from '../../../src/controller/setup-drift-resync.js
 import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';
 import { membershipCacheTransform } from '../../../src/controller/memberships/cached-membership.js';
 import { InternPool } from '../../../src/runtime/index.js';
-import { ProjectedWorld } from '../../../src/controller/projected/projected-world.js';
+import { ProjectedView } from '../../../src/controller/projected/projected-view.js';
 import { membershipKind } from '../../../src/controller/memberships/membership-projection.js';
 import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import type { Membership, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
@@ -68,7 +68,7 @@ function setUp(
     store,
     world: test.world,
     projected: [
-      new ProjectedWorld(
+      new ProjectedView(
         new MemoryStore(memberships, membershipCacheTransform(new InternPool())),
         membershipKind,
       ),

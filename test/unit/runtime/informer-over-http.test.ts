@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import { Informer } from '../../../src/runtime/informer.js';
-import { kubeListWatch } from '../../../src/runtime/list-watch.js';
+import { kubeListWatch } from '../../../src/kube/list-watch.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
 import { until } from '../../support/until.js';
 
@@ -14,7 +15,7 @@ const cm = (name: string, resourceVersion: string): V1ConfigMap => ({
 
 describe('Informer over HTTP', () => {
   let api: FakeHttpApi;
-  let kubeConfig: KubeConfig;
+  let kube: KubeClient;
   let informer: Informer<V1ConfigMap>;
   let items: V1ConfigMap[];
   const watchRequests = (): URL[] =>
@@ -24,7 +25,7 @@ describe('Informer over HTTP', () => {
 
   beforeEach(async () => {
     api = new FakeHttpApi();
-    kubeConfig = await api.listen();
+    kube = new KubeClient(await api.listen());
     items = [cm('a', '5')];
   });
 
@@ -39,7 +40,7 @@ describe('Informer over HTTP', () => {
         ? onWatch(res)
         : sendJson(res, 200, { metadata: { resourceVersion: '9' }, items });
     informer = new Informer({
-      source: kubeListWatch(kubeConfig, PATH),
+      source: kubeListWatch(kube, PATH),
       stallTimeoutMs: 200,
       backoff: { initialMs: 50, maxMs: 100, jitter: 0 },
     });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../src/kube/api-error.js';
 import { Informer } from '../../../src/runtime/informer.js';
 import type { InformerOptions } from '../../../src/runtime/informer.js';
 import { FakeListWatch } from './support/fake-list-watch.js';

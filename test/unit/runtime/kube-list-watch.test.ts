@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
-import { KubeApiError } from '../../../src/runtime/api-error.js';
-import { kubeLeaseClient } from '../../../src/runtime/lease-client.js';
-import { kubeListWatch } from '../../../src/runtime/list-watch.js';
-import type { WatchEvent } from '../../../src/runtime/list-watch.js';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { KubeClient } from '../../../src/kube/kube-client.js';
+import { KubeApiError } from '../../../src/kube/api-error.js';
+import { kubeLeaseClient } from '../../../src/kube/lease-client.js';
+import { kubeListWatch } from '../../../src/kube/list-watch.js';
+import type { WatchEvent } from '../../../src/kube/list-watch.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
 import { until } from '../../support/until.js';
 
@@ -17,9 +18,9 @@ interface Recorded {
   closed: unknown[];
 }
 
-function watchInto(kubeConfig: KubeConfig, resourceVersion = '10'): Recorded & { stop: () => void } {
+function watchInto(kube: KubeClient, resourceVersion = '10'): Recorded & { stop: () => void } {
   const recorded: Recorded = { events: [], closed: [] };
-  const stop = kubeListWatch<V1ConfigMap>(kubeConfig, PATH).watch(
+  const stop = kubeListWatch<V1ConfigMap>(kube, PATH).watch(
     { resourceVersion, timeoutSeconds: 300, allowWatchBookmarks: true, labelSelector: 'app=x' },
     {
       onEvent: (event) => recorded.events.push(event),
@@ -42,18 +43,18 @@ function serveTwoPages(api: FakeHttpApi): void {
 
 describe('kubeListWatch over HTTP', () => {
   let api: FakeHttpApi;
-  let kubeConfig: KubeConfig;
+  let kube: KubeClient;
 
   beforeEach(async () => {
     api = new FakeHttpApi();
-    kubeConfig = await api.listen();
+    kube = new KubeClient(await api.listen());
   });
 
   afterEach(() => api.close());
 
   it('lists every page with the selectors and the bearer token, and returns the last resourceVersion', async () => {
     serveTwoPages(api);
-    const result = await kubeListWatch<V1ConfigMap>(kubeConfig, PATH).list({
+    const result = await kubeListWatch<V1ConfigMap>(kube, PATH).list({
       labelSelector: 'app=x',
       fieldSelector: 'a=b',
     });
@@ -72,7 +73,7 @@ describe('kubeListWatch over HTTP', () => {
 
   it('applies the transform to each item of every page', async () => {
     serveTwoPages(api);
-    const result = await kubeListWatch<V1ConfigMap>(kubeConfig, PATH).list({
+    const result = await kubeListWatch<V1ConfigMap>(kube, PATH).list({
       transform: (obj) => ({ ...obj, data: { seen: 'yes' } }),
     });
     expect(result.items.map((o) => [o.metadata?.name, o.data?.seen])).toEqual([
@@ -89,7 +90,7 @@ describe('kubeListWatch over HTTP', () => {
         reason: 'Forbidden',
         message: 'configmaps is forbidden',
       });
-    const failure = kubeListWatch(kubeConfig, PATH).list({});
+    const failure = kubeListWatch(kube, PATH).list({});
     await expect(failure).rejects.toBeInstanceOf(KubeApiError);
     await expect(failure).rejects.toMatchObject({
       statusCode: 403,
@@ -110,7 +111,7 @@ describe('kubeListWatch over HTTP', () => {
         res.end();
       }, 20);
     };
-    const watch = watchInto(kubeConfig);
+    const watch = watchInto(kube);
     await until(() => watch.closed.length > 0);
     expect(watch.events.map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK']);
     expect(watch.closed).toEqual(['normal']);
@@ -127,14 +128,14 @@ describe('kubeListWatch over HTTP', () => {
   it('reports a 410 answer to the watch request as a KubeApiError 410', async () => {
     api.route = (_req, _url, res) =>
       sendJson(res, 410, { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' });
-    const watch = watchInto(kubeConfig, '1');
+    const watch = watchInto(kube, '1');
     await until(() => watch.closed.length > 0);
     expect(watch.closed[0]).toMatchObject({ statusCode: 410, reason: 'Expired' });
   });
 
   it('reports a connection cut mid-stream as an error', async () => {
     api.route = (_req, _url, res) => startStream(res)({ type: 'ADDED', object: cm('a', '11') });
-    const watch = watchInto(kubeConfig);
+    const watch = watchInto(kube);
     await until(() => watch.events.length === 1);
     api.dropConnections();
     await until(() => watch.closed.length > 0);
@@ -146,14 +147,14 @@ describe('kubeListWatch over HTTP', () => {
       startStream(res);
       res.write('{not json\n');
     };
-    const watch = watchInto(kubeConfig);
+    const watch = watchInto(kube);
     await until(() => watch.closed.length > 0);
     expect(watch.closed[0]).toBeInstanceOf(SyntaxError);
   });
 
   it('can be stopped while the server has not even answered, closing the connection, with no callback', async () => {
     api.route = () => undefined; // never answers
-    const watch = watchInto(kubeConfig);
+    const watch = watchInto(kube);
     await until(() => api.openResponses().length === 1);
     watch.stop();
     await until(() => api.openResponses().length === 0);
@@ -164,12 +165,12 @@ describe('kubeListWatch over HTTP', () => {
 
 describe('kubeLeaseClient over HTTP', () => {
   let api: FakeHttpApi;
-  let kubeConfig: KubeConfig;
+  let kube: KubeClient;
   const LEASE = '/apis/coordination.k8s.io/v1/namespaces/ns/leases';
 
   beforeEach(async () => {
     api = new FakeHttpApi();
-    kubeConfig = await api.listen();
+    kube = new KubeClient(await api.listen());
   });
 
   afterEach(() => api.close());
@@ -179,7 +180,7 @@ describe('kubeLeaseClient over HTTP', () => {
       req.method === 'GET'
         ? sendJson(res, 404, { kind: 'Status', code: 404, reason: 'NotFound' })
         : sendJson(res, 201, { metadata: { name: 'l', namespace: 'ns', resourceVersion: '1' }, spec: {} });
-    const client = kubeLeaseClient(kubeConfig, 'ns', 'l');
+    const client = kubeLeaseClient(kube, 'ns', 'l');
     expect(await client.get()).toBeUndefined();
     const created = await client.create({ holderIdentity: 'me', leaseDurationSeconds: 15 });
     expect(created.metadata.resourceVersion).toBe('1');
@@ -196,7 +197,7 @@ describe('kubeLeaseClient over HTTP', () => {
 
   it('updates with a PUT carrying the resourceVersion, and surfaces a 409', async () => {
     api.route = (_req, _url, res) => sendJson(res, 409, { kind: 'Status', code: 409, reason: 'Conflict' });
-    const client = kubeLeaseClient(kubeConfig, 'ns', 'l');
+    const client = kubeLeaseClient(kube, 'ns', 'l');
     const lease = {
       metadata: { name: 'l', namespace: 'ns', resourceVersion: '7' },
       spec: { holderIdentity: 'me' },

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { KubeClient } from '../../../src/kube/kube-client.js';
 import { Registry } from 'prom-client';
-import type { Lease } from '../../../src/runtime/lease-client.js';
+import type { Lease } from '../../../src/kube/lease-client.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerOptions } from '../../../src/runtime/manager.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
@@ -20,7 +21,7 @@ const ELECTION = {
 
 describe('Manager', () => {
   let api: FakeHttpApi;
-  let kubeConfig: KubeConfig;
+  let kube: KubeClient;
   let lease: Lease | undefined;
   let revision: number;
   /** Identities whose lease writes the server refuses (a leader cut off from the API server). */
@@ -29,7 +30,7 @@ describe('Manager', () => {
 
   beforeEach(async () => {
     api = new FakeHttpApi();
-    kubeConfig = await api.listen();
+    kube = new KubeClient(await api.listen());
     lease = undefined;
     revision = 0;
     refused = new Set();
@@ -71,7 +72,7 @@ describe('Manager', () => {
 
   function manager(reconciled: string[], options: Partial<ManagerOptions> = {}): Manager {
     const made = new Manager({
-      kubeConfig,
+      kube,
       registry: new Registry(),
       gracefulShutdownTimeoutMs: 1000,
       ...options,

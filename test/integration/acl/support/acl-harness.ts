@@ -2,19 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { collectionPath, isNotFound, objectPath } from '../../../../src/kube/index.js';
 import {
-  API_GROUP,
-  API_VERSION,
   CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
-  GRANT_CLAIM_PLURAL,
+  CATALOG_ITEM_RESOURCE,
+  GRANT_CLAIM_RESOURCE,
   GROUP_VERSION,
   MEMBERSHIP_KIND,
-  MEMBERSHIP_PLURAL,
+  MEMBERSHIP_RESOURCE,
   membershipName,
   POLICY_GRANT_KIND,
-  POLICY_GRANT_PLURAL,
+  POLICY_GRANT_RESOURCE,
+  type ResourceDescriptor,
   type CatalogItemSpec,
   type GrantClaim,
   type Membership,
@@ -28,7 +28,7 @@ import { hashSecret } from '../../../../src/auth/secret-hash.js';
 import { createAuthenticators } from '../../../../src/config/auth-config.js';
 import type { AclApiConfig } from '../../../../src/acl/acl-config.js';
 import { startAclApi, type RunningAclApi } from '../../../../src/cmd/acl-api.js';
-import { createTestNamespace, testKubeConfig, uniqueId } from '../../support/cluster.js';
+import { createTestNamespace, testKubeClient, testKubeConfig, uniqueId } from '../../support/cluster.js';
 import { testAuditConfig } from '../../support/database.js';
 import { until } from '../../../support/until.js';
 
@@ -59,7 +59,7 @@ export interface Caller {
 
 export class AclHarness {
   readonly kubeConfig: KubeConfig = testKubeConfig();
-  readonly customObjects = this.kubeConfig.makeApiClient(CustomObjectsApi);
+  readonly kube = testKubeClient();
   api!: RunningAclApi;
   namespace!: string;
   key!: DevSigningKey;
@@ -120,12 +120,7 @@ export class AclHarness {
     await this.api?.stop();
     await Promise.allSettled(
       this.itemNames.map((name) =>
-        this.customObjects.deleteClusterCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          plural: CATALOG_ITEM_PLURAL,
-          name,
-        }),
+        this.kube.call({ method: 'DELETE', path: objectPath(CATALOG_ITEM_RESOURCE, { name }) }),
       ),
     );
     if (this.tempDir) await rm(this.tempDir, { recursive: true, force: true });
@@ -169,45 +164,37 @@ export class AclHarness {
 
   /** The Membership of `key` as the apiserver has it, or undefined. */
   async getMembership(key: MembershipKey): Promise<Membership | undefined> {
-    return this.getObject<Membership>(MEMBERSHIP_PLURAL, membershipName(key));
+    return this.getObject<Membership>(MEMBERSHIP_RESOURCE, membershipName(key));
   }
 
   /** The GrantClaim `name` in the API's namespace, or undefined. */
   async getClaim(name: string): Promise<GrantClaim | undefined> {
-    return this.getObject<GrantClaim>(GRANT_CLAIM_PLURAL, name);
+    return this.getObject<GrantClaim>(GRANT_CLAIM_RESOURCE, name);
   }
 
   async listClaims(): Promise<GrantClaim[]> {
-    const list = (await this.customObjects.listNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: this.namespace,
-      plural: GRANT_CLAIM_PLURAL,
-    })) as { items: GrantClaim[] };
+    const list = await this.kube.call<{ items: GrantClaim[] }>({
+      method: 'GET',
+      path: collectionPath(GRANT_CLAIM_RESOURCE, this.namespace),
+    });
     return list.items;
   }
 
   async deleteClaim(name: string): Promise<void> {
-    await this.customObjects.deleteNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: this.namespace,
-      plural: GRANT_CLAIM_PLURAL,
-      name,
+    await this.kube.call({
+      method: 'DELETE',
+      path: objectPath(GRANT_CLAIM_RESOURCE, { namespace: this.namespace, name }),
     });
   }
 
-  private async getObject<T>(plural: string, name: string): Promise<T | undefined> {
+  private async getObject<T>(resource: ResourceDescriptor, name: string): Promise<T | undefined> {
     try {
-      return (await this.customObjects.getNamespacedCustomObject({
-        group: API_GROUP,
-        version: API_VERSION,
-        namespace: this.namespace,
-        plural,
-        name,
-      })) as T;
+      return await this.kube.call<T>({
+        method: 'GET',
+        path: objectPath(resource, { namespace: this.namespace, name }),
+      });
     } catch (error) {
-      if ((error as { code?: number }).code === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -221,10 +208,9 @@ export class AclHarness {
       accessTypes: ['api', 'file', 'sub'],
       ...spec,
     };
-    await this.customObjects.createClusterCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: CATALOG_ITEM_PLURAL,
+    await this.kube.call({
+      method: 'POST',
+      path: collectionPath(CATALOG_ITEM_RESOURCE),
       body: { apiVersion: GROUP_VERSION, kind: CATALOG_ITEM_KIND, metadata: { name }, spec: full },
     });
     this.itemNames.push(name);
@@ -234,33 +220,25 @@ export class AclHarness {
 
   /** A PolicyGrant written straight to the apiserver (as kubectl would), bypassing the API's checks. */
   async rawGrant(spec: PolicyGrantSpec, namespace = this.namespace): Promise<PolicyGrant> {
-    const grant = (await this.customObjects.createNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: POLICY_GRANT_PLURAL,
+    return this.kube.call<PolicyGrant>({
+      method: 'POST',
+      path: collectionPath(POLICY_GRANT_RESOURCE, namespace),
       body: { apiVersion: GROUP_VERSION, kind: POLICY_GRANT_KIND, metadata: { generateName: 'raw-' }, spec },
-    })) as PolicyGrant;
-    return grant;
+    });
   }
 
   async getGrant(name: string, namespace = this.namespace): Promise<PolicyGrant> {
-    return (await this.customObjects.getNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: POLICY_GRANT_PLURAL,
-      name,
-    })) as PolicyGrant;
+    return this.kube.call<PolicyGrant>({
+      method: 'GET',
+      path: objectPath(POLICY_GRANT_RESOURCE, { namespace, name }),
+    });
   }
 
   async listGrants(namespace = this.namespace): Promise<PolicyGrant[]> {
-    const list = (await this.customObjects.listNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: POLICY_GRANT_PLURAL,
-    })) as { items: PolicyGrant[] };
+    const list = await this.kube.call<{ items: PolicyGrant[] }>({
+      method: 'GET',
+      path: collectionPath(POLICY_GRANT_RESOURCE, namespace),
+    });
     return list.items;
   }
 
@@ -270,11 +248,9 @@ export class AclHarness {
    */
   async addMember(organisationId: string, userId: string): Promise<void> {
     const spec = { organisationId, userId };
-    await this.customObjects.createNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace: this.namespace,
-      plural: MEMBERSHIP_PLURAL,
+    await this.kube.call({
+      method: 'POST',
+      path: collectionPath(MEMBERSHIP_RESOURCE, this.namespace),
       body: {
         apiVersion: GROUP_VERSION,
         kind: MEMBERSHIP_KIND,

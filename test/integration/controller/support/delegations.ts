@@ -1,86 +1,64 @@
 import { randomUUID } from 'node:crypto';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import {
   AGENT_KIND,
-  AGENT_PLURAL,
+  AGENT_RESOURCE,
   agentName,
-  API_GROUP,
-  API_VERSION,
   DELEGATION_KIND,
-  DELEGATION_PLURAL,
+  DELEGATION_RESOURCE,
   GROUP_VERSION,
   type Delegation,
   type DelegationSpec,
 } from '../../../../src/api/v1alpha1/index.js';
 import type { SpiceDBClient } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
-import { testKubeConfig, uniqueId } from '../../support/cluster.js';
-import { untilReason } from './harness.js';
+import { uniqueId } from '../../support/cluster.js';
+import { TestObjects } from '../../support/objects.js';
+import { exists, untilReason } from './harness.js';
 
 /** Delegations and Agents of one namespace, as a GitOps user (or the ACL API) writes them. */
 export class DelegationResources {
-  private readonly api = testKubeConfig().makeApiClient(CustomObjectsApi);
+  private readonly objects = new TestObjects();
 
   constructor(private readonly namespace: string) {}
 
   /** The Agent object that makes `ownerId` the agent's one owner. */
   async claimAgent(agentId: string, ownerId: string): Promise<void> {
-    await this.api.createNamespacedCustomObject({
-      ...this.collection(AGENT_PLURAL),
-      body: {
-        apiVersion: GROUP_VERSION,
-        kind: AGENT_KIND,
-        metadata: { name: agentName(agentId) },
-        spec: { agentId, ownerId },
-      },
-    });
+    const body = {
+      apiVersion: GROUP_VERSION,
+      kind: AGENT_KIND,
+      metadata: { name: agentName(agentId) },
+      spec: { agentId, ownerId },
+    };
+    await this.objects.create(AGENT_RESOURCE, body, this.namespace);
   }
 
   async create(spec: DelegationSpec): Promise<string> {
     const name = uniqueId('delegation');
-    await this.api.createNamespacedCustomObject({
-      ...this.collection(DELEGATION_PLURAL),
-      body: { apiVersion: GROUP_VERSION, kind: DELEGATION_KIND, metadata: { name }, spec },
-    });
+    const body = { apiVersion: GROUP_VERSION, kind: DELEGATION_KIND, metadata: { name }, spec };
+    await this.objects.create(DELEGATION_RESOURCE, body, this.namespace);
     return name;
   }
 
   async get(name: string): Promise<Delegation> {
-    return (await this.api.getNamespacedCustomObject({
-      ...this.collection(DELEGATION_PLURAL),
-      name,
-    })) as Delegation;
+    return this.objects.get<Delegation>(DELEGATION_RESOURCE, name, this.namespace);
   }
 
   async revoke(name: string): Promise<void> {
     const current = await this.get(name);
-    await this.api.replaceNamespacedCustomObject({
-      ...this.collection(DELEGATION_PLURAL),
-      name,
-      body: { ...current, spec: { ...current.spec, revokedAt: new Date().toISOString() } },
-    });
+    const body = { ...current, spec: { ...current.spec, revokedAt: new Date().toISOString() } };
+    await this.objects.replace(DELEGATION_RESOURCE, name, body, this.namespace);
   }
 
   async delete(name: string): Promise<void> {
-    await this.api.deleteNamespacedCustomObject({ ...this.collection(DELEGATION_PLURAL), name });
+    await this.objects.delete(DELEGATION_RESOURCE, name, this.namespace);
   }
 
   async exists(name: string): Promise<boolean> {
-    return this.get(name).then(
-      () => true,
-      (error: { code?: number }) => {
-        if (error.code === 404) return false;
-        throw error;
-      },
-    );
+    return exists(this.get(name));
   }
 
   waitForReason(name: string, reason: string): Promise<Delegation> {
     return untilReason(`${this.namespace}/${name}`, () => this.get(name), reason);
-  }
-
-  private collection(plural: string) {
-    return { group: API_GROUP, version: API_VERSION, namespace: this.namespace, plural };
   }
 }
 

@@ -2,22 +2,20 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, vi } from 'vitest';
 import {
-  API_GROUP,
-  API_VERSION,
   CATALOG_ITEM_KIND,
-  CATALOG_ITEM_PLURAL,
+  CATALOG_ITEM_RESOURCE,
   ENFORCED_CONDITION,
   findStatusCondition,
   GROUP_VERSION,
   MEMBERSHIP_KIND,
-  MEMBERSHIP_PLURAL,
+  MEMBERSHIP_RESOURCE,
   membershipName,
   POLICY_GRANT_KIND,
-  POLICY_GRANT_PLURAL,
+  POLICY_GRANT_RESOURCE,
   type CatalogItem,
   type CatalogItemSpec,
   type Condition,
@@ -43,6 +41,14 @@ import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../../src/spicedb/schema.js';
 import type { ResyncReport } from '../../../../src/controller/drift-resync.js';
 import { PATIENCE_MS } from '../../../support/patience.js';
+import {
+  EVENT_RESOURCE,
+  isConflict,
+  isNotFound,
+  KubeClient,
+  NAMESPACE_RESOURCE,
+} from '../../../../src/kube/index.js';
+import { TestObjects } from '../../support/objects.js';
 import { until } from '../../../support/until.js';
 import { controlPlane, testKubeConfig, uniqueId } from '../../support/cluster.js';
 import { testDatabase } from '../../support/database.js';
@@ -276,16 +282,14 @@ export interface Created<S> {
 
 /** The custom resources of one test file, in its scope. */
 export class Resources {
-  private readonly api: CustomObjectsApi;
-  private readonly core: CoreV1Api;
+  private readonly objects: TestObjects;
   private readonly itemNames: string[] = [];
 
   constructor(
     kubeConfig: KubeConfig,
     readonly scope: string,
   ) {
-    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.objects = new TestObjects(new KubeClient(kubeConfig));
   }
 
   private get labels(): Record<string, string> {
@@ -294,20 +298,24 @@ export class Resources {
 
   async namespace(prefix: string, labels: Record<string, string> = {}): Promise<string> {
     const name = uniqueId(prefix);
-    await this.core.createNamespace({ body: { metadata: { name, labels } } });
+    await this.objects.create(NAMESPACE_RESOURCE, {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels },
+    });
     return name;
   }
 
   async labelNamespace(name: string, labels: Record<string, string | null>): Promise<void> {
-    const namespace = await this.core.readNamespace({ name });
+    const namespace = await this.objects.get<KubernetesObject>(NAMESPACE_RESOURCE, name);
     const current = Object.fromEntries(
       Object.entries({ ...namespace.metadata?.labels, ...labels }).filter(
         (entry): entry is [string, string] => entry[1] !== null,
       ),
     );
-    await this.core.replaceNamespace({
-      name,
-      body: { ...namespace, metadata: { ...namespace.metadata, labels: current } },
+    await this.objects.replace(NAMESPACE_RESOURCE, name, {
+      ...namespace,
+      metadata: { ...namespace.metadata, labels: current },
     });
   }
 
@@ -326,39 +334,21 @@ export class Resources {
         ...spec,
       },
     };
-    await this.api.createClusterCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: CATALOG_ITEM_PLURAL,
-      body,
-    });
+    await this.objects.create(CATALOG_ITEM_RESOURCE, body);
     this.itemNames.push(name);
     return { name, spec: body.spec };
   }
 
   async updateItemSpec(name: string, change: Partial<CatalogItemSpec>): Promise<CatalogItem> {
-    const item = (await this.api.getClusterCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: CATALOG_ITEM_PLURAL,
-      name,
-    })) as CatalogItem;
-    return (await this.api.replaceClusterCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: CATALOG_ITEM_PLURAL,
-      name,
-      body: { ...item, spec: { ...item.spec, ...change } },
-    })) as CatalogItem;
+    const item = await this.objects.get<CatalogItem>(CATALOG_ITEM_RESOURCE, name);
+    return this.objects.replace<CatalogItem>(CATALOG_ITEM_RESOURCE, name, {
+      ...item,
+      spec: { ...item.spec, ...change },
+    });
   }
 
   async deleteItem(name: string): Promise<void> {
-    await this.api.deleteClusterCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      plural: CATALOG_ITEM_PLURAL,
-      name,
-    });
+    await this.objects.delete(CATALOG_ITEM_RESOURCE, name);
   }
 
   async createGrant<S extends PolicyGrantSpec>(
@@ -367,29 +357,18 @@ export class Resources {
     name = uniqueId('grant'),
     annotations?: Record<string, string>,
   ): Promise<Created<S>> {
-    await this.api.createNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: POLICY_GRANT_PLURAL,
-      body: {
-        apiVersion: GROUP_VERSION,
-        kind: POLICY_GRANT_KIND,
-        metadata: { name, labels: this.labels, ...(annotations && { annotations }) },
-        spec,
-      },
-    });
+    const body = {
+      apiVersion: GROUP_VERSION,
+      kind: POLICY_GRANT_KIND,
+      metadata: { name, labels: this.labels, ...(annotations && { annotations }) },
+      spec,
+    };
+    await this.objects.create(POLICY_GRANT_RESOURCE, body, namespace);
     return { name, spec };
   }
 
   async getGrant(namespace: string, name: string): Promise<PolicyGrant> {
-    return (await this.api.getNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: POLICY_GRANT_PLURAL,
-      name,
-    })) as PolicyGrant;
+    return this.objects.get<PolicyGrant>(POLICY_GRANT_RESOURCE, name, namespace);
   }
 
   async updateGrantSpec(
@@ -400,16 +379,10 @@ export class Resources {
     for (;;) {
       const grant = await this.getGrant(namespace, name);
       try {
-        return (await this.api.replaceNamespacedCustomObject({
-          group: API_GROUP,
-          version: API_VERSION,
-          namespace,
-          plural: POLICY_GRANT_PLURAL,
-          name,
-          body: { ...grant, spec: change(grant.spec) },
-        })) as PolicyGrant;
+        const body = { ...grant, spec: change(grant.spec) };
+        return await this.objects.replace<PolicyGrant>(POLICY_GRANT_RESOURCE, name, body, namespace);
       } catch (error) {
-        if ((error as { code?: number }).code !== 409) throw error;
+        if (!isConflict(error)) throw error;
       }
     }
   }
@@ -423,23 +396,11 @@ export class Resources {
   }
 
   async deleteGrant(namespace: string, name: string): Promise<void> {
-    await this.api.deleteNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: POLICY_GRANT_PLURAL,
-      name,
-    });
+    await this.objects.delete(POLICY_GRANT_RESOURCE, name, namespace);
   }
 
   async grantExists(namespace: string, name: string): Promise<boolean> {
-    try {
-      await this.getGrant(namespace, name);
-      return true;
-    } catch (error) {
-      if ((error as { code?: number }).code === 404) return false;
-      throw error;
-    }
+    return exists(this.getGrant(namespace, name));
   }
 
   /** Polls the grant until its Enforced condition has `reason` for its current generation. */
@@ -455,69 +416,34 @@ export class Resources {
   async listEvents(
     namespace: string,
   ): Promise<{ reason?: string; note?: string; regarding?: { name?: string } }[]> {
-    const list = (await this.api.listNamespacedCustomObject({
-      group: 'events.k8s.io',
-      version: 'v1',
-      namespace,
-      plural: 'events',
-    })) as { items: { reason?: string; note?: string; regarding?: { name?: string } }[] };
-    return list.items;
+    return this.objects.list(EVENT_RESOURCE, namespace);
   }
 
   /** Creates the Membership under its deterministic name; memberships are scoped by namespace, not label. */
   async createMembership(namespace: string, spec: MembershipSpec): Promise<Created<MembershipSpec>> {
     const name = membershipName(spec);
-    await this.api.createNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: MEMBERSHIP_PLURAL,
-      body: { apiVersion: GROUP_VERSION, kind: MEMBERSHIP_KIND, metadata: { name }, spec },
-    });
+    const body = { apiVersion: GROUP_VERSION, kind: MEMBERSHIP_KIND, metadata: { name }, spec };
+    await this.objects.create(MEMBERSHIP_RESOURCE, body, namespace);
     return { name, spec };
   }
 
   async getMembership(namespace: string, name: string): Promise<Membership> {
-    return (await this.api.getNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: MEMBERSHIP_PLURAL,
-      name,
-    })) as Membership;
+    return this.objects.get<Membership>(MEMBERSHIP_RESOURCE, name, namespace);
   }
 
   /** Sets spec.removedAt, as a removal event or snapshot does. */
   async removeMembership(namespace: string, name: string): Promise<Membership> {
     const current = await this.getMembership(namespace, name);
-    return (await this.api.replaceNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: MEMBERSHIP_PLURAL,
-      name,
-      body: { ...current, spec: { ...current.spec, removedAt: new Date().toISOString() } },
-    })) as Membership;
+    const body = { ...current, spec: { ...current.spec, removedAt: new Date().toISOString() } };
+    return this.objects.replace<Membership>(MEMBERSHIP_RESOURCE, name, body, namespace);
   }
 
   async deleteMembership(namespace: string, name: string): Promise<void> {
-    await this.api.deleteNamespacedCustomObject({
-      group: API_GROUP,
-      version: API_VERSION,
-      namespace,
-      plural: MEMBERSHIP_PLURAL,
-      name,
-    });
+    await this.objects.delete(MEMBERSHIP_RESOURCE, name, namespace);
   }
 
   async membershipExists(namespace: string, name: string): Promise<boolean> {
-    return this.getMembership(namespace, name).then(
-      () => true,
-      (error: { code?: number }) => {
-        if (error.code === 404) return false;
-        throw error;
-      },
-    );
+    return exists(this.getMembership(namespace, name));
   }
 
   /** Polls the Membership until its Enforced condition has `reason` for its current generation. */
@@ -535,6 +461,17 @@ export class Resources {
   async cleanUp(): Promise<void> {
     await Promise.allSettled(this.itemNames.map((name) => this.deleteItem(name)));
   }
+}
+
+/** Whether the read found the object: a 404 is false, other errors throw. */
+export function exists(read: Promise<unknown>): Promise<boolean> {
+  return read.then(
+    () => true,
+    (error: unknown) => {
+      if (isNotFound(error)) return false;
+      throw error;
+    },
+  );
 }
 
 interface WithConditions {

@@ -1,10 +1,13 @@
-import { CoreV1Api } from '@kubernetes/client-node';
-import { testKubeConfig } from '../../support/cluster.js';
+import { objectPath, SERVICE_ACCOUNT_RESOURCE, collectionPath } from '../../../../src/kube/index.js';
+import { testKubeClient } from '../../support/cluster.js';
 
 /** Creates a ServiceAccount in the shared kube-apiserver. */
 export async function createServiceAccount(namespace: string, name: string): Promise<void> {
-  const core = testKubeConfig().makeApiClient(CoreV1Api);
-  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await testKubeClient().call({
+    method: 'POST',
+    path: collectionPath(SERVICE_ACCOUNT_RESOURCE, namespace),
+    body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
+  });
 }
 
 /**
@@ -16,11 +19,14 @@ export async function serviceAccountToken(
   name: string,
   audiences: string[] = [],
 ): Promise<string> {
-  const core = testKubeConfig().makeApiClient(CoreV1Api);
-  const request = await core.createNamespacedServiceAccountToken({
-    name,
-    namespace,
-    body: { spec: { audiences, expirationSeconds: 600 } },
+  const request = await testKubeClient().call<{ status?: { token?: string } }>({
+    method: 'POST',
+    path: `${objectPath(SERVICE_ACCOUNT_RESOURCE, { namespace, name })}/token`,
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { audiences, expirationSeconds: 600 },
+    },
   });
   const token = request.status?.token;
   if (!token) throw new Error(`no token for ServiceAccount ${namespace}/${name}`);

@@ -5,7 +5,7 @@ import {
   type AccessRequestCache,
   type AccessRequestsOptions,
 } from '../../../../src/acl/access-requests/access-requests.js';
-import type { KubeClient, KubeCall } from '../../../../src/acl/kube-client.js';
+import type { KubeClient, KubeCall } from '../../../../src/kube/kube-client.js';
 import type { AccessRequest, CatalogItem } from '../../../../src/api/v1alpha1/index.js';
 import type { Principal } from '../../../../src/auth/principal.js';
 import { KubeApiError } from '../../../../src/runtime/index.js';

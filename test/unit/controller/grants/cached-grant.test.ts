@@ -5,7 +5,7 @@ import { latestManager } from '../../../../src/controller/audit/grant-change.js'
 import { REQUESTER_ANNOTATION } from '../../../../src/controller/audit/kubernetes-actor.js';
 import { grantCacheTransform } from '../../../../src/controller/grants/cached-grant.js';
 import { nextGrantStatus, type GrantOutcome } from '../../../../src/controller/grants/grant-status.js';
-import { finalizersPatch, statusUpdate } from '../../../../src/controller/object-writes.js';
+import { finalizersPatch, statusUpdate } from '../../../../src/kube/object-writer.js';
 import { LAST_APPLIED_ANNOTATION } from '../../../../src/runtime/cache-transform.js';
 import { InternPool } from '../../../../src/runtime/index.js';
 import { groupFields, NOW, policyGrant } from '../support/fakes.js';

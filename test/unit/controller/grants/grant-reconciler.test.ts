@@ -11,7 +11,7 @@ import { LastWrites } from '../../../../src/controller/grants/last-writes.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
-import { KubeApiError } from '../../../../src/runtime/api-error.js';
+import { KubeApiError } from '../../../../src/kube/api-error.js';
 import { silentLogger } from '../../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
 import {
@@ -38,14 +38,10 @@ class FakeGrantWriter {
 
   constructor(private readonly onWrite: (grant: PolicyGrant) => void) {}
 
-  async addFinalizer(grant: PolicyGrant): Promise<PolicyGrant> {
-    this.calls.push('addFinalizer');
-    return this.store({ ...grant, metadata: { ...grant.metadata, finalizers: [RELATIONSHIPS_FINALIZER] } });
-  }
-
-  async removeFinalizer(grant: PolicyGrant): Promise<PolicyGrant> {
-    this.calls.push('removeFinalizer');
-    return this.store({ ...grant, metadata: { ...grant.metadata, finalizers: [] } });
+  async setFinalizer(grant: PolicyGrant, present: boolean): Promise<PolicyGrant> {
+    this.calls.push(present ? 'addFinalizer' : 'removeFinalizer');
+    const finalizers = present ? [RELATIONSHIPS_FINALIZER] : [];
+    return this.store({ ...grant, metadata: { ...grant.metadata, finalizers } });
   }
 
   async updateStatus(grant: PolicyGrant, status: PolicyGrantStatus): Promise<PolicyGrant> {

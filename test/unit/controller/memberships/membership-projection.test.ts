@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { projectMembership } from '../../../../src/controller/memberships/membership-projection.js';
-import { ProjectedWorld } from '../../../../src/controller/projected/projected-world.js';
+import { ProjectedView } from '../../../../src/controller/projected/projected-view.js';
 import { membershipKind } from '../../../../src/controller/memberships/membership-projection.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { InvalidObjectIdError } from '../../../../src/spicedb/object-id.js';
 import { MemoryStore, ORG_A, USER } from '../support/fakes.js';
 
 const isMembershipTuple = (key: string) =>
-  new ProjectedWorld(new MemoryStore([]), membershipKind).manages(key);
+  new ProjectedView(new MemoryStore([]), membershipKind).manages(key);
 
 describe('the projection of a membership', () => {
   it('makes an organisation member a member of the organisation', () => {

@@ -5,7 +5,7 @@ import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
 import { projectMembership } from '../../../../src/controller/memberships/membership-projection.js';
 import { ProjectedProjector } from '../../../../src/controller/projected/projected-projector.js';
 import { ProjectedReconciler } from '../../../../src/controller/projected/projected-reconciler.js';
-import { ProjectedWorld } from '../../../../src/controller/projected/projected-world.js';
+import { ProjectedView } from '../../../../src/controller/projected/projected-view.js';
 import { membershipKind } from '../../../../src/controller/memberships/membership-projection.js';
 import { membershipCacheTransform } from '../../../../src/controller/memberships/cached-membership.js';
 import { InternPool } from '../../../../src/runtime/index.js';
@@ -57,7 +57,7 @@ class FakeMembershipWriter {
 function setUp(...objects: Membership[]) {
   // Cached as the controller caches them: the reconciler reads compact records.
   const cache = new MemoryStore(objects, membershipCacheTransform(new InternPool()));
-  const world = new ProjectedWorld(cache, membershipKind);
+  const world = new ProjectedView(cache, membershipKind);
   const store = new FakeRelationshipStore();
   const rechecked: string[][] = [];
   const projector = new ProjectedProjector<Membership>({

@@ -9,7 +9,8 @@ import {
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
-import { ClusterWorld, type ObjectStore } from '../../../../src/controller/cluster-world.js';
+import { ClusterView } from '../../../../src/controller/cluster-view.js';
+import type { Indexer } from '../../../../src/kube/indexes.js';
 import { grantCacheTransform } from '../../../../src/controller/grants/cached-grant.js';
 import { InternPool } from '../../../../src/runtime/index.js';
 import { ORGANISATION_LABEL } from '../../../../src/verdict/namespace-authorisation.js';
@@ -38,10 +39,10 @@ export const EXPIRY = '2099-01-31T00:00:00Z';
 export const NOW = new Date('2026-06-01T12:00:00Z');
 
 /**
- * An ObjectStore over a Map; indexes are evaluated on each lookup (fine for tests). `transform` is applied to
+ * An Indexer over a Map; indexes are evaluated on each lookup (fine for tests). `transform` is applied to
  * each object put, as the controller's informer applies its cache transform.
  */
-export class MemoryStore<T extends KubernetesObject> implements ObjectStore<T> {
+export class MemoryStore<T extends KubernetesObject> implements Indexer<T> {
   private readonly objects = new Map<string, T>();
   private readonly indexes = new Map<string, (obj: T) => string[]>();
 
@@ -166,7 +167,7 @@ export function membership(
 }
 
 export interface TestWorld {
-  world: ClusterWorld;
+  world: ClusterView;
   grants: MemoryStore<PolicyGrant>;
   items: MemoryStore<CatalogItem>;
   namespaces: MemoryStore<KubernetesObject>;
@@ -179,7 +180,7 @@ export function testWorld(
   const grants = new MemoryStore(content.grants ?? [], grantCacheTransform(new InternPool()));
   const items = new MemoryStore(content.items ?? [catalogItem('weather')]);
   const namespaces = new MemoryStore(content.namespaces ?? []);
-  const world = new ClusterWorld({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   return { world, grants, items, namespaces };
 }
 

@@ -1,5 +1,5 @@
-import { KubeApiError } from '../../../../src/runtime/api-error.js';
-import type { Lease, LeaseClient, LeaseSpec } from '../../../../src/runtime/lease-client.js';
+import { KubeApiError } from '../../../../src/kube/api-error.js';
+import type { Lease, LeaseClient, LeaseSpec } from '../../../../src/kube/lease-client.js';
 import { sleep } from '../../../../src/runtime/timing.js';
 
 /** Faults a test can inject into one client's requests. */

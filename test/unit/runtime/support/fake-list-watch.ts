@@ -1,12 +1,12 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { ApiStatus } from '../../../../src/runtime/api-error.js';
+import type { ApiStatus } from '../../../../src/kube/api-error.js';
 import type {
   ListOptions,
   ListResult,
   ListWatchSource,
   WatchHandlers,
   WatchOptions,
-} from '../../../../src/runtime/list-watch.js';
+} from '../../../../src/kube/list-watch.js';
 
 interface FakeWatch {
   options: WatchOptions;

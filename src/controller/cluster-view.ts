@@ -1,43 +1,20 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { CatalogItem, PolicyGrant } from '../api/v1alpha1/index.js';
+import { hasFinalizer, type CatalogItem, type PolicyGrant } from '../api/v1alpha1/index.js';
 import type { Relationship } from '../spicedb/client.js';
 import { decodeObjectId } from '../spicedb/object-id.js';
 import type { Registry } from '../spicedb/registry.js';
 import { GrantEvaluator, type GrantWorld } from '../verdict/grant-verdict.js';
-import { hasFinalizer } from './grants/grant-writer.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
-import { candidateTupleKeys, OWNER_RELATION, projectOwners } from '../verdict/projection.js';
+import { OWNER_RELATION, projectOwners } from '../verdict/projection.js';
+import { catalogItemIndexes, grantIndexes } from '../kube/cluster-indexes.js';
+import { addIndexes, type IndexDefinition, type Indexer } from '../kube/indexes.js';
 import { parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
 
-/** What the controller needs of a cache: the runtime's Informer has it; tests and the benchmark may fake it. */
-export interface ObjectStore<T> {
-  get(key: string): T | undefined;
-  list(): T[];
-  byIndex(name: string, value: string): T[];
-  addIndex(name: string, indexFunc: (obj: T) => string[]): void;
-}
-
-const GRANTS_BY_ITEM = 'itemId';
-const GRANTS_BY_NAMESPACE = 'namespace';
-const GRANTS_BY_TUPLE = 'tupleKey';
-const ITEMS_BY_ITEM_ID = 'itemId';
-
-/** Index functions must not throw: a malformed object is indexed nowhere. */
-function safely<T>(indexFunc: (obj: T) => string[]): (obj: T) => string[] {
-  return (obj) => {
-    try {
-      return indexFunc(obj);
-    } catch {
-      return [];
-    }
-  };
-}
-
-export interface ClusterWorldOptions {
-  grants: ObjectStore<PolicyGrant>;
-  items: ObjectStore<CatalogItem>;
+export interface ClusterViewOptions {
+  grants: Indexer<PolicyGrant>;
+  items: Indexer<CatalogItem>;
   /** Only namespaces bound to an organisation need to be here. */
-  namespaces: ObjectStore<KubernetesObject>;
+  namespaces: Indexer<KubernetesObject>;
   registry: Registry;
   aclNamespace: string;
 }
@@ -46,35 +23,23 @@ export interface ClusterWorldOptions {
  * The controller's view of the cluster: the three caches and the indexes that make the questions of the
  * reconcilers and the resync cheap (which grants are on an item, in a namespace, or project a tuple).
  */
-export class ClusterWorld implements GrantWorld {
+export class ClusterView implements GrantWorld {
   readonly registry: Registry;
   readonly aclNamespace: string;
-  private readonly grants: ObjectStore<PolicyGrant>;
-  private readonly items: ObjectStore<CatalogItem>;
-  private readonly namespaces: ObjectStore<KubernetesObject>;
+  private readonly grants: Indexer<PolicyGrant>;
+  private readonly items: Indexer<CatalogItem>;
+  private readonly namespaces: Indexer<KubernetesObject>;
+  private readonly grantsByTuple: IndexDefinition<PolicyGrant>;
 
-  constructor(options: ClusterWorldOptions) {
+  constructor(options: ClusterViewOptions) {
     this.grants = options.grants;
     this.items = options.items;
     this.namespaces = options.namespaces;
     this.registry = options.registry;
     this.aclNamespace = options.aclNamespace;
-    this.grants.addIndex(
-      GRANTS_BY_ITEM,
-      safely((grant) => [grant.spec.itemId]),
-    );
-    this.grants.addIndex(
-      GRANTS_BY_NAMESPACE,
-      safely((grant) => [grant.metadata.namespace ?? '']),
-    );
-    this.grants.addIndex(
-      GRANTS_BY_TUPLE,
-      safely((grant) => candidateTupleKeys(grant.spec, this.registry)),
-    );
-    this.items.addIndex(
-      ITEMS_BY_ITEM_ID,
-      safely((item) => [item.spec.itemId]),
-    );
+    this.grantsByTuple = grantIndexes.byTuple(this.registry);
+    addIndexes(this.grants, [grantIndexes.byItem, grantIndexes.byNamespace, this.grantsByTuple]);
+    addIndexes(this.items, [catalogItemIndexes.byItem]);
   }
 
   grant(key: string): PolicyGrant | undefined {
@@ -94,7 +59,7 @@ export class ClusterWorld implements GrantWorld {
   }
 
   itemsWithId(itemId: string): CatalogItem[] {
-    return this.items.byIndex(ITEMS_BY_ITEM_ID, itemId);
+    return this.items.byIndex(catalogItemIndexes.byItem.name, itemId);
   }
 
   organisationOfNamespace(namespace: string): string | undefined {
@@ -102,15 +67,15 @@ export class ClusterWorld implements GrantWorld {
   }
 
   grantsWithTupleKey(key: TupleKey): PolicyGrant[] {
-    return this.grants.byIndex(GRANTS_BY_TUPLE, key);
+    return this.grants.byIndex(this.grantsByTuple.name, key);
   }
 
   grantsOnItem(itemId: string): PolicyGrant[] {
-    return this.grants.byIndex(GRANTS_BY_ITEM, itemId);
+    return this.grants.byIndex(grantIndexes.byItem.name, itemId);
   }
 
   grantsInNamespace(namespace: string): PolicyGrant[] {
-    return this.grants.byIndex(GRANTS_BY_NAMESPACE, namespace);
+    return this.grants.byIndex(grantIndexes.byNamespace.name, namespace);
   }
 
   /** The owner relationships of an item id: those of its CatalogItem, none when there is none or it is ambiguous. */

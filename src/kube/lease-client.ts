@@ -1,6 +1,7 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { isNotFound } from './api-error.js';
-import { requestJson } from './kube-request.js';
+import { LEASE_RESOURCE } from './core-resources.js';
+import type { KubeClient } from './kube-client.js';
+import { collectionPath, objectPath } from './paths.js';
 
 /** coordination.k8s.io/v1 LeaseSpec as JSON (times are RFC 3339 strings with microseconds). */
 export interface LeaseSpec {
@@ -33,13 +34,13 @@ export function microTime(date: Date): string {
   return date.toISOString().replace(/Z$/, '000Z');
 }
 
-export function kubeLeaseClient(kubeConfig: KubeConfig, namespace: string, name: string): LeaseClient {
-  const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-  const item = `${collection}/${encodeURIComponent(name)}`;
+export function kubeLeaseClient(kube: KubeClient, namespace: string, name: string): LeaseClient {
+  const collection = collectionPath(LEASE_RESOURCE, namespace);
+  const item = objectPath(LEASE_RESOURCE, { namespace, name });
   return {
     async get(signal) {
       try {
-        return await requestJson<Lease>(kubeConfig, { method: 'GET', path: item, signal });
+        return await kube.call<Lease>({ method: 'GET', path: item, signal });
       } catch (err) {
         if (isNotFound(err)) {
           return undefined;
@@ -54,10 +55,10 @@ export function kubeLeaseClient(kubeConfig: KubeConfig, namespace: string, name:
         metadata: { name, namespace },
         spec,
       };
-      return requestJson<Lease>(kubeConfig, { method: 'POST', path: collection, body, signal });
+      return kube.call<Lease>({ method: 'POST', path: collection, body, signal });
     },
     update(lease, signal) {
-      return requestJson<Lease>(kubeConfig, { method: 'PUT', path: item, body: lease, signal });
+      return kube.call<Lease>({ method: 'PUT', path: item, body: lease, signal });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { objectKey } from '../../runtime/index.js';
 import type { Relationship } from '../../spicedb/client.js';
-import type { ObjectStore } from '../cluster-world.js';
-import { hasFinalizer } from '../grants/grant-writer.js';
+import type { Indexer } from '../../kube/indexes.js';
+import { hasFinalizer } from '../../api/v1alpha1/index.js';
 import { parseTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 import { counts, type ProjectedKind, type ProjectedObject } from './projected-kind.js';
 
@@ -11,9 +11,9 @@ const BY_TUPLE = 'tupleKey';
  * The controller's view of one projected kind (its informer's cache), indexed by the tuples the objects
  * project: which objects explain a tuple, what the resync wants.
  */
-export class ProjectedWorld<T extends ProjectedObject> {
+export class ProjectedView<T extends ProjectedObject> {
   constructor(
-    private readonly objects: ObjectStore<T>,
+    private readonly objects: Indexer<T>,
     readonly kind: ProjectedKind<T>,
   ) {
     objects.addIndex(BY_TUPLE, (object) => this.projectedKeys(object));

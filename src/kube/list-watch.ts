@@ -1,6 +1,6 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ApiStatus } from './api-error.js';
-import { requestJson } from './kube-request.js';
+import type { KubeClient } from './kube-client.js';
 import { openWatchStream } from './watch-stream.js';
 import type { StopWatch } from './watch-stream.js';
 
@@ -75,7 +75,7 @@ function asWatchEvent<T>(raw: unknown): WatchEvent<T> {
  * `/apis/acl.policygrant.dev/v1alpha1/policygrants` (all namespaces).
  */
 export function kubeListWatch<T extends KubernetesObject>(
-  kubeConfig: KubeConfig,
+  kube: KubeClient,
   path: string,
 ): ListWatchSource<T> {
   return {
@@ -84,7 +84,7 @@ export function kubeListWatch<T extends KubernetesObject>(
       let continueToken: string | undefined;
       let resourceVersion = '';
       do {
-        const page = await requestJson<ListPage<T>>(kubeConfig, {
+        const page = await kube.call<ListPage<T>>({
           method: 'GET',
           path,
           query: { labelSelector, fieldSelector, limit: LIST_PAGE_SIZE, continue: continueToken },
@@ -100,7 +100,7 @@ export function kubeListWatch<T extends KubernetesObject>(
 
     watch({ resourceVersion, timeoutSeconds, allowWatchBookmarks, labelSelector, fieldSelector }, handlers) {
       return openWatchStream(
-        kubeConfig,
+        kube,
         path,
         { resourceVersion, timeoutSeconds, allowWatchBookmarks, labelSelector, fieldSelector },
         {

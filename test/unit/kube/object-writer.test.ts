@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { finalizersPatch, statusUpdate } from '../../../src/controller/object-writes.js';
+import { finalizersPatch, statusUpdate } from '../../../src/kube/object-writer.js';
 
 const cached = {
   apiVersion: 'acl.policygrant.dev/v1alpha1',

@@ -1,9 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { IncomingMessage } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError } from './api-error.js';
-import { readBody, sendRequest } from './kube-request.js';
-import type { QueryParams } from './kube-request.js';
+import { readBody, type KubeClient, type QueryParams } from './kube-client.js';
 
 /** Receives the raw watch stream: one parsed JSON event per line, then exactly one close. */
 export interface RawWatchHandlers {
@@ -57,7 +55,7 @@ function streamEvents(response: IncomingMessage, handlers: RawWatchHandlers, isS
 
 /** Opens `GET path?watch=true&...` and streams its events. */
 export function openWatchStream(
-  kubeConfig: KubeConfig,
+  kube: KubeClient,
   path: string,
   query: QueryParams,
   handlers: RawWatchHandlers,
@@ -80,7 +78,7 @@ export function openWatchStream(
     },
   };
   const open = async (): Promise<void> => {
-    const response = await sendRequest(kubeConfig, {
+    const response = await kube.open({
       method: 'GET',
       path,
       query: { ...query, watch: true },

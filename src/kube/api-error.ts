@@ -43,3 +43,12 @@ function hasStatusCode(err: unknown, code: number): boolean {
 export const isGone = (err: unknown): boolean => hasStatusCode(err, 410);
 export const isConflict = (err: unknown): boolean => hasStatusCode(err, 409);
 export const isNotFound = (err: unknown): boolean => hasStatusCode(err, 404);
+export const isAlreadyExists = (err: unknown): boolean =>
+  isConflict(err) && (err as KubeApiError).reason === 'AlreadyExists';
+/** 409 from an update or delete whose resourceVersion (or uid) precondition no longer holds. */
+export const isPreconditionConflict = (err: unknown): boolean => isConflict(err) && !isAlreadyExists(err);
+
+/** The request never got an answer: refused, reset, timed out, aborted, TLS failed. */
+export class KubernetesUnreachableError extends Error {
+  override readonly name = 'KubernetesUnreachableError';
+}
