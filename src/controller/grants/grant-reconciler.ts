@@ -2,7 +2,6 @@ import {
   derivedState,
   ENFORCED_CONDITION,
   findStatusCondition,
-  hasFinalizer,
   type PolicyGrant,
   type PolicyGrantStatus,
 } from '../../api/v1alpha1/index.js';
