@@ -23,6 +23,7 @@ import { addAccessRequestRoutes } from './access-requests/access-request-routes.
 import type { AccessRequests } from './access-requests/access-requests.js';
 import { addDelegationRoutes } from './delegations/delegation-routes.js';
 import type { Delegations } from './delegations/delegations.js';
+import type { AgentOwnership } from './delegations/agents.js';
 import { listingRoutes } from './listing-route.js';
 import { addMembershipRoutes, type MembershipServices } from './memberships/membership-routes.js';
 import type { PolicyListings } from './policies/list-policies.js';
@@ -41,6 +42,7 @@ export interface AclServices {
   verifier: AccessVerifier;
   memberships: Omit<MembershipServices, 'urn' | 'cache'>;
   delegations: Delegations;
+  agents: AgentOwnership;
   accessRequests: AccessRequests;
   /** Records every mutating route's actions (docs/audit.md). */
   audited: AuditedRoutes;
@@ -251,10 +253,13 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     events: audits.events,
     snapshot: audits.snapshot,
   });
-  addDelegationRoutes(registry, { urn, delegations: services.delegations }, guarded, {
+  const { delegations, agents } = services;
+  addDelegationRoutes(registry, { urn, delegations, agents }, guarded, {
     routes: audited,
     delegate: audits.delegate,
     undelegate: audits.undelegate,
+    enrolAgent: audits.enrolAgent,
+    deleteAgent: audits.deleteAgent,
   });
   addAccessRequestRoutes(registry, { urn, accessRequests: services.accessRequests }, guarded, {
     routes: audited,

@@ -24,6 +24,7 @@ import { GrantStore } from './policies/grant-store.js';
 import { KubeClient } from './kube-client.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
 import { AccessRequests } from './access-requests/access-requests.js';
+import { AgentOwnership } from './delegations/agents.js';
 import { Delegations } from './delegations/delegations.js';
 import { MemberEventApplier } from './memberships/member-events.js';
 import { MemberSnapshots } from './memberships/member-snapshot.js';
@@ -100,6 +101,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     now,
   });
 
+  const agents = new AgentOwnership({ kube, cache, namespace: config.namespace, now });
   const routes = aclRoutes(
     {
       urn,
@@ -112,7 +114,8 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         applier: new MemberEventApplier(memberships, metricsRegistry),
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
-      delegations: new Delegations({ kube, cache, verifier, namespace: config.namespace, now }),
+      delegations: new Delegations({ kube, cache, verifier, agents, namespace: config.namespace, now }),
+      agents,
       accessRequests: new AccessRequests({
         kube,
         cache,

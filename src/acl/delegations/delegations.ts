@@ -1,12 +1,9 @@
 import {
-  AGENT_KIND,
-  agentName,
   DELEGATION_KIND,
   delegationState,
   ENFORCED_CONDITION,
   findStatusCondition,
   GROUP_VERSION,
-  type Agent,
   type Delegation,
 } from '../../api/v1alpha1/index.js';
 import type { Principal } from '../../auth/principal.js';
@@ -14,10 +11,10 @@ import type { PaginationInfo } from '../../http/envelope.js';
 import { HttpError } from '../../http/errors.js';
 import type { AclCache } from '../acl-cache.js';
 import type { KubeClient } from '../kube-client.js';
-import { isAlreadyExists } from '../kube-errors.js';
 import { compareGrants, utcTimestamp, type Page } from '../policies/policy-rows.js';
 import type { AccessVerifier } from '../policies/verify-access.js';
 import { paths } from '../resources.js';
+import type { AgentOwnership } from './agents.js';
 import type { CreateDelegationBody, DelegationRow } from './delegation-schemas.js';
 
 /** How long a create or revoke waits for the cache to show it, so that the caller's next GET does. */
@@ -30,15 +27,15 @@ export interface DelegationsOptions {
   kube: KubeClient;
   cache: DelegationCache;
   verifier: Pick<AccessVerifier, 'verify'>;
+  agents: Pick<AgentOwnership, 'claim'>;
   namespace: string;
   now: () => Date;
 }
 
 /**
  * The delegation lifecycle of the ACL API (docs/acl-api.md, "Delegations"): a user delegates access to an
- * agent, lists and revokes their own delegations. One owner per agent: the first delegation creates the
- * agent's Agent object under a name derived from the agent id, so the apiserver lets exactly one user create
- * it; a delegation by anyone else meets it and is a 409.
+ * agent, lists and revokes their own delegations. One owner per agent (agents.ts): a delegation of an agent
+ * another user holds is a 409.
  */
 export class Delegations {
   constructor(private readonly options: DelegationsOptions) {}
@@ -46,7 +43,7 @@ export class Delegations {
   async create(principal: Principal, body: CreateDelegationBody): Promise<string> {
     assertUser(principal);
     if (body.relation === 'querier') this.assertHoldsApi(principal, body.itemId);
-    await this.claimAgent(body.agentId, principal.id);
+    await this.options.agents.claim(body.agentId, principal.id);
     const created = await this.options.kube.call<Delegation>({
       method: 'POST',
       path: paths.delegations(this.options.namespace),
@@ -107,29 +104,6 @@ export class Delegations {
       throw new HttpError(
         'Forbidden',
         `the caller holds no active api policy on item ${itemId}, so has no querier access to delegate`,
-      );
-    }
-  }
-
-  /** Makes the caller the agent's owner, or finds it already is; 409 when another user owns the agent. */
-  private async claimAgent(agentId: string, ownerId: string): Promise<void> {
-    const { kube, namespace } = this.options;
-    const name = agentName(agentId);
-    try {
-      await kube.call({
-        method: 'POST',
-        path: paths.agents(namespace),
-        body: { apiVersion: GROUP_VERSION, kind: AGENT_KIND, metadata: { name }, spec: { agentId, ownerId } },
-      });
-      return;
-    } catch (error) {
-      if (!isAlreadyExists(error)) throw error;
-    }
-    const agent = await kube.call<Agent>({ method: 'GET', path: paths.agent(namespace, name) });
-    if (agent.spec.ownerId !== ownerId) {
-      throw new HttpError(
-        'Conflict',
-        `agent ${agentId} belongs to another user: an agent acts for one owner only`,
       );
     }
   }
