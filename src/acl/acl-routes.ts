@@ -4,6 +4,7 @@ import { HttpError } from '../http/errors.js';
 import type { ApiAuthentication } from '../http/openapi/route-definition.js';
 import { RouteRegistry } from '../http/openapi/route-registry.js';
 import { problemResponse } from '../http/openapi/route-responses.js';
+import { chargeWork } from '../http/rate-limit/subject-rate-limit.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { AclCache } from './acl-cache.js';
 import {
@@ -133,6 +134,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
           503: unavailable,
         },
         handler: guarded(async ({ principal, body, headers, request }) => {
+          await chargeWork(request, body.request.length);
           const outcome = await creator.create({
             principal,
             items: body.request,

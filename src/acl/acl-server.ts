@@ -25,6 +25,7 @@ import { KubeClient } from './kube-client.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
 import { AccessRequests } from './access-requests/access-requests.js';
 import { AgentOwnership } from './delegations/agents.js';
+import { DEFAULT_USER_QUOTAS } from './user-quotas.js';
 import { Delegations } from './delegations/delegations.js';
 import { MemberEventApplier } from './memberships/member-events.js';
 import { MemberSnapshots } from './memberships/member-snapshot.js';
@@ -102,6 +103,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   });
 
   const agents = new AgentOwnership({ kube, cache, namespace: config.namespace, now });
+  const quotas = config.quotas ?? DEFAULT_USER_QUOTAS;
   const routes = aclRoutes(
     {
       urn,
@@ -114,7 +116,15 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         applier: new MemberEventApplier(memberships, metricsRegistry),
         snapshots: new MemberSnapshots(memberships, cache, now),
       },
-      delegations: new Delegations({ kube, cache, verifier, agents, namespace: config.namespace, now }),
+      delegations: new Delegations({
+        kube,
+        cache,
+        verifier,
+        agents,
+        quotas,
+        namespace: config.namespace,
+        now,
+      }),
       agents,
       accessRequests: new AccessRequests({
         kube,
@@ -122,6 +132,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         creator,
         grants: store,
         verifier,
+        quotas,
         namespace: config.namespace,
         now,
       }),

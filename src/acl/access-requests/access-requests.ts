@@ -22,6 +22,7 @@ import { isUserId } from '../policies/principal-ids.js';
 import { compareGrants, utcTimestamp } from '../policies/policy-rows.js';
 import type { AccessVerifier } from '../policies/verify-access.js';
 import { paths } from '../resources.js';
+import { assertBelowQuota, type UserQuotas } from '../user-quotas.js';
 import type {
   AccessRequestListingQuery,
   AccessRequestRow,
@@ -52,6 +53,7 @@ export interface AccessRequestsOptions {
   creator: Pick<PolicyCreator, 'create'>;
   grants: Pick<GrantStore, 'deleteGrant'>;
   verifier: Pick<AccessVerifier, 'verify'>;
+  quotas: UserQuotas;
   namespace: string;
   now: () => Date;
 }
@@ -78,7 +80,8 @@ export class AccessRequests {
     assertUser(principal);
     this.checkItem(body);
     this.assertNothingInTheWay(principal, body);
-    const { kube, namespace } = this.options;
+    const { kube, namespace, cache, quotas } = this.options;
+    assertBelowQuota(quotas, 'accessRequests', cache.accessRequestsOf(principal.id).length);
     const created = await kube.call<AccessRequest>({
       method: 'POST',
       path: paths.accessRequests(namespace),

@@ -88,8 +88,11 @@ export function addDelegationRoutes(
           403: problemResponse(
             'The caller is not a user, or holds no active api policy on the item (querier)',
           ),
+          404: problemResponse('No CatalogItem has the itemId: delegations are for catalog items only'),
           409: problemResponse(
-            'The agent belongs to another user (who still delegates to it, or to whom cos_admin enrolled it)',
+            'The agent belongs to another user (who still delegates to it, or to whom cos_admin enrolled it), ' +
+              'or the caller reached a quota (ACL_MAX_DELEGATIONS_PER_USER, ACL_MAX_AGENTS_PER_USER; detail ' +
+              'names it)',
           ),
           503: unavailable,
         },

@@ -14,6 +14,7 @@ import type { KubeClient } from '../kube-client.js';
 import { compareGrants, utcTimestamp, type Page } from '../policies/policy-rows.js';
 import type { AccessVerifier } from '../policies/verify-access.js';
 import { paths } from '../resources.js';
+import { assertBelowQuota, type UserQuotas } from '../user-quotas.js';
 import type { AgentOwnership } from './agents.js';
 import type { CreateDelegationBody, DelegationRow } from './delegation-schemas.js';
 
@@ -21,13 +22,14 @@ import type { CreateDelegationBody, DelegationRow } from './delegation-schemas.j
 const READ_YOUR_WRITE_MS = 5_000;
 const CACHE_POLL_MS = 50;
 
-export type DelegationCache = Pick<AclCache, 'delegationByUid' | 'delegationsOf'>;
+export type DelegationCache = Pick<AclCache, 'delegationByUid' | 'delegationsOf' | 'itemsWithId'>;
 
 export interface DelegationsOptions {
   kube: KubeClient;
   cache: DelegationCache;
   verifier: Pick<AccessVerifier, 'verify'>;
   agents: Pick<AgentOwnership, 'claim'>;
+  quotas: UserQuotas;
   namespace: string;
   now: () => Date;
 }
@@ -43,6 +45,8 @@ export class Delegations {
   async create(principal: Principal, body: CreateDelegationBody): Promise<string> {
     assertUser(principal);
     if (body.relation === 'querier') this.assertHoldsApi(principal, body.itemId);
+    this.assertInCatalog(body.itemId);
+    this.assertWithinQuotas(principal.id, body.agentId);
     await this.options.agents.claim(body.agentId, principal.id);
     const created = await this.options.kube.call<Delegation>({
       method: 'POST',
@@ -93,6 +97,25 @@ export class Delegations {
       );
     }
     return delegation;
+  }
+
+  /** Delegations are for the catalog's items only: an id nothing describes would be an object about nothing. */
+  private assertInCatalog(itemId: string): void {
+    if (this.options.cache.itemsWithId(itemId).length === 0) {
+      throw new HttpError(
+        'NotFound',
+        `no catalog item has itemId ${itemId}: delegations are for catalog items only`,
+      );
+    }
+  }
+
+  /** One more delegation, and an agent the caller does not delegate yet, must stay within the caller's quotas. */
+  private assertWithinQuotas(ownerId: string, agentId: string): void {
+    const { cache, quotas } = this.options;
+    const held = cache.delegationsOf(ownerId);
+    assertBelowQuota(quotas, 'delegations', held.length);
+    const agents = new Set(held.map((delegation) => delegation.spec.agentId));
+    if (!agents.has(agentId)) assertBelowQuota(quotas, 'agents', agents.size);
   }
 
   /** Querier is the api access type: the caller must hold an effective api policy on the item now. */

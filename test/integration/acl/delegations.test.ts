@@ -118,6 +118,19 @@ describe('POST /delegations', () => {
     expect(answer.body.detail).toMatch(/no active api policy/);
   });
 
+  it('refuses an item the catalog does not hold: 404 naming itemId, and no Agent is claimed', async () => {
+    const agentId = newAgent();
+    const answer = await delegate(owner, {
+      agentId,
+      itemId: `urn:dx:item:${randomUUID()}`,
+      relation: 'viewer',
+    });
+    expect(answer.status).toBe(404);
+    expect(answer.body.type).toBe('urn:dx:acl:NotFound');
+    expect(answer.body.detail).toContain('itemId');
+    await expect(agentObject(agentId)).rejects.toThrow();
+  });
+
   it.each<[string, Record<string, unknown>, string]>([
     ['an unknown relation', { relation: 'admin' }, 'relation'],
     ['an expiry in the past', { expiryTime: '2020-01-01T00:00:00Z' }, 'expiryTime'],
