@@ -119,6 +119,7 @@ const COMPONENT_FILES: Record<string, string> = {
   'namespace-binding': 'namespace_binding.yaml',
   'user-roles': 'user_roles.yaml',
   'audit-migrations': 'audit_migrations.yaml',
+  'resource-quota': 'resource_quota.yaml',
 };
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);

@@ -51,6 +51,7 @@ import { KeyedMutex } from './keyed-mutex.js';
 import { managedRelations, resyncedRelations } from './managed-relations.js';
 import { delegationKind } from './delegations/delegation-projection.js';
 import { agentsPath, DelegationWriter, delegationsPath } from './delegations/delegation-writer.js';
+import { setupGarbageCollector } from './garbage-collection/garbage-collector.js';
 import { ProjectedProjector } from './projected/projected-projector.js';
 import { ProjectedReconciler } from './projected/projected-reconciler.js';
 import { ProjectedWorld } from './projected/projected-world.js';
@@ -396,6 +397,14 @@ export async function startController(
   });
 
   await guard.start();
+  if (config.garbageCollectionRetentionMs !== undefined) {
+    setupGarbageCollector(manager, {
+      kubeConfig: writeConfig,
+      aclNamespace: config.aclNamespace,
+      retentionMs: config.garbageCollectionRetentionMs,
+      shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+    });
+  }
   manager.start();
   scheduler.start();
   const server = await listen(
