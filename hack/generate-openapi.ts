@@ -52,6 +52,7 @@ function documents(): Record<string, OpenApiDocument> {
     verifier: notCalled,
     memberships: { applier: notCalled, snapshots: notCalled },
     delegations: notCalled,
+    agents: notCalled,
     accessRequests: notCalled,
     explainer: notCalled,
     audited: new AuditedRoutes(notCalled),

@@ -121,6 +121,7 @@ const COMPONENT_FILES: Record<string, string> = {
   'grant-requester': 'grant_requester.yaml',
   'user-roles': 'user_roles.yaml',
   'audit-migrations': 'audit_migrations.yaml',
+  'resource-quota': 'resource_quota.yaml',
 };
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);

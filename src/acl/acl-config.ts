@@ -17,6 +17,7 @@ import type { Logger } from '../observability/logger.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
+import { DEFAULT_USER_QUOTAS, type UserQuotas } from './user-quotas.js';
 
 /** Variables of the ACL API beyond the shared ones (common, auth, KUBECONFIG). It holds no SpiceDB credential. */
 export const aclEnvironment = z.object({
@@ -33,6 +34,14 @@ export const aclEnvironment = z.object({
   ACL_CLAIM_PENDING_TIMEOUT: duration.default(DEFAULT_CLAIM_PENDING_TIMEOUT_MS),
   /** Deadline of each call to the kube-apiserver. */
   ACL_KUBE_TIMEOUT: duration.default(DEFAULT_KUBE_TIMEOUT_MS),
+  /** Per-user quotas on the objects a user creates (user-quotas.ts): existing objects, finished ones included. */
+  ACL_MAX_DELEGATIONS_PER_USER: z.coerce.number().int().positive().default(DEFAULT_USER_QUOTAS.delegations),
+  ACL_MAX_AGENTS_PER_USER: z.coerce.number().int().positive().default(DEFAULT_USER_QUOTAS.agents),
+  ACL_MAX_ACCESS_REQUESTS_PER_USER: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_USER_QUOTAS.accessRequests),
   /** Roles of the enforcement points, which may verify any user's access (as they may call /v1/check). */
   DECISION_CLIENT_ROLES: decisionClientRoles,
 });
@@ -61,6 +70,8 @@ export interface AclApiConfig {
   drainMs?: number;
   /** Roles of the callers that may verify any user's access; `decision_client` when absent. */
   decisionClientRoles?: readonly string[];
+  /** Per-user object quotas; DEFAULT_USER_QUOTAS when absent. */
+  quotas?: UserQuotas;
   /** Per-subject and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
@@ -106,6 +117,11 @@ export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
     kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,
     decisionClientRoles: acl.DECISION_CLIENT_ROLES,
+    quotas: {
+      delegations: acl.ACL_MAX_DELEGATIONS_PER_USER,
+      agents: acl.ACL_MAX_AGENTS_PER_USER,
+      accessRequests: acl.ACL_MAX_ACCESS_REQUESTS_PER_USER,
+    },
     drainMs: drainMs(shutdown),
   };
 }

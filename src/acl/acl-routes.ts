@@ -4,6 +4,7 @@ import { HttpError } from '../http/errors.js';
 import type { ApiAuthentication } from '../http/openapi/route-definition.js';
 import { RouteTable } from '../http/openapi/route-table.js';
 import { problemResponse } from '../http/openapi/route-responses.js';
+import { chargeWork } from '../http/rate-limit/subject-rate-limit.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { AclCache } from './acl-cache.js';
 import {
@@ -23,6 +24,7 @@ import { addAccessRequestRoutes } from './access-requests/access-request-routes.
 import type { AccessRequests } from './access-requests/access-requests.js';
 import { addDelegationRoutes } from './delegations/delegation-routes.js';
 import type { Delegations } from './delegations/delegations.js';
+import type { AgentOwnership } from './delegations/agents.js';
 import { listingRoutes } from './listing-route.js';
 import { addMembershipRoutes, type MembershipServices } from './memberships/membership-routes.js';
 import type { PolicyListings } from './policies/list-policies.js';
@@ -43,6 +45,7 @@ export interface AclServices {
   verifier: AccessVerifier;
   memberships: Omit<MembershipServices, 'urn' | 'cache'>;
   delegations: Delegations;
+  agents: AgentOwnership;
   accessRequests: AccessRequests;
   explainer: Explainer;
   /** Records every mutating route's actions (docs/audit.md). */
@@ -134,6 +137,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
           503: unavailable,
         },
         handler: guarded(async ({ principal, body, headers, request }) => {
+          await chargeWork(request, body.request.length);
           const outcome = await creator.create({
             principal,
             items: body.request,
@@ -254,10 +258,13 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
     events: audits.events,
     snapshot: audits.snapshot,
   });
-  addDelegationRoutes(table, { urn, delegations: services.delegations }, guarded, {
+  const { delegations, agents } = services;
+  addDelegationRoutes(table, { urn, delegations, agents }, guarded, {
     routes: audited,
     delegate: audits.delegate,
     undelegate: audits.undelegate,
+    enrolAgent: audits.enrolAgent,
+    deleteAgent: audits.deleteAgent,
   });
   addAccessRequestRoutes(table, { urn, accessRequests: services.accessRequests }, guarded, {
     routes: audited,

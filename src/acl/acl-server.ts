@@ -29,6 +29,8 @@ import { KubeClient } from '../kube/kube-client.js';
 import { ACL_API_FIELD_MANAGER } from '../audit/field-managers.js';
 import { KUBERNETES_DEPENDENCY } from './kube-errors.js';
 import { AccessRequests } from './access-requests/access-requests.js';
+import { AgentOwnership } from './delegations/agents.js';
+import { DEFAULT_USER_QUOTAS } from './user-quotas.js';
 import { Delegations } from './delegations/delegations.js';
 import { MemberEventApplier } from './memberships/member-events.js';
 import { MemberSnapshots } from './memberships/member-snapshot.js';
@@ -108,6 +110,8 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     now,
   });
 
+  const agents = new AgentOwnership({ kube, cache, namespace: config.namespace, now });
+  const quotas = config.quotas ?? DEFAULT_USER_QUOTAS;
   const routes = aclRoutes(
     {
       urn,
@@ -124,16 +128,20 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
         kube,
         cache,
         verifier,
+        agents,
+        quotas,
         namespace: config.namespace,
         now,
         readYourWriteTimeoutMs,
       }),
+      agents,
       accessRequests: new AccessRequests({
         kube,
         cache,
         creator,
         grants: store,
         verifier,
+        quotas,
         namespace: config.namespace,
         now,
         readYourWriteTimeoutMs,

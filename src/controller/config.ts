@@ -37,6 +37,8 @@ export interface ControllerConfig {
   maxConcurrentReconciles: number;
   /** How long an AccessRequest may stay PENDING before the controller expires it. */
   accessRequestPendingTtlMs: number;
+  /** How long finished objects stay before garbage collection deletes them; absent: no garbage collection. */
+  garbageCollectionRetentionMs?: number;
   logLevel: string;
   /** The `<ns>` of `urn:<ns>:controller:<Kind>` (ERROR_NAMESPACE, as the other services); default `dx`. */
   errorNamespace?: string;
@@ -83,6 +85,8 @@ const environmentSchema = z.object({
   WATCH_LABEL_SELECTOR: nonEmpty.optional(),
   MAX_CONCURRENT_RECONCILES: z.coerce.number().int().min(1).max(64).default(16),
   ACCESS_REQUEST_PENDING_TTL: atLeast('168h', 1_000),
+  GARBAGE_COLLECTION: z.enum(['true', 'false']).default('true'),
+  GARBAGE_COLLECTION_RETENTION: atLeast('720h', 1_000),
   DATABASE_URL: auditEnvironment.shape.DATABASE_URL.optional(),
   AUDIT_CHAIN_KEY: auditEnvironment.shape.AUDIT_CHAIN_KEY,
   ...actorEnvironment.shape,
@@ -117,6 +121,9 @@ export function parseControllerConfig(env: Record<string, string | undefined>): 
     ...(e.WATCH_LABEL_SELECTOR ? { labelSelector: e.WATCH_LABEL_SELECTOR } : {}),
     maxConcurrentReconciles: e.MAX_CONCURRENT_RECONCILES,
     accessRequestPendingTtlMs: e.ACCESS_REQUEST_PENDING_TTL,
+    ...(e.GARBAGE_COLLECTION === 'true'
+      ? { garbageCollectionRetentionMs: e.GARBAGE_COLLECTION_RETENTION }
+      : {}),
     logLevel: e.LOG_LEVEL,
     errorNamespace: e.ERROR_NAMESPACE,
     ...(e.DATABASE_URL ? { auditDatabaseUrl: e.DATABASE_URL } : {}),

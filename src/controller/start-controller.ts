@@ -24,6 +24,7 @@ import { setupGrantAuditController } from './grants/setup-grant-audit-controller
 import { setupGrantController } from './grants/setup-grant-controller.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { setupMembershipController } from './memberships/setup-membership-controller.js';
+import { setupGarbageCollector } from './garbage-collection/garbage-collector.js';
 import { operationalApp } from './operational-app.js';
 import { ProjectionCoordinator } from './projection-coordinator.js';
 import { setupDriftResync } from './setup-drift-resync.js';
@@ -115,6 +116,15 @@ export async function startController(
   setupMembershipController(manager, deps);
   setupDelegationController(manager, deps);
   setupAccessRequestController(manager, deps);
+
+  if (config.garbageCollectionRetentionMs !== undefined) {
+    setupGarbageCollector(manager, {
+      kube,
+      aclNamespace: config.aclNamespace,
+      retentionMs: config.garbageCollectionRetentionMs,
+      shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+    });
+  }
 
   await prober.start();
   manager.start();

@@ -91,7 +91,10 @@ export function addAccessRequestRoutes(
           },
           403: problemResponse('The caller has no user id'),
           404: problemResponse('No CatalogItem has the itemId'),
-          409: problemResponse('A pending request or an effective policy exists, or the item is ambiguous'),
+          409: problemResponse(
+            'A pending request or an effective policy exists, the item is ambiguous, or the caller reached ' +
+              'the quota ACL_MAX_ACCESS_REQUESTS_PER_USER (detail names it)',
+          ),
           503: unavailable,
         },
         handler: guarded(async ({ principal, body }) => {

@@ -22,6 +22,7 @@ import { compareGrants, utcTimestamp } from '../policies/policy-rows.js';
 import type { AccessVerifier } from '../policies/verify-access.js';
 import { untilCached } from '../read-your-write.js';
 import { paths } from '../resources.js';
+import { assertBelowQuota, type UserQuotas } from '../user-quotas.js';
 import type {
   AccessRequestListingQuery,
   AccessRequestRow,
@@ -48,6 +49,7 @@ export interface AccessRequestsOptions {
   creator: Pick<PolicyCreator, 'create'>;
   grants: Pick<GrantStore, 'deleteGrant'>;
   verifier: Pick<AccessVerifier, 'verify'>;
+  quotas: UserQuotas;
   namespace: string;
   now: () => Date;
   /** How long a write waits for the cache to show it, so that the caller's next GET does. */
@@ -76,7 +78,8 @@ export class AccessRequests {
     assertHasUserId(principal, 'ask for access');
     this.checkItem(body);
     this.assertNothingInTheWay(principal, body);
-    const { kube, namespace } = this.options;
+    const { kube, namespace, cache, quotas } = this.options;
+    assertBelowQuota(quotas, 'accessRequests', cache.accessRequestsOf(principal.id).length);
     const created = await kube.call<AccessRequest>({
       method: 'POST',
       path: paths.accessRequests(namespace),

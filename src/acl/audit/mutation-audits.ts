@@ -17,6 +17,8 @@ export const ACTIONS = {
   membersReplaced: 'membership.replaced',
   delegationCreated: 'delegation.created',
   delegationRevoked: 'delegation.revoked',
+  agentEnrolled: 'agent.enrolled',
+  agentDeleted: 'agent.deleted',
   accessRequestCreated: 'accessrequest.created',
   accessRequestApproved: 'accessrequest.approved',
   accessRequestRejected: 'accessrequest.rejected',
@@ -43,6 +45,9 @@ interface DelegationCreateInput {
 }
 interface DelegationInput {
   params: { id: string };
+}
+interface AgentInput {
+  params: { agentId: string };
 }
 interface AccessRequestAskInput {
   body: { itemId: string };
@@ -133,6 +138,8 @@ export function mutationAudits(cache: AclCache) {
       { action: ACTIONS.delegationRevoked, target: delegationTarget(String(params.id ?? '')) },
     ],
   };
+  const enrolAgent = agentAudit(ACTIONS.agentEnrolled);
+  const deleteAgent = agentAudit(ACTIONS.agentDeleted);
   const requestTarget = (
     requestId: string,
     itemId = cache.accessRequestByUid(requestId)?.spec.itemId,
@@ -172,12 +179,23 @@ export function mutationAudits(cache: AclCache) {
       },
     ],
   };
-  return { create, revoke, events, snapshot, delegate, undelegate, ask, decide };
+  return { create, revoke, events, snapshot, delegate, undelegate, enrolAgent, deleteAgent, ask, decide };
 }
 
 /** An unknown or missing status is recorded as a decision attempted, naming none. */
 function decisionAction(status: unknown): string {
   return DECISION_ACTIONS[String(status)] ?? 'accessrequest.decided';
+}
+
+/** An agent route's one action, on the agent of the path. */
+function agentAudit(action: string): MutationAudit<AgentInput> {
+  const record = (agentId: unknown): ActionDescription[] => [
+    { action, target: { kind: 'agent', id: String(agentId ?? '') } },
+  ];
+  return {
+    completed: ({ params }) => record(params.agentId),
+    attempted: ({ params }) => record(params.agentId),
+  };
 }
 
 function withOrganisation(target: AuditTarget, organisationId: string | undefined): AuditTarget {

@@ -6,7 +6,12 @@ import type { UrnScheme } from '../../http/urn.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
 import type { Guard } from '../memberships/membership-routes.js';
 import type { Page } from '../policies/policy-rows.js';
+import { COS_ADMIN } from '../authorisation.js';
+import type { AgentOwnership } from './agents.js';
 import {
+  AgentParamsSchema,
+  agentResponseSchemas,
+  EnrolAgentBodySchema,
   CreateDelegationBodySchema,
   DelegationListingQuerySchema,
   DelegationParamsSchema,
@@ -15,6 +20,7 @@ import {
 import type { Delegations } from './delegations.js';
 
 const TAGS = ['delegations'];
+const AGENT_TAGS = ['agents'];
 /** Where a 201 names the delegation it created: its id, for the routes of `/delegations/{id}`. */
 const CREATED_DELEGATION = '$response.body#/results/0/delegationId';
 
@@ -23,6 +29,8 @@ export interface DelegationAudit {
   routes: AuditedRoutes;
   delegate: MutationAudit<{ body: { itemId: string } }>;
   undelegate: MutationAudit<{ params: { id: string } }>;
+  enrolAgent: MutationAudit<{ params: { agentId: string } }>;
+  deleteAgent: MutationAudit<{ params: { agentId: string } }>;
 }
 
 const unavailable = problemResponse('Kubernetes is unavailable; detail names it');
@@ -34,12 +42,13 @@ const unknown = problemResponse('No delegation has this id');
 /** POST and GET /delegations, GET and DELETE /delegations/{id}: the delegating user's own delegations. */
 export function addDelegationRoutes(
   table: RouteTable,
-  services: { urn: UrnScheme; delegations: Delegations },
+  services: { urn: UrnScheme; delegations: Delegations; agents: AgentOwnership },
   guarded: Guard,
   audit: DelegationAudit,
 ): RouteTable {
   const { urn, delegations } = services;
   const { routes, delegate, undelegate } = audit;
+  addAgentRoutes(table, services, guarded, audit);
   const schemas = delegationResponseSchemas(urn);
   return table
     .add(
@@ -51,8 +60,9 @@ export function addDelegationRoutes(
         description:
           'The agent may then act as the caller on the item (POST /v1/check with subject_type agent and ' +
           'relation delegated_<relation>), only while the delegation is active AND the caller holds the ' +
-          'access (viewer, editor; api for querier) too. The first delegation of an agent makes the caller ' +
-          'its owner; a delegation of an agent another user owns is a 409. Delegating querier needs an active ' +
+          'access (viewer, editor; api for querier) too. The first delegation of an agent nobody holds makes ' +
+          'the caller its owner; a delegation of an agent another user holds is a 409. A claimed agent is ' +
+          'released when its owner has no active delegation of it left; one cos_admin enrolled is not. Delegating querier needs an active ' +
           'api policy on the item (else 403); viewer and editor are granted outside the ACL service, so only ' +
           'the check can tell, and it does.',
         tags: TAGS,
@@ -78,7 +88,12 @@ export function addDelegationRoutes(
           403: problemResponse(
             'The caller is not a user, or holds no active api policy on the item (querier)',
           ),
-          409: problemResponse('The agent belongs to another user'),
+          404: problemResponse('No CatalogItem has the itemId: delegations are for catalog items only'),
+          409: problemResponse(
+            'The agent belongs to another user (who still delegates to it, or to whom cos_admin enrolled it), ' +
+              'or the caller reached a quota (ACL_MAX_DELEGATIONS_PER_USER, ACL_MAX_AGENTS_PER_USER; detail ' +
+              'names it)',
+          ),
           503: unavailable,
         },
         handler: guarded(async ({ principal, body }) => {
@@ -144,6 +159,62 @@ export function addDelegationRoutes(
         },
         handler: guarded(async ({ principal, params }) => {
           await delegations.revoke(principal, params.id);
+          return { status: 204 };
+        }),
+      }),
+    );
+}
+
+const agentUnknown = problemResponse('No Agent holds this agent id');
+
+/** PUT and DELETE /agents/{agentId}: cos_admin settles who an agent acts for (docs/acl-api.md, "Agents"). */
+function addAgentRoutes(
+  table: RouteTable,
+  services: { urn: UrnScheme; agents: AgentOwnership },
+  guarded: Guard,
+  audit: DelegationAudit,
+): void {
+  const { urn, agents } = services;
+  const { routes, enrolAgent, deleteAgent } = audit;
+  const schemas = agentResponseSchemas(urn);
+  table
+    .add(
+      routes.wrap(enrolAgent, {
+        method: 'put',
+        path: '/agents/{agentId}',
+        operationId: 'enrolAgent',
+        summary: 'Enrol an agent to a user, or transfer it (cos_admin)',
+        description:
+          'The agent acts for ownerId from now on and is not released when its delegations end. Every ' +
+          'active delegation of the agent by another user is revoked. Role cos_admin.',
+        tags: AGENT_TAGS,
+        access: { role: COS_ADMIN },
+        request: { params: AgentParamsSchema, body: EnrolAgentBodySchema },
+        responses: {
+          200: { description: 'results: [the agent]', schema: schemas.one },
+          409: problemResponse('The agent changed while it was being enrolled: retry'),
+          503: unavailable,
+        },
+        handler: guarded(async ({ params, body }) => {
+          const agent = await agents.enrol(params.agentId, body.ownerId);
+          return { status: 200, body: successEnvelope(urn, { title: 'Agent enrolled', results: [agent] }) };
+        }),
+      }),
+    )
+    .add(
+      routes.wrap(deleteAgent, {
+        method: 'delete',
+        path: '/agents/{agentId}',
+        operationId: 'deleteAgent',
+        summary: 'Delete an agent and revoke its delegations (cos_admin)',
+        description:
+          'The agent acts for nobody until a user delegates to it again (or cos_admin enrols it). Role cos_admin.',
+        tags: AGENT_TAGS,
+        access: { role: COS_ADMIN },
+        request: { params: AgentParamsSchema },
+        responses: { 204: { description: 'Deleted' }, 404: agentUnknown, 503: unavailable },
+        handler: guarded(async ({ params }) => {
+          await agents.remove(params.agentId);
           return { status: 204 };
         }),
       }),

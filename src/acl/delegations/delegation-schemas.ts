@@ -57,3 +57,25 @@ export function delegationResponseSchemas(urn: UrnScheme) {
     one: successEnvelopeSchema(urn, { results: DelegationRowSchema }),
   };
 }
+
+export const AgentParamsSchema = z.object({
+  agentId: agentIdField().describe('The agent id (URL-encoded in the path).'),
+});
+
+export const EnrolAgentBodySchema = z
+  .object({ ownerId: uuidField().describe('UUID of the user the agent is to act for.') })
+  .meta({ id: 'EnrolAgentRequest' });
+
+export const AgentRowSchema = z
+  .object({
+    agentId: agentIdField(),
+    ownerId: z.string().describe('UUID of the one user the agent acts for.'),
+    enrolled: z
+      .boolean()
+      .describe('True when cos_admin enrolled the agent: it is not released when its delegations end.'),
+  })
+  .meta({ id: 'AgentRow' });
+
+export function agentResponseSchemas(urn: UrnScheme) {
+  return { one: successEnvelopeSchema(urn, { results: AgentRowSchema }) };
+}

@@ -1,12 +1,9 @@
 import {
-  AGENT_KIND,
-  agentName,
   DELEGATION_KIND,
   delegationState,
   ENFORCED_CONDITION,
   findStatusCondition,
   GROUP_VERSION,
-  type Agent,
   type Delegation,
 } from '../../api/v1alpha1/index.js';
 import type { Principal } from '../../auth/principal.js';
@@ -20,14 +17,18 @@ import { compareGrants, utcTimestamp, type Page } from '../policies/policy-rows.
 import type { AccessVerifier } from '../policies/verify-access.js';
 import { untilCached } from '../read-your-write.js';
 import { paths } from '../resources.js';
+import { assertBelowQuota, type UserQuotas } from '../user-quotas.js';
+import type { AgentOwnership } from './agents.js';
 import type { CreateDelegationBody, DelegationRow } from './delegation-schemas.js';
 
-export type DelegationCache = Pick<AclCache, 'delegationByUid' | 'delegationsOf'>;
+export type DelegationCache = Pick<AclCache, 'delegationByUid' | 'delegationsOf' | 'itemsWithId'>;
 
 export interface DelegationsOptions {
   kube: KubeClient;
   cache: DelegationCache;
   verifier: Pick<AccessVerifier, 'verify'>;
+  agents: Pick<AgentOwnership, 'claim'>;
+  quotas: UserQuotas;
   namespace: string;
   now: () => Date;
   /** How long a create or revoke waits for the cache to show it, so that the caller's next GET does. */
@@ -36,9 +37,8 @@ export interface DelegationsOptions {
 
 /**
  * The delegation lifecycle of the ACL API (docs/acl-api.md, "Delegations"): a user delegates access to an
- * agent, lists and revokes their own delegations. One owner per agent: the first delegation creates the
- * agent's Agent object under a name derived from the agent id, so the apiserver lets exactly one user create
- * it; a delegation by anyone else meets it and is a 409.
+ * agent, lists and revokes their own delegations. One owner per agent (agents.ts): a delegation of an agent
+ * another user holds is a 409.
  */
 export class Delegations {
   constructor(private readonly options: DelegationsOptions) {}
@@ -46,7 +46,9 @@ export class Delegations {
   async create(principal: Principal, body: CreateDelegationBody): Promise<string> {
     assertIsUser(principal, 'delegate access to an agent');
     if (body.relation === 'querier') this.assertHoldsApi(principal, body.itemId);
-    await this.claimAgent(body.agentId, principal.id);
+    this.assertInCatalog(body.itemId);
+    this.assertWithinQuotas(principal.id, body.agentId);
+    await this.options.agents.claim(body.agentId, principal.id);
     const created = await this.options.kube.call<Delegation>({
       method: 'POST',
       path: paths.delegations(this.options.namespace),
@@ -98,6 +100,25 @@ export class Delegations {
     return delegation;
   }
 
+  /** Delegations are for the catalog's items only: an id nothing describes would be an object about nothing. */
+  private assertInCatalog(itemId: string): void {
+    if (this.options.cache.itemsWithId(itemId).length === 0) {
+      throw new HttpError(
+        'NotFound',
+        `no catalog item has itemId ${itemId}: delegations are for catalog items only`,
+      );
+    }
+  }
+
+  /** One more delegation, and an agent the caller does not delegate yet, must stay within the caller's quotas. */
+  private assertWithinQuotas(ownerId: string, agentId: string): void {
+    const { cache, quotas } = this.options;
+    const held = cache.delegationsOf(ownerId);
+    assertBelowQuota(quotas, 'delegations', held.length);
+    const agents = new Set(held.map((delegation) => delegation.spec.agentId));
+    if (!agents.has(agentId)) assertBelowQuota(quotas, 'agents', agents.size);
+  }
+
   /** Querier is the api access type: the caller must hold an effective api policy on the item now. */
   private assertHoldsApi(principal: Principal, itemId: string): void {
     try {
@@ -107,29 +128,6 @@ export class Delegations {
       throw new HttpError(
         'Forbidden',
         `the caller holds no active api policy on item ${itemId}, so has no querier access to delegate`,
-      );
-    }
-  }
-
-  /** Makes the caller the agent's owner, or finds it already is; 409 when another user owns the agent. */
-  private async claimAgent(agentId: string, ownerId: string): Promise<void> {
-    const { kube, namespace } = this.options;
-    const name = agentName(agentId);
-    try {
-      await kube.call({
-        method: 'POST',
-        path: paths.agents(namespace),
-        body: { apiVersion: GROUP_VERSION, kind: AGENT_KIND, metadata: { name }, spec: { agentId, ownerId } },
-      });
-      return;
-    } catch (error) {
-      if (!isAlreadyExists(error)) throw error;
-    }
-    const agent = await kube.call<Agent>({ method: 'GET', path: paths.agent(namespace, name) });
-    if (agent.spec.ownerId !== ownerId) {
-      throw new HttpError(
-        'Conflict',
-        `agent ${agentId} belongs to another user: an agent acts for one owner only`,
       );
     }
   }

@@ -31,9 +31,14 @@ export class MemberSnapshots {
     private readonly now: () => Date,
   ) {}
 
+  /**
+   * `charge` is told the work the snapshot causes (the memberships it changes, as the cache shows them; at
+   * least one unit) before anything is written, and refuses it by throwing.
+   */
   async replace(
     set: { organisationId: string; groupId?: string },
     userIds: readonly string[],
+    charge: (units: number) => Promise<void>,
   ): Promise<SnapshotCounts> {
     const now = this.now();
     const members = new Set(userIds);
@@ -42,6 +47,7 @@ export class MemberSnapshots {
       .filter((membership) => isMemberSpec(membership.spec))
       .map((membership) => membership.spec.userId);
     const keys = [...new Set([...userIds, ...current])].map((userId): MembershipKey => ({ ...set, userId }));
+    await charge(Math.max(1, this.changes(keys, members, now)));
     const differences = await settleAll(keys, WRITE_CONCURRENCY, (key) =>
       this.store.update(key, (spec) => {
         const member = members.has(key.userId);
@@ -55,5 +61,13 @@ export class MemberSnapshots {
       added: outcome.filter((difference) => difference === 'added').length,
       removed: outcome.filter((difference) => difference === 'removed').length,
     };
+  }
+
+  /** How many of the keys' memberships the snapshot changes, judged on the cache. */
+  private changes(keys: readonly MembershipKey[], members: ReadonlySet<string>, now: Date): number {
+    return keys.filter((key) => {
+      const spec = this.cache.membership(key)?.spec;
+      return decideSnapshot(spec, key, members.has(key.userId), now) !== spec;
+    }).length;
   }
 }

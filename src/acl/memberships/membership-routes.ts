@@ -1,7 +1,9 @@
+import type { Request } from 'express';
 import type { Principal } from '../../auth/principal.js';
 import { hasRole } from '../../auth/principal.js';
 import { successEnvelope } from '../../http/envelope.js';
 import { HttpError } from '../../http/errors.js';
+import { chargeWork } from '../../http/rate-limit/subject-rate-limit.js';
 import type { RouteTable } from '../../http/openapi/route-table.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
@@ -77,13 +79,15 @@ export function addMembershipRoutes(
       principal,
       params,
       body,
+      request,
     }: {
       principal: Principal;
       params: MemberSet;
       body: { userIds: string[] };
+      request: Request;
     }) => {
       requireSpeaksFor(principal, [{ organisationId: params.organisationId, field: 'organisationId' }]);
-      const counts = await snapshots.replace(params, body.userIds);
+      const counts = await snapshots.replace(params, body.userIds, (units) => chargeWork(request, units));
       return {
         status: 200,
         body: successEnvelope(urn, {
@@ -142,9 +146,11 @@ export function addMembershipRoutes(
           409: keptChanging,
           503: unavailable,
         },
-        handler: guarded(async ({ principal, body }) => {
+        handler: guarded(async ({ principal, body, request }) => {
           requireSpeaksFor(principal, namedOrganisations(body));
-          const results = await applier.apply(Array.isArray(body) ? body : [body]);
+          const events = Array.isArray(body) ? body : [body];
+          await chargeWork(request, events.length);
+          const results = await applier.apply(events);
           return {
             status: 200,
             body: successEnvelope(urn, { title: 'Events processed', detail: summary(results), results }),

@@ -50,7 +50,17 @@ export interface Delegation {
 export const AgentSpecSchema = z
   .object({
     agentId: agentIdField().describe('Id of the agent.'),
-    ownerId: uuidField().describe('UUID of the one user the agent acts for; set by its first delegation.'),
+    ownerId: uuidField().describe(
+      'UUID of the one user the agent acts for; set by its first delegation, or by cos_admin (enrolment).',
+    ),
+    enrolled: z
+      .boolean()
+      .optional()
+      .describe(
+        'Set when cos_admin enrolled or transferred the agent: it stays its owner’s when the owner’s ' +
+          'delegations end. An agent claimed by a first delegation (not enrolled) is released once its owner ' +
+          'has no active delegation of it.',
+      ),
   })
   .describe('An agent and its owner: an agent acts for exactly one user.');
 export type AgentSpec = z.infer<typeof AgentSpecSchema>;

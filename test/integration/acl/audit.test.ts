@@ -292,6 +292,17 @@ describe('every mutating route of the OpenAPI document is audited', () => {
         caller: producer,
         body: { userIds: [] },
       }),
+      enrolAgent: async () => ({
+        path: `/agents/${encodeURIComponent(`agent-${randomUUID()}`)}`,
+        caller: cosAdmin,
+        body: { ownerId: owner.id },
+      }),
+      deleteAgent: async () => {
+        const agentId = `agent-${randomUUID()}`;
+        const enrolled = await sent('PUT', `/agents/${agentId}`, cosAdmin, { ownerId: owner.id });
+        expect(enrolled.status).toBe(200);
+        return { path: `/agents/${agentId}`, caller: cosAdmin };
+      },
     };
     const document = (
       await harness.request<{ paths: Record<string, Record<string, { operationId: string }>> }>(

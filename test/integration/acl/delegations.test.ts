@@ -110,6 +110,19 @@ describe('POST /delegations', () => {
     expect(answer.body.detail).toMatch(/no active api policy/);
   });
 
+  it('refuses an item the catalog does not hold: 404 naming itemId, and no Agent is claimed', async () => {
+    const agentId = newAgent();
+    const answer = await delegate(owner, {
+      agentId,
+      itemId: `urn:dx:item:${randomUUID()}`,
+      relation: 'viewer',
+    });
+    expect(answer.status).toBe(404);
+    expect(answer.body.type).toBe('urn:dx:acl:NotFound');
+    expect(answer.body.detail).toContain('itemId');
+    await expect(agentObject(agentId)).rejects.toThrow();
+  });
+
   it.each<[string, Record<string, unknown>, string]>([
     ['an unknown relation', { relation: 'admin' }, 'relation'],
     ['an expiry in the past', { expiryTime: '2020-01-01T00:00:00Z' }, 'expiryTime'],
@@ -173,5 +186,74 @@ describe('the caller’s delegations', () => {
     const malformed = await harness.request<Problem>('GET', '/delegations/not-a-uuid', { caller: owner });
     expect(malformed.status).toBe(400);
     expect(malformed.body.detail).toContain('id');
+  });
+});
+
+describe('agent ownership', () => {
+  const agentPath = (agentId: string) => `/agents/${encodeURIComponent(agentId)}`;
+  const statusOf = async (caller: Caller, id: string) =>
+    (await harness.request<{ results: Row[] }>('GET', `/delegations/${id}`, { caller })).body.results[0]
+      ?.status;
+
+  it('gives a squatted agent back: cos_admin enrols it to its owner and ends the squatter’s delegations', async () => {
+    const agentId = newAgent();
+    const squatter = await harness.user();
+    const squat = await delegate(squatter, { agentId, relation: 'viewer' });
+    expect(squat.status).toBe(201);
+    expect((await delegate(owner, { agentId })).status).toBe(409);
+
+    const admin = await harness.user({ roles: ['cos_admin'] });
+    expect(
+      (await harness.request('PUT', agentPath(agentId), { caller: squatter, body: { ownerId: squatter.id } }))
+        .status,
+    ).toBe(403);
+    const enrolled = await harness.request<{ results: unknown[] }>('PUT', agentPath(agentId), {
+      caller: admin,
+      body: { ownerId: owner.id },
+    });
+    expect(enrolled.status).toBe(200);
+    expect(enrolled.body.results).toEqual([{ agentId, ownerId: owner.id, enrolled: true }]);
+    expect((await agentObject(agentId)).spec).toEqual({ agentId, ownerId: owner.id, enrolled: true });
+    await expect.poll(() => statusOf(squatter, squat.body.results[0]?.delegationId ?? '')).toBe('DELETED');
+
+    expect((await delegate(owner, { agentId })).status).toBe(201);
+    // Enrolled: the squatter cannot take it back, even once the owner's delegations end.
+    expect((await delegate(squatter, { agentId, relation: 'viewer' })).status).toBe(409);
+  });
+
+  it('releases a claimed agent once its owner has no active delegation of it left', async () => {
+    const agentId = newAgent();
+    const first = await harness.user();
+    const created = await delegate(first, { agentId, relation: 'viewer' });
+    expect(created.status).toBe(201);
+    const id = created.body.results[0]?.delegationId ?? '';
+    expect((await delegate(owner, { agentId })).status).toBe(409);
+
+    expect((await harness.request('DELETE', `/delegations/${id}`, { caller: first })).status).toBe(204);
+    expect((await delegate(owner, { agentId })).status).toBe(201);
+    expect((await agentObject(agentId)).spec).toEqual({ agentId, ownerId: owner.id });
+  });
+
+  it('lets cos_admin delete an agent (204, its delegations revoked), then 404', async () => {
+    const agentId = `agent with / and spaces ${randomUUID()}`;
+    const created = await delegate(owner, { agentId });
+    expect(created.status).toBe(201);
+    const admin = await harness.user({ roles: ['cos_admin'] });
+    expect((await harness.request('DELETE', agentPath(agentId), { caller: owner })).status).toBe(403);
+    expect((await harness.request('DELETE', agentPath(agentId), { caller: admin })).status).toBe(204);
+    await expect.poll(() => statusOf(owner, created.body.results[0]?.delegationId ?? '')).toBe('DELETED');
+    const again = await harness.request<Problem>('DELETE', agentPath(agentId), { caller: admin });
+    expect(again.status).toBe(404);
+    expect(again.body.type).toBe('urn:dx:acl:NotFound');
+  });
+
+  it('answers 400 naming ownerId for an enrolment to a non-user', async () => {
+    const admin = await harness.user({ roles: ['cos_admin'] });
+    const answer = await harness.request<Problem>('PUT', agentPath(newAgent()), {
+      caller: admin,
+      body: { ownerId: 'nobody' },
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.detail).toContain('ownerId');
   });
 });

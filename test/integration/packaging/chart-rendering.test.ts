@@ -54,7 +54,7 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
       rule('acl.policygrant.dev', ['memberships'], ['list', 'watch', 'create', 'update']),
       rule('acl.policygrant.dev', ['grantclaims'], ['get', 'create', 'update', 'delete']),
       rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'create', 'patch']),
-      rule('acl.policygrant.dev', ['agents'], ['get', 'create']),
+      rule('acl.policygrant.dev', ['agents'], ['get', 'create', 'update', 'delete']),
       rule('acl.policygrant.dev', ['accessrequests'], ['get', 'list', 'watch', 'create']),
       rule('acl.policygrant.dev', ['accessrequests/status'], ['update']),
     ],
@@ -68,12 +68,12 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
       rule('events.k8s.io', ['events'], ['create']),
     ],
     Role: [
-      rule('acl.policygrant.dev', ['memberships'], ['list', 'watch', 'patch']),
+      rule('acl.policygrant.dev', ['memberships'], ['list', 'watch', 'patch', 'delete']),
       rule('acl.policygrant.dev', ['memberships/status'], ['update']),
-      rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'patch']),
+      rule('acl.policygrant.dev', ['delegations'], ['list', 'watch', 'patch', 'delete']),
       rule('acl.policygrant.dev', ['delegations/status'], ['update']),
-      rule('acl.policygrant.dev', ['agents'], ['list', 'watch']),
-      rule('acl.policygrant.dev', ['accessrequests'], ['list', 'watch']),
+      rule('acl.policygrant.dev', ['agents'], ['list', 'watch', 'delete']),
+      rule('acl.policygrant.dev', ['accessrequests'], ['list', 'watch', 'delete']),
       rule('acl.policygrant.dev', ['accessrequests/status'], ['update']),
       rule('coordination.k8s.io', ['leases'], ['create']),
       {
@@ -282,11 +282,15 @@ describe('configuration', () => {
         jwt: { issuer: 'https://id.example/', audience: 'acl', algorithms: ['RS256', 'ES256'], maxAge: '1h' },
         jwks: { url: 'https://id.example/jwks' },
       },
-      aclApi: { basePath: '/v9' },
+      aclApi: {
+        basePath: '/v9',
+        quotas: { delegationsPerUser: 7, agentsPerUser: 3, accessRequestsPerUser: 9 },
+      },
       audit: { migrations: 'skip', retentionDays: 90 },
       controller: {
         resyncPeriod: '5m',
         accessRequestPendingTtl: '48h',
+        garbageCollection: { enabled: false, retention: '24h' },
         leaderElection: {
           enabled: true,
           exitOnLoss: false,
@@ -343,6 +347,9 @@ describe('configuration', () => {
       JWKS_URL: 'https://id.example/jwks',
       ACL_PORT: '8080',
       ACL_BASE_PATH: '/v9',
+      ACL_MAX_DELEGATIONS_PER_USER: '7',
+      ACL_MAX_AGENTS_PER_USER: '3',
+      ACL_MAX_ACCESS_REQUESTS_PER_USER: '9',
       AUDIT_MIGRATIONS: 'skip',
       AUDIT_RETENTION_DAYS: '90',
       CONTROLLER_PORT: '8082',
@@ -354,6 +361,8 @@ describe('configuration', () => {
       RETRY_PERIOD: '3s',
       MAX_CONCURRENT_RECONCILES: '6',
       ACCESS_REQUEST_PENDING_TTL: '48h',
+      GARBAGE_COLLECTION: 'false',
+      GARBAGE_COLLECTION_RETENTION: '24h',
       WATCH_LABEL_SELECTOR: 'shard in (a,b)',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
@@ -856,6 +865,35 @@ describe('the image', () => {
   );
 });
 
+describe('the object quota of the release namespace', () => {
+  const quotaOf = (objects: KubeObject[]) => objects.filter((object) => object.kind === 'ResourceQuota');
+
+  it('bounds every kind the release namespace holds, by default, at the sizes the values give', async () => {
+    const [quota, ...others] = quotaOf(await renderChart(NAMESPACE));
+    expect(others).toEqual([]);
+    expect(quota?.metadata.namespace).toBe(NAMESPACE);
+    expect((quota?.spec as { hard: Record<string, string> }).hard).toEqual({
+      'count/policygrants.acl.policygrant.dev': '200000',
+      'count/grantclaims.acl.policygrant.dev': '400000',
+      'count/memberships.acl.policygrant.dev': '500000',
+      'count/delegations.acl.policygrant.dev': '100000',
+      'count/agents.acl.policygrant.dev': '20000',
+      'count/accessrequests.acl.policygrant.dev': '100000',
+    });
+    const sized = quotaOf(
+      await renderChart(NAMESPACE, { ...REQUIRED_VALUES, resourceQuota: { objects: { delegations: 5 } } }),
+    );
+    expect((sized[0]?.spec as { hard: Record<string, string> }).hard).toMatchObject({
+      'count/delegations.acl.policygrant.dev': '5',
+    });
+  });
+
+  it('renders none when disabled', async () => {
+    const objects = await renderChart(NAMESPACE, { ...REQUIRED_VALUES, resourceQuota: { enabled: false } });
+    expect(quotaOf(objects)).toEqual([]);
+  });
+});
+
 describe('values the chart refuses', () => {
   const refused: [string, object, RegExp][] = [
     ['a port out of range', { aclApi: { port: 70000 } }, /aclApi\/port.*maximum/],
@@ -864,6 +902,11 @@ describe('values the chart refuses', () => {
     ['a log level pino lacks', { logLevel: 'verbose' }, /logLevel.*must be one of/],
     ['replicas as text', { decisionService: { replicas: 'two' } }, /decisionService\/replicas.*want integer/],
     ['a malformed duration', { controller: { resyncPeriod: '10 minutes' } }, /resyncPeriod.*does not match/],
+    [
+      'an object quota of none',
+      { resourceQuota: { objects: { agents: 0 } } },
+      /resourceQuota\/objects\/agents.*minimum/,
+    ],
     ['an endpoint without a port', { spicedb: { endpoint: 'spicedb' } }, /spicedb\/endpoint.*does not match/],
     ['a base path without the leading slash', { aclApi: { basePath: 'v2' } }, /aclApi\/basePath/],
     [

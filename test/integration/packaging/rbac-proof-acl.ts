@@ -84,6 +84,8 @@ export const ACL_STEP = {
   delegate: 'delegate: 201, the caller owns the agent, listed (read-your-write)',
   delegationConflict: 'another user delegating the agent: 409',
   delegationRevoke: 'revoke a delegation: 204, listed as DELETED (read-your-write)',
+  agentEnrol: 'cos_admin enrols the agent to another user: 200',
+  agentDelete: 'cos_admin deletes the agent: 204',
   accessRequest: 'ask for access: 201, PENDING (read-your-write)',
   accessApproval: 'approve the access request with its ETag: 200, its policy created',
   namespaces: NAMESPACE_STEPS,
@@ -187,9 +189,9 @@ export class AclProof {
 
   private async callers(): Promise<Callers> {
     const organisationId = randomUUID();
-    const user = async (org?: string): Promise<Caller> => {
+    const user = async (org?: string, roles: string[] = []): Promise<Caller> => {
       const id = randomUUID();
-      const token = await mintToken(this.key, { sub: id, ...(org ? { org } : {}) });
+      const token = await mintToken(this.key, { sub: id, roles, ...(org ? { org } : {}) });
       return { id, authorization: `Bearer ${token}` };
     };
     return {
@@ -200,6 +202,7 @@ export class AclProof {
       retried: await user(),
       rolledBack: await user(),
       gitOps: await user(),
+      admin: await user(undefined, ['cos_admin']),
       producer: {
         id: 'producer',
         authorization: `Bearer ${await mintToken(this.key, { sub: randomUUID(), roles: ['platform_event_producer'] })}`,
@@ -218,6 +221,8 @@ interface Callers {
   retried: Caller;
   rolledBack: Caller;
   gitOps: Caller;
+  /** Role cos_admin: enrols and deletes agents. */
+  admin: Caller;
   /** Sends membership events of any organisation (role platform_event_producer). */
   producer: Caller;
 }
@@ -262,6 +267,8 @@ class AclFlow {
       { name: ACL_STEP.delegate, run: () => this.delegate() },
       { name: ACL_STEP.delegationConflict, run: () => this.delegateAnothersAgent() },
       { name: ACL_STEP.delegationRevoke, run: () => this.revokeDelegation() },
+      { name: ACL_STEP.agentEnrol, run: () => this.enrolAgent() },
+      { name: ACL_STEP.agentDelete, run: () => this.deleteAgent() },
       { name: ACL_STEP.accessRequest, run: () => this.askForAccess() },
       { name: ACL_STEP.accessApproval, run: () => this.approveAccess() },
       ...ACL_STEP.namespaces.map((name, index) => ({
@@ -481,6 +488,22 @@ class AclFlow {
     const answer = await this.request('DELETE', `/delegations/${this.delegationId}`, consumer);
     expect(answer.status, describe(answer)).toBe(204);
     expect(await this.delegationStatus()).toBe('DELETED');
+  }
+
+  private async enrolAgent(): Promise<void> {
+    const { admin, stranger } = this.callers;
+    const path = `/agents/${encodeURIComponent(this.agentId)}`;
+    const answer = await this.request('PUT', path, admin, { ownerId: stranger.id });
+    expect(answer.status, describe(answer)).toBe(200);
+  }
+
+  private async deleteAgent(): Promise<void> {
+    const answer = await this.request(
+      'DELETE',
+      `/agents/${encodeURIComponent(this.agentId)}`,
+      this.callers.admin,
+    );
+    expect(answer.status, describe(answer)).toBe(204);
   }
 
   private async delegationStatus(): Promise<string | undefined> {

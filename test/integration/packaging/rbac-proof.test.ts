@@ -122,6 +122,8 @@ describe('the ACL API as its chart ServiceAccount', () => {
       ACL_STEP.delegate,
       ACL_STEP.delegationConflict,
       ACL_STEP.delegationRevoke,
+      ACL_STEP.agentEnrol,
+      ACL_STEP.agentDelete,
       ACL_STEP.accessRequest,
       ACL_STEP.accessApproval,
       ...ACL_STEP.namespaces,
@@ -150,13 +152,16 @@ describe('the ACL API as its chart ServiceAccount', () => {
       // removal may already meet one, when the cache has not seen the create yet).
       'Role create acl.policygrant.dev/memberships': [ACL_STEP.memberAdded],
       'Role update acl.policygrant.dev/memberships': [ACL_STEP.memberRemoved, ACL_STEP.memberRace],
-      // Delegations: the Agent object claims the agent, the Delegation records the delegation; a delegation
-      // of someone else's agent reads its Agent; revocation patches revokedAt.
+      // Delegations: a claim reads the agent's Agent object, then creates it (or replaces a released one), the
+      // Delegation records the delegation; revocation patches revokedAt; cos_admin replaces (enrols) and deletes
+      // Agents.
       'Role list acl.policygrant.dev/delegations': [ACL_STEP.ready],
       'Role watch acl.policygrant.dev/delegations': [watchStepName('delegations')],
       'Role create acl.policygrant.dev/agents': [ACL_STEP.delegate],
       'Role create acl.policygrant.dev/delegations': [ACL_STEP.delegate],
-      'Role get acl.policygrant.dev/agents': [ACL_STEP.delegationConflict],
+      'Role get acl.policygrant.dev/agents': [ACL_STEP.delegate],
+      'Role update acl.policygrant.dev/agents': [ACL_STEP.agentEnrol],
+      'Role delete acl.policygrant.dev/agents': [ACL_STEP.agentDelete],
       'Role patch acl.policygrant.dev/delegations': [ACL_STEP.delegationRevoke],
       // Access requests: created, then marked PENDING through the status; a decision reads the request as
       // the API server has it (If-Match) and writes the status.

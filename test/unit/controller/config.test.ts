@@ -22,6 +22,7 @@ describe('parseControllerConfig', () => {
       },
       maxConcurrentReconciles: 16,
       accessRequestPendingTtlMs: 7 * 24 * 3_600_000,
+      garbageCollectionRetentionMs: 30 * 24 * 3_600_000,
       logLevel: 'info',
       errorNamespace: 'dx',
       auditActors: { from: 'field-manager' },
@@ -47,6 +48,7 @@ describe('parseControllerConfig', () => {
       WATCH_LABEL_SELECTOR: 'shard=a',
       MAX_CONCURRENT_RECONCILES: '8',
       ACCESS_REQUEST_PENDING_TTL: '72h',
+      GARBAGE_COLLECTION_RETENTION: '24h',
       LOG_LEVEL: 'debug',
       SPICEDB_PROBE_PERIOD: '500ms',
       ERROR_NAMESPACE: 'acme',
@@ -72,6 +74,7 @@ describe('parseControllerConfig', () => {
       labelSelector: 'shard=a',
       maxConcurrentReconciles: 8,
       accessRequestPendingTtlMs: 72 * 3_600_000,
+      garbageCollectionRetentionMs: 24 * 3_600_000,
       logLevel: 'debug',
       errorNamespace: 'acme',
       auditDatabaseUrl: 'postgres://controller:secret@db:5432/audit',
@@ -135,6 +138,11 @@ describe('parseControllerConfig', () => {
       parseControllerConfig({ ...required, LEASE_DURATION: '10s', RENEW_DEADLINE: '10s' }),
     ).toThrow(/LEASE_DURATION > RENEW_DEADLINE/);
     expect(() => parseControllerConfig({ ...required, LEASE_DURATION: '10500ms' })).toThrow(/whole seconds/);
+  });
+  it('turns garbage collection off with GARBAGE_COLLECTION=false', () => {
+    expect(parseControllerConfig({ ...required, GARBAGE_COLLECTION: 'false' })).not.toHaveProperty(
+      'garbageCollectionRetentionMs',
+    );
   });
 });
 

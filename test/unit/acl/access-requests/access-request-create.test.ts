@@ -8,6 +8,7 @@ import {
 import type { KubeClient, KubeCall } from '../../../../src/kube/kube-client.js';
 import type { AccessRequest, CatalogItem } from '../../../../src/api/v1alpha1/index.js';
 import type { Principal } from '../../../../src/auth/principal.js';
+import { DEFAULT_USER_QUOTAS } from '../../../../src/acl/user-quotas.js';
 import { KubeApiError } from '../../../../src/runtime/index.js';
 
 // A new request is marked PENDING by the ACL API, and by the controller too when it sees a request without a
@@ -60,6 +61,7 @@ function accessRequests(kube: KubeClient): AccessRequests {
     kube,
     cache,
     verifier: { verify: () => ({ all: [] }) },
+    quotas: DEFAULT_USER_QUOTAS,
     namespace: 'acl',
     now: () => new Date(),
     readYourWriteTimeoutMs: 1_000,

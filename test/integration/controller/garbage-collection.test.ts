@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import {
+  AGENT_PLURAL,
+  agentName,
+  API_GROUP,
+  API_VERSION,
+  GROUP_VERSION,
+  AGENT_KIND,
+} from '../../../src/api/v1alpha1/index.js';
+import type { ControllerEnvironment } from '../../../src/controller/config.js';
+import { testKubeConfig } from '../support/cluster.js';
+import { until } from '../../support/until.js';
+import { AccessRequestResources } from './support/access-requests.js';
+import { DelegationResources, querierDelegation } from './support/delegations.js';
+import { useControllerFixture } from './support/harness.js';
+
+// Garbage collection with a retention of 2 s on the real kube-apiserver: what is finished (a revoked
+// delegation, a decided access request, a removed membership) is deleted once the retention has passed, as is
+// a claimed Agent no delegation names; what is live, and an enrolled Agent, stay.
+
+const env: ControllerEnvironment = { GARBAGE_COLLECTION_RETENTION: '2s' };
+const world = useControllerFixture('garbage-collection', env);
+const api = () => testKubeConfig().makeApiClient(CustomObjectsApi);
+
+async function gone(read: () => Promise<unknown>): Promise<boolean> {
+  return read().then(
+    () => false,
+    (error: { code?: number }) => {
+      if (error.code === 404) return true;
+      throw error;
+    },
+  );
+}
+
+function agentObject(agentId: string) {
+  const where = {
+    group: API_GROUP,
+    version: API_VERSION,
+    namespace: world.aclNamespace,
+    plural: AGENT_PLURAL,
+  };
+  return {
+    read: () => api().getNamespacedCustomObject({ ...where, name: agentName(agentId) }),
+    enrol: (ownerId: string) =>
+      api().createNamespacedCustomObject({
+        ...where,
+        body: {
+          apiVersion: GROUP_VERSION,
+          kind: AGENT_KIND,
+          metadata: { name: agentName(agentId) },
+          spec: { agentId, ownerId, enrolled: true },
+        },
+      }),
+  };
+}
+
+describe('garbage collection', () => {
+  it('deletes a revoked delegation after the retention, then its unused Agent; an active one stays', async () => {
+    const delegations = new DelegationResources(world.aclNamespace);
+    const ownerId = randomUUID();
+    const revoked = querierDelegation(`urn:dx:item:${randomUUID()}`, ownerId, {
+      revokedAt: new Date().toISOString(),
+    });
+    const active = querierDelegation(`urn:dx:item:${randomUUID()}`, ownerId);
+    await delegations.claimAgent(revoked.agentId, ownerId);
+    await delegations.claimAgent(active.agentId, ownerId);
+    const revokedName = await delegations.create(revoked);
+    const activeName = await delegations.create(active);
+
+    await until(async () => !(await delegations.exists(revokedName)), 'the revoked delegation collected');
+    await until(() => gone(agentObject(revoked.agentId).read), 'its Agent collected');
+    expect(await delegations.exists(activeName)).toBe(true);
+    expect(await gone(agentObject(active.agentId).read)).toBe(false);
+  });
+
+  it('keeps an enrolled Agent that no delegation names', async () => {
+    const agent = agentObject(`urn:dx:agent:${randomUUID()}`);
+    await agent.enrol(randomUUID());
+    const delegations = new DelegationResources(world.aclNamespace);
+    // A claimed agent of the same age goes: once it has, the enrolled one has been judged too.
+    const claimed = `urn:dx:agent:${randomUUID()}`;
+    await delegations.claimAgent(claimed, randomUUID());
+    await until(() => gone(agentObject(claimed).read), 'the claimed Agent collected');
+    expect(await gone(agent.read)).toBe(false);
+  });
+
+  it('deletes a decided access request after the retention; a pending one stays', async () => {
+    const requests = new AccessRequestResources(world.aclNamespace);
+    const decided = (await requests.apply()).metadata.name ?? '';
+    const pending = (await requests.apply()).metadata.name ?? '';
+    await until(async () => (await requests.get(decided)).status?.state === 'PENDING', 'marked PENDING');
+    await requests.writeStatus(decided, {
+      state: 'REJECTED',
+      decidedBy: randomUUID(),
+      decidedAt: new Date().toISOString(),
+    });
+    await until(() => gone(() => requests.get(decided)), 'the decided request collected');
+    expect(await gone(() => requests.get(pending))).toBe(false);
+  });
+
+  it('deletes a removed membership after the retention; a member stays', async () => {
+    const { resources, aclNamespace } = world;
+    const organisationId = randomUUID();
+    const removedAt = new Date().toISOString();
+    const removed = await resources.createMembership(aclNamespace, {
+      organisationId,
+      userId: randomUUID(),
+      removedAt,
+    });
+    const member = await resources.createMembership(aclNamespace, { organisationId, userId: randomUUID() });
+    await until(
+      async () => !(await resources.membershipExists(aclNamespace, removed.name)),
+      'the removed membership collected',
+    );
+    expect(await resources.membershipExists(aclNamespace, member.name)).toBe(true);
+  });
+});
