@@ -12,7 +12,6 @@ import { HttpError } from '../../http/errors.js';
 import type { AclCache } from '../acl-cache.js';
 import { assertIsUser } from '../authorisation.js';
 import type { KubeClient } from '../../kube/kube-client.js';
-import { isAlreadyExists } from '../kube-errors.js';
 import { compareGrants, utcTimestamp, type Page } from '../policies/policy-rows.js';
 import type { AccessVerifier } from '../policies/verify-access.js';
 import { untilCached } from '../read-your-write.js';
