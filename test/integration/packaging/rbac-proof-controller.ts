@@ -9,6 +9,7 @@ import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation
 import type { RunningController } from '../../../src/controller/start-controller.js';
 import {
   enforcedCondition,
+  exists,
   individual,
   makeStateDir,
   relationshipsOn,
@@ -59,6 +60,12 @@ export const CONTROLLER_STEP = {
   revoke: 'withdraws the revoked grant: Enforced=False Revoked',
   delete: 'deleting the grant removes its tuples, then its finalizer',
   unbound: 'refuses a grant in a namespace bound to no organisation: NotAuthorized',
+  collected: {
+    delegation: 'collects a revoked Delegation after the retention',
+    agent: 'collects the Agent that no Delegation names any more',
+    membership: 'collects a removed Membership after the retention',
+    accessRequest: 'collects a decided AccessRequest after the retention',
+  },
   namespaces: [
     'binding the namespace to the organisation enforces the grant',
     'unbinding the namespace withdraws it',
@@ -84,6 +91,11 @@ const delegationUpdate = writeTo('delegations');
 const accessRequestStatusUpdate = (call: KubeCall) =>
   call.resource === 'accessrequests' && call.method === 'PUT';
 const eventCreation = (call: KubeCall) => call.resource === 'events' && call.method === 'POST';
+/** Garbage collection's delete of an object of `resource`. */
+const deletionOf = (resource: string) => (call: KubeCall) =>
+  call.resource === resource && call.method === 'DELETE';
+/** Finished objects go a second after they finished, so that the proof sees them collected. */
+const GARBAGE_COLLECTION_RETENTION = '1s';
 
 /** The proof's release namespace and SpiceDB, shared by every run of the controller's flow. */
 export class ControllerProof {
@@ -113,7 +125,11 @@ export class ControllerProof {
       aclNamespace: this.namespace,
       scope,
       logFile: join(this.stateDir, `${scope}.log`),
-      env: { LEADER_ELECTION_ID: leaseName, LOG_LEVEL: 'info' },
+      env: {
+        LEADER_ELECTION_ID: leaseName,
+        LOG_LEVEL: 'info',
+        GARBAGE_COLLECTION_RETENTION,
+      },
     });
     try {
       const flow = new ControllerFlow(
@@ -149,6 +165,8 @@ class ControllerFlow {
   private grantName = '';
   private gitOpsNamespace = '';
   private gitOpsGrant = '';
+  /** The Agent the collected Delegation leaves without a delegation, for the next step. */
+  private collectedAgent: { delegations: DelegationResources; agentId: string } | undefined;
 
   constructor(
     private readonly controller: RunningController,
@@ -177,6 +195,10 @@ class ControllerFlow {
       { name: CONTROLLER_STEP.revoke, run: () => this.withdrawsRevoked() },
       { name: CONTROLLER_STEP.delete, run: () => this.releasesDeleted() },
       { name: CONTROLLER_STEP.unbound, run: () => this.refusesUnbound() },
+      { name: CONTROLLER_STEP.collected.delegation, run: () => this.collectsDelegation() },
+      { name: CONTROLLER_STEP.collected.agent, run: () => this.collectsAgent() },
+      { name: CONTROLLER_STEP.collected.membership, run: () => this.collectsMembership() },
+      { name: CONTROLLER_STEP.collected.accessRequest, run: () => this.collectsAccessRequest() },
       ...CONTROLLER_STEP.namespaces.map((name, index) => ({
         name,
         run: () => this.followsBinding(index % 2 === 0),
@@ -314,6 +336,61 @@ class ControllerFlow {
     await this.resources.deleteGrant(this.namespace, this.grantName);
     await promptly(async () =>
       expect(await this.resources.grantExists(this.namespace, this.grantName)).toBe(false),
+    );
+  }
+
+  private async collectsDelegation(): Promise<void> {
+    const ownerId = randomUUID();
+    const spec = querierDelegation((this.items[0] as Item).itemId, ownerId);
+    const delegations = new DelegationResources(this.namespace);
+    await delegations.claimAgent(spec.agentId, ownerId);
+    const name = await delegations.create(spec);
+    await delegations.waitForReason(name, EnforcedReason.Projected);
+    this.collectedAgent = { delegations, agentId: spec.agentId };
+    await delegations.revoke(name);
+    await promptly(
+      async () => expect(await delegations.exists(name), 'the revoked Delegation').toBe(false),
+      this.unlessRefused(deletionOf('delegations')),
+    );
+  }
+
+  private async collectsAgent(): Promise<void> {
+    const { delegations, agentId } = this.collectedAgent ?? {};
+    if (!delegations || agentId === undefined)
+      throw new Error('no Agent was left by the collected Delegation');
+    await promptly(
+      async () => expect(await delegations.agentExists(agentId), 'the unused Agent').toBe(false),
+      this.unlessRefused(deletionOf('agents')),
+    );
+  }
+
+  private async collectsMembership(): Promise<void> {
+    const organisationId = (this.items[0] as Item).organisationId;
+    const { name } = await this.resources.createMembership(this.namespace, {
+      organisationId,
+      userId: randomUUID(),
+    });
+    await this.resources.waitForMembershipReason(this.namespace, name, EnforcedReason.Projected);
+    await this.resources.removeMembership(this.namespace, name);
+    await promptly(
+      async () =>
+        expect(await this.resources.membershipExists(this.namespace, name), 'the removed Membership').toBe(
+          false,
+        ),
+      this.unlessRefused(deletionOf('memberships')),
+    );
+  }
+
+  private async collectsAccessRequest(): Promise<void> {
+    const requests = new AccessRequestResources(this.namespace);
+    const { metadata } = await requests.apply((this.items[0] as Item).itemId);
+    const name = metadata.name ?? '';
+    await promptly(async () => expect((await requests.get(name)).status?.state).toBe('PENDING'));
+    const { status } = await requests.get(name);
+    await requests.writeStatus(name, { ...status, state: 'REJECTED', decidedAt: new Date().toISOString() });
+    await promptly(
+      async () => expect(await exists(requests.get(name)), 'the decided AccessRequest').toBe(false),
+      this.unlessRefused(deletionOf('accessrequests')),
     );
   }
 

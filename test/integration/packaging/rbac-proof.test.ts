@@ -243,6 +243,7 @@ describe('the grant controller as its chart ServiceAccount', () => {
       CONTROLLER_STEP.revoke,
       CONTROLLER_STEP.delete,
       CONTROLLER_STEP.unbound,
+      ...Object.values(CONTROLLER_STEP.collected),
       ...CONTROLLER_STEP.namespaces,
     ],
     breaks: {
@@ -272,6 +273,11 @@ describe('the grant controller as its chart ServiceAccount', () => {
       'Role list acl.policygrant.dev/accessrequests': [CONTROLLER_STEP.synced],
       'Role watch acl.policygrant.dev/accessrequests': [watchStepName('accessrequests')],
       'Role update acl.policygrant.dev/accessrequests/status': [CONTROLLER_STEP.accessRequest],
+      // Garbage collection: what finished goes after the retention (a second here), the unused Agent after it.
+      'Role delete acl.policygrant.dev/delegations': [CONTROLLER_STEP.collected.delegation],
+      'Role delete acl.policygrant.dev/agents': [CONTROLLER_STEP.collected.agent],
+      'Role delete acl.policygrant.dev/memberships': [CONTROLLER_STEP.collected.membership],
+      'Role delete acl.policygrant.dev/accessrequests': [CONTROLLER_STEP.collected.accessRequest],
       // Leader election: read the Lease, create it when absent, renew it.
       'Role get coordination.k8s.io/leases (own name)': [CONTROLLER_STEP.leads],
       'Role create coordination.k8s.io/leases': [CONTROLLER_STEP.leads],

@@ -8,6 +8,7 @@ import { Delegations, type DelegationsOptions } from '../../../src/acl/delegatio
 import type { KubeCall, KubeClient } from '../../../src/kube/kube-client.js';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
 import type { Principal } from '../../../src/auth/principal.js';
+import { DEFAULT_USER_QUOTAS } from '../../../src/acl/user-quotas.js';
 
 // A write waits for the informer's cache to show it, up to ACL_READ_YOUR_WRITE_TIMEOUT, then answers anyway.
 // Here the cache never shows it, so each write takes the configured timeout: a short one is honoured.
@@ -41,6 +42,7 @@ describe('read-your-write waits honour the configured timeout', () => {
       kube: apiserver,
       cache: { itemsWithId: () => [item], accessRequestsOf: () => [], accessRequestByUid: () => undefined },
       verifier: { verify: () => ({ all: [] }) },
+      quotas: DEFAULT_USER_QUOTAS,
       namespace: 'acl',
       now: () => new Date(),
       readYourWriteTimeoutMs: TIMEOUT_MS,
@@ -57,16 +59,23 @@ describe('read-your-write waits honour the configured timeout', () => {
   });
 
   it('a delegation is answered after the configured timeout when the cache lags', async () => {
+    const itemId = randomUUID();
     const delegations = new Delegations({
       kube: apiserver,
-      cache: { delegationByUid: () => undefined },
+      cache: {
+        delegationByUid: () => undefined,
+        delegationsOf: () => [],
+        itemsWithId: () => [{ spec: { itemId } }],
+      },
+      agents: { claim: async () => undefined },
+      quotas: DEFAULT_USER_QUOTAS,
       namespace: 'acl',
       now: () => new Date(),
       readYourWriteTimeoutMs: TIMEOUT_MS,
     } as unknown as DelegationsOptions);
     const body = {
       agentId: randomUUID(),
-      itemId: randomUUID(),
+      itemId,
       relation: 'viewer',
       expiryTime: '2099-01-01T00:00:00Z',
     };

@@ -57,6 +57,10 @@ export class DelegationResources {
     return exists(this.get(name));
   }
 
+  async agentExists(agentId: string): Promise<boolean> {
+    return exists(this.objects.get(AGENT_RESOURCE, agentName(agentId), this.namespace));
+  }
+
   waitForReason(name: string, reason: string): Promise<Delegation> {
     return untilReason(`${this.namespace}/${name}`, () => this.get(name), reason);
   }
