@@ -22,7 +22,7 @@ import {
 } from '../kube/cluster-indexes.js';
 import { addIndexes, type IndexDefinition } from '../kube/indexes.js';
 import type { Registry } from '../spicedb/registry.js';
-import type { GrantWorld } from '../verdict/grant-verdict.js';
+import type { GrantView } from '../verdict/grant-verdict.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import type { TupleKey } from '../verdict/tuple-key.js';
 import { claimKeys, claimName, type ClaimKey } from './policies/grant-claims.js';
@@ -46,7 +46,7 @@ interface GrantWaiter {
  * AccessRequests of the ACL namespace; with the indexes that make each listing and check a lookup rather than a scan or an apiserver
  * list. It is the world of the grant verdict, as the controller's caches are the controller's.
  */
-export class AclCache implements GrantWorld {
+export class AclCache implements GrantView {
   readonly grants: Informer<PolicyGrant>;
   readonly items: Informer<CatalogItem>;
   readonly namespaces: Informer<KubernetesObject>;

@@ -3,7 +3,7 @@ import { hasFinalizer, type CatalogItem, type PolicyGrant } from '../api/v1alpha
 import type { Relationship } from '../spicedb/client.js';
 import { decodeObjectId } from '../spicedb/object-id.js';
 import type { Registry } from '../spicedb/registry.js';
-import { GrantEvaluator, type GrantWorld } from '../verdict/grant-verdict.js';
+import { GrantEvaluator, type GrantView } from '../verdict/grant-verdict.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { OWNER_RELATION, projectOwners } from '../verdict/projection.js';
 import { catalogItemIndexes, grantIndexes } from '../kube/cluster-indexes.js';
@@ -23,7 +23,7 @@ export interface ClusterViewOptions {
  * The controller's view of the cluster: the three caches and the indexes that make the questions of the
  * reconcilers and the resync cheap (which grants are on an item, in a namespace, or project a tuple).
  */
-export class ClusterView implements GrantWorld {
+export class ClusterView implements GrantView {
   readonly registry: Registry;
   readonly aclNamespace: string;
   private readonly grants: Indexer<PolicyGrant>;

@@ -1,5 +1,5 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { WorldObjects } from '../verdict/object-world.js';
+import type { WorldObjects } from '../verdict/object-view.js';
 import { KubeClient } from '../kube/kube-client.js';
 import { paths } from '../acl/resources.js';
 import { KubeApiError } from '../runtime/index.js';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadRegistry } from '../spicedb/registry.js';
 import { explain } from '../verdict/explanation.js';
-import { ObjectWorld } from '../verdict/object-world.js';
+import { ObjectView } from '../verdict/object-view.js';
 import { readClusterObjects } from './cluster-objects.js';
 import { renderExplanation, renderWhoCan, type OutputFormat } from './render.js';
 import { checkAssertions, parseSubject, validateManifests } from './validate.js';
@@ -58,11 +58,11 @@ function kubeConfigOf(values: Values): KubeConfig {
   return kubeConfig;
 }
 
-async function clusterWorld(values: Values, io: Io): Promise<ObjectWorld> {
+async function clusterWorld(values: Values, io: Io): Promise<ObjectView> {
   const aclNamespace = values['acl-namespace'];
   const { objects, forbidden } = await readClusterObjects(kubeConfigOf(values), aclNamespace);
   for (const path of forbidden) io.err(`warning: may not list ${path}; the answer leaves those objects out`);
-  return new ObjectWorld(objects, aclNamespace, loadRegistry());
+  return new ObjectView(objects, aclNamespace, loadRegistry());
 }
 
 async function explainCommand(args: string[], values: Values, io: Io): Promise<number> {

@@ -12,7 +12,7 @@ import {
   PolicyGrantSpecSchema,
 } from '../api/v1alpha1/index.js';
 import { explain, type Subject } from '../verdict/explanation.js';
-import { NO_OBJECTS, ObjectWorld, type WorldObjects } from '../verdict/object-world.js';
+import { NO_OBJECTS, ObjectView, type WorldObjects } from '../verdict/object-view.js';
 import type { Registry } from '../spicedb/registry.js';
 
 // Offline validation of manifests for GitOps CI: the zod schemas the CRDs are generated from (their
@@ -158,7 +158,7 @@ function parseAssertions(file: string, problems: string[]): Assertion[] {
 /** The assertions of `file` that the one verdict on `objects` contradicts, one line each. */
 export function checkAssertions(file: string, objects: WorldObjects, options: ValidateOptions): string[] {
   const problems: string[] = [];
-  const world = new ObjectWorld({ ...NO_OBJECTS, ...objects }, options.aclNamespace, options.registry);
+  const world = new ObjectView({ ...NO_OBJECTS, ...objects }, options.aclNamespace, options.registry);
   for (const assertion of parseAssertions(file, problems)) {
     const explanation = explain(assertion, world, options.now);
     const actual = explanation.allowed ? 'allow' : 'deny';

@@ -1,6 +1,6 @@
 import { isMember, type PolicyGrant } from '../api/v1alpha1/index.js';
 import { GrantEvaluator } from '../verdict/grant-verdict.js';
-import type { ObjectWorld } from '../verdict/object-world.js';
+import type { ObjectView } from '../verdict/object-view.js';
 
 /** Who the record gives access: an effective grant, or a member through an effective GROUP grant. */
 export interface WhoCanRow {
@@ -17,7 +17,7 @@ export interface WhoCanRow {
  * grant the members of its organisations that a Membership names.
  */
 export function whoCan(
-  world: ObjectWorld,
+  world: ObjectView,
   itemId: string,
   accessType: string | undefined,
   now: Date,

@@ -16,7 +16,7 @@ import {
   GrantReason,
   lookupGrantItem,
   type GrantVerdict,
-  type GrantWorld,
+  type GrantView,
 } from './grant-verdict.js';
 
 // Why a subject has (or lacks) one access type on one item: every object that bears on it, each with its own
@@ -92,7 +92,7 @@ export interface Explanation {
 }
 
 /** The verdict's world plus what the explanation reads besides grants. */
-export interface ExplanationWorld extends GrantWorld {
+export interface ExplanationView extends GrantView {
   grantsOnItem(itemId: string): PolicyGrant[];
   membership(key: MembershipKey): Membership | undefined;
   delegationsOfAgent(agentId: string): Delegation[];
@@ -109,7 +109,7 @@ const DELEGATION_OF_ACCESS_TYPE: Readonly<Record<string, Delegation['spec']['rel
   api: 'querier',
 };
 
-export function explain(query: ExplanationQuery, world: ExplanationWorld, now: Date): Explanation {
+export function explain(query: ExplanationQuery, world: ExplanationView, now: Date): Explanation {
   const evaluator = new GrantEvaluator(world, now);
   return query.subject.type === 'agent'
     ? explainAgent(query, world, evaluator)
@@ -118,7 +118,7 @@ export function explain(query: ExplanationQuery, world: ExplanationWorld, now: D
 
 function explainUser(
   query: ExplanationQuery,
-  world: ExplanationWorld,
+  world: ExplanationView,
   evaluator: GrantEvaluator,
 ): Explanation {
   const { itemId, accessType, subject } = query;
@@ -151,7 +151,7 @@ function explainUser(
 
 function explainAgent(
   query: ExplanationQuery,
-  world: ExplanationWorld,
+  world: ExplanationView,
   evaluator: GrantEvaluator,
 ): Explanation {
   const { itemId, accessType, subject } = query;
@@ -244,7 +244,7 @@ function isEnforced(object: ExplainedObject): boolean {
 }
 
 /** Grants on the item that name the access type and cover the subject: its INDIVIDUAL ones, every GROUP one. */
-function relevantGrants(query: ExplanationQuery, world: ExplanationWorld): PolicyGrant[] {
+function relevantGrants(query: ExplanationQuery, world: ExplanationView): PolicyGrant[] {
   return world
     .grantsOnItem(query.itemId)
     .filter(
@@ -282,7 +282,7 @@ function enforcementOf(object: {
 }
 
 /** The CatalogItems with the item id: none (missing), one, or several (ambiguous); and the access type on it. */
-function itemObjects(query: ExplanationQuery, world: ExplanationWorld): ExplainedObject[] {
+function itemObjects(query: ExplanationQuery, world: ExplanationView): ExplainedObject[] {
   const items = world.itemsWithId(query.itemId);
   if (items.length === 0) {
     return [
@@ -328,7 +328,7 @@ function itemObject(item: CatalogItem, count: number, accessType: string): Expla
 }
 
 /** The namespaces (other than the ACL API's) that hold grants on the item, and their binding. */
-function namespaceObjects(query: ExplanationQuery, world: ExplanationWorld): ExplainedObject[] {
+function namespaceObjects(query: ExplanationQuery, world: ExplanationView): ExplainedObject[] {
   const items = world.itemsWithId(query.itemId);
   const organisation = items.length === 1 ? items[0]?.spec.organisationId : undefined;
   const namespaces = new Set(
@@ -356,7 +356,7 @@ function namespaceObjects(query: ExplanationQuery, world: ExplanationWorld): Exp
 }
 
 /** The finer cause of a withheld grant: the verdict's reason split the way a reader acts on it. */
-function grantCause(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationWorld): ExplainReason {
+function grantCause(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationView): ExplainReason {
   if (verdict.enforce) return ExplainReason.Effective;
   switch (verdict.reason) {
     case GrantReason.Revoked:
@@ -376,7 +376,7 @@ function grantCause(grant: PolicyGrant, verdict: GrantVerdict, world: Explanatio
   }
 }
 
-function itemCause(grant: PolicyGrant, world: ExplanationWorld): ExplainReason {
+function itemCause(grant: PolicyGrant, world: ExplanationView): ExplainReason {
   switch (lookupGrantItem(grant.spec, world).kind) {
     case 'missing':
       return ExplainReason.ItemMissing;
@@ -390,7 +390,7 @@ function itemCause(grant: PolicyGrant, world: ExplanationWorld): ExplainReason {
   }
 }
 
-function grantObject(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationWorld): ExplainedObject {
+function grantObject(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationView): ExplainedObject {
   const enforcement = enforcementOf(grant);
   const subject =
     grant.spec.policyType === 'INDIVIDUAL'
@@ -410,7 +410,7 @@ function grantObject(grant: PolicyGrant, verdict: GrantVerdict, world: Explanati
 }
 
 /** Default deny: a member only while a Membership of the organisation itself says so. */
-function membershipObject(world: ExplanationWorld, organisationId: string, userId: string): ExplainedObject {
+function membershipObject(world: ExplanationView, organisationId: string, userId: string): ExplainedObject {
   const membership = world.membership({ organisationId, userId });
   if (membership === undefined) {
     return {

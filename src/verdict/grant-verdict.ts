@@ -24,7 +24,7 @@ export type GrantVerdict =
   | { enforce: false; reason: WithheldReason; message: string };
 
 /** What the verdict on a grant depends on besides the grant: the caches, as the reconcilers see them. */
-export interface GrantWorld {
+export interface GrantView {
   readonly registry: Registry;
   /** The ACL API's namespace: grants there are authorised for every item. */
   readonly aclNamespace: string;
@@ -76,7 +76,7 @@ export type ItemLookup =
 
 export function lookupGrantItem(
   spec: Pick<PolicyGrant['spec'], 'itemId' | 'itemType'>,
-  world: Pick<GrantWorld, 'itemsWithId'>,
+  world: Pick<GrantView, 'itemsWithId'>,
 ): ItemLookup {
   const { itemId, itemType } = spec;
   const items = world.itemsWithId(itemId);
@@ -100,7 +100,7 @@ export function lookupGrantItem(
   return { kind: 'found', item };
 }
 
-function itemOf(grant: PolicyGrant, world: GrantWorld): CatalogItem | GrantVerdict {
+function itemOf(grant: PolicyGrant, world: GrantView): CatalogItem | GrantVerdict {
   const lookup = lookupGrantItem(grant.spec, world);
   return lookup.kind === 'found' ? lookup.item : withheld(GrantReason.ItemNotFound, lookup.message);
 }
@@ -118,7 +118,7 @@ function accessVerdict(grant: PolicyGrant, item: CatalogItem): GrantVerdict | un
   );
 }
 
-function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: GrantWorld) {
+function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: GrantView) {
   const grantNamespace = grant.metadata.namespace ?? '';
   return authoriseNamespace({
     grantNamespace,
@@ -129,7 +129,7 @@ function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: G
 }
 
 /** Everything but conflicts: state, item, namespace, access types, and whether the registry can project it. */
-export function eligibility(grant: PolicyGrant, world: GrantWorld, now: Date): GrantVerdict {
+export function eligibility(grant: PolicyGrant, world: GrantView, now: Date): GrantVerdict {
   const byState = stateVerdict(grant, now);
   if (byState) return byState;
   const item = itemOf(grant, world);
@@ -166,7 +166,7 @@ export class GrantEvaluator {
   private readonly blockers = new Map<string, Blocker | null>();
 
   constructor(
-    private readonly world: GrantWorld,
+    private readonly world: GrantView,
     readonly now: Date,
   ) {}
 
@@ -230,6 +230,6 @@ export class GrantEvaluator {
   }
 }
 
-export function evaluateGrant(grant: PolicyGrant, world: GrantWorld, now: Date): GrantVerdict {
+export function evaluateGrant(grant: PolicyGrant, world: GrantView, now: Date): GrantVerdict {
   return new GrantEvaluator(world, now).evaluate(grant);
 }

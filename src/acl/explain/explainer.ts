@@ -2,7 +2,7 @@ import { agentName, type Agent, type Delegation } from '../../api/v1alpha1/index
 import type { Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import { isNotFound } from '../../runtime/index.js';
-import { explain, type Explanation, type ExplanationWorld, type Subject } from '../../verdict/explanation.js';
+import { explain, type Explanation, type ExplanationView, type Subject } from '../../verdict/explanation.js';
 import type { AclCache } from '../acl-cache.js';
 import { mayLearnItemFacts } from '../authorisation.js';
 import type { KubeClient } from '../../kube/kube-client.js';
@@ -38,7 +38,7 @@ export class Explainer {
       );
     }
     const owner = subject.type === 'agent' ? await this.agentOwner(subject.id) : undefined;
-    const world: ExplanationWorld = {
+    const world: ExplanationView = {
       registry: cache.registry,
       aclNamespace: cache.aclNamespace,
       itemsWithId: (id) => cache.itemsWithId(id),

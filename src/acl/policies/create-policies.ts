@@ -9,7 +9,7 @@ import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import { Backoff } from '../../runtime/backoff.js';
 import { sleep } from '../../runtime/timing.js';
-import { GrantEvaluator, type GrantWorld } from '../../verdict/grant-verdict.js';
+import { GrantEvaluator, type GrantView } from '../../verdict/grant-verdict.js';
 import type { AclCache } from '../acl-cache.js';
 import type { CreateItem } from '../policy-schemas.js';
 import { assertHasUserId, lookupItem, mayCreateOn, mayLearnItemFacts } from '../authorisation.js';
@@ -55,7 +55,7 @@ export type CreateStore = Pick<
 >;
 
 /** What a create reads from the informer cache: the items, the grants in the way, the verdict's world. */
-export type CreateCache = GrantWorld & Pick<AclCache, 'grantsWithClaimKey' | 'waitForGrant'>;
+export type CreateCache = GrantView & Pick<AclCache, 'grantsWithClaimKey' | 'waitForGrant'>;
 
 export interface CreateSettings {
   /** A pending claim without its grant is taken for abandoned after this long (its creator died). */

@@ -9,7 +9,7 @@ import type {
 import { evaluateGrant } from '../../../src/verdict/grant-verdict.js';
 import type { ExplainReason } from '../../../src/verdict/explanation.js';
 import { explain, type Explanation } from '../../../src/verdict/explanation.js';
-import { NO_OBJECTS, ObjectWorld, type WorldObjects } from '../../../src/verdict/object-world.js';
+import { NO_OBJECTS, ObjectView, type WorldObjects } from '../../../src/verdict/object-view.js';
 import {
   ACL_NAMESPACE,
   boundNamespace,
@@ -28,8 +28,8 @@ import {
 
 const AGENT_ID = 'agent-7';
 
-function worldOf(objects: Partial<WorldObjects>): ObjectWorld {
-  return new ObjectWorld(
+function worldOf(objects: Partial<WorldObjects>): ObjectView {
+  return new ObjectView(
     { ...NO_OBJECTS, items: [catalogItem('weather')], ...objects },
     ACL_NAMESPACE,
     registry,

@@ -10,7 +10,7 @@ import {
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
 import type { Registry } from '../spicedb/registry.js';
-import type { ExplanationWorld } from './explanation.js';
+import type { ExplanationView } from './explanation.js';
 import { ORGANISATION_LABEL } from './namespace-authorisation.js';
 import { candidateTupleKeys } from './projection.js';
 import type { TupleKey } from './tuple-key.js';
@@ -47,7 +47,7 @@ function groupBy<T>(values: readonly T[], keysOf: (value: T) => string[]): Map<s
  * (or parses) everything once and asks a few questions. Memberships, Delegations and Agents count only in the ACL
  * namespace, as the controller's and the ACL API's do.
  */
-export class ObjectWorld implements ExplanationWorld {
+export class ObjectView implements ExplanationView {
   private readonly grantsByTuple: Map<string, PolicyGrant[]>;
   private readonly grantsByItem: Map<string, PolicyGrant[]>;
   private readonly itemsById: Map<string, CatalogItem[]>;
