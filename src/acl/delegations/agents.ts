@@ -114,13 +114,18 @@ export class AgentOwnership {
     }
   }
 
-  /** A claimed agent whose owner has no active delegation of it left; an enrolled one never is. */
+  /**
+   * A claimed agent whose owner's delegations of it have all ended; an enrolled one never is. An agent with no
+   * delegation of its owner at all is not: its claim was just written and the delegation it is for is on its
+   * way (or failed, and garbage collection removes the unused Agent after its grace).
+   */
   private releasable(agent: Agent): boolean {
     if (agent.spec.enrolled === true) return false;
     const now = this.options.now();
-    return !this.options.cache
+    const owned = this.options.cache
       .delegationsOf(agent.spec.ownerId)
-      .some((delegation) => delegation.spec.agentId === agent.spec.agentId && isActive(delegation, now));
+      .filter((delegation) => delegation.spec.agentId === agent.spec.agentId);
+    return owned.length > 0 && !owned.some((delegation) => isActive(delegation, now));
   }
 
   private async revokeDelegations(

@@ -52,6 +52,7 @@ describe('contract', () => {
     expect(comparison.undocumented).toEqual([]);
     expect(comparison.unserved).toEqual([]);
     expect(comparison.served.map((route) => `${route.method} ${route.path}`).sort()).toEqual([
+      'DELETE /v2/agents/:agentId',
       'DELETE /v2/delegations/:id',
       'DELETE /v2/policy',
       'GET /docs',
@@ -79,6 +80,7 @@ describe('contract', () => {
       'POST /v2/events',
       'POST /v2/policy',
       'POST /v2/verify',
+      'PUT /v2/agents/:agentId',
       'PUT /v2/organisations/:organisationId/groups/:groupId/members',
       'PUT /v2/organisations/:organisationId/members',
     ]);

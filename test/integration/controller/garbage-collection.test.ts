@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import {
-  AGENT_PLURAL,
-  agentName,
-  API_GROUP,
-  API_VERSION,
-  GROUP_VERSION,
-  AGENT_KIND,
-} from '../../../src/api/v1alpha1/index.js';
+import { AGENT_KIND, AGENT_RESOURCE, agentName, GROUP_VERSION } from '../../../src/api/v1alpha1/index.js';
 import type { ControllerEnvironment } from '../../../src/controller/config.js';
-import { testKubeConfig } from '../support/cluster.js';
+import { isNotFound } from '../../../src/kube/index.js';
+import { TestObjects } from '../support/objects.js';
 import { until } from '../../support/until.js';
 import { AccessRequestResources } from './support/access-requests.js';
 import { DelegationResources, querierDelegation } from './support/delegations.js';
@@ -22,37 +15,32 @@ import { useControllerFixture } from './support/harness.js';
 
 const env: ControllerEnvironment = { GARBAGE_COLLECTION_RETENTION: '2s' };
 const world = useControllerFixture('garbage-collection', env);
-const api = () => testKubeConfig().makeApiClient(CustomObjectsApi);
+const objects = new TestObjects();
 
 async function gone(read: () => Promise<unknown>): Promise<boolean> {
   return read().then(
     () => false,
-    (error: { code?: number }) => {
-      if (error.code === 404) return true;
+    (error: unknown) => {
+      if (isNotFound(error)) return true;
       throw error;
     },
   );
 }
 
 function agentObject(agentId: string) {
-  const where = {
-    group: API_GROUP,
-    version: API_VERSION,
-    namespace: world.aclNamespace,
-    plural: AGENT_PLURAL,
-  };
   return {
-    read: () => api().getNamespacedCustomObject({ ...where, name: agentName(agentId) }),
+    read: () => objects.get(AGENT_RESOURCE, agentName(agentId), world.aclNamespace),
     enrol: (ownerId: string) =>
-      api().createNamespacedCustomObject({
-        ...where,
-        body: {
+      objects.create(
+        AGENT_RESOURCE,
+        {
           apiVersion: GROUP_VERSION,
           kind: AGENT_KIND,
           metadata: { name: agentName(agentId) },
           spec: { agentId, ownerId, enrolled: true },
         },
-      }),
+        world.aclNamespace,
+      ),
   };
 }
 
