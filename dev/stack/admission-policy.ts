@@ -1,4 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  POLICY_GRANT_RESOURCE,
+  type PolicyGrant,
+} from '../../src/api/v1alpha1/index.js';
+import { REQUESTER_ANNOTATION } from '../../src/controller/audit/kubernetes-actor.js';
+import { collectionPath, KubeApiError, KubeClient } from '../../src/kube/index.js';
 import { readManifests } from './manifests.js';
 
 /** The kinds of config/admission (and of the chart's admission templates). */
@@ -38,5 +48,81 @@ async function createOrReplace(api: KubernetesObjectApi, object: KubernetesObjec
     const existing = await api.read(object as KubernetesObject & { metadata: { name: string } });
     const resourceVersion = existing.metadata?.resourceVersion;
     await api.replace({ ...object, metadata: { ...object.metadata, resourceVersion } });
+  }
+}
+
+const POLICIES_TIMEOUT_MS = 60_000;
+const POLICIES_POLL_MS = 100;
+
+/**
+ * Waits until the apiserver enforces the grant policies just applied. It loads policies asynchronously, so a
+ * grant written in between could meet the stamp's check before the stamp exists, or set the ACL API's marks
+ * unchecked. A server-side dry run tells: the ACL API's grant comes back stamped with its user once the mutating
+ * policy runs, and the admin's grant with `issuerId` is refused once the marks policy runs.
+ */
+export async function untilGrantPoliciesEnforced(
+  admin: KubeConfig,
+  aclApi: KubeConfig,
+  namespace: string,
+): Promise<void> {
+  const asAdmin = new KubeClient(admin);
+  const asAclApi = new KubeClient(aclApi);
+  const deadline = Date.now() + POLICIES_TIMEOUT_MS;
+  try {
+    while (!(await stamped(asAclApi, namespace)) || !(await marksRefused(asAdmin, namespace))) {
+      if (Date.now() > deadline) {
+        throw new Error(`the grant admission policies were not in effect within ${POLICIES_TIMEOUT_MS} ms`);
+      }
+      await sleep(POLICIES_POLL_MS);
+    }
+  } finally {
+    asAdmin.close();
+    asAclApi.close();
+  }
+}
+
+function dryRunGrant(
+  kube: KubeClient,
+  namespace: string,
+  spec: Record<string, unknown>,
+): Promise<PolicyGrant> {
+  return kube.call<PolicyGrant>({
+    method: 'POST',
+    path: collectionPath(POLICY_GRANT_RESOURCE, namespace),
+    query: { dryRun: 'All' },
+    body: {
+      apiVersion: GROUP_VERSION,
+      kind: POLICY_GRANT_KIND,
+      metadata: { generateName: 'admission-probe-' },
+      spec: {
+        policyType: 'INDIVIDUAL',
+        userId: randomUUID(),
+        itemId: 'admission-probe',
+        itemType: 'DATABANK',
+        expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
+        constraints: { access: [{ accessType: 'api' }] },
+        ...spec,
+      },
+    },
+  });
+}
+
+async function stamped(asAclApi: KubeClient, namespace: string): Promise<boolean> {
+  try {
+    const grant = await dryRunGrant(asAclApi, namespace, {});
+    return grant.metadata?.annotations?.[REQUESTER_ANNOTATION] === DEV_ACL_API_USER;
+  } catch (error) {
+    if (error instanceof KubeApiError) return false;
+    throw error;
+  }
+}
+
+async function marksRefused(asAdmin: KubeClient, namespace: string): Promise<boolean> {
+  try {
+    await dryRunGrant(asAdmin, namespace, { issuerId: randomUUID() });
+    return false;
+  } catch (error) {
+    if (error instanceof KubeApiError) return error.statusCode === 403;
+    throw error;
   }
 }

@@ -14,7 +14,7 @@ import {
 import { startLocalControlPlane, type LocalControlPlane } from '../localplane/control-plane.js';
 import { repoRoot } from '../localplane/repo-root.js';
 import type { SpiceDBDatastore } from '../localplane/spicedb-server.js';
-import { applyAdmissionPolicies, DEV_ACL_API_USER } from './admission-policy.js';
+import { applyAdmissionPolicies, DEV_ACL_API_USER, untilGrantPoliciesEnforced } from './admission-policy.js';
 import { prepareAuditDatabase, type AuditDatabase } from './audit-database.js';
 import { inProcessServices } from './in-process-services.js';
 import { localPostgres } from './local-postgres.js';
@@ -121,7 +121,7 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
       SPICEDB_TOKEN: cluster.spicedb.token,
       SPICEDB_TLS: env.SPICEDB_TLS ?? (cluster.plane ? 'plaintext' : undefined),
     };
-    const identity = await aclApiIdentity(cluster);
+    const identity = await aclApiIdentity(cluster, namespace);
     log('starting the controller');
     // It records grant changes made with kubectl in the audit trail, as the services' role.
     const controllerEnv = { ...spicedbClientEnv, ...auditEnv(audit), ...identity.controllerEnv };
@@ -215,13 +215,16 @@ async function installAdmissionPolicies(kubeConfig: KubeConfig, log: (m: string)
  * policies name (with system:masters' rights, as the admin it replaces), so it alone may set its marks on
  * grants, and the controller's audit trusts the requester the policies stamp and leaves the API's changes to the
  * API. A kubectl of the stack (the admin) is then another user, audited as `kubernetes:admin`. On another cluster
- * the services keep its kubeconfig and the audit names field managers, unverified.
+ * the services keep its kubeconfig and the audit names field managers, unverified. Returns once the apiserver
+ * enforces the grant policies.
  */
 async function aclApiIdentity(
   cluster: Cluster,
+  namespace: string,
 ): Promise<{ aclEnv: NodeJS.ProcessEnv; controllerEnv: NodeJS.ProcessEnv }> {
   if (!cluster.plane) return { aclEnv: {}, controllerEnv: {} };
   const kubeconfig = await cluster.plane.writeUserKubeconfig(DEV_ACL_API_USER, ['system:masters']);
+  await untilGrantPoliciesEnforced(cluster.kubeConfig, loadKubeConfig(kubeconfig), namespace);
   return {
     aclEnv: { KUBECONFIG: kubeconfig },
     controllerEnv: { AUDIT_ACTOR_FROM: 'admission', ACL_API_KUBERNETES_USER: DEV_ACL_API_USER },

@@ -7,6 +7,7 @@ are left alone (they are refused either way).
 """
 
 import copy
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import schemathesis
@@ -139,8 +140,18 @@ def _map_body(body):
             _unique_access(item.get("constraints"))
 
 
-def _map_query(query):
+def _keep_one_subject(query):
+    """GET /explain names exactly one of userId and agentId (stated in both parameters' descriptions)."""
+    if "userId" in query and "agentId" in query:
+        query.pop("agentId")
+    elif "userId" not in query and "agentId" not in query:
+        query["userId"] = str(uuid.uuid4())
+
+
+def _map_query(query, path):
     query.pop("cursor", None)
+    if path == "/explain":
+        _keep_one_subject(query)
     start, end = _parsed(query.get("from")), _parsed(query.get("to"))
     try:
         if start is not None and end is not None and start >= end:
@@ -163,4 +174,4 @@ def before_call(context, case, kwargs):
     _map_body(case.body)
     if isinstance(case.query, dict):
         case.query = dict(case.query)
-        _map_query(case.query)
+        _map_query(case.query, case.path)

@@ -9,8 +9,12 @@ import { ExplainReason } from '../../verdict/explanation.js';
 
 export const ExplainQuerySchema = z
   .object({
-    userId: uuidField().optional().describe('The user whose access is explained (or agentId).'),
-    agentId: agentIdField().optional().describe('The agent whose access is explained (or userId).'),
+    userId: uuidField()
+      .optional()
+      .describe('The user whose access is explained; name exactly one of userId and agentId.'),
+    agentId: agentIdField()
+      .optional()
+      .describe('The agent whose access is explained; name exactly one of userId and agentId.'),
     itemId: itemIdField().describe('The item.'),
     accessType: typeNameField().describe('The access type, for example api.'),
   })
