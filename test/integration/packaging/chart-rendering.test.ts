@@ -868,8 +868,10 @@ describe('the image', () => {
 describe('the object quota of the release namespace', () => {
   const quotaOf = (objects: KubeObject[]) => objects.filter((object) => object.kind === 'ResourceQuota');
 
-  it('bounds every kind the release namespace holds, by default, at the sizes the values give', async () => {
-    const [quota, ...others] = quotaOf(await renderChart(NAMESPACE));
+  it('bounds every kind the release namespace holds, once enabled, at the sizes the values give', async () => {
+    const [quota, ...others] = quotaOf(
+      await renderChart(NAMESPACE, { ...REQUIRED_VALUES, resourceQuota: { enabled: true } }),
+    );
     expect(others).toEqual([]);
     expect(quota?.metadata.namespace).toBe(NAMESPACE);
     expect((quota?.spec as { hard: Record<string, string> }).hard).toEqual({
@@ -881,16 +883,18 @@ describe('the object quota of the release namespace', () => {
       'count/accessrequests.acl.policygrant.dev': '100000',
     });
     const sized = quotaOf(
-      await renderChart(NAMESPACE, { ...REQUIRED_VALUES, resourceQuota: { objects: { delegations: 5 } } }),
+      await renderChart(NAMESPACE, {
+        ...REQUIRED_VALUES,
+        resourceQuota: { enabled: true, objects: { delegations: 5 } },
+      }),
     );
     expect((sized[0]?.spec as { hard: Record<string, string> }).hard).toMatchObject({
       'count/delegations.acl.policygrant.dev': '5',
     });
   });
 
-  it('renders none when disabled', async () => {
-    const objects = await renderChart(NAMESPACE, { ...REQUIRED_VALUES, resourceQuota: { enabled: false } });
-    expect(quotaOf(objects)).toEqual([]);
+  it('renders none by default: an object-count quota refuses every create until its status is computed', async () => {
+    expect(quotaOf(await renderChart(NAMESPACE))).toEqual([]);
   });
 });
 
