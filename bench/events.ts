@@ -13,7 +13,7 @@ import { settleAll, valuesOrThrow } from '../src/acl/concurrency.js';
 import { KubeClient } from '../src/kube/kube-client.js';
 import { loadKubeConfig } from '../src/kube/kube-config.js';
 import { ACL_API_FIELD_MANAGER } from '../src/audit/field-managers.js';
-import { isNotFound } from '../src/acl/kube-errors.js';
+import { isNotFound } from '../src/kube/api-error.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';

@@ -3,8 +3,6 @@ import { KubeApiError, KubernetesUnreachableError } from '../kube/api-error.js';
 
 export const KUBERNETES_DEPENDENCY = 'kubernetes';
 
-export { isAlreadyExists, isConflict, isNotFound, isPreconditionConflict } from '../kube/api-error.js';
-
 /**
  * What a client sees of a Kubernetes failure that the code did not handle itself: the apiserver rejecting
  * an object (422/400) is a 400 with its message, which names the field; everything else (no answer, 5xx,

@@ -15,7 +15,7 @@ import type { AclCache } from '../acl-cache.js';
 import { administersItem, assertHasUserId, lookupItem, ORG_ADMIN } from '../authorisation.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import type { ListingPage } from '../listing-route.js';
-import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
+import { isNotFound, isPreconditionConflict } from '../../kube/api-error.js';
 import type { PolicyCreator } from '../policies/create-policies.js';
 import type { GrantStore } from '../policies/grant-store.js';
 import { compareGrants, utcTimestamp } from '../policies/policy-rows.js';

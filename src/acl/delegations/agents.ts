@@ -10,7 +10,7 @@ import {
 import { HttpError } from '../../http/errors.js';
 import type { AclCache } from '../acl-cache.js';
 import type { KubeClient } from '../../kube/kube-client.js';
-import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../kube-errors.js';
+import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../../kube/api-error.js';
 import { paths } from '../resources.js';
 
 /** How often a claim re-reads an Agent that changed between its read and its write before giving up. */

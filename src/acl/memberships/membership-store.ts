@@ -9,7 +9,7 @@ import {
 import { HttpError } from '../../http/errors.js';
 import type { AclCache } from '../acl-cache.js';
 import type { KubeClient } from '../../kube/kube-client.js';
-import { isConflict, isNotFound } from '../kube-errors.js';
+import { isConflict, isNotFound } from '../../kube/api-error.js';
 import { paths } from '../resources.js';
 
 /** Attempts of one read-modify-write before it gives up on a membership that keeps changing. */

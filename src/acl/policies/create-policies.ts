@@ -34,7 +34,7 @@ import {
   requestHash,
 } from './grant-names.js';
 import type { GrantStore } from './grant-store.js';
-import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../kube-errors.js';
+import { isAlreadyExists, isNotFound, isPreconditionConflict } from '../../kube/api-error.js';
 
 /** Claims one request may need (subjects × access types over all its items). */
 export const MAX_CLAIMS_PER_REQUEST = 1000;

@@ -7,7 +7,7 @@ import {
 } from '../../api/v1alpha1/index.js';
 import { claimObject, type ClaimData, type StoredClaim } from './grant-claims.js';
 import type { KubeClient } from '../../kube/kube-client.js';
-import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
+import { isNotFound, isPreconditionConflict } from '../../kube/api-error.js';
 import { paths } from '../resources.js';
 
 export interface NewGrant {

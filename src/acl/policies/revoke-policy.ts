@@ -6,7 +6,7 @@ import type { AclCache } from '../acl-cache.js';
 import { lookupItem, mayRevoke } from '../authorisation.js';
 import { claimKeys, claimName } from './grant-claims.js';
 import type { GrantStore } from './grant-store.js';
-import { isNotFound, isPreconditionConflict } from '../kube-errors.js';
+import { isNotFound, isPreconditionConflict } from '../../kube/api-error.js';
 import { isUserId } from './principal-ids.js';
 
 const REVOKE_ATTEMPTS = 3;
