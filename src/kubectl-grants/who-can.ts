@@ -1,4 +1,4 @@
-import { isMember, type PolicyGrant } from '../api/v1alpha1/index.js';
+import { accessTypesOf, accessTypesText, isMember } from '../api/v1alpha1/index.js';
 import { GrantEvaluator } from '../verdict/grant-verdict.js';
 import type { ObjectView } from '../verdict/object-view.js';
 
@@ -26,12 +26,12 @@ export function whoCan(
   const rows: WhoCanRow[] = [];
   const grants = world
     .grantsOnItem(itemId)
-    .filter((grant) => accessType === undefined || accessTypesOf(grant).includes(accessType))
+    .filter((grant) => accessType === undefined || accessTypesOf(grant.spec).includes(accessType))
     .filter((grant) => evaluator.evaluate(grant).enforce);
   for (const grant of grants) {
     const row = {
       policyId: grant.metadata.uid ?? '',
-      access: accessTypesOf(grant).join(','),
+      access: accessTypesText(grant.spec),
       expiry: grant.spec.expiryTime,
     };
     const ref = `${grant.metadata.namespace}/${grant.metadata.name}`;
@@ -59,8 +59,4 @@ export function whoCan(
     }
   }
   return rows;
-}
-
-function accessTypesOf(grant: PolicyGrant): string[] {
-  return grant.spec.constraints.access.map((access) => access.accessType);
 }

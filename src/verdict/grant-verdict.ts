@@ -1,7 +1,7 @@
 import { derivedState, EnforcedReason, type CatalogItem, type PolicyGrant } from '../api/v1alpha1/index.js';
 import type { Relationship } from '../spicedb/client.js';
 import type { Registry } from '../spicedb/registry.js';
-import { authoriseNamespace } from './namespace-authorisation.js';
+import { authoriseNamespace, namespaceBinding, type NamespaceBinding } from './namespace-authorisation.js';
 import { describeUnprojectable, projectGrant } from './projection.js';
 import { tupleKey, type TupleKey } from './tuple-key.js';
 
@@ -118,14 +118,25 @@ function accessVerdict(grant: PolicyGrant, item: CatalogItem): GrantVerdict | un
   );
 }
 
-function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: GrantView) {
+type NamespaceView = Pick<GrantView, 'aclNamespace' | 'organisationOfNamespace'>;
+
+/** What the verdict reads of the grant's namespace. */
+function namespaceFacts(grant: PolicyGrant, world: NamespaceView) {
   const grantNamespace = grant.metadata.namespace ?? '';
-  return authoriseNamespace({
+  return {
     grantNamespace,
     aclNamespace: world.aclNamespace,
     namespaceOrganisation: world.organisationOfNamespace(grantNamespace),
-    itemOrganisation: item.spec.organisationId,
-  });
+  };
+}
+
+/** The binding of the grant's namespace, read as the verdict reads it (the grant's status shows it). */
+export function grantNamespaceBinding(grant: PolicyGrant, world: NamespaceView): NamespaceBinding {
+  return namespaceBinding(namespaceFacts(grant, world));
+}
+
+function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: GrantView) {
+  return authoriseNamespace({ ...namespaceFacts(grant, world), itemOrganisation: item.spec.organisationId });
 }
 
 /** Everything but conflicts: state, item, namespace, access types, and whether the registry can project it. */

@@ -106,14 +106,27 @@ export function policyGrantCrd(): CustomResourceDefinition {
       column('Type', '.spec.policyType', 'INDIVIDUAL or GROUP.'),
       column('Consumer', '.spec.userId', 'The consumer user of an INDIVIDUAL grant.'),
       column('Item', '.spec.itemId', 'The item the grant is on.'),
-      // Not access[*].accessType: the apiserver prints only the first match of a column's JSONPath.
-      column('Access', '.spec.constraints.access', 'The access types granted.'),
+      // Not access[*].accessType: the apiserver prints only the first match of a column's JSONPath, so the
+      // controller writes the list as one string.
+      column(
+        'Access',
+        '.status.access',
+        'The access types granted (api,file); empty until the first reconcile.',
+      ),
       column('State', '.status.state', 'ACTIVE, DELETED or EXPIRED.'),
       column('Enforced', `${ENFORCED}.status`, 'Whether SpiceDB enforces the grant.'),
       column('Expiry', '.spec.expiryTime', 'When the grant expires.'),
       AGE_COLUMN,
       {
         ...column('Orgs', '.spec.constraints.subjects.allowedOrgIds', 'Organisations of a GROUP grant.'),
+        priority: 1,
+      },
+      {
+        ...column(
+          'Binding',
+          '.status.namespaceBinding',
+          "The organisation the grant's namespace is bound to, <unbound>, or <acl-namespace>.",
+        ),
         priority: 1,
       },
       { ...column('Reason', `${ENFORCED}.reason`, 'Reason of the Enforced condition.'), priority: 1 },

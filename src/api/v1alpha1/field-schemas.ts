@@ -11,7 +11,7 @@ export const LOWERCASE_UUID_PATTERN = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 const LOWERCASE_UUID = new RegExp(`^${LOWERCASE_UUID_PATTERN}$`);
 
 const MAX_ITEM_ID_LENGTH = 1024;
-const MAX_TYPE_NAME_LENGTH = 63;
+export const MAX_TYPE_NAME_LENGTH = 63;
 
 export const uuidField = () =>
   z.string().regex(LOWERCASE_UUID, { error: 'Invalid UUID: expected lowercase 8-4-4-4-12 hex' }).meta({

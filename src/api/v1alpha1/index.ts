@@ -7,6 +7,7 @@ export * from './enforced-condition.js';
 export * from './ready-condition.js';
 export * from './policy-grant.js';
 export * from './policy-grant-state.js';
+export * from './policy-grant-access.js';
 export * from './catalog-item.js';
 export * from './membership.js';
 export * from './grant-claim.js';

@@ -8,7 +8,13 @@ import {
   type CrossFieldRule,
   type TransitionRule,
 } from './cross-field-rules.js';
-import { dateTimeField, itemIdField, typeNameField, uuidField } from './field-schemas.js';
+import {
+  dateTimeField,
+  itemIdField,
+  MAX_TYPE_NAME_LENGTH,
+  typeNameField,
+  uuidField,
+} from './field-schemas.js';
 import type { GROUP_VERSION, POLICY_GRANT_KIND } from './group-version.js';
 import { projectedStatusFields } from './status-fields.js';
 
@@ -19,6 +25,9 @@ import { projectedStatusFields } from './status-fields.js';
  */
 export const MAX_ACCESS_ENTRIES = 10;
 export const MAX_ALLOWED_ORGS = 100;
+
+/** A Kubernetes label value (the namespace binding's organisation) has at most 63 characters. */
+const MAX_LABEL_VALUE_LENGTH = 63;
 
 export const PolicyTypeSchema = z
   .enum(['INDIVIDUAL', 'GROUP'])
@@ -188,6 +197,20 @@ export const PolicyGrantStatusSchema = z
       .optional()
       .describe('Number of SpiceDB relationships written for the grant.'),
     projected: ProjectedSchema.optional(),
+    access: z
+      .string()
+      .max(MAX_ACCESS_ENTRIES * (MAX_TYPE_NAME_LENGTH + 1))
+      .optional()
+      .describe(
+        'The access types of spec.constraints.access, in their order, joined by commas (for example api,file): what the ACCESS column prints. Absent until the controller first writes the status.',
+      ),
+    namespaceBinding: z
+      .string()
+      .max(MAX_LABEL_VALUE_LENGTH)
+      .optional()
+      .describe(
+        'What the namespace of the grant is bound to, as the verdict of the controller read it: the organisation id that the organisation label of the namespace names, <unbound> when it has none, or <acl-namespace> for the namespace of the ACL API, where grants count for the items of every organisation. Absent until the controller first writes the status.',
+      ),
   })
   .describe('What the controller observed and did; written by the controller only.');
 export type PolicyGrantStatus = z.infer<typeof PolicyGrantStatusSchema>;

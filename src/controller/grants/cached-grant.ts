@@ -47,6 +47,8 @@ function cachedStatus(
     conditions: pool.share(status.conditions),
     relationships: status.relationships,
     zedToken: status.zedToken,
+    access: pool.intern(status.access),
+    namespaceBinding: pool.intern(status.namespaceBinding),
     projected: projected && {
       resource: pool.intern(projected.resource),
       relations: pool.share(projected.relations),

@@ -18,7 +18,12 @@ import {
   type GrantOutcome,
   type GrantStatusChange,
 } from './grant-status.js';
-import { grantKey, GrantReason, type GrantVerdict } from '../../verdict/grant-verdict.js';
+import {
+  grantKey,
+  grantNamespaceBinding,
+  GrantReason,
+  type GrantVerdict,
+} from '../../verdict/grant-verdict.js';
 import type { ObjectWriter } from '../../kube/object-writer.js';
 import { projectedKeys, recordProjected } from './projected-tuples.js';
 import { candidateTupleKeys } from '../../verdict/projection.js';
@@ -170,7 +175,7 @@ export class GrantReconciler extends ReconcileFlow<PolicyGrant, GrantOutcome, Po
   }
 
   protected nextStatus(grant: PolicyGrant, outcome: GrantOutcome, now: Date): GrantStatusChange {
-    return nextGrantStatus(grant, outcome, now);
+    return nextGrantStatus(grant, outcome, now, grantNamespaceBinding(grant, this.options.world));
   }
 
   protected updateStatus(

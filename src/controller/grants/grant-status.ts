@@ -1,4 +1,5 @@
 import {
+  accessTypesText,
   derivedState,
   ENFORCED_CONDITION,
   findStatusCondition,
@@ -9,6 +10,7 @@ import {
   type ProjectedTuples,
 } from '../../api/v1alpha1/index.js';
 import { GrantReason } from '../../verdict/grant-verdict.js';
+import { namespaceBindingText, type NamespaceBinding } from '../../verdict/namespace-authorisation.js';
 import type { StatusChange } from '../reconcile-flow.js';
 
 /** What a reconcile achieved for a grant. */
@@ -75,6 +77,8 @@ function sameStatus(a: PolicyGrantStatus | undefined, b: PolicyGrantStatus): boo
     a.state === b.state &&
     a.relationships === b.relationships &&
     a.zedToken === b.zedToken &&
+    a.access === b.access &&
+    a.namespaceBinding === b.namespaceBinding &&
     sameProjected(a.projected, b.projected) &&
     JSON.stringify(a.conditions ?? []) === JSON.stringify(b.conditions ?? [])
   );
@@ -83,9 +87,16 @@ function sameStatus(a: PolicyGrantStatus | undefined, b: PolicyGrantStatus): boo
 /**
  * The status a grant should have after `outcome`: its derived state, the Enforced condition (lastTransitionTime
  * kept unless the condition's status flips), the relationship count, the last write's ZedToken and what it
- * wrote. A failure keeps the count, token and record of the last success: those tuples may well still be there.
+ * wrote, and what kubectl shows: the access types as one string and the binding of the grant's namespace
+ * (`binding`, read as the verdict reads it). A failure keeps the count, token and record of the last success:
+ * those tuples may well still be there.
  */
-export function nextGrantStatus(grant: PolicyGrant, outcome: GrantOutcome, now: Date): GrantStatusChange {
+export function nextGrantStatus(
+  grant: PolicyGrant,
+  outcome: GrantOutcome,
+  now: Date,
+  binding: NamespaceBinding,
+): GrantStatusChange {
   const previous = grant.status;
   const generation = grant.metadata.generation ?? 0;
   const condition = conditionOf(outcome);
@@ -119,6 +130,8 @@ export function nextGrantStatus(grant: PolicyGrant, outcome: GrantOutcome, now: 
           ? previous?.projected
           : undefined,
     ),
+    access: accessTypesText(grant.spec),
+    namespaceBinding: namespaceBindingText(binding),
   };
   const transitioned =
     existing === undefined || existing.status !== condition.status || existing.reason !== condition.reason;

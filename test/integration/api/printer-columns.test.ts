@@ -1,15 +1,23 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
+import {
+  EnforcedReason,
+  GROUP_VERSION,
+  POLICY_GRANT_KIND,
+  POLICY_GRANT_RESOURCE,
+  type PolicyGrantSpec,
+} from '../../../src/api/v1alpha1/index.js';
+import { collectionPath } from '../../../src/kube/index.js';
+import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { resolveToolPaths } from '../../../dev/localplane/tool-paths.js';
 import { individual, useControllerFixture } from '../controller/support/harness.js';
-import { controlPlane } from '../support/cluster.js';
+import { controlPlane, testKubeClient } from '../support/cluster.js';
 
 // What kubectl shows of a PolicyGrant, through the real kube-apiserver's table output (the CRD's printer
-// columns) and `kubectl describe`: the Enforced reason and message with -o wide, and the condition message
-// that says why a grant is not enforced. A column prints only the first match of its JSONPath, so
-// `access[*].accessType` would show one access type of several: the column shows the list itself.
+// columns) and `kubectl describe`: the access types as `api,file`, the namespace binding, and with -o wide the
+// Enforced reason and the message that says why a grant is not enforced, for every reason of the verdict.
 
 const world = useControllerFixture('printer-columns');
 const run = promisify(execFile);
@@ -35,8 +43,17 @@ async function row(namespace: string, name: string, wide = false): Promise<Recor
   );
 }
 
-describe('kubectl get and describe of PolicyGrants', () => {
-  it('shows every access type and, with -o wide, why a grant is not enforced', async () => {
+/** The Message of the Enforced condition as `kubectl describe` prints it. */
+async function describedMessage(namespace: string, name: string): Promise<string | undefined> {
+  const described = await kubectl('describe', 'policygrant', '-n', namespace, name);
+  // Each condition's fields start with its Last Transition Time (describe sorts the fields).
+  const conditions = described.slice(described.indexOf('Conditions:')).split('Last Transition Time:');
+  const enforced = conditions.find((text) => /Type:\s+Enforced\b/.test(text));
+  return enforced?.match(/Message:\s+(.*)/)?.[1];
+}
+
+describe('kubectl get policygrants', () => {
+  it('shows every access type as api,file and, with -o wide, the binding and why a grant is not enforced', async () => {
     const item = await world.resources.createItem();
     const enforced = await world.resources.createGrant(
       world.aclNamespace,
@@ -48,17 +65,204 @@ describe('kubectl get and describe of PolicyGrants', () => {
     await world.resources.waitForReason(unbound, refused.name, EnforcedReason.NotAuthorized);
 
     expect(await row(world.aclNamespace, enforced.name)).toMatchObject({
-      ACCESS: '[{"accessType":"api"},{"accessType":"file"}]',
+      ACCESS: 'api,file',
       ENFORCED: 'True',
     });
+    expect(await row(world.aclNamespace, enforced.name, true)).toMatchObject({ BINDING: '<acl-namespace>' });
     expect(await row(unbound, refused.name, true)).toMatchObject({
-      ACCESS: '[{"accessType":"sub"}]',
+      ACCESS: 'sub',
       ENFORCED: 'False',
+      BINDING: '<unbound>',
       REASON: 'NotAuthorized',
       MESSAGE: expect.stringContaining(`namespace "${unbound}" is not bound to an organisation`),
     });
-    const described = await kubectl('describe', 'policygrant', '-n', unbound, refused.name);
-    expect(described).toMatch(/Reason:\s+NotAuthorized/);
-    expect(described).toContain(`namespace "${unbound}" is not bound to an organisation`);
+  });
+
+  it("follows the namespace's binding label: bound, rebound to another organisation, unbound", async () => {
+    const item = await world.resources.createItem();
+    const namespace = await world.resources.namespace('team');
+    const grant = await world.resources.createGrant(namespace, individual(item.spec.itemId));
+    await world.resources.waitForReason(namespace, grant.name, EnforcedReason.NotAuthorized);
+    const columns = async () => {
+      const { BINDING, REASON } = await row(namespace, grant.name, true);
+      return { BINDING, REASON };
+    };
+    expect(await columns()).toEqual({ BINDING: '<unbound>', REASON: 'NotAuthorized' });
+
+    await world.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: item.spec.organisationId });
+    await expect.poll(columns).toEqual({ BINDING: item.spec.organisationId, REASON: 'Projected' });
+    const other = randomUUID();
+    await world.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: other });
+    await expect.poll(columns).toEqual({ BINDING: other, REASON: 'NotAuthorized' });
+    await world.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: null });
+    await expect.poll(columns).toEqual({ BINDING: '<unbound>', REASON: 'NotAuthorized' });
+  });
+
+  it('shows an edit of the access types once the controller has acted on it', async () => {
+    const item = await world.resources.createItem();
+    const grant = await world.resources.createGrant(
+      world.aclNamespace,
+      individual(item.spec.itemId, ['api']),
+    );
+    await world.resources.waitForReason(world.aclNamespace, grant.name, EnforcedReason.Projected);
+    await world.resources.updateGrantSpec(world.aclNamespace, grant.name, (spec) => ({
+      ...spec,
+      constraints: { access: [{ accessType: 'sub' }, { accessType: 'api' }] },
+    }));
+    await world.resources.waitForReason(world.aclNamespace, grant.name, EnforcedReason.Projected);
+    expect((await row(world.aclNamespace, grant.name)).ACCESS).toBe('sub,api');
+  });
+
+  it('leaves ACCESS and BINDING empty until the controller first writes the status', async () => {
+    const item = await world.resources.createItem();
+    const namespace = await world.resources.namespace('unreconciled');
+    // Without the scope label no controller of the run reconciles it: a grant no controller has seen yet.
+    const name = `grant-${randomUUID().slice(0, 8)}`;
+    const spec: PolicyGrantSpec = individual(item.spec.itemId, ['api', 'file']);
+    await testKubeClient().call({
+      method: 'POST',
+      path: collectionPath(POLICY_GRANT_RESOURCE, namespace),
+      body: { apiVersion: GROUP_VERSION, kind: POLICY_GRANT_KIND, metadata: { name }, spec },
+    });
+    expect(await row(namespace, name, true)).toMatchObject({ ACCESS: '', BINDING: '', ENFORCED: '' });
+  });
+});
+
+/** A grant the verdict refuses, and what its condition message must name. */
+interface Refusal {
+  namespace: string;
+  name: string;
+  reason: string;
+  says: string[];
+}
+
+/** An item of a fresh organisation and an api grant on it, in the ACL namespace unless said otherwise. */
+async function grantOn(
+  options: { namespace?: string; itemType?: string; spec?: Partial<PolicyGrantSpec> } = {},
+) {
+  const item = await world.resources.createItem({ itemType: options.itemType ?? 'DATABANK' });
+  const namespace = options.namespace ?? world.aclNamespace;
+  const { name, spec } = await world.resources.createGrant(namespace, {
+    ...individual(item.spec.itemId),
+    ...options.spec,
+  });
+  return { item, namespace, name, spec };
+}
+
+const refusals: [string, () => Promise<Refusal>][] = [
+  [
+    'revoked',
+    async () => {
+      const grant = await grantOn();
+      const revoked = await world.resources.revoke(grant.namespace, grant.name);
+      return {
+        ...grant,
+        reason: 'Revoked',
+        says: [`revoked at ${revoked.spec.revokedAt}`, `by ${revoked.spec.revokedBy}`],
+      };
+    },
+  ],
+  [
+    'expired',
+    async () => {
+      const expiryTime = new Date(Date.now() - 86_400_000).toISOString();
+      const grant = await grantOn({ spec: { expiryTime } });
+      return { ...grant, reason: 'Expired', says: [`expired at ${expiryTime}`] };
+    },
+  ],
+  [
+    'in a namespace bound to no organisation',
+    async () => {
+      const namespace = await world.resources.namespace('unbound');
+      const grant = await grantOn({ namespace });
+      return {
+        ...grant,
+        reason: 'NotAuthorized',
+        says: [
+          `namespace "${namespace}" is not bound to an organisation`,
+          `${ORGANISATION_LABEL}=${grant.item.spec.organisationId}`,
+        ],
+      };
+    },
+  ],
+  [
+    'in a namespace bound to another organisation',
+    async () => {
+      const other = randomUUID();
+      const namespace = await world.resources.namespace('other', { [ORGANISATION_LABEL]: other });
+      const grant = await grantOn({ namespace });
+      return {
+        ...grant,
+        reason: 'NotAuthorized',
+        says: [`namespace "${namespace}" is bound to organisation ${other}`, grant.item.spec.organisationId],
+      };
+    },
+  ],
+  [
+    'on a missing item',
+    async () => {
+      const itemId = `urn:dx:item:missing-${randomUUID()}`;
+      const grant = await grantOn({ spec: { itemId } });
+      return { ...grant, reason: 'ItemNotFound', says: [`no CatalogItem has itemId "${itemId}"`] };
+    },
+  ],
+  [
+    'on an ambiguous item',
+    async () => {
+      const grant = await grantOn();
+      const twin = await world.resources.createItem({ itemId: grant.item.spec.itemId });
+      return {
+        ...grant,
+        reason: 'ItemNotFound',
+        says: ['is ambiguous', grant.item.name, twin.name],
+      };
+    },
+  ],
+  [
+    'on an item of another type',
+    async () => {
+      const grant = await grantOn({ itemType: 'DATASET' });
+      return {
+        ...grant,
+        reason: 'ItemNotFound',
+        says: [`CatalogItem ${grant.item.name}`, 'with itemType DATASET, not DATABANK'],
+      };
+    },
+  ],
+  [
+    'whose access type the item withdrew',
+    async () => {
+      const grant = await grantOn();
+      await world.resources.updateItemSpec(grant.item.name, { accessTypes: ['file'] });
+      return {
+        ...grant,
+        reason: 'AccessTypeNotAllowed',
+        says: [`CatalogItem ${grant.item.name} does not allow access type "api"`, '(allowed: file)'],
+      };
+    },
+  ],
+  [
+    'younger than a grant of the same access',
+    async () => {
+      const older = await grantOn();
+      await world.resources.waitForReason(older.namespace, older.name, EnforcedReason.Projected);
+      const younger = await world.resources.createGrant(older.namespace, older.spec, `${older.name}-younger`);
+      return {
+        ...older,
+        name: younger.name,
+        reason: 'Conflict',
+        says: [`the older grant ${older.namespace}/${older.name}`, 'already gives the same access'],
+      };
+    },
+  ],
+];
+
+describe('kubectl describe of a grant that is not effective', () => {
+  it.each(refusals)('names why, for a grant %s', async (_what, arrange) => {
+    const { namespace, name, reason, says } = await arrange();
+    await world.resources.waitForReason(namespace, name, reason);
+    const message = await describedMessage(namespace, name);
+    for (const words of says) expect(message).toContain(words);
+    expect((await row(namespace, name, true)).REASON).toBe(reason);
   });
 });

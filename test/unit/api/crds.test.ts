@@ -134,11 +134,21 @@ describe('PolicyGrant CRD', () => {
       ['Type', '.spec.policyType'],
       ['Consumer', '.spec.userId'],
       ['Item', '.spec.itemId'],
-      ['Access', '.spec.constraints.access'],
+      ['Access', '.status.access'],
       ['State', '.status.state'],
       ['Enforced', '.status.conditions[?(@.type=="Enforced")].status'],
       ['Expiry', '.spec.expiryTime'],
       ['Age', '.metadata.creationTimestamp'],
+    ]);
+  });
+
+  it('shows with -o wide the organisations, the namespace binding and the reason and message of Enforced', () => {
+    const wide = version?.additionalPrinterColumns.filter((column) => column.priority === 1);
+    expect(wide?.map((column) => [column.name, column.jsonPath])).toEqual([
+      ['Orgs', '.spec.constraints.subjects.allowedOrgIds'],
+      ['Binding', '.status.namespaceBinding'],
+      ['Reason', '.status.conditions[?(@.type=="Enforced")].reason'],
+      ['Message', '.status.conditions[?(@.type=="Enforced")].message'],
     ]);
   });
 

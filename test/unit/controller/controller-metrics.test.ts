@@ -14,8 +14,11 @@ const enforcedStatus = nextGrantStatus(
   policyGrant('g'),
   { kind: 'enforced', relationships: 1, zedToken: 'z' },
   NOW,
+  { kind: 'aclNamespace' },
 ).status;
-const failedStatus = nextGrantStatus(policyGrant('g'), { kind: 'failed', message: 'down' }, NOW).status;
+const failedStatus = nextGrantStatus(policyGrant('g'), { kind: 'failed', message: 'down' }, NOW, {
+  kind: 'aclNamespace',
+}).status;
 
 describe('the backlog and dead-letter gauges', () => {
   it('count a grant as awaiting enforcement until its status matches its generation and state', () => {

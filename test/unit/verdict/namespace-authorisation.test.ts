@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { authoriseNamespace, ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
+import {
+  authoriseNamespace,
+  namespaceBinding,
+  namespaceBindingText,
+  ORGANISATION_LABEL,
+} from '../../../src/verdict/namespace-authorisation.js';
 import { ORG_A, ORG_B } from '../controller/support/fakes.js';
 
 const base = { aclNamespace: 'policy-grant-system', itemOrganisation: ORG_A };
@@ -47,5 +52,22 @@ describe('authoriseNamespace', () => {
       authorised: false,
       message: expect.stringContaining(`bound to organisation ${ORG_B}`),
     });
+  });
+});
+
+describe('namespaceBinding', () => {
+  const binding = (grantNamespace: string, namespaceOrganisation: string | undefined) =>
+    namespaceBindingText(
+      namespaceBinding({ grantNamespace, aclNamespace: base.aclNamespace, namespaceOrganisation }),
+    );
+
+  it("names the organisation of the namespace's label, or says it has none", () => {
+    expect(binding('team-a', ORG_A)).toBe(ORG_A);
+    expect(binding('team-a', undefined)).toBe('<unbound>');
+  });
+
+  it("says the ACL API's namespace is that, whatever its label: the verdict does not read it there", () => {
+    expect(binding('policy-grant-system', undefined)).toBe('<acl-namespace>');
+    expect(binding('policy-grant-system', ORG_B)).toBe('<acl-namespace>');
   });
 });

@@ -51,7 +51,7 @@ function servedGrant(
       managedFields,
     },
   );
-  return { ...grant, status: nextGrantStatus(grant, ENFORCED, NOW).status };
+  return { ...grant, status: nextGrantStatus(grant, ENFORCED, NOW, { kind: 'aclNamespace' }).status };
 }
 
 /** The metadata a cached grant keeps, managedFields aside. */
