@@ -52,6 +52,21 @@ describe('kubectl grants validate', () => {
       grant(`${VALID_SPEC}      - accessType: api\n`),
       'PolicyGrant/g: spec.constraints.access: each accessType may appear only once',
     ],
+    [
+      'a missing itemId',
+      grant(VALID_SPEC.replace(/ {2}itemId: .*\n/, '')),
+      'PolicyGrant/g: spec.itemId: Invalid input: expected string, received undefined',
+    ],
+    [
+      'a policyType out of its enum',
+      grant(VALID_SPEC.replace('INDIVIDUAL', 'TEAM')),
+      'PolicyGrant/g: spec.policyType: Invalid option: expected one of "INDIVIDUAL"|"GROUP"',
+    ],
+    [
+      'a GROUP grant without allowedOrgIds',
+      grant(VALID_SPEC.replace('INDIVIDUAL', 'GROUP').replace(/ {2}userId: .*\n/, '')),
+      'PolicyGrant/g: spec.constraints.subjects.allowedOrgIds: constraints.subjects.allowedOrgIds is required when policyType is GROUP',
+    ],
     ['a missing name', grant(VALID_SPEC, 'namespace: weather-org'), 'PolicyGrant/?: metadata.name: required'],
     [
       'an unknown kind',
