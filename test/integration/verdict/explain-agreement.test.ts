@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { delimiter, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELEGATION_RESOURCE, EnforcedReason, type Delegation } from '../../../src/api/v1alpha1/index.js';
@@ -7,6 +8,7 @@ import { collectionPath } from '../../../src/kube/index.js';
 import { run } from '../../../src/kubectl-grants/main.js';
 import type { Explanation, ExplainReason, Subject } from '../../../src/verdict/explanation.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
+import { resolveToolPaths } from '../../../dev/localplane/tool-paths.js';
 import { untilBarrierAgrees } from '../../support/barrier-agreement.js';
 import { AclHarness, inDays, type Caller } from '../acl/support/acl-harness.js';
 import { individual, useControllerFixture } from '../controller/support/harness.js';
@@ -313,13 +315,20 @@ describe('GET /v2/explain', () => {
 });
 
 describe('the kubectl-grants executable', () => {
-  it('runs from the clone as kubectl would run it, and lists who can', async () => {
+  it('runs as `kubectl grants` once bin/ is on PATH (the krew-style install), and lists who can', async () => {
     const grant = await individualGrant();
     await world.resources.waitForReason(grant.namespace, grant.name, EnforcedReason.Projected);
+    const kubectl = controlPlane().tools.kubectl ?? (await resolveToolPaths()).kubectl;
     const { stdout } = await promisify(execFile)(
-      'bin/kubectl-grants',
-      ['who-can', grant.spec.itemId, 'api', '--acl-namespace', world.aclNamespace],
-      { env: { ...process.env, KUBECONFIG: controlPlane().kubeconfigPath } },
+      kubectl,
+      ['grants', 'who-can', grant.spec.itemId, 'api', '--acl-namespace', world.aclNamespace],
+      {
+        env: {
+          ...process.env,
+          PATH: `${resolve('bin')}${delimiter}${process.env.PATH ?? ''}`,
+          KUBECONFIG: controlPlane().kubeconfigPath,
+        },
+      },
     );
     const [header, row] = stdout.trimEnd().split('\n');
     expect(header).toMatch(/^KIND\s+OBJECT\s+POLICY\s+SUBJECT\s+ACCESS\s+EXPIRY$/);
