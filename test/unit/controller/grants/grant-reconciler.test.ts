@@ -16,9 +16,11 @@ import { silentLogger } from '../../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
 import {
   ACL_NAMESPACE,
+  boundNamespace,
   catalogItem,
   consumerTuple,
   ITEM_OBJECT_ID,
+  ORG_B,
   OTHER_USER,
   USER,
   FakeRelationshipStore,
@@ -298,6 +300,22 @@ describe('GrantReconciler', () => {
     grants.remove(KEY);
     await reconciler.reconcile(KEY, signal);
     expect(store.keys()).toEqual([]);
+  });
+
+  it("writes the namespace's binding as the verdict reads it, and a rebinding alone is a status write", async () => {
+    const grant = policyGrant('g', { itemId: 'urn:dx:item:missing' }, { namespace: 'team-b' });
+    const { reconciler, writer, namespaces, grants } = setUp(grant);
+    const status = () => grants.get('team-b/g')?.status;
+    await reconciler.reconcile('team-b/g', signal);
+    expect(status()).toMatchObject({ access: 'api', namespaceBinding: '<unbound>' });
+
+    namespaces.put(boundNamespace('team-b', ORG_B));
+    await reconciler.reconcile('team-b/g', signal);
+    expect(writer.calls).toEqual(['addFinalizer', 'updateStatus', 'updateStatus']);
+    expect(status()).toMatchObject({
+      namespaceBinding: ORG_B,
+      conditions: [expect.objectContaining({ reason: 'ItemNotFound' }), expect.anything()],
+    });
   });
 
   it('gives a Warning event to policy refusals', async () => {
