@@ -110,7 +110,7 @@ describe('alerts and dashboard', () => {
     expect([...used].filter((name) => !registered.has(name))).toEqual([]);
     for (const name of [
       'policygrant_projection_failed_grants',
-      'audit_records_unwritten_total',
+      'policygrant_audit_records_unwritten_total',
       'workqueue_depth',
     ])
       expect(used).toContain(name);
