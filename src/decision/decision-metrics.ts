@@ -15,9 +15,9 @@ export interface DecisionMetrics {
 
 /**
  * `policygrant_decisions_total{result}`, `policygrant_decision_check_duration_seconds{result}` and
- * `policygrant_decision_spicedb_errors_total{grpc_code}` (`grpc_code` as go-grpc-prometheus names a gRPC status;
- * `code` is an HTTP status). Requests rejected before evaluation (400, 401) are not decisions; the HTTP metrics
- * count them.
+ * `policygrant_decision_spicedb_errors_total{grpc_code}` (`grpc_code` as go-grpc-prometheus names a gRPC
+ * status; `code` is an HTTP status). Requests rejected before evaluation (400, 401) are not decisions; the
+ * HTTP metrics count them.
  */
 export function decisionMetrics(registry: MetricsRegistry): DecisionMetrics {
   const decisions = counter(registry, {

@@ -12,9 +12,9 @@ export interface HttpMetricsOptions {
 /**
  * `policygrant_http_requests_total{method,route,code}`,
  * `policygrant_http_request_duration_seconds{method,route,code_class}` and
- * `policygrant_http_request_errors_total{method,route,code_class}` (4xx and 5xx). `code` is the status code, as
- * promhttp names it; `code_class` its class (2xx, 4xx, 5xx), which keeps the histogram's series few. `route` is
- * the template, never the raw path. Requests the client aborted before a response are not counted.
+ * `policygrant_http_request_errors_total{method,route,code_class}` (4xx and 5xx). `code` is the status code,
+ * as promhttp names it; `code_class` its class (2xx, 4xx, 5xx), which keeps the histogram's series few.
+ * `route` is the template, never the raw path. Requests the client aborted before a response are not counted.
  */
 export function httpMetrics(registry: MetricsRegistry, options: HttpMetricsOptions = {}): RequestHandler {
   const requests = counter(registry, {

@@ -16,15 +16,15 @@ export interface MetricsRegistryOptions {
 }
 
 /**
- * A registry of its own for one service, the global default registry is never used, with
- * `policygrant_build_info{version,revision,node} 1`.
+ * A registry of its own for one service (the global default registry is never used), holding
+ * `policygrant_build_info{version,revision,node} 1` from the start.
  */
 export function createMetricsRegistry(options: MetricsRegistryOptions = {}): MetricsRegistry {
   const registry = new MetricsRegistry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
   gauge(registry, {
     name: 'build_info',
-    help: 'Always 1: the version (package.json), the revision (the commit of the image) and the Node.js runtime.',
+    help: 'Always 1: the version (package.json), the revision (commit of the image), the Node.js runtime.',
     labelNames: ['version', 'revision', 'node'],
   }).set(buildInfo(), 1);
   return registry;
@@ -33,9 +33,9 @@ export function createMetricsRegistry(options: MetricsRegistryOptions = {}): Met
 type WithoutRegisters<T> = Omit<T, 'registers'>;
 
 /**
- * Get-or-create helpers for the application's metrics: `name` comes without METRIC_PREFIX, which they add. A
- * component that is built twice against one registry (tests, a restarted controller) reuses the metric instead
- * of failing with "already registered".
+ * Get-or-create helpers for the application's metrics: `name` comes without METRIC_PREFIX, which they add.
+ * A component that is built twice against one registry (tests, a restarted controller) reuses the metric
+ * instead of failing with "already registered".
  */
 export function counter<L extends string>(
   registry: MetricsRegistry,

@@ -1,6 +1,9 @@
 import { PATIENCE_MS } from './patience.js';
 
-/** How the decision service evaluated checks, by `policygrant_decision_check_consistency_total{consistency}`. */
+/**
+ * How the decision service evaluated checks, by
+ * `policygrant_decision_check_consistency_total{consistency}`.
+ */
 export type ConsistencySource = 'minimize_latency' | 'touched' | 'caller_token' | 'head';
 
 /** The count of checks evaluated at `source`, read from the decision service's metrics text. */

@@ -14,8 +14,8 @@ import { testDatabase } from '../support/database.js';
 import { startOwnSpiceDB, testControllerEnv, type OwnSpiceDB } from '../controller/support/harness.js';
 
 // The development stack's other way of running the services (bench:soak reads each one's memory): each in a
-// process of its own, at the URL it reports, with the same environment as in process. Their real /metrics show
-// the metric naming conventions: `policygrant_*` beside the standard families, and the build info. The
+// process of its own, at the URL it reports, with the same environment as in process. Their real /metrics
+// follow the naming conventions: `policygrant_*` beside the standard families, and the build info. The
 // controller gets a SpiceDB of its own and a label selector no grant carries: its resync must not touch what
 // other files test.
 
@@ -56,7 +56,7 @@ async function metricsOf(service: LaunchedService): Promise<string> {
   return (await fetch(`${service.rootUrl}/metrics`)).text();
 }
 
-/** The families whose names are standard (controller-runtime's, client-go's, prom-client's process metrics). */
+/** The families with standard names: controller-runtime's, client-go's, prom-client's process metrics. */
 const STANDARD_FAMILY = /^(controller_runtime_|workqueue_|leader_election_master_status$|process_|nodejs_)/;
 
 /** Every family a scrape declares (`# TYPE <name> <type>`), whether or not it has a series yet. */

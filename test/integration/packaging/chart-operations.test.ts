@@ -94,7 +94,7 @@ function alertRules(objects: KubeObject[]): AlertRule[] {
   return rule?.spec.groups.flatMap((group) => group.rules) ?? [];
 }
 
-/** The anchors GitHub gives the headings of a Markdown page: lower case, punctuation dropped, spaces as dashes. */
+/** The anchors GitHub gives a Markdown page's headings: lower case, punctuation dropped, spaces as dashes. */
 function headingAnchors(markdown: string): Set<string> {
   return new Set(
     [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map(([, heading = '']) =>
@@ -139,7 +139,7 @@ describe('alerts and dashboard', () => {
       expect(used).toContain(name);
   });
 
-  it('every alert links its runbook: a section of docs/runbooks.md, under runbookBaseUrl when set', async () => {
+  it('every alert links its section of docs/runbooks.md, under runbookBaseUrl when set', async () => {
     const anchors = headingAnchors(readFileSync(join(REPO_ROOT, 'docs/runbooks.md'), 'utf8'));
     const rules = alertRules(await renderChart(NAMESPACE, OPERATIONS_VALUES));
     expect(rules.length).toBeGreaterThan(0);

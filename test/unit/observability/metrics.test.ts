@@ -69,7 +69,7 @@ describe('policygrant_build_info', () => {
     version: string;
   };
 
-  it('is 1 on every registry, with the version of package.json, the revision and the Node.js runtime', async () => {
+  it('is 1 on every registry: the version of package.json, the revision, the Node.js runtime', async () => {
     const { revision } = buildInfo();
     expect(await createMetricsRegistry().metrics()).toContain(
       `policygrant_build_info{version="${version}",revision="${revision}",node="${process.version}"} 1`,
