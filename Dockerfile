@@ -52,6 +52,8 @@ LABEL org.opencontainers.image.title="policy-grant-operator" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}"
+# The services export the revision as policygrant_build_info's `revision` label.
+ENV BUILD_REVISION="${REVISION}"
 # The base image's unprivileged "node" user, by number so that runAsNonRoot can verify it.
 USER 1000:1000
 ENTRYPOINT ["node", "dist/cmd/main.js"]

@@ -168,7 +168,7 @@ function loadInWorker(target: Target): Promise<LoadResult> {
 // The service (main thread)
 
 async function scryptRuns(registry: Registry): Promise<number> {
-  const metric = await registry.getSingleMetric('basic_auth_verifications_total')?.get();
+  const metric = await registry.getSingleMetric('policygrant_basic_auth_verifications_total')?.get();
   return (metric?.values ?? [])
     .filter((value) => value.labels.outcome === 'accepted' || value.labels.outcome === 'rejected')
     .reduce((sum, value) => sum + value.value, 0);

@@ -838,8 +838,11 @@ async function serviceTimings(
       .reduce((total, value) => total + value.value * 1000, 0);
   };
   return {
-    serverMs: await sumOf('http_request_duration_seconds', (labels) => labels.route === '/v1/check'),
-    spicedbCallMs: await sumOf('authz_check_duration_seconds', () => true),
+    serverMs: await sumOf(
+      'policygrant_http_request_duration_seconds',
+      (labels) => labels.route === '/v1/check',
+    ),
+    spicedbCallMs: await sumOf('policygrant_decision_check_duration_seconds', () => true),
   };
 }
 
@@ -861,9 +864,9 @@ async function serviceCounts(registry: MetricsRegistry): Promise<Counts> {
     );
   };
   return {
-    consistency: await byLabel('decision_check_consistency_total', 'consistency'),
-    cache: await byLabel('decision_cache_lookups_total', 'outcome'),
-    batches: await byLabel('decision_check_batch_size', 'le'),
+    consistency: await byLabel('policygrant_decision_check_consistency_total', 'consistency'),
+    cache: await byLabel('policygrant_decision_cache_lookups_total', 'outcome'),
+    batches: await byLabel('policygrant_decision_check_batch_size', 'le'),
   };
 }
 

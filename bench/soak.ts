@@ -289,7 +289,7 @@ async function sampleProcesses(processes: StackProcess[]): Promise<Map<string, S
           rssBytes,
           lagP99Ms: metricValue(metrics, 'nodejs_eventloop_lag_p99_seconds') * 1_000,
           heapUsedBytes: metricValue(metrics, 'nodejs_heap_size_used_bytes'),
-          serverErrorsSoFar: metricSum(metrics, 'http_request_errors_total', 'status_class="5xx"'),
+          serverErrorsSoFar: metricSum(metrics, 'policygrant_http_request_errors_total', 'code_class="5xx"'),
         },
       ];
     }),

@@ -15,7 +15,7 @@ export interface BasicVerifierOptions {
   cacheTtlMs?: number;
   /** Bound on scrypt verifications at once and waiting; past it, 503 with Retry-After. */
   scrypt?: ConcurrencyBound;
-  /** Where `basic_auth_verifications_total{outcome}` is counted. */
+  /** Where `policygrant_basic_auth_verifications_total{outcome}` is counted. */
   metricsRegistry?: MetricsRegistry;
   now?: () => number;
 }
@@ -80,7 +80,7 @@ export function createBasicVerifier(
   };
 }
 
-/** `basic_auth_verifications_total{outcome}`: scrypt ran for all but `busy`. */
+/** `policygrant_basic_auth_verifications_total{outcome}`: scrypt ran for all but `busy`. */
 function outcomeCounter(registry: MetricsRegistry | undefined): (outcome: Outcome) => void {
   if (!registry) return () => undefined;
   const verifications = counter(registry, {

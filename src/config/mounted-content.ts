@@ -26,8 +26,8 @@ export interface MountedContentOptions<T> {
  * not see that swap reliably on every filesystem and platform (the watched inode is the old one), so the
  * content is read again every few seconds and compared by hash, which costs a few small reads. New content is
  * built and validated in full before it replaces the value, in one assignment: content that does not build
- * keeps the previous value, logs an error, and counts in `credentials_reload_failures_total` while
- * `credentials_stale{source}` is 1.
+ * keeps the previous value, logs an error, and counts in `policygrant_credentials_reload_failures_total`
+ * while `policygrant_credentials_stale{source}` is 1.
  */
 export class MountedContent<T> {
   private hash: string;

@@ -45,7 +45,7 @@ export class GrantMetrics {
 
   constructor(registry: Registry, grants: () => PolicyGrant[]) {
     this.latency = histogram(registry, {
-      name: 'policygrant_enforcement_latency_seconds',
+      name: 'enforcement_latency_seconds',
       help:
         'Time from a grant change to the matching Enforced transition: creation to Projected (enforced), ' +
         'revokedAt to Revoked (revoked), expiryTime to Expired (expired).',
@@ -53,7 +53,7 @@ export class GrantMetrics {
       buckets: LATENCY_BUCKETS,
     });
     gauge(registry, {
-      name: 'policygrant_unenforced_grants',
+      name: 'unenforced_grants',
       help:
         'Grants whose status does not yet reflect their current spec and state (the outbox backlog): ' +
         'committed, not yet enforced or withdrawn.',
@@ -63,14 +63,14 @@ export class GrantMetrics {
       },
     });
     gauge(registry, {
-      name: 'policygrant_projection_failed_grants',
+      name: 'projection_failed_grants',
       help: 'Grants whose Enforced condition is ProjectionFailed, retried with backoff (the dead-letter depth).',
       collect() {
         this.set(grants().filter(failsProjection).length);
       },
     });
     this.drift = counter(registry, {
-      name: 'policygrant_drift_repaired_total',
+      name: 'drift_repaired_total',
       help:
         'Relationships the resync repaired: missing ones written (or rewritten with the right expiration), ' +
         'orphans (explained by no grant or CatalogItem) deleted.',
@@ -79,12 +79,12 @@ export class GrantMetrics {
     this.drift.inc({ direction: 'missing' }, 0);
     this.drift.inc({ direction: 'orphan' }, 0);
     this.resyncDuration = histogram(registry, {
-      name: 'policygrant_resync_duration_seconds',
+      name: 'resync_duration_seconds',
       help: 'Duration of complete resyncs of SpiceDB against the custom resources.',
       buckets: RESYNC_BUCKETS,
     });
     this.resyncFailures = counter(registry, {
-      name: 'policygrant_resync_failures_total',
+      name: 'resync_failures_total',
       help: 'Resyncs that failed (and are retried at the next period).',
     });
   }
@@ -114,7 +114,7 @@ export class GrantMetrics {
  */
 export function registerWriteBatchMetrics(registry: Registry): (writes: number) => void {
   const writesPerCall = histogram(registry, {
-    name: 'policygrant_spicedb_writes_per_call',
+    name: 'spicedb_writes_per_call',
     help: 'SpiceDB writes of reconciles (and resyncs) carried by one WriteRelationships call: the batch size.',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
   });
@@ -124,7 +124,7 @@ export function registerWriteBatchMetrics(registry: Registry): (writes: number) 
 /** The Membership controller's dead-letter depth, computed from the cache at each scrape. */
 export function registerMembershipMetrics(registry: Registry, memberships: () => Membership[]): void {
   gauge(registry, {
-    name: 'policygrant_membership_dead_letter',
+    name: 'membership_dead_letter',
     help:
       'Memberships whose Enforced condition is ProjectionFailed: their projection keeps failing and is retried ' +
       'with backoff (the dead-letter depth).',

@@ -9,7 +9,7 @@ export interface CheckBatchMetrics {
   sent(checks: number): void;
 }
 
-/** `decision_check_batch_size` and `decision_check_batch_waiting`. */
+/** `policygrant_decision_check_batch_size` and `policygrant_decision_check_batch_waiting`. */
 export function checkBatchMetrics(registry: MetricsRegistry, waiting: () => number): CheckBatchMetrics {
   const size = histogram(registry, {
     name: 'decision_check_batch_size',

@@ -12,8 +12,9 @@ export interface DecisionCacheGauges {
 }
 
 /**
- * `decision_cache_lookups_total{outcome}`, `decision_cache_evictions_total{reason}`, `decision_cache_entries`,
- * `decision_cache_expiries_known` and `decision_cache_expiring_relationships`.
+ * `policygrant_decision_cache_lookups_total{outcome}`, `policygrant_decision_cache_evictions_total{reason}`,
+ * `policygrant_decision_cache_entries`, `policygrant_decision_cache_expiries_known` and
+ * `policygrant_decision_cache_expiring_relationships`.
  */
 export function decisionCacheMetrics(
   registry: MetricsRegistry,

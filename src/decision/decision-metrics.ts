@@ -14,26 +14,27 @@ export interface DecisionMetrics {
 }
 
 /**
- * `authz_decisions_total{result}`, `authz_check_duration_seconds{result}` and
- * `authz_backend_errors_total{code}`. Requests rejected before evaluation (400, 401) are not decisions;
- * the HTTP metrics count them.
+ * `policygrant_decisions_total{result}`, `policygrant_decision_check_duration_seconds{result}` and
+ * `policygrant_decision_spicedb_errors_total{grpc_code}` (`grpc_code` as go-grpc-prometheus names a gRPC
+ * status; `code` is an HTTP status). Requests rejected before evaluation (400, 401) are not decisions; the
+ * HTTP metrics count them.
  */
 export function decisionMetrics(registry: MetricsRegistry): DecisionMetrics {
   const decisions = counter(registry, {
-    name: 'authz_decisions_total',
+    name: 'decisions_total',
     help: 'Checks evaluated, by result: allowed, denied, or error (failed closed).',
     labelNames: ['result'],
   });
   const duration = histogram(registry, {
-    name: 'authz_check_duration_seconds',
+    name: 'decision_check_duration_seconds',
     help: 'Time to evaluate a check (against SpiceDB, or from the decision cache), by result.',
     labelNames: ['result'],
     buckets: CHECK_DURATION_BUCKETS,
   });
   const backendErrors = counter(registry, {
-    name: 'authz_backend_errors_total',
+    name: 'decision_spicedb_errors_total',
     help: 'SpiceDB calls of the check path that failed, by gRPC status (NO_STATUS: never reached SpiceDB).',
-    labelNames: ['code'],
+    labelNames: ['grpc_code'],
   });
   // Present at zero from the start, so that rates and alerts work before the first error.
   for (const result of ['allowed', 'denied', 'error'] as const) decisions.inc({ result }, 0);
@@ -43,7 +44,7 @@ export function decisionMetrics(registry: MetricsRegistry): DecisionMetrics {
       duration.observe({ result }, seconds);
     },
     backendError(code) {
-      backendErrors.inc({ code });
+      backendErrors.inc({ grpc_code: code });
     },
   };
 }

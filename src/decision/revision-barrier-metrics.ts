@@ -18,10 +18,10 @@ const RESTART_REASONS: readonly WatchRestartReason[] = ['error', 'ended', 'unkno
 const MESSAGE_KINDS: readonly WatchMessageKind[] = ['change', 'schema', 'checkpoint'];
 
 /**
- * `decision_revision_watch_up`, `decision_revision_watch_last_message_age_seconds`,
- * `decision_revision_watch_restarts_total{reason}`, `decision_revision_watch_messages_total{kind}`,
- * `decision_revision_tracked_entries` and
- * `decision_check_consistency_total{consistency}`.
+ * `policygrant_decision_revision_watch_up`, `policygrant_decision_revision_watch_last_message_age_seconds`,
+ * `policygrant_decision_revision_watch_restarts_total{reason}`,
+ * `policygrant_decision_revision_watch_messages_total{kind}`, `policygrant_decision_revision_tracked_entries`
+ * and `policygrant_decision_check_consistency_total{consistency}`.
  */
 export function revisionBarrierMetrics(
   registry: MetricsRegistry,

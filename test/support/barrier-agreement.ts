@@ -1,11 +1,14 @@
 import { PATIENCE_MS } from './patience.js';
 
-/** How the decision service evaluated checks, by `decision_check_consistency_total{consistency}`. */
+/**
+ * How the decision service evaluated checks, by
+ * `policygrant_decision_check_consistency_total{consistency}`.
+ */
 export type ConsistencySource = 'minimize_latency' | 'touched' | 'caller_token' | 'head';
 
 /** The count of checks evaluated at `source`, read from the decision service's metrics text. */
 export function consistencyCount(metricsText: string, source: ConsistencySource): number {
-  const prefix = `decision_check_consistency_total{consistency="${source}"}`;
+  const prefix = `policygrant_decision_check_consistency_total{consistency="${source}"}`;
   const line = metricsText.split('\n').find((candidate) => candidate.startsWith(prefix));
   return Number(line?.split(' ')[1] ?? 0);
 }

@@ -1,7 +1,8 @@
-import { Counter, type Registry as MetricsRegistry } from 'prom-client';
+import type { Counter, Registry as MetricsRegistry } from 'prom-client';
 import type { Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import type { Logger } from '../../observability/logger.js';
+import { counter } from '../../observability/metrics.js';
 import type { ActorType, AuditEntry, AuditTarget } from '../../audit/audit-record.js';
 import { POSTGRES_DEPENDENCY, type AuditStore } from '../../audit/audit-store.js';
 
@@ -41,11 +42,10 @@ export class MutationAuditor {
     /** Whether the schema has been migrated (until then nothing can be recorded). */
     private readonly schemaReady: () => boolean = () => true,
   ) {
-    this.unwritten = new Counter({
+    this.unwritten = counter(metricsRegistry, {
       name: 'audit_records_unwritten_total',
       help: 'Audit records that could not be stored after their action had been carried out (docs/audit.md, "Failure behaviour").',
       labelNames: ['action'],
-      registers: [metricsRegistry],
     });
   }
 

@@ -3,7 +3,10 @@ import { derivedState, PolicyGrantStateSchema } from '../../api/v1alpha1/index.j
 import { gauge } from '../../observability/metrics.js';
 import type { AclCache } from '../acl-cache.js';
 
-/** `acl_policy_grants{state}`: grants by derived state, counted from the informer cache at each scrape. */
+/**
+ * `policygrant_acl_policy_grants{state}`: grants by derived state, counted from the informer cache at each
+ * scrape.
+ */
 export function registerGrantMetrics(registry: MetricsRegistry, cache: AclCache, now: () => Date): void {
   gauge(registry, {
     name: 'acl_policy_grants',

@@ -1,7 +1,10 @@
 import type { Counter, Registry as MetricsRegistry } from 'prom-client';
 import { counter } from '../../observability/metrics.js';
 
-/** `http_rate_limited_requests_total{service, class}`: requests answered 429 by a limit of this service. */
+/**
+ * `policygrant_http_rate_limited_requests_total{service, class}`: requests answered 429 by a limit of this
+ * service.
+ */
 export function rateLimitedRequests(registry: MetricsRegistry): Counter<'service' | 'class'> {
   return counter(registry, {
     name: 'http_rate_limited_requests_total',

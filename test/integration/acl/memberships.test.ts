@@ -83,7 +83,9 @@ describe('POST /events', () => {
     const metrics = (await harness.request<string>('GET', '/metrics')).body;
     for (const outcome of ['applied', 'duplicate', 'stale']) {
       expect(metrics).toMatch(
-        new RegExp(`acl_membership_events_total\\{type="org.member.\\w+",outcome="${outcome}"\\} [1-9]`),
+        new RegExp(
+          `policygrant_acl_membership_events_total\\{type="org.member.\\w+",outcome="${outcome}"\\} [1-9]`,
+        ),
       );
     }
 

@@ -186,11 +186,13 @@ describe('operational endpoints', () => {
     });
     expect(created.status).toBe(201);
     const metrics = (await harness.request<string>('GET', '/metrics')).body;
-    expect(metrics).toMatch(/http_requests_total\{method="POST",route="\/v2\/policy",status="201"\} [1-9]/);
-    expect(metrics).toContain('http_request_duration_seconds_bucket');
-    expect(metrics).toMatch(/acl_policy_grants\{state="ACTIVE"\} [1-9]/);
-    expect(metrics).toMatch(/acl_policy_grants\{state="DELETED"\} \d+/);
-    expect(metrics).toMatch(/acl_policy_grants\{state="EXPIRED"\} \d+/);
+    expect(metrics).toMatch(
+      /policygrant_http_requests_total\{method="POST",route="\/v2\/policy",code="201"\} [1-9]/,
+    );
+    expect(metrics).toContain('policygrant_http_request_duration_seconds_bucket');
+    expect(metrics).toMatch(/policygrant_acl_policy_grants\{state="ACTIVE"\} [1-9]/);
+    expect(metrics).toMatch(/policygrant_acl_policy_grants\{state="DELETED"\} \d+/);
+    expect(metrics).toMatch(/policygrant_acl_policy_grants\{state="EXPIRED"\} \d+/);
   });
 });
 

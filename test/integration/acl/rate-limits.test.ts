@@ -70,7 +70,7 @@ describe('rate limits per subject', () => {
     }
     const metrics = (await harness.request('GET', '/metrics')).body as unknown as string;
     expect(
-      metricValue(metrics, 'http_rate_limited_requests_total{service="acl",class="read"}'),
+      metricValue(metrics, 'policygrant_http_rate_limited_requests_total{service="acl",class="read"}'),
     ).toBeGreaterThan(0);
   });
 });
@@ -110,18 +110,21 @@ describe('failed authentication per client address', () => {
     expect(flood.filter((status) => status === 429)).toHaveLength(flood.length - FAILURES.requests);
 
     const metrics = await metricsRegistry.metrics();
-    const scryptRuns = metricValue(metrics, 'basic_auth_verifications_total{outcome="rejected"}');
+    const scryptRuns = metricValue(metrics, 'policygrant_basic_auth_verifications_total{outcome="rejected"}');
     expect(scryptRuns).toBeGreaterThanOrEqual(FAILURES.requests);
     expect(scryptRuns).toBeLessThanOrEqual(FAILURES.requests + concurrency);
     expect(
-      metricValue(metrics, 'http_rate_limited_requests_total{service="acl",class="failed-authentication"}'),
+      metricValue(
+        metrics,
+        'policygrant_http_rate_limited_requests_total{service="acl",class="failed-authentication"}',
+      ),
     ).toBe(flood.length - FAILURES.requests);
   });
 
   it('refuses even the right secret from that address without verifying it, but not a request without credentials', async () => {
     const before = metricValue(
       await metricsRegistry.metrics(),
-      'basic_auth_verifications_total{outcome="accepted"}',
+      'policygrant_basic_auth_verifications_total{outcome="accepted"}',
     );
     const url = `${harness.api.url}/policy/consumer`;
     const blocked = await requestFromAddress(FLOOD_ADDRESS, url, {
@@ -131,7 +134,10 @@ describe('failed authentication per client address', () => {
     expect(JSON.parse(blocked.body)).toMatchObject({ type: 'urn:dx:acl:TooManyRequests' });
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
     expect(
-      metricValue(await metricsRegistry.metrics(), 'basic_auth_verifications_total{outcome="accepted"}'),
+      metricValue(
+        await metricsRegistry.metrics(),
+        'policygrant_basic_auth_verifications_total{outcome="accepted"}',
+      ),
     ).toBe(before);
     expect((await requestFromAddress(FLOOD_ADDRESS, url)).status).toBe(401);
     expect((await harness.request('GET', '/policy/consumer', { caller: harness.basicCaller() })).status).toBe(

@@ -28,9 +28,9 @@ async function batchSizes(): Promise<{ calls: number; checks: number; alone: num
   const metrics = await service.metrics.metrics();
   const value = (pattern: RegExp) => Number(metrics.match(pattern)?.[1] ?? Number.NaN);
   return {
-    calls: value(/^decision_check_batch_size_count (\d+)/m),
-    checks: value(/^decision_check_batch_size_sum (\d+)/m),
-    alone: value(/^decision_check_batch_size_bucket\{le="1"\} (\d+)/m),
+    calls: value(/^policygrant_decision_check_batch_size_count (\d+)/m),
+    checks: value(/^policygrant_decision_check_batch_size_sum (\d+)/m),
+    alone: value(/^policygrant_decision_check_batch_size_bucket\{le="1"\} (\d+)/m),
   };
 }
 

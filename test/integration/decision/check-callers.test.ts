@@ -117,7 +117,7 @@ describe('only enforcement points may call /v1/check', () => {
     const logs = service.logs();
     const metrics = await service.metrics.metrics();
     expect(logs).toContain(`"caller":"system:serviceaccount:${namespace}:${BYSTANDER}"`);
-    expect(metrics).toMatch(/http_requests_total\{[^}]*route="\/v1\/check",status="403"\} [1-9]/);
+    expect(metrics).toMatch(/policygrant_http_requests_total\{[^}]*route="\/v1\/check",code="403"\} [1-9]/);
     const credentials = presented.map(([, authorization]) => authorization.split(' ')[1] as string);
     for (const credential of [...credentials, SECRET])
       expect(`${logs}\n${metrics}`).not.toContain(credential);

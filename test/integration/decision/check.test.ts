@@ -248,9 +248,9 @@ describe('operational endpoints', () => {
       ],
     });
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
-    expect(metrics).toMatch(/authz_decisions_total\{result="allowed"\} [1-9]/);
-    expect(metrics).toMatch(/authz_decisions_total\{result="denied"\} [1-9]/);
-    expect(metrics).toMatch(/authz_check_duration_seconds_count\{result="denied"\} [1-9]/);
-    expect(metrics).toContain('http_request_duration_seconds');
+    expect(metrics).toMatch(/policygrant_decisions_total\{result="allowed"\} [1-9]/);
+    expect(metrics).toMatch(/policygrant_decisions_total\{result="denied"\} [1-9]/);
+    expect(metrics).toMatch(/policygrant_decision_check_duration_seconds_count\{result="denied"\} [1-9]/);
+    expect(metrics).toContain('policygrant_http_request_duration_seconds');
   });
 });

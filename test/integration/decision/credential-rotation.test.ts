@@ -101,7 +101,10 @@ const bearer = async (key: Promise<TestKey>) =>
 const untilStatus = (authorization: string, status: number, what: string) =>
   until(async () => (await checkStatus(authorization)) === status, what);
 const reloadFailures = async (source: string) =>
-  metricValue(await metricsRegistry.metrics(), `credentials_reload_failures_total{source="${source}"}`);
+  metricValue(
+    await metricsRegistry.metrics(),
+    `policygrant_credentials_reload_failures_total{source="${source}"}`,
+  );
 
 describe('Basic credentials from a mounted Secret', () => {
   it('refuses a client once the Secret no longer holds it, and accepts a new one, without a restart', async () => {
@@ -133,7 +136,10 @@ describe('Basic credentials from a mounted Secret', () => {
     );
     expect(await checkStatus(gateway)).toBe(200);
     expect(
-      await metricValue(await metricsRegistry.metrics(), 'credentials_stale{source="basic-credentials"}'),
+      await metricValue(
+        await metricsRegistry.metrics(),
+        'policygrant_credentials_stale{source="basic-credentials"}',
+      ),
     ).toBe(1);
   });
 });

@@ -92,8 +92,10 @@ describe('the decision service fails closed', () => {
       }
       expect(await readiness(service)).toEqual({ status: 503, detail: expect.stringContaining('spicedb') });
       const metrics = await service.metrics.metrics();
-      expect(metrics).toContain('authz_decisions_total{result="error"} 2');
-      expect(metrics).toMatch(/authz_backend_errors_total\{code="(UNAVAILABLE|NO_STATUS)"\} 2/);
+      expect(metrics).toContain('policygrant_decisions_total{result="error"} 2');
+      expect(metrics).toMatch(
+        /policygrant_decision_spicedb_errors_total\{grpc_code="(UNAVAILABLE|NO_STATUS)"\} 2/,
+      );
 
       // Same address and key, empty memory datastore: no schema, so not ready, and still no allow.
       spicedb = await startOwnSpiceDB({ port: Number(spicedb.endpoint.split(':')[1]), token: spicedb.token });
@@ -127,7 +129,7 @@ describe('the decision service fails closed', () => {
         expect(elapsed).toBeLessThan(PATIENCE_MS);
       }
       expect(await service.metrics.metrics()).toContain(
-        'authz_backend_errors_total{code="DEADLINE_EXCEEDED"} 3',
+        'policygrant_decision_spicedb_errors_total{grpc_code="DEADLINE_EXCEEDED"} 3',
       );
       expect((await readiness(service)).status).toBe(503);
     } finally {

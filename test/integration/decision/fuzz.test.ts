@@ -146,6 +146,6 @@ describe('fuzzing POST /v1/check', () => {
     // The fuzzer reaches both sides: evaluated checks and rejected inputs.
     expect(statuses.get(200) ?? 0).toBeGreaterThan(BODIES / 20);
     expect(statuses.get(400) ?? 0).toBeGreaterThan(BODIES / 4);
-    expect(await service.metrics.metrics()).toMatch(/authz_decisions_total\{result="error"\} 0\n/);
+    expect(await service.metrics.metrics()).toMatch(/policygrant_decisions_total\{result="error"\} 0\n/);
   });
 });

@@ -93,7 +93,7 @@ describe('the check’s rate limit per subject', () => {
     }
     const metrics = await service.metrics.metrics();
     expect(
-      metricValue(metrics, 'http_rate_limited_requests_total{service="authz",class="check"}'),
+      metricValue(metrics, 'policygrant_http_rate_limited_requests_total{service="authz",class="check"}'),
     ).toBeGreaterThan(0);
   });
 });

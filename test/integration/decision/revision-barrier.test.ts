@@ -149,9 +149,9 @@ describe('the revision barrier, without any token', () => {
     const ready = await fetch(`${service.url}/healthz/ready`);
     expect(ready.status).toBe(200);
     const text = await service.metrics.metrics();
-    expect(text).toMatch(/^decision_revision_watch_up 1$/m);
-    expect(text).toMatch(/^decision_revision_watch_last_message_age_seconds \d/m);
-    expect(text).toMatch(/^decision_revision_tracked_entries \d+$/m);
+    expect(text).toMatch(/^policygrant_decision_revision_watch_up 1$/m);
+    expect(text).toMatch(/^policygrant_decision_revision_watch_last_message_age_seconds \d/m);
+    expect(text).toMatch(/^policygrant_decision_revision_tracked_entries \d+$/m);
   });
 });
 
@@ -242,14 +242,15 @@ describe('the decision cache under load', () => {
         ),
       ),
     );
-    const hitsBefore = await metricValue('decision_cache_lookups_total', 'outcome="hit"');
-    const changedBefore = await metricValue('decision_cache_evictions_total', 'reason="changed"');
+    const hitsBefore = await metricValue('policygrant_decision_cache_lookups_total', 'outcome="hit"');
+    const changedBefore = await metricValue('policygrant_decision_cache_evictions_total', 'reason="changed"');
     const stop = new AbortController();
     const load = hammer(accesses, stop.signal);
     const revokedAt: number[] = [];
     try {
       await until(
-        async () => (await metricValue('decision_cache_lookups_total', 'outcome="hit"')) > hitsBefore + 50,
+        async () =>
+          (await metricValue('policygrant_decision_cache_lookups_total', 'outcome="hit"')) > hitsBefore + 50,
         'allows served from memory',
       );
       for (const [index, { revocable }] of accesses.entries()) {
@@ -283,11 +284,11 @@ describe('the decision cache under load', () => {
       expect(firstDenyAt[index]).toBeLessThan(Infinity);
     }
     // Allows were served from memory, and the revocations made the cache forget them.
-    expect(await metricValue('decision_cache_lookups_total', 'outcome="hit"')).toBeGreaterThan(
+    expect(await metricValue('policygrant_decision_cache_lookups_total', 'outcome="hit"')).toBeGreaterThan(
       hitsBefore + 50,
     );
-    expect(await metricValue('decision_cache_evictions_total', 'reason="changed"')).toBeGreaterThan(
-      changedBefore,
-    );
+    expect(
+      await metricValue('policygrant_decision_cache_evictions_total', 'reason="changed"'),
+    ).toBeGreaterThan(changedBefore);
   });
 });

@@ -118,8 +118,8 @@ async function firstEvaluated(check: Record<string, string>): Promise<CheckRespo
   return answer as CheckResponse;
 }
 
-const EXPIRIES_KNOWN = /^decision_cache_expiries_known (\d+)/m;
-const EXPIRING = /^decision_cache_expiring_relationships (\d+)/m;
+const EXPIRIES_KNOWN = /^policygrant_decision_cache_expiries_known (\d+)/m;
+const EXPIRING = /^policygrant_decision_cache_expiring_relationships (\d+)/m;
 
 /** The expiring relationships SpiceDB holds on items. */
 const expiringHeldBySpiceDB = () =>
@@ -137,7 +137,7 @@ const notReadyForWatch = async () => {
 };
 
 const lookups = (outcome: 'hit' | 'miss') =>
-  metric(new RegExp(`^decision_cache_lookups_total\\{outcome="${outcome}"\\} (\\d+)`, 'm'));
+  metric(new RegExp(`^policygrant_decision_cache_lookups_total\\{outcome="${outcome}"\\} (\\d+)`, 'm'));
 
 /** Checks until an allow of `check` is answered from memory. */
 async function untilServedFromMemory(check: Record<string, string>): Promise<void> {
@@ -154,7 +154,9 @@ describe('the decision cache’s lifetimes', () => {
     await writeSeen('touch', grant);
     await untilServedFromMemory(check);
     const [hitsBefore, missesBefore] = [await lookups('hit'), await lookups('miss')];
-    const expiredBefore = await metric(/^decision_cache_evictions_total\{reason="expired"\} (\d+)/m);
+    const expiredBefore = await metric(
+      /^policygrant_decision_cache_evictions_total\{reason="expired"\} (\d+)/m,
+    );
     const endAt = performance.now() + DEFAULT_REVISION_BARRIER.quantizationMs + 1_000;
     let checks = 0;
     while (performance.now() < endAt) {
@@ -164,7 +166,9 @@ describe('the decision cache’s lifetimes', () => {
     }
     // Never forgotten for its age (with the window's lifetime it would have been, once); answered from memory
     // throughout, but for a check that found SpiceDB quiet for a second on a loaded machine and asked it.
-    expect(await metric(/^decision_cache_evictions_total\{reason="expired"\} (\d+)/m)).toBe(expiredBefore);
+    expect(await metric(/^policygrant_decision_cache_evictions_total\{reason="expired"\} (\d+)/m)).toBe(
+      expiredBefore,
+    );
     expect(await lookups('miss')).toBe(missesBefore);
     expect(await lookups('hit')).toBeGreaterThan(hitsBefore + checks / 2);
   });
@@ -222,11 +226,13 @@ describe('the revision barrier when its Watch goes down', () => {
     const { grant, check } = newGrant();
     await write('touch', grant);
     await until(async () => (await service.check(check)).body.result.allowed, 'the grant to be allowed');
-    const errorsBefore = await metric(/^decision_revision_watch_restarts_total\{reason="error"\} (\d+)/m);
+    const errorsBefore = await metric(
+      /^policygrant_decision_revision_watch_restarts_total\{reason="error"\} (\d+)/m,
+    );
 
     proxy.cut();
     await until(notReadyForWatch, 'readiness to name spicedb-watch');
-    expect(await metric(/^decision_revision_watch_up (\d+)/m)).toBe(0);
+    expect(await metric(/^policygrant_decision_revision_watch_up (\d+)/m)).toBe(0);
     const during = await service.check(check);
     expect(during.status).toBe(503);
     expect(during.body.result).toEqual({ allowed: false });
@@ -236,13 +242,13 @@ describe('the revision barrier when its Watch goes down', () => {
     const after = await firstEvaluated(check);
     expect(after.body.result.allowed).toBe(false);
     await untilReady(service);
-    expect(await metric(/^decision_revision_watch_up (\d+)/m)).toBe(1);
-    expect(await metric(/^decision_revision_watch_restarts_total\{reason="error"\} (\d+)/m)).toBeGreaterThan(
-      errorsBefore,
-    );
-    expect(await metric(/^decision_revision_watch_restarts_total\{reason="unknown_revision"\} (\d+)/m)).toBe(
-      0,
-    );
+    expect(await metric(/^policygrant_decision_revision_watch_up (\d+)/m)).toBe(1);
+    expect(
+      await metric(/^policygrant_decision_revision_watch_restarts_total\{reason="error"\} (\d+)/m),
+    ).toBeGreaterThan(errorsBefore);
+    expect(
+      await metric(/^policygrant_decision_revision_watch_restarts_total\{reason="unknown_revision"\} (\d+)/m),
+    ).toBe(0);
   });
 
   it('stops answering from memory once SpiceDB goes quiet on a stalled connection, and never allows a grant revoked behind it', async () => {
@@ -278,7 +284,7 @@ describe('the revision barrier when its Watch goes down', () => {
     await writeSchema();
     await untilReady(service);
     expect(
-      await metric(/^decision_revision_watch_restarts_total\{reason="unknown_revision"\} (\d+)/m),
+      await metric(/^policygrant_decision_revision_watch_restarts_total\{reason="unknown_revision"\} (\d+)/m),
     ).toBeGreaterThanOrEqual(1);
 
     for (let iteration = 0; iteration < 5; iteration++) {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +14,10 @@ import { testDatabase } from '../support/database.js';
 import { startOwnSpiceDB, testControllerEnv, type OwnSpiceDB } from '../controller/support/harness.js';
 
 // The development stack's other way of running the services (bench:soak reads each one's memory): each in a
-// process of its own, at the URL it reports, with the same environment as in process. The controller gets a
-// SpiceDB of its own and a label selector no grant carries: its resync must not touch what other files test.
+// process of its own, at the URL it reports, with the same environment as in process. Their real /metrics
+// follow the naming conventions: `policygrant_*` beside the standard families, and the build info. The
+// controller gets a SpiceDB of its own and a label selector no grant carries: its resync must not touch what
+// other files test.
 
 let stateDir: string;
 let spicedb: OwnSpiceDB;
@@ -35,6 +37,7 @@ beforeAll(async () => {
     JWT_ISSUER: DEV_TOKEN_ISSUER,
     JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
     LOG_LEVEL: 'warn',
+    BUILD_REVISION: 'service-processes-revision',
   };
 });
 
@@ -45,8 +48,34 @@ afterAll(async () => {
 
 const isRunning = (pid: number) => existsSync(`/proc/${pid}`);
 
+const packageVersion = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
 async function metricsOf(service: LaunchedService): Promise<string> {
   return (await fetch(`${service.rootUrl}/metrics`)).text();
+}
+
+/** The families with standard names: controller-runtime's, client-go's, prom-client's process metrics. */
+const STANDARD_FAMILY = /^(controller_runtime_|workqueue_|leader_election_master_status$|process_|nodejs_)/;
+
+/** Every family a scrape declares (`# TYPE <name> <type>`), whether or not it has a series yet. */
+function families(metrics: string): string[] {
+  return [...metrics.matchAll(/^# TYPE (\S+) /gm)].map(([, name = '']) => name);
+}
+
+/**
+ * Every metric of the application's own is `policygrant_*`, beside the standard families, and the build is
+ * named: package.json's version, the revision the image sets, the Node.js runtime.
+ */
+function expectConventionalMetrics(metrics: string): void {
+  const own = families(metrics).filter((name) => !STANDARD_FAMILY.test(name));
+  expect(own.length).toBeGreaterThan(1);
+  expect(own.filter((name) => !name.startsWith('policygrant_'))).toEqual([]);
+  expect(metrics).toContain(
+    `policygrant_build_info{version="${packageVersion}",revision="service-processes-revision",` +
+      `node="${process.version}"} 1`,
+  );
 }
 
 /** Its own process, ready at its root, with the process metrics the soak reads; gone once stopped. */
@@ -54,7 +83,9 @@ async function expectOwnProcess(service: LaunchedService): Promise<void> {
   expect(service.pid).not.toBe(process.pid);
   expect(isRunning(service.pid)).toBe(true);
   expect((await fetch(`${service.rootUrl}/healthz/ready`)).status).toBe(200);
-  expect(await metricsOf(service)).toContain('nodejs_eventloop_lag_p99_seconds');
+  const metrics = await metricsOf(service);
+  expect(metrics).toContain('nodejs_eventloop_lag_p99_seconds');
+  expectConventionalMetrics(metrics);
 }
 
 async function expectStopped(service: LaunchedService): Promise<void> {

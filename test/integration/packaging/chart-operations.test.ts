@@ -1,4 +1,5 @@
-import { Registry } from 'prom-client';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MutationAuditor } from '../../../src/acl/audit/mutation-auditor.js';
 import { GrantMetrics, registerMembershipMetrics } from '../../../src/controller/controller-metrics.js';
@@ -8,8 +9,10 @@ import { revisionBarrierMetrics } from '../../../src/decision/revision-barrier-m
 import { httpMetrics } from '../../../src/http/http-metrics.js';
 import { rateLimitedRequests } from '../../../src/http/rate-limit/rate-limit-metrics.js';
 import { createLogger } from '../../../src/observability/logger.js';
+import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { ControllerMetrics } from '../../../src/runtime/controller-metrics.js';
 import { PrometheusQueueMetrics } from '../../../src/runtime/workqueue-metrics.js';
+import { REPO_ROOT } from '../../../hack/sync-packaging.js';
 import {
   CHART_DIR,
   EXTERNAL_SPICEDB_VALUES,
@@ -33,7 +36,7 @@ const ofKind = (objects: KubeObject[], kind: string) => objects.filter((object) 
 
 /** Every metric name the services register, histograms with their series suffixes. */
 async function registeredMetricNames(): Promise<Set<string>> {
-  const registry = new Registry();
+  const registry = createMetricsRegistry();
   new GrantMetrics(registry, () => []);
   registerMembershipMetrics(registry, () => []);
   decisionMetrics(registry);
@@ -76,11 +79,31 @@ function metricNamesIn(expr: string): string[] {
     .filter((name) => !PROMQL_WORDS.has(name) && !/^[0-9]/.test(name));
 }
 
-function alertRules(objects: KubeObject[]): { alert: string; expr: string; for: string; labels: object }[] {
+interface AlertRule {
+  alert: string;
+  expr: string;
+  for: string;
+  labels: object;
+  annotations: { summary: string; runbook_url: string };
+}
+
+function alertRules(objects: KubeObject[]): AlertRule[] {
   const [rule] = ofKind(objects, 'PrometheusRule') as unknown as {
-    spec: { groups: { rules: { alert: string; expr: string; for: string; labels: object }[] }[] };
+    spec: { groups: { rules: AlertRule[] }[] };
   }[];
   return rule?.spec.groups.flatMap((group) => group.rules) ?? [];
+}
+
+/** The anchors GitHub gives a Markdown page's headings: lower case, punctuation dropped, spaces as dashes. */
+function headingAnchors(markdown: string): Set<string> {
+  return new Set(
+    [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map(([, heading = '']) =>
+      heading
+        .toLowerCase()
+        .replace(/[^a-z0-9 _-]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 function dashboardExpressions(objects: KubeObject[]): string[] {
@@ -110,10 +133,32 @@ describe('alerts and dashboard', () => {
     expect([...used].filter((name) => !registered.has(name))).toEqual([]);
     for (const name of [
       'policygrant_projection_failed_grants',
-      'audit_records_unwritten_total',
+      'policygrant_audit_records_unwritten_total',
       'workqueue_depth',
     ])
       expect(used).toContain(name);
+  });
+
+  it('every alert links its section of docs/runbooks.md, under runbookBaseUrl when set', async () => {
+    const anchors = headingAnchors(readFileSync(join(REPO_ROOT, 'docs/runbooks.md'), 'utf8'));
+    const rules = alertRules(await renderChart(NAMESPACE, OPERATIONS_VALUES));
+    expect(rules.length).toBeGreaterThan(0);
+    for (const { alert, annotations } of rules) {
+      const [page, anchor = ''] = annotations.runbook_url.split('#');
+      expect(page, alert).toBe('docs/runbooks.md');
+      expect(anchor, alert).toBe(alert.toLowerCase());
+      expect(anchors, alert).toContain(anchor);
+    }
+    const base = 'https://git.example.com/policy-grant-operator/blob/v0.1.0/docs/runbooks.md';
+    const linked = alertRules(
+      await renderChart(NAMESPACE, {
+        ...OPERATIONS_VALUES,
+        prometheusRule: { ...OPERATIONS_VALUES.prometheusRule, runbookBaseUrl: base },
+      }),
+    );
+    expect(linked.map((rule) => rule.annotations.runbook_url)).toEqual(
+      rules.map((rule) => `${base}#${rule.alert.toLowerCase()}`),
+    );
   });
 
   it('the name parser finds metrics and ignores functions, labels and modifiers', () => {

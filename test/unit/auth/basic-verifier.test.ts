@@ -77,8 +77,8 @@ describe('createBasicVerifier', () => {
     expect(reasons.slice(2)).toEqual([expect.any(HttpError), expect.any(HttpError)]);
     expect(secretHash.verifySecret).toHaveBeenCalledTimes(2);
     const metrics = await metricsRegistry.metrics();
-    expect(metrics).toContain('basic_auth_verifications_total{outcome="unknown_client"} 1');
-    expect(metrics).toContain('basic_auth_verifications_total{outcome="busy"} 2');
+    expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="unknown_client"} 1');
+    expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="busy"} 2');
   });
 
   it('runs at most the bound of scrypt verifications, refusing past its queue with 503 busy', async () => {
@@ -98,8 +98,8 @@ describe('createBasicVerifier', () => {
     expect(busy[0]).toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
     expect(secretHash.verifySecret).toHaveBeenCalledTimes(2);
     const metrics = await metricsRegistry.metrics();
-    expect(metrics).toContain('basic_auth_verifications_total{outcome="rejected"} 2');
-    expect(metrics).toContain('basic_auth_verifications_total{outcome="busy"} 3');
+    expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="rejected"} 2');
+    expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="busy"} 3');
   });
 
   it('skips scrypt for a recently verified secret, but not for another one', async () => {

@@ -59,13 +59,13 @@ describe('MountedContent', () => {
     state.content = 'broken';
     await watched.reload();
     expect(watched.current).toBe(1);
-    expect(await metric('credentials_reload_failures_total')).toBe(1);
-    expect(await metric('credentials_stale')).toBe(1);
+    expect(await metric('policygrant_credentials_reload_failures_total')).toBe(1);
+    expect(await metric('policygrant_credentials_stale')).toBe(1);
 
     state.content = '3';
     await watched.reload();
     expect(watched.current).toBe(3);
-    expect(await metric('credentials_stale')).toBe(0);
+    expect(await metric('policygrant_credentials_stale')).toBe(0);
     stop();
   });
 
@@ -75,7 +75,7 @@ describe('MountedContent', () => {
     state.unreadable = true;
     await watched.reload();
     expect(watched.current).toBe(1);
-    expect(await metric('credentials_reload_failures_total')).toBe(1);
+    expect(await metric('policygrant_credentials_reload_failures_total')).toBe(1);
     stop();
   });
 

@@ -33,7 +33,7 @@ async function metric(decision: DecisionUnderTest, line: RegExp): Promise<number
 }
 
 const waitingChecks = (decision: DecisionUnderTest) =>
-  metric(decision, /^decision_check_batch_waiting (\d+)/m);
+  metric(decision, /^policygrant_decision_check_batch_waiting (\d+)/m);
 
 /** Posts a check for each subject at once, once the first is with SpiceDB and the others wait for it. */
 async function whileSpiceDBIsBusy(decision: DecisionUnderTest, subjects: string[], failure?: Failure) {
@@ -58,9 +58,9 @@ describe('POST /v1/check batches the checks that arrive while SpiceDB is busy', 
       subjects.map((subject) => [200, subject.startsWith('allowed'), `snapshot of ${subject}`]),
     );
     expect(answers.map(({ body }) => (body.result.subject as { id: string }).id)).toEqual(subjects);
-    expect(await metric(decision, /^decision_check_batch_size_count (\d+)/m)).toBe(2);
-    expect(await metric(decision, /^decision_check_batch_size_sum (\d+)/m)).toBe(4);
-    expect(await metric(decision, /^decision_check_batch_size_bucket\{le="1"\} (\d+)/m)).toBe(1);
+    expect(await metric(decision, /^policygrant_decision_check_batch_size_count (\d+)/m)).toBe(2);
+    expect(await metric(decision, /^policygrant_decision_check_batch_size_sum (\d+)/m)).toBe(4);
+    expect(await metric(decision, /^policygrant_decision_check_batch_size_bucket\{le="1"\} (\d+)/m)).toBe(1);
   });
 
   it('denies with 503 only the check SpiceDB failed alone, counting its gRPC status', async () => {
@@ -81,7 +81,7 @@ describe('POST /v1/check batches the checks that arrive while SpiceDB is busy', 
     ]);
     expect(answers[2]?.body.detail).toContain('spicedb');
     expect(await decision.metrics.metrics()).toContain(
-      'authz_backend_errors_total{code="FAILED_PRECONDITION"} 1',
+      'policygrant_decision_spicedb_errors_total{grpc_code="FAILED_PRECONDITION"} 1',
     );
   });
 
@@ -98,7 +98,7 @@ describe('POST /v1/check batches the checks that arrive while SpiceDB is busy', 
       [503, false],
     ]);
     expect(await decision.metrics.metrics()).toContain(
-      'authz_backend_errors_total{code="DEADLINE_EXCEEDED"} 2',
+      'policygrant_decision_spicedb_errors_total{grpc_code="DEADLINE_EXCEEDED"} 2',
     );
   });
 
@@ -120,7 +120,7 @@ describe('POST /v1/check batches the checks that arrive while SpiceDB is busy', 
     expect((await withToken).body.result.allowed).toBe(true);
     expect((await busy).status).toBe(200);
     expect(decision.spicedb.bulkCalls).toEqual([]);
-    expect(await metric(decision, /^decision_check_batch_size_count (\d+)/m)).toBe(1);
+    expect(await metric(decision, /^policygrant_decision_check_batch_size_count (\d+)/m)).toBe(1);
   });
 
   it('sends every check as a CheckPermission of its own, as many at once as arrive, with batching off', async () => {
@@ -133,6 +133,6 @@ describe('POST /v1/check batches the checks that arrive while SpiceDB is busy', 
     open();
     expect((await Promise.all(answers)).map(({ body }) => body.result.allowed)).toEqual([true, false, true]);
     expect(decision.spicedb.bulkCalls).toEqual([]);
-    expect(await decision.metrics.metrics()).not.toContain('decision_check_batch_size');
+    expect(await decision.metrics.metrics()).not.toContain('policygrant_decision_check_batch_size');
   });
 });

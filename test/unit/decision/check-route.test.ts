@@ -284,12 +284,14 @@ describe('authentication and operational endpoints', () => {
     for (let i = 0; i < 4; i++) await decision.post(aliceChecksApi());
     await decision.post(aliceChecksApi({ relation: 'nope' }));
     const metrics = await decision.metrics.metrics();
-    expect(metrics).toContain('authz_decisions_total{result="allowed"} 1');
-    expect(metrics).toContain('authz_decisions_total{result="denied"} 2');
-    expect(metrics).toContain('authz_decisions_total{result="error"} 1');
-    expect(metrics).toContain('authz_backend_errors_total{code="DEADLINE_EXCEEDED"} 1');
-    expect(metrics).toContain('authz_check_duration_seconds_count{result="denied"} 2');
-    expect(metrics).toContain('http_requests_total{method="POST",route="/v1/check",status="400"} 1');
+    expect(metrics).toContain('policygrant_decisions_total{result="allowed"} 1');
+    expect(metrics).toContain('policygrant_decisions_total{result="denied"} 2');
+    expect(metrics).toContain('policygrant_decisions_total{result="error"} 1');
+    expect(metrics).toContain('policygrant_decision_spicedb_errors_total{grpc_code="DEADLINE_EXCEEDED"} 1');
+    expect(metrics).toContain('policygrant_decision_check_duration_seconds_count{result="denied"} 2');
+    expect(metrics).toContain(
+      'policygrant_http_requests_total{method="POST",route="/v1/check",code="400"} 1',
+    );
   });
 
   it('never logs the token or the ids of a check', async () => {

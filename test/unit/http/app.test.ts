@@ -247,19 +247,25 @@ describe('HTTP metrics', () => {
     await fetch(`${base}/v2/nowhere/at/all`);
     await fetch(`${base}/v2/failures/kubernetes`);
     const text = await (await fetch(`${base}/metrics`)).text();
-    expect(text).toContain('http_requests_total{method="GET",route="/v2/things/:id",status="200"} 2');
-    expect(text).toContain('http_requests_total{method="GET",route="/v2/things/:id",status="400"} 1');
-    expect(text).toContain('http_requests_total{method="GET",route="unmatched",status="404"} 1');
     expect(text).toContain(
-      'http_request_errors_total{method="GET",route="/v2/things/:id",status_class="4xx"} 1',
+      'policygrant_http_requests_total{method="GET",route="/v2/things/:id",code="200"} 2',
     );
     expect(text).toContain(
-      'http_request_errors_total{method="GET",route="/v2/failures/:kind",status_class="5xx"} 1',
+      'policygrant_http_requests_total{method="GET",route="/v2/things/:id",code="400"} 1',
+    );
+    expect(text).toContain('policygrant_http_requests_total{method="GET",route="unmatched",code="404"} 1');
+    expect(text).toContain(
+      'policygrant_http_request_errors_total{method="GET",route="/v2/things/:id",code_class="4xx"} 1',
+    );
+    expect(text).toContain(
+      'policygrant_http_request_errors_total{method="GET",route="/v2/failures/:kind",code_class="5xx"} 1',
     );
     expect(text).toMatch(
-      /http_request_duration_seconds_count\{method="GET",route="\/v2\/things\/:id",status_class="2xx"\} 2/,
+      /policygrant_http_request_duration_seconds_count\{method="GET",route="\/v2\/things\/:id",code_class="2xx"\} 2/,
     );
     expect(text).not.toContain('t-1');
-    expect(await metricsRegistry.getSingleMetricAsString('http_requests_total')).toContain('/v2/things/:id');
+    expect(await metricsRegistry.getSingleMetricAsString('policygrant_http_requests_total')).toContain(
+      '/v2/things/:id',
+    );
   });
 });

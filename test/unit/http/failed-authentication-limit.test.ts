@@ -63,7 +63,7 @@ describe('limitFailedAuthentication', () => {
     expect(Number(refused.retryAfter)).toBeGreaterThan(0);
     expect(verified).toEqual(['bad-0', 'bad-1', 'bad-2']);
     expect(await registry.metrics()).toContain(
-      'http_rate_limited_requests_total{service="acl",class="failed-authentication"} 1',
+      'policygrant_http_rate_limited_requests_total{service="acl",class="failed-authentication"} 1',
     );
   });
 

@@ -84,8 +84,8 @@ describe('a hot route', () => {
     await post('/echo', '{"word":"hi"}');
     await post('/echo', '{"word":7}');
     const metrics = await metricsRegistry.metrics();
-    expect(metrics).toContain('http_requests_total{method="POST",route="/echo",status="201"} 1');
-    expect(metrics).toContain('http_requests_total{method="POST",route="/echo",status="400"} 1');
+    expect(metrics).toContain('policygrant_http_requests_total{method="POST",route="/echo",code="201"} 1');
+    expect(metrics).toContain('policygrant_http_requests_total{method="POST",route="/echo",code="400"} 1');
   });
 
   it('hands every error to the app’s error handler, which answers in problem bodies', async () => {

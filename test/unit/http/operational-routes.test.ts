@@ -101,7 +101,7 @@ describe('metrics and docs', () => {
     const response = await fetch(`${base}/metrics`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(metricsRegistry.contentType);
-    expect(await response.text()).toContain('# TYPE http_requests_total counter');
+    expect(await response.text()).toContain('# TYPE policygrant_http_requests_total counter');
   });
 
   it('serves the OpenAPI document as JSON at /docs', async () => {

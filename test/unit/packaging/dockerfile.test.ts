@@ -60,6 +60,10 @@ describe('Dockerfile', () => {
     }
   });
 
+  it('gives the services the revision for policygrant_build_info (BUILD_REVISION)', () => {
+    expect(runtime).toMatch(/^ENV BUILD_REVISION="\$\{REVISION\}"$/m);
+  });
+
   it('pins a slim Node.js base image by its full version', () => {
     const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(instructions.join('\n'))?.[1];
     expect(base).toMatch(/^node:\d+\.\d+\.\d+-[a-z]+-slim$/);

@@ -96,7 +96,9 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
   // returned and still bring the Watch only to a revision before it.
   const watchChanges = async () =>
     Number(
-      (await metrics.metrics()).match(/^decision_revision_watch_messages_total\{kind="change"\} (\d+)/m)?.[1],
+      (await metrics.metrics()).match(
+        /^policygrant_decision_revision_watch_messages_total\{kind="change"\} (\d+)/m,
+      )?.[1],
     );
   async function post<T>(path: string, body: unknown, headers: Record<string, string> = {}) {
     const response = await fetch(`${service.url}${path}`, {
