@@ -1,17 +1,19 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Relationship } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { until } from '../../../support/until.js';
 import { makeStateDir } from '../../controller/support/harness.js';
-import { startNginxGateway, type NginxGateway } from '../support/nginx-gateway.js';
+import { repoRoot } from '../../../../dev/localplane/repo-root.js';
+import { GATEWAY_CONFIG_DIR, startNginxGateway, type NginxGateway } from '../support/nginx-gateway.js';
 import { startServiceOnOwnSpiceDB, type ServiceOnOwnSpiceDB } from '../support/service-on-own-spicedb.js';
 
 // The gateway configuration of docs/gateway/nginx, run as the docs show it: nginx (Debian's, with njs) asks the
 // decision service's POST /access/v1/evaluation in an auth_request before it proxies to a data service.
-// A SpiceDB and decision service of the file's own: the last test stops the service.
+// A SpiceDB and decision service of the file's own: the outage test stops the service (after the tests that need it).
 const ITEM = 'urn:dx:item:gateway-42';
 const UPSTREAM_BODY = 'data of the item';
 
@@ -95,5 +97,12 @@ describe('nginx with the docs’ AuthZEN configuration proxies only what the dec
     const answer = await through('alice');
     expect(answer.status).toBe(403);
     expect(answer.body).not.toContain(UPSTREAM_BODY);
+  });
+
+  it('runs the files docs/decision-service.md shows, verbatim', async () => {
+    const docs = await readFile(join(repoRoot(), 'docs/decision-service.md'), 'utf8');
+    for (const file of ['authzen.js', 'authzen.conf']) {
+      expect(docs, file).toContain(await readFile(join(GATEWAY_CONFIG_DIR, file), 'utf8'));
+    }
   });
 });
