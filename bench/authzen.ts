@@ -107,7 +107,7 @@ async function startService(stateDir: string, spicedb: SpiceDBServer, jwksPath: 
   const port = await freePort();
   const entry = siblingModule(import.meta.url, '../src/cmd/decision-service.ts');
   const profile = options['cpu-prof'];
-  const process_ = startProcess({
+  const child = startProcess({
     name: 'decision-service',
     command: process.execPath,
     args: [
@@ -129,7 +129,7 @@ async function startService(stateDir: string, spicedb: SpiceDBServer, jwksPath: 
       LOG_LEVEL: 'info',
     },
   });
-  return { process: process_, url: `http://127.0.0.1:${port}` };
+  return { process: child, url: `http://127.0.0.1:${port}` };
 }
 
 /** POST with a JSON body over one keep-alive connection (calls are made one at a time); a non-200 throws. */

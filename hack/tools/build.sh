@@ -155,6 +155,13 @@ build_node_packages() {
   mkdir -p "$(node_packages_dir)"
 }
 
+# Not a Go module: Debian's archive is its only source (its prerequisite is apt-get, not Go).
+prepare_gateway_packages() {
+  if command -v apt-get >/dev/null 2>&1; then return; fi
+  log "the gateway test's nginx comes from Debian's archive and apt-get is missing: install $GATEWAY_DEBIAN_PACKAGES"
+  exit 1
+}
+
 build_gateway_packages() {
   install_debian_packages "the gateway's" "$GATEWAY_DEBIAN_PACKAGES"
   # The package's service would answer on port 80 with Debian's default site; the gateway test runs its own nginx.
