@@ -40,7 +40,7 @@ async function through(user: string, method = 'GET'): Promise<{ status: number; 
 
 beforeAll(async () => {
   own = await startServiceOnOwnSpiceDB('nginx-gateway');
-  // The last test stops the service and afterAll's own.stop() stops it again: the second stop is the first's.
+  // The outage test stops the service and afterAll's own.stop() stops it again: the second stop is the first's.
   const stopService = own.service.stop.bind(own.service);
   let stopped: Promise<void> | undefined;
   own.service.stop = () => (stopped ??= stopService());
@@ -56,7 +56,10 @@ beforeAll(async () => {
   await until(
     async () => (await through('nobody').catch(() => undefined))?.status === 403,
     'nginx to answer',
-  );
+  ).catch(async (error: unknown) => {
+    const log = await readFile(join(stateDir, 'error.log'), 'utf8').catch(() => '');
+    throw new Error(`${String(error)}; nginx's error log:\n${log}`, { cause: error });
+  });
   await own.service.afterWatchDelivers(() =>
     own.spicedb.client.writeRelationships([{ operation: 'touch', relationship: grant('alice') }]),
   );
@@ -64,9 +67,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.process.stop();
-  await new Promise((resolve) => upstream?.close(resolve));
-  await own?.stop();
+  if (upstream) await new Promise((resolve) => upstream.close(resolve));
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  await own?.stop();
 });
 
 describe('nginx with the docs’ AuthZEN configuration proxies only what the decision service permits', () => {
