@@ -1,26 +1,31 @@
-// npm run bench:authzen [-- --rounds 15 --singles 200]
+// npm run bench:authzen [-- --rounds 15 --singles 200 --warm-up 3 --runtime compiled --cpu-prof <folder>]
 //
 // The AuthZEN routes of the decision service against SpiceDB called directly, in one run against one SpiceDB of
-// its own (memory datastore, loopback), the service in this process: a batch of 100 evaluations against one
-// CheckBulkPermissions of the same pairs; search/resource for a subject with 1,000 usable items among 10,000
-// against LookupResources (every page of 1,000); search/subject for an item 1,000 users may use against
-// LookupSubjects; a single evaluation against POST /v1/check. Modes alternate within each round, and every
+// its own (memory datastore, loopback): a batch of 100 evaluations against one CheckBulkPermissions of the same
+// pairs; search/resource for a subject with 1,000 usable items among 10,000 against LookupResources (every page
+// of 1,000); search/subject for an item 1,000 users may use against LookupSubjects; a single evaluation against
+// POST /v1/check. What production runs is measured: the decision service compiled, in a process of its own
+// (src/cmd/decision-service.ts, configured by its environment), called through a keep-alive undici Pool; the
+// direct calls go from this process over its own gRPC connection. Modes alternate within each round, and every
 // round asks pairs of its own (the decision cache must not answer a repeat). Bounded: rounds × a few calls.
+// `--cpu-prof <folder>` writes the service's V8 CPU profile there when it stops (open it in Chrome's DevTools).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { mintToken } from '../dev/tokens/dev-token.js';
+import { Pool } from 'undici';
+import { freePort } from '../dev/localplane/free-port.js';
+import { startProcess, type ManagedProcess } from '../dev/localplane/managed-process.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
-import { startDecisionService } from '../src/decision/decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from '../src/decision/revision-barrier.js';
 import type { BulkCheckItem, RelationshipUpdate, SpiceDBClient } from '../src/spicedb/client.js';
 import { encodeObjectId } from '../src/spicedb/object-id.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { devBearer } from './support/dev-bearer.js';
 import { printTable } from './support/markdown-table.js';
+import { parseNodeRuntime, runCompiled, siblingModule } from './support/node-runtime.js';
 import { median } from './support/statistics.js';
 import { until } from '../test/support/until.js';
 
@@ -33,10 +38,18 @@ const IN_A_DAY = new Date(Date.now() + 86_400_000);
 const MINIMIZE_LATENCY = { minimizeLatency: true as const };
 
 const { values: options } = parseArgs({
-  options: { rounds: { type: 'string', default: '15' }, singles: { type: 'string', default: '200' } },
+  options: {
+    rounds: { type: 'string', default: '15' },
+    singles: { type: 'string', default: '200' },
+    /** Rounds run first and not counted: the JIT of both processes, connections, SpiceDB's caches. */
+    'warm-up': { type: 'string', default: '3' },
+    runtime: { type: 'string', default: 'compiled' },
+    'cpu-prof': { type: 'string' },
+  },
 });
 const rounds = Number(options.rounds);
 const singles = Number(options.singles);
+const warmUp = Number(options['warm-up']);
 
 const item = (index: number) => `urn:dx:item:bench-${index}`;
 const consumer = 'bench-consumer';
@@ -84,48 +97,186 @@ async function allResources(spicedb: SpiceDBClient): Promise<number> {
   }
 }
 
+type SpiceDBServer = Awaited<ReturnType<typeof startBenchSpiceDB>>['server'];
+
+/**
+ * The decision service as the image runs it (compiled, unless `--runtime tsx`), in a process of its own,
+ * configured by its environment: JWTs of the development key, production's log level (the lines go to its log).
+ */
+async function startService(stateDir: string, spicedb: SpiceDBServer, jwksPath: string) {
+  const port = await freePort();
+  const entry = siblingModule(import.meta.url, '../src/cmd/decision-service.ts');
+  const profile = options['cpu-prof'];
+  const child = startProcess({
+    name: 'decision-service',
+    command: process.execPath,
+    args: [
+      ...entry.execArgv,
+      ...(profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(profile)]),
+      entry.path,
+    ],
+    logFile: join(stateDir, 'decision-service.log'),
+    env: {
+      ...process.env,
+      SPICEDB_ENDPOINT: spicedb.endpoint,
+      SPICEDB_TOKEN: spicedb.token,
+      SPICEDB_TLS: 'plaintext',
+      DECISION_HOST: '127.0.0.1',
+      DECISION_PORT: String(port),
+      JWKS_FILE: jwksPath,
+      JWT_ISSUER: DEV_TOKEN_ISSUER,
+      JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
+      LOG_LEVEL: 'info',
+    },
+  });
+  return { process: child, url: `http://127.0.0.1:${port}` };
+}
+
+/** POST with a JSON body over one keep-alive connection (calls are made one at a time); a non-200 throws. */
+function serviceClient(url: string, authorization: string) {
+  const pool = new Pool(url, { connections: 1, pipelining: 1 });
+  const post = async (path: string, body: unknown) => {
+    const response = await pool.request({
+      method: 'POST',
+      path,
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = (await response.body.json()) as Record<string, unknown>;
+    if (response.statusCode !== 200) {
+      throw new Error(`${path}: ${response.statusCode} ${JSON.stringify(answer)}`);
+    }
+    return answer;
+  };
+  return { post, close: () => pool.close() };
+}
+
+type Post = ReturnType<typeof serviceClient>['post'];
+
+/** Every page of search/resource for the consumer; the count of results. */
+async function searchResources(post: Post): Promise<number> {
+  let count = 0;
+  let token = '';
+  do {
+    const answer = (await post('/access/v1/search/resource', {
+      subject: { type: 'user', id: consumer },
+      resource: { type: 'resource' },
+      action: { name: 'api' },
+      page: { limit: PAGE, ...(token ? { token } : {}) },
+    })) as { results: unknown[]; page: { next_token: string } };
+    count += answer.results.length;
+    token = answer.page.next_token;
+  } while (token);
+  return count;
+}
+
+const pairs = (round: number) => Array.from({ length: BATCH }, (_, index) => item(round * BATCH + index));
+const bulkItems = (items: string[]): BulkCheckItem[] =>
+  items.map((itemId) => ({
+    resource: { type: 'resource', id: encodeObjectId(itemId) },
+    permission: 'api_consumer',
+    subject: { type: 'user', id: consumer },
+  }));
+const evaluations = (items: string[]) => ({
+  subject: { type: 'user', id: consumer },
+  action: { name: 'api' },
+  evaluations: items.map((id) => ({ resource: { type: 'resource', id } })),
+});
+
+type Samples = [route: number[], direct: number[]];
+const COMPARISONS = [
+  'batch of 100 evaluations vs CheckBulkPermissions',
+  'search/resource (1,000 of 10,000) vs LookupResources',
+  'search/subject (1,000 users) vs LookupSubjects',
+  'single evaluation vs POST /v1/check',
+] as const;
+
+/** One round of the three bulk comparisons, each mode once; pairs of the round's own. */
+async function bulkRound(post: Post, client: SpiceDBClient, round: number): Promise<[number, number][]> {
+  // Distinct pairs for the two modes: neither answers from the other's decision cache or SpiceDB's cache.
+  const [first, second] = [pairs(2 * round), pairs(2 * round + 1)];
+  return [
+    [
+      await timed(() => post('/access/v1/evaluations', evaluations(first))),
+      await timed(() => client.checkBulkPermissions(bulkItems(second), MINIMIZE_LATENCY)),
+    ],
+    [await timed(() => searchResources(post)), await timed(() => allResources(client))],
+    [
+      await timed(() =>
+        post('/access/v1/search/subject', {
+          subject: { type: 'user' },
+          resource: { type: 'resource', id: popularItem },
+          action: { name: 'api' },
+        }),
+      ),
+      await timed(() =>
+        client.lookupSubjects({
+          resource: { type: 'resource', id: encodeObjectId(popularItem) },
+          permission: 'api_consumer',
+          subjectType: 'user',
+          consistency: MINIMIZE_LATENCY,
+        }),
+      ),
+    ],
+  ];
+}
+
+/** A single evaluation and a /v1/check of the same item, for users of their own (no cache answers). */
+async function singleRound(post: Post, index: number): Promise<[number, number]> {
+  return [
+    await timed(() =>
+      post('/access/v1/evaluation', {
+        subject: { type: 'user', id: `single-a-${index}` },
+        resource: { type: 'resource', id: item(index) },
+        action: { name: 'api' },
+      }),
+    ),
+    await timed(() =>
+      post('/v1/check', {
+        subject_type: 'user',
+        subject_id: `single-c-${index}`,
+        resource_type: 'resource',
+        resource_id: item(index),
+        relation: 'api',
+      }),
+    ),
+  ];
+}
+
+/** Warm-up rounds first (not counted), then the measured ones; the samples of each comparison. */
+async function measure(post: Post, client: SpiceDBClient): Promise<Samples[]> {
+  const samples: Samples[] = COMPARISONS.map(() => [[], []]);
+  const record = (index: number, [route, direct]: [number, number]) => {
+    samples[index]?.[0].push(route);
+    samples[index]?.[1].push(direct);
+  };
+  for (let round = 0; round < warmUp + rounds; round++) {
+    const timings = await bulkRound(post, client, round);
+    if (round >= warmUp) timings.forEach((timing, index) => record(index, timing));
+  }
+  for (let index = 0; index < warmUp * 10 + singles; index++) {
+    const timing = await singleRound(post, index);
+    if (index >= warmUp * 10) record(COMPARISONS.length - 1, timing);
+  }
+  return samples;
+}
+
 async function main(): Promise<void> {
+  if (await runCompiled(import.meta.url, parseNodeRuntime(options.runtime))) return;
   const stateDir = await mkdtemp(join(tmpdir(), 'bench-authzen-'));
   const { server, client } = await startBenchSpiceDB(stateDir);
-  const { key, bearer } = await devBearer(stateDir);
-  const service = await startDecisionService({
-    port: 0,
-    host: '127.0.0.1',
-    spicedb: { endpoint: server.endpoint, token: server.token, transport: 'plaintext' },
-    authenticators: { bearer },
-    logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
-  });
+  let service: { process: ManagedProcess; url: string } | undefined;
+  let http: ReturnType<typeof serviceClient> | undefined;
   try {
+    const { key } = await devBearer(stateDir);
     await client.writeRelationshipsInBatches(world());
+    service = await startService(stateDir, server, key.jwksPath);
     const authorization = `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`;
-    const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${service.url}${path}`, {
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const answer = (await response.json()) as Record<string, unknown>;
-      if (response.status !== 200) throw new Error(`${path}: ${response.status} ${JSON.stringify(answer)}`);
-      return answer;
-    };
-    const searchResources = async () => {
-      let count = 0;
-      let token = '';
-      do {
-        const answer = (await post('/access/v1/search/resource', {
-          subject: { type: 'user', id: consumer },
-          resource: { type: 'resource' },
-          action: { name: 'api' },
-          page: { limit: PAGE, ...(token ? { token } : {}) },
-        })) as { results: unknown[]; page: { next_token: string } };
-        count += answer.results.length;
-        token = answer.page.next_token;
-      } while (token);
-      return count;
-    };
+    http = serviceClient(service.url, authorization);
+    const { post } = http;
     // Ready, and the snapshot SpiceDB serves at minimize_latency holds the world.
     await until(
-      async () => (await searchResources().catch(() => 0)) === USABLE,
+      async () => (await searchResources(post).catch(() => 0)) === USABLE,
       'the world to be visible',
       60_000,
       100,
@@ -133,88 +284,26 @@ async function main(): Promise<void> {
     // Past the barrier's window (quantization and margin): the steady state, where a search is read at
     // minimize_latency as the direct calls are, not the window right after the world was written.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-
-    const pairs = (round: number) => Array.from({ length: BATCH }, (_, index) => item(round * BATCH + index));
-    const bulkItems = (items: string[]): BulkCheckItem[] =>
-      items.map((itemId) => ({
-        resource: { type: 'resource', id: encodeObjectId(itemId) },
-        permission: 'api_consumer',
-        subject: { type: 'user', id: consumer },
-      }));
-    const evaluations = (items: string[]) => ({
-      subject: { type: 'user', id: consumer },
-      action: { name: 'api' },
-      evaluations: items.map((id) => ({ resource: { type: 'resource', id } })),
-    });
-    const samples: Record<string, [number[], number[]]> = {
-      'batch of 100 evaluations vs CheckBulkPermissions': [[], []],
-      'search/resource (1,000 of 10,000) vs LookupResources': [[], []],
-      'search/subject (1,000 users) vs LookupSubjects': [[], []],
-      'single evaluation vs POST /v1/check': [[], []],
-    };
-    const [batch, resources, subjects, single] = Object.values(samples) as [number[], number[]][];
-    for (let round = 0; round < rounds; round++) {
-      // Distinct pairs for the two modes: neither answers from the other's decision cache or SpiceDB's cache.
-      const [first, second] = [pairs(2 * round), pairs(2 * round + 1)];
-      batch?.[0].push(await timed(() => post('/access/v1/evaluations', evaluations(first))));
-      batch?.[1].push(await timed(() => client.checkBulkPermissions(bulkItems(second), MINIMIZE_LATENCY)));
-      resources?.[0].push(await timed(searchResources));
-      resources?.[1].push(await timed(() => allResources(client)));
-      subjects?.[0].push(
-        await timed(() =>
-          post('/access/v1/search/subject', {
-            subject: { type: 'user' },
-            resource: { type: 'resource', id: popularItem },
-            action: { name: 'api' },
-          }),
-        ),
-      );
-      subjects?.[1].push(
-        await timed(() =>
-          client.lookupSubjects({
-            resource: { type: 'resource', id: encodeObjectId(popularItem) },
-            permission: 'api_consumer',
-            subjectType: 'user',
-            consistency: MINIMIZE_LATENCY,
-          }),
-        ),
-      );
-    }
-    for (let index = 0; index < singles; index++) {
-      const [authzenUser, checkUser] = [`single-a-${index}`, `single-c-${index}`];
-      single?.[0].push(
-        await timed(() =>
-          post('/access/v1/evaluation', {
-            subject: { type: 'user', id: authzenUser },
-            resource: { type: 'resource', id: item(index) },
-            action: { name: 'api' },
-          }),
-        ),
-      );
-      single?.[1].push(
-        await timed(() =>
-          post('/v1/check', {
-            subject_type: 'user',
-            subject_id: checkUser,
-            resource_type: 'resource',
-            resource_id: item(index),
-            relation: 'api',
-          }),
-        ),
-      );
-    }
-    console.log(`bench:authzen: ${rounds} rounds, ${singles} single evaluations; medians in ms`);
+    const samples = await measure(post, client);
+    console.log(
+      `bench:authzen: ${rounds} rounds, ${singles} single evaluations (after ${warmUp} warm-up rounds); ` +
+        `service ${options.runtime}, own process, keep-alive undici Pool; medians in ms`,
+    );
     printTable(
       ['comparison', 'AuthZEN route', 'direct / check', 'ratio'],
-      Object.entries(samples).map(([name, [route, direct]]) => [
-        name,
-        median(route).toFixed(2),
-        median(direct).toFixed(2),
-        (median(route) / median(direct)).toFixed(2),
-      ]),
+      COMPARISONS.map((name, index) => {
+        const [route, direct] = samples[index] ?? [[], []];
+        return [
+          name,
+          median(route).toFixed(2),
+          median(direct).toFixed(2),
+          (median(route) / median(direct)).toFixed(2),
+        ];
+      }),
     );
   } finally {
-    await service.stop();
+    await http?.close();
+    await service?.process.stop();
     client.close();
     await server.process.stop();
     await rm(stateDir, { recursive: true, force: true });

@@ -2,11 +2,12 @@
 # Builds the pinned control-plane tools (etcd, kube-apiserver, kubectl, SpiceDB, helm) from Go modules
 # into a per-machine cache, once. A second run finds every binary and returns in well under a second.
 # The one-node cluster's tools are built only when asked for (`cluster`): the node's Kubernetes components,
-# CoreDNS, the pause binary, and the node's Debian packages (containerd, runc, CNI plugins; needs root).
+# CoreDNS, the pause binary, and the node's Debian packages (containerd, runc, CNI plugins; needs root). The
+# gateway test's nginx and njs (Debian packages; needs root) only when asked for (`gateway`).
 #
 # Usage: hack/tools/build.sh [tool...]
 #   tools: kubernetes etcd spicedb helm schemathesis (the default), kubernetes_node coredns pause node_packages,
-#   cluster (= every tool of both lists)
+#   cluster (= every tool of both lists), gateway (nginx and its njs module, Debian packages; needs root)
 # Prints progress on stderr. Exits non-zero, naming the alternatives, when Go is missing.
 # schemathesis (the OpenAPI fuzzer of the contract test) is a Python package: it is installed with pip into a
 # virtual environment of the cache instead (Python 3 is its only prerequisite).
@@ -134,19 +135,38 @@ build_coredns() {
     build_module github.com/coredns/coredns "$COREDNS_VERSION" "$(coredns_dir)" github.com/coredns/coredns
 }
 
-# Debian packages, exactly the pinned versions; a marker named after the pins makes a second run instant.
-build_node_packages() {
-  local packages
-  read -ra packages <<<"$CLUSTER_DEBIAN_PACKAGES"
+# Debian packages ($2: the pinned list), exactly the pinned versions, for $1 (what needs them).
+install_debian_packages() {
+  local what="$1" packages
+  read -ra packages <<<"$2"
   if [ "$(id -u)" != 0 ]; then
-    log "the cluster's Debian packages need root: run as root, or: apt-get install ${packages[*]}"
+    log "$what Debian packages need root: run as root, or: apt-get install ${packages[*]}"
     exit 1
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2 ||
     { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >&2; }
+}
+
+# A marker named after the pins makes a second run instant.
+build_node_packages() {
+  install_debian_packages "the cluster's" "$CLUSTER_DEBIAN_PACKAGES"
   # The packages' services would start a containerd of their own; the cluster scripts run theirs.
   if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then systemctl disable --now containerd >&2 || true; fi
   mkdir -p "$(node_packages_dir)"
+}
+
+# Not a Go module: Debian's archive is its only source (its prerequisite is apt-get, not Go).
+prepare_gateway_packages() {
+  if command -v apt-get >/dev/null 2>&1; then return; fi
+  log "the gateway test's nginx comes from Debian's archive and apt-get is missing: install $GATEWAY_DEBIAN_PACKAGES"
+  exit 1
+}
+
+build_gateway_packages() {
+  install_debian_packages "the gateway's" "$GATEWAY_DEBIAN_PACKAGES"
+  # The package's service would answer on port 80 with Debian's default site; the gateway test runs its own nginx.
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then systemctl disable --now nginx >&2 || true; fi
+  mkdir -p "$(gateway_packages_dir)"
 }
 
 build_etcd() {
@@ -229,6 +249,7 @@ main() {
   if [ "${tools[*]}" = cluster ]; then
     tools=(kubernetes etcd spicedb helm schemathesis kubernetes_node coredns pause node_packages)
   fi
+  if [ "${tools[*]}" = gateway ]; then tools=(gateway_packages); fi
   mkdir -p "$TOOLS_CACHE"
   hold_cache_lock
   for tool in "${tools[@]}"; do ensure "$tool"; done

@@ -2,6 +2,7 @@
 # Ensures the pinned tools are built, then prints `export NAME=value` lines for them.
 # Usage: eval "$(npm run --silent tools:env)"
 #        hack/tools/env.sh cluster   (also the one-node cluster's tools: KUBE_NODE_BIN_DIR, COREDNS_BIN, PAUSE_BIN)
+#        hack/tools/env.sh gateway   (only the gateway test's nginx: NGINX_BIN, NGINX_JS_MODULE)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/build.sh" "$@"
@@ -18,4 +19,8 @@ if [ "${1:-}" = cluster ]; then
   echo "export KUBE_NODE_BIN_DIR=$(kubernetes_node_dir)"
   echo "export COREDNS_BIN=$(coredns_dir)/coredns"
   echo "export PAUSE_BIN=$(pause_dir)/pause"
+fi
+if [ "${1:-}" = gateway ]; then
+  echo "export NGINX_BIN=/usr/sbin/nginx"
+  echo "export NGINX_JS_MODULE=/usr/lib/nginx/modules/ngx_http_js_module.so"
 fi

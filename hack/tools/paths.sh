@@ -11,6 +11,8 @@ coredns_dir() { echo "$TOOLS_CACHE/coredns-$COREDNS_VERSION"; }
 pause_dir() { echo "$TOOLS_CACHE/pause-$KUBERNETES_VERSION"; }
 # A marker folder: the Debian packages live in the system, the folder says the pinned set is installed.
 node_packages_dir() { echo "$TOOLS_CACHE/node-packages-$(printf '%s' "$CLUSTER_DEBIAN_PACKAGES" | sha256sum | cut -c1-12)"; }
+# The same for the gateway's Debian packages (nginx and its njs module).
+gateway_packages_dir() { echo "$TOOLS_CACHE/gateway-packages-$(printf '%s' "$GATEWAY_DEBIAN_PACKAGES" | sha256sum | cut -c1-12)"; }
 # The folder KUBEBUILDER_ASSETS names: etcd, kube-apiserver and kubectl side by side.
 assets_dir() { echo "$TOOLS_CACHE/assets-$KUBERNETES_VERSION-etcd-$ETCD_VERSION"; }
 # A Python virtual environment; bin/schemathesis runs the fuzzer.

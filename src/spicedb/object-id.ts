@@ -27,6 +27,8 @@ const ENCODED_FORM = /^(?:[A-Za-z0-9/_-]|=[0-9A-F]{2})+$/;
 const KEPT_ONLY = /^[A-Za-z0-9/_-]+$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 const NOT_KEPT = /[^A-Za-z0-9/_-]/g;
+const ASCII_ESCAPE = /=[0-7][0-9A-F]/g;
+const NON_ASCII_ESCAPE = /=[89A-F]/;
 // With the u flag a well-formed surrogate pair is one code point, so this finds only lone surrogates,
 // which UTF-8 cannot represent (TextEncoder would silently turn them into U+FFFD).
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -88,16 +90,19 @@ export function decodeObjectId(objectId: string): string {
       `not an encoded id: ${JSON.stringify(objectId.slice(0, 64))}`,
     );
   }
+  // The encoder's fast paths in reverse (searches decode ids by the thousand): an id without escapes is its own
+  // decoding, and escapes of ASCII bytes are single characters.
+  if (!objectId.includes(ESCAPE)) return objectId;
+  if (!NON_ASCII_ESCAPE.test(objectId)) {
+    return objectId.replace(ASCII_ESCAPE, (escape) => String.fromCharCode(escapedByte(escape)));
+  }
   const bytes: number[] = [];
   for (let index = 0; index < objectId.length; index++) {
     if (objectId[index] !== ESCAPE) {
       bytes.push(objectId.charCodeAt(index));
       continue;
     }
-    const byte = Number.parseInt(objectId.slice(index + 1, index + 3), 16);
-    // Only the encoder's own output decodes, so that every id has exactly one encoded form.
-    if (isKeptByte(byte)) throw new InvalidObjectIdError('malformed', `needless escape ${escapeByte(byte)}`);
-    bytes.push(byte);
+    bytes.push(escapedByte(objectId.slice(index, index + 3)));
     index += 2;
   }
   try {
@@ -105,6 +110,13 @@ export function decodeObjectId(objectId: string): string {
   } catch {
     throw new InvalidObjectIdError('malformed', 'escapes do not form UTF-8');
   }
+}
+
+/** The byte of an escape (`=` and two hex digits); only the encoder's own output decodes, so that every id has exactly one encoded form. */
+function escapedByte(escape: string): number {
+  const byte = Number.parseInt(escape.slice(1), 16);
+  if (isKeptByte(byte)) throw new InvalidObjectIdError('malformed', `needless escape ${escapeByte(byte)}`);
+  return byte;
 }
 
 /** A group is only meaningful within its organisation: its object id carries both. */

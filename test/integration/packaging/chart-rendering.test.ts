@@ -303,6 +303,7 @@ describe('configuration', () => {
       },
       decisionService: {
         checkTimeout: '750ms',
+        publicUrl: 'https://gateway.example/decision',
         revisionBarrier: { liveness: '3s' },
         cache: { enabled: false, maxEntries: 500, allowTtl: '2s', denyTtl: '250ms' },
         batching: { enabled: false, maxChecks: 25, concurrency: 8 },
@@ -366,6 +367,7 @@ describe('configuration', () => {
       WATCH_LABEL_SELECTOR: 'shard in (a,b)',
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
+      DECISION_PUBLIC_URL: 'https://gateway.example/decision',
       REVISION_BARRIER_LIVENESS: '3s',
       DECISION_CACHE: 'false',
       DECISION_CACHE_MAX_ENTRIES: '500',
