@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
-import { tokenReviewApi } from '../../../src/auth/token-review-verifier.js';
-import type { TokenReviewApi } from '../../../src/auth/token-review-verifier.js';
 import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { DEFAULT_TOKEN_REVIEW_AUDIENCE } from '../../../src/decision/decision-service.js';
 import { metricValue } from '../../../src/observability/metric-text.js';
@@ -11,10 +9,14 @@ import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { FAST } from '../../unit/auth/support/fast-scrypt.js';
 import { signToken, testKey } from '../../unit/auth/support/tokens.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
-import { createTestNamespace, testKubeConfig, testSpiceDB } from '../support/cluster.js';
+import { createTestNamespace, testSpiceDB } from '../support/cluster.js';
 import { ISSUER, startServiceUnderTest, unknownUserCheck, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
-import { createServiceAccount, serviceAccountToken } from './support/service-accounts.js';
+import {
+  countingTokenReviewApi,
+  createServiceAccount,
+  serviceAccountToken,
+} from './support/service-accounts.js';
 
 // Every caller behind one address (a gateway, a mesh sidecar) while an attacker floods bad credentials from
 // it: the decision service with JWTs, Basic applications (scrypt) and ServiceAccount tokens reviewed by the
@@ -30,18 +32,11 @@ const check = unknownUserCheck('urn:dx:item:authentication-flood');
 const basicMetrics = createMetricsRegistry();
 let service: DecisionServiceUnderTest;
 let namespace: string;
-let tokenReviews = 0;
+const tokenReviews = countingTokenReviewApi();
 
 beforeAll(async () => {
   namespace = await createTestNamespace('decision-authentication-flood');
   await createServiceAccount(namespace, ENFORCER);
-  const api = tokenReviewApi(testKubeConfig());
-  const countingApi: TokenReviewApi = {
-    createTokenReview(param) {
-      tokenReviews++;
-      return api.createTokenReview(param);
-    },
-  };
   const hash = await hashSecret(SECRET, FAST);
   service = await startServiceUnderTest({
     spicedb: testSpiceDB(),
@@ -49,7 +44,7 @@ beforeAll(async () => {
       ['gateway', 'fresh-app'].map((clientId) => ({ clientId, hash, roles: [DECISION_CLIENT_ROLE] })),
       { metricsRegistry: basicMetrics },
     ),
-    tokenReview: { api: countingApi, jwtIssuers: [ISSUER] },
+    tokenReview: { api: tokenReviews.api, jwtIssuers: [ISSUER] },
     checkCallers: { roles: [DECISION_CLIENT_ROLE], serviceAccounts: [`${namespace}:${ENFORCER}`] },
     limits: { perSubject: {}, failedAuthentication: FAILURES },
   });
@@ -111,12 +106,12 @@ describe('a flood of bad credentials from an address every caller shares', () =>
 
     // (d) the flood goes on refused; scrypt ran for at most the limit of the guessed client id, and the one
     // forged cluster token was reviewed at most the limit times (the rejection cache makes it once).
-    const reviewsBefore = tokenReviews;
+    const reviewsBefore = tokenReviews.reviews();
     for (const authorization of await badCredentials(3 * FAILURES.requests))
       expect(await checkFromShared(authorization)).toBe(429);
     expect(await scryptRejections()).toBe(FAILURES.requests);
-    expect(tokenReviews).toBeLessThanOrEqual(FAILURES.requests);
-    expect(tokenReviews - reviewsBefore).toBe(1);
+    expect(tokenReviews.reviews()).toBeLessThanOrEqual(FAILURES.requests);
+    expect(tokenReviews.reviews() - reviewsBefore).toBe(1);
   });
 
   it('locks a guessed client id out from the flooding address only, not its holder from elsewhere', async () => {

@@ -14,7 +14,7 @@ import {
   REPO_ROOT,
   type GeneratedFile,
 } from '../../../hack/sync-packaging.js';
-import { startSpiceDB } from '../../../dev/localplane/spicedb-server.js';
+import { startSpiceDB, type SpiceDBServer } from '../../../dev/localplane/spicedb-server.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
@@ -199,16 +199,10 @@ describe('config/default: the decision service reads through a SpiceDB that cann
       datastore,
       extraArgs: datastoreFlags,
     });
-    const writes = new SpiceDBClient({
-      endpoint: writer.endpoint,
-      token: writer.token,
-      transport: 'plaintext',
-    });
-    const decisionKey = new SpiceDBClient({
-      endpoint: server.endpoint,
-      token: server.token,
-      transport: 'plaintext',
-    });
+    const plaintext = ({ endpoint, token }: SpiceDBServer) =>
+      new SpiceDBClient({ endpoint, token, transport: 'plaintext' });
+    const writes = plaintext(writer);
+    const decisionKey = plaintext(server);
     try {
       await writes.ensureSchema(readSchemaText());
       const relationship = {
