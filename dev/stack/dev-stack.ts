@@ -92,7 +92,15 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     running.push(postgres);
     const cluster = await clusterFor(stateDir, env, log, () => spicedbDatastore(choice, postgres));
     if (cluster.plane) running.push(cluster.plane);
-    const readOnly = await startReadOnlySpiceDB(cluster.plane, cluster.datastore, log);
+    // On another cluster (no plane of ours) the SpiceDB, and so its keys, are the caller's.
+    const readOnly =
+      cluster.plane && cluster.datastore
+        ? await startReadOnlySpiceDB(
+            cluster.datastore,
+            { binary: cluster.plane.tools.spicedb, stateDir: cluster.plane.stateDir },
+            log,
+          )
+        : undefined;
     if (readOnly) running.push(readOnly.process);
     const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
     await ensureNamespace(cluster.kubeConfig, namespace);

@@ -14,13 +14,11 @@ import {
   REPO_ROOT,
   type GeneratedFile,
 } from '../../../hack/sync-packaging.js';
-import { startSpiceDB, type SpiceDBServer } from '../../../dev/localplane/spicedb-server.js';
-import { SpiceDBClient } from '../../../src/spicedb/client.js';
-import { encodeObjectId } from '../../../src/spicedb/object-id.js';
-import { readSchemaText } from '../../../src/spicedb/schema.js';
+import { startSpiceDB } from '../../../dev/localplane/spicedb-server.js';
 import { makeStateDir, spicedbBinary } from '../controller/support/harness.js';
-import { createTestNamespace, uniqueId } from '../support/cluster.js';
+import { createTestNamespace } from '../support/cluster.js';
 import { testDatabase } from '../support/database.js';
+import { expectWritesRefused } from '../support/read-only-spicedb.js';
 import {
   applyDryRun,
   createDryRun,
@@ -199,25 +197,9 @@ describe('config/default: the decision service reads through a SpiceDB that cann
       datastore,
       extraArgs: datastoreFlags,
     });
-    const plaintext = ({ endpoint, token }: SpiceDBServer) =>
-      new SpiceDBClient({ endpoint, token, transport: 'plaintext' });
-    const writes = plaintext(writer);
-    const decisionKey = plaintext(server);
     try {
-      await writes.ensureSchema(readSchemaText());
-      const relationship = {
-        resource: { type: 'resource', id: encodeObjectId(`urn:dx:item:${uniqueId('kustomize')}`) },
-        relation: 'api_consumer',
-        subject: { type: 'user', id: uniqueId('user') },
-        expiresAt: new Date(Date.now() + 3_600_000),
-      };
-      await expect(decisionKey.writeRelationships([{ operation: 'touch', relationship }])).rejects.toThrow(
-        /read-?only/i,
-      );
-      expect(await writes.writeRelationships([{ operation: 'touch', relationship }])).not.toBe('');
+      await expectWritesRefused(server, writer);
     } finally {
-      decisionKey.close();
-      writes.close();
       await server.process.stop();
       await writer.process.stop();
       await rm(stateDir, { recursive: true, force: true });
