@@ -4,8 +4,8 @@
 // present a new token on every request, so each one is a real signature verification (on the libuv pool, like
 // scrypt). The flood is open-loop: FLOOD_RATE requests per second with wrong secrets for a real client id,
 // spread over FLOOD_ADDRESSES loopback addresses (127.0.1.x), whether or not earlier ones were answered. Twice:
-// with the service's default protections (failed authentications limited per address, scrypt one at a time
-// with a bounded queue) and without them (every attempt verified, as many scrypt runs at once as the pool
+// with the service's default protections (failed authentications limited per address and per claimed identity,
+// scrypt one at a time with a bounded queue) and without them (every attempt verified, as many scrypt runs at once as the pool
 // takes). The decision service runs in this process on loopback with a SpiceDB of its own (memory datastore);
 // the load runs in a worker thread. The secret hash has the production scrypt parameters. Bounded: SECONDS per
 // phase, a JWT request gives up after REQUEST_TIMEOUT_MS; the process ends once the libuv pool has run the

@@ -116,6 +116,7 @@ const COMPONENT_FILES: Record<string, string> = {
   spicedb: 'spicedb.yaml',
   settings: 'settings.yaml',
   'spicedb-model': 'spicedb_model.yaml',
+  'spicedb-read-only': 'spicedb_read_only.yaml',
   'namespace-binding': 'namespace_binding.yaml',
   'grant-marks': 'grant_marks.yaml',
   'grant-requester': 'grant_requester.yaml',
@@ -134,11 +135,26 @@ const OVERLAY_AUTH = {
   jwks: { url: 'https://set-by-the-overlay.invalid/jwks.json' },
 };
 
-/** The values config/ is rendered with: an external SpiceDB whose Secret is the user's (config/default). */
+/** The Secrets config/default expects from the user: SpiceDB's writing key, the read-only key, the datastore. */
+export const CONFIG_SPICEDB_SECRETS = {
+  writer: `${CONFIG_RELEASE.release}-spicedb`,
+  readOnly: `${CONFIG_RELEASE.release}-spicedb-read-only`,
+  datastore: `${CONFIG_RELEASE.release}-spicedb-datastore`,
+};
+
+/**
+ * The values config/ is rendered with: an external SpiceDB whose Secrets are the user's (config/default), and the
+ * chart's read-only SpiceDB on its datastore for the decision service, so that only the controller holds the
+ * writing key. config/dev takes the read-only SpiceDB out again: its bundled memory SpiceDB cannot be shared.
+ */
 export const CONFIG_VALUES = {
-  // Without the read-only SpiceDB for the decision service (the chart's default): config/dev runs the bundled
-  // memory SpiceDB, which a second process cannot share; docs/install.md says how to add one to config/default.
-  spicedb: { existingSecret: `${CONFIG_RELEASE.release}-spicedb`, readOnly: { enabled: false } },
+  spicedb: {
+    existingSecret: CONFIG_SPICEDB_SECRETS.writer,
+    readOnly: {
+      existingSecret: CONFIG_SPICEDB_SECRETS.readOnly,
+      datastore: { existingSecret: CONFIG_SPICEDB_SECRETS.datastore },
+    },
+  },
   auth: OVERLAY_AUTH,
   tests: { enabled: false },
 };

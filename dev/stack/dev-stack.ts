@@ -20,6 +20,7 @@ import { inProcessServices } from './in-process-services.js';
 import { localPostgres } from './local-postgres.js';
 import { applySampleCatalogItems } from './samples.js';
 import type { ServiceLauncher } from './service-launcher.js';
+import { startReadOnlySpiceDB } from './read-only-spicedb.js';
 import { datastoreChoice, spicedbDatastore } from './spicedb-datastore.js';
 import { writeStateFile, type DevStackEnv } from './state-file.js';
 
@@ -91,6 +92,16 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     running.push(postgres);
     const cluster = await clusterFor(stateDir, env, log, () => spicedbDatastore(choice, postgres));
     if (cluster.plane) running.push(cluster.plane);
+    // On another cluster (no plane of ours) the SpiceDB, and so its keys, are the caller's.
+    const readOnly =
+      cluster.plane && cluster.datastore
+        ? await startReadOnlySpiceDB(
+            cluster.datastore,
+            { binary: cluster.plane.tools.spicedb, stateDir: cluster.plane.stateDir },
+            log,
+          )
+        : undefined;
+    if (readOnly) running.push(readOnly.process);
     const namespace = env.ACL_NAMESPACE ?? 'policy-grant-system';
     await ensureNamespace(cluster.kubeConfig, namespace);
     if (cluster.plane) await installAdmissionPolicies(cluster.kubeConfig, log);
@@ -128,7 +139,11 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     const controller = await services.controller(controllerEnv);
     running.push(controller);
     log('starting the decision service');
-    const decision = await services.decisionService(spicedbClientEnv);
+    const decision = await services.decisionService(
+      readOnly
+        ? { ...spicedbClientEnv, SPICEDB_ENDPOINT: readOnly.endpoint, SPICEDB_TOKEN: readOnly.token }
+        : spicedbClientEnv,
+    );
     running.push(decision);
     log('starting the ACL API');
     const aclEnv = { ...serviceEnv, ...auditEnv(audit), ...identity.aclEnv };
@@ -152,7 +167,9 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     };
     await writeStateFile(envFile, stackEnv);
     const processes: StackProcess[] = [
-      ...(cluster.plane?.processes() ?? []).map(({ name, pid }) => ({ name, pid })),
+      ...[...(cluster.plane?.processes() ?? []), ...(readOnly ? [readOnly.process] : [])].map(
+        ({ name, pid }) => ({ name, pid }),
+      ),
       ...[controller, decision, acl].map(({ name, pid, rootUrl }) => ({
         name,
         pid,
@@ -171,6 +188,8 @@ interface Cluster {
   kubeconfigPath: string;
   spicedb: { endpoint: string; token: string };
   plane?: LocalControlPlane;
+  /** The datastore of the plane's SpiceDB. */
+  datastore?: SpiceDBDatastore;
 }
 
 async function clusterFor(
@@ -198,7 +217,13 @@ async function clusterFor(
     spicedbDatastore,
   });
   const spicedb = plane.spicedb as { endpoint: string; token: string };
-  return { kubeConfig: plane.kubeConfig(), kubeconfigPath: plane.kubeconfigPath, spicedb, plane };
+  return {
+    kubeConfig: plane.kubeConfig(),
+    kubeconfigPath: plane.kubeconfigPath,
+    spicedb,
+    plane,
+    datastore: spicedbDatastore,
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { HttpError } from '../http/errors.js';
 import type { ApiAuthentication, OpenApiSecurityScheme } from '../http/openapi/route-definition.js';
@@ -70,6 +71,21 @@ export function apiAuthentication(authenticators: Authenticators): ApiAuthentica
   if (authenticators.bearer) schemes.bearerAuth = { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' };
   if (authenticators.basic) schemes.basicAuth = { type: 'http', scheme: 'basic' };
   return { middleware: authenticate(authenticators), schemes };
+}
+
+/**
+ * Whom an Authorization header claims to be, before anything is verified: `basic:<client id>` for a Basic
+ * application, otherwise `token:<SHA-256 of the header>` (a bearer token names no identity that is cheaper to
+ * forge than the token itself). Failed authentications are counted per claimed identity with it.
+ */
+export function claimedIdentity(header: string): string {
+  try {
+    const credentials = parseAuthorization(header);
+    if (credentials.scheme === 'basic') return `basic:${credentials.clientId}`;
+  } catch (error) {
+    if (!(error instanceof AuthenticationError)) throw error;
+  }
+  return `token:${createHash('sha256').update(header).digest('base64url')}`;
 }
 
 function parseAuthorization(header: string | undefined): Credentials {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
 import { LRUCache } from 'lru-cache';
-import type { AugmentedRequest } from 'express-rate-limit';
 import type { Request, RequestHandler } from 'express';
 import type { Counter } from 'prom-client';
+import { claimedIdentity } from '../../auth/middleware.js';
 import { BusyError, HttpError } from '../errors.js';
 import type { UrnScheme } from '../urn.js';
 import type { RateLimit } from './request-limits.js';
@@ -11,9 +11,14 @@ import type { RateLimit } from './request-limits.js';
 export const FAILED_AUTHENTICATION_CLASS = 'failed-authentication';
 /** IPv6 clients are counted by /56, the smallest prefix an ISP commonly hands out. */
 const IPV6_SUBNET = 56;
-const FAILURES_PROPERTY = 'failedAuthentications';
 /** Bound on remembered valid credentials: a digest each, so a few MiB at most. */
 const REMEMBERED_CREDENTIALS = 10_000;
+/**
+ * Bound on failure counters (per address and per address and claimed identity): a few MiB at most. A flood
+ * of distinct identities evicts the least recently counted first; an evicted counter starts again from zero,
+ * which costs that key at most `limit` more verifications, each still behind the verifiers' own gates.
+ */
+const FAILURE_COUNTERS = 100_000;
 
 export interface FailedAuthenticationLimitOptions {
   urn: UrnScheme;
@@ -22,16 +27,27 @@ export interface FailedAuthenticationLimitOptions {
 }
 
 /**
- * Wraps the authentication middleware: failed authentications (401 to presented credentials) are counted per
- * client address, and once an address has `limit.requests` in the window its further requests with
- * credentials it has not seen verify get 429 before any verification (no scrypt, no TokenReview, no signature
- * check). Requests already verifying when the count is reached still finish: at most `limit.requests` plus the
- * concurrency.
+ * Wraps the authentication middleware so that failed authentications (401 to presented credentials) are
+ * bounded without locking out any valid credential.
  *
- * Invariant: a credential that verified within the window is still verified (and answered) from a locked-out
- * address. Behind a gateway or a mesh every caller shares one address, so a lockout of the address alone would
- * let one flood of garbage deny every enforcement point. The set holds SHA-256 digests of whole Authorization
- * headers, which only a holder of a valid credential can add to, so the bound on verifying garbage stays.
+ * Failures are counted in fixed windows twice: per client address and per client address and claimed
+ * identity (the Basic client id, or the bearer token's digest). Past `limit.requests`:
+ * - the claimed identity is refused with 429 before any verification (no scrypt, no TokenReview, no
+ *   signature check), unless that exact credential verified within the window;
+ * - the address alone refuses nothing unverified: every other credential is still verified, a valid one is
+ *   answered, and only a failure answers 429 instead of 401.
+ *
+ * Invariant: another caller's failures never refuse a valid credential. Behind a gateway or a mesh every
+ * caller shares one address, so a lockout of the address would let one flood of garbage deny every enforcement
+ * point. What bounds the flood's cost is then the verifiers' own global gates (the scrypt gate, the bound on
+ * TokenReviews in flight, the cache of rejected tokens) and the identity's lockout for repeated guesses; a JWT
+ * signature against cached keys costs microseconds. An attacker who floods wrong secrets for an existing Basic
+ * client id locks that id out from that address for the window (the classic trade-off of a lockout per
+ * account), except for its holder's credential that verified within the window.
+ *
+ * A credential refused unverified because its verifier was busy counts against the address only (and is
+ * answered 503): otherwise a flood from many addresses would keep the verifier's queue full without any
+ * address reaching its limit, and the identity of a valid caller caught in the queue would be locked out.
  */
 export function limitFailedAuthentication(
   authenticate: RequestHandler,
@@ -43,32 +59,26 @@ export function limitFailedAuthentication(
       headers: { 'retry-after': String(retryAfterSeconds) },
     });
   };
-  const failures = rateLimit({
-    windowMs: limit.windowMs,
-    limit: limit.requests,
-    keyGenerator: addressKey,
-    standardHeaders: false,
-    legacyHeaders: false,
-    requestPropertyName: FAILURES_PROPERTY,
-    handler: (req, _res, next) =>
-      next(tooMany(secondsUntil((req as AugmentedRequest)[FAILURES_PROPERTY]?.resetTime, limit))),
-  });
-
+  const failures = failureCounters(limit);
   const verified = new LRUCache<string, true>({ max: REMEMBERED_CREDENTIALS, ttl: limit.windowMs });
 
   return async (req, res, next) => {
     const authorization = req.get('authorization');
     if (!authorization) return authenticate(req, res, next);
     const credential = digest(authorization);
-    const recorded = await failures.getKey(addressKey(req));
-    if (recorded && recorded.totalHits >= limit.requests && !verified.has(credential))
-      return next(tooMany(secondsUntil(recorded.resetTime, limit)));
+    const address = addressKey(req);
+    const identity = `${address} ${claimedIdentity(authorization)}`;
+    const lockedOut = failures.reached(identity);
+    if (lockedOut !== undefined && !verified.has(credential)) return next(tooMany(lockedOut));
     const settle = (error?: unknown) => {
-      if (countsAsFailure(error)) void failures(req, res, (limited?: unknown) => next(limited ?? error));
-      else {
+      if (error instanceof BusyError) failures.add(address);
+      if (!rejected(error)) {
         if (!error) verified.set(credential, true);
-        next(error);
+        return next(error);
       }
+      const overAddress = failures.add(address);
+      const retryAfter = failures.add(identity) ?? overAddress;
+      next(retryAfter === undefined ? error : tooMany(retryAfter));
     };
     try {
       await authenticate(req, res, settle);
@@ -78,12 +88,38 @@ export function limitFailedAuthentication(
   };
 }
 
-/**
- * Rejected credentials, and credentials refused unverified because verification was busy: otherwise a flood
- * from many addresses would keep the verifier's queue full without any address ever reaching its limit.
- */
-function countsAsFailure(error: unknown): boolean {
-  return (error instanceof HttpError && error.kind === 'Unauthorized') || error instanceof BusyError;
+interface FailureCounters {
+  /** Seconds until the key's window ends when it has `limit.requests` failures or more; undefined otherwise. */
+  reached(key: string): number | undefined;
+  /** Counts one more failure; seconds until the window ends when that is past the limit, undefined otherwise. */
+  add(key: string): number | undefined;
+}
+
+/** Fixed windows per key, in a bounded LRU: a window starts at its key's first failure. */
+function failureCounters(limit: RateLimit): FailureCounters {
+  const windows = new LRUCache<string, { failures: number; resetAt: number }>({ max: FAILURE_COUNTERS });
+  const current = (key: string) => {
+    const window = windows.get(key);
+    return window && window.resetAt > Date.now() ? window : undefined;
+  };
+  const secondsLeft = (resetAt: number) => Math.max(1, Math.ceil((resetAt - Date.now()) / 1_000));
+  return {
+    reached(key) {
+      const window = current(key);
+      return window && window.failures >= limit.requests ? secondsLeft(window.resetAt) : undefined;
+    },
+    add(key) {
+      const window = current(key) ?? { failures: 0, resetAt: Date.now() + limit.windowMs };
+      window.failures++;
+      windows.set(key, window);
+      return window.failures > limit.requests ? secondsLeft(window.resetAt) : undefined;
+    },
+  };
+}
+
+/** A verdict on the presented credential (401). */
+function rejected(error: unknown): boolean {
+  return error instanceof HttpError && error.kind === 'Unauthorized';
 }
 
 function digest(authorization: string): string {
@@ -92,9 +128,4 @@ function digest(authorization: string): string {
 
 function addressKey(req: Request): string {
   return ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown', IPV6_SUBNET);
-}
-
-function secondsUntil(resetTime: Date | undefined, limit: RateLimit): number {
-  const ms = resetTime ? resetTime.getTime() - Date.now() : limit.windowMs;
-  return Math.max(1, Math.ceil(ms / 1_000));
 }

@@ -201,6 +201,8 @@ describe('NOTES.txt', () => {
     });
     expect(text).toContain('WARNING: BUNDLED SPICEDB - DEVELOPMENT ONLY');
     expect(text).toContain('MEMORY datastore');
+    // Memory cannot be shared with a read-only SpiceDB: the decision service holds the writing key, and is told so.
+    expect(text).toContain("holds the bundled SpiceDB's WRITING key");
   });
 
   it('says where the CRDs come from, and nothing alarming for a configured install', async () => {

@@ -151,8 +151,13 @@ async function settingsReadByDeployments(logLevel: string): Promise<string[]> {
       }),
     );
     const built = parseManifests((await kubectl(['kustomize', dir])).stdout);
+    // The services' Deployments: the read-only SpiceDB reads no settings.
     return built
-      .filter((object) => object.kind === 'Deployment')
+      .filter(
+        (object) =>
+          object.kind === 'Deployment' &&
+          object.metadata.labels?.['app.kubernetes.io/component'] !== 'spicedb-read-only',
+      )
       .map((deployment) => {
         const { template } = deployment.spec as {
           template: { spec: { containers: Array<{ envFrom: Array<{ configMapRef: { name: string } }> }> } };

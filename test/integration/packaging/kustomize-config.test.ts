@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONFIG_DIR,
   CONFIG_RELEASE,
+  CONFIG_SPICEDB_SECRETS,
   CONFIG_VALUES,
   GENERATED_CONFIG_DIRS,
   helmTemplate,
@@ -13,7 +14,11 @@ import {
   REPO_ROOT,
   type GeneratedFile,
 } from '../../../hack/sync-packaging.js';
+import { startSpiceDB } from '../../../dev/localplane/spicedb-server.js';
+import { makeStateDir, spicedbBinary } from '../controller/support/harness.js';
 import { createTestNamespace } from '../support/cluster.js';
+import { testDatabase } from '../support/database.js';
+import { expectWritesRefused } from '../support/read-only-spicedb.js';
 import {
   applyDryRun,
   createDryRun,
@@ -24,6 +29,7 @@ import {
   parseManifests,
   podsOfWorkloads,
   type KubeObject,
+  type PodTemplate,
 } from './packaging-support.js';
 
 // config/ (kustomize, kubebuilder layout) is rendered from the chart, so the two cannot drift; and what the
@@ -119,8 +125,9 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
       expect(applied.stderr).toBe('');
       expect(applied.code).toBe(0);
       const pods = podsOfWorkloads(objects);
-      // The three services and the audit migrations Job (and the bundled SpiceDB in dev).
-      expect(pods).toHaveLength(overlay === 'dev' ? 5 : 4);
+      // The three services and the audit migrations Job, and the read-only SpiceDB in default or the bundled
+      // SpiceDB in dev.
+      expect(pods).toHaveLength(5);
       const created = await createDryRun(pods);
       expect(created.stderr).toBe('');
       expect(created.code).toBe(0);
@@ -129,6 +136,8 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
 
   it('config/dev wires the bundled SpiceDB: one generated Secret feeds it, the controller and the decision service', async () => {
     const objects = await build('dev');
+    // The memory datastore cannot be shared: no read-only SpiceDB in dev.
+    expect(objects.filter((object) => componentOf(object) === 'spicedb-read-only')).toEqual([]);
     const secret = objects.find((object) => object.kind === 'Secret');
     const references = secretKeyRefNames(objects).filter(
       (name) => ![AUDIT_DATABASE_SECRET, AUDIT_CHAIN_KEY_SECRET].includes(name),
@@ -142,10 +151,83 @@ describe('kustomize overlays on the kube-apiserver (server-side dry-run, Pod Sec
     const objects = await build('default');
     expect(objects.some((object) => object.kind === 'Secret')).toBe(false);
     expect(new Set(secretKeyRefNames(objects))).toEqual(
-      new Set(['policy-grant-operator-spicedb', AUDIT_DATABASE_SECRET, AUDIT_CHAIN_KEY_SECRET]),
+      new Set([...Object.values(CONFIG_SPICEDB_SECRETS), AUDIT_DATABASE_SECRET, AUDIT_CHAIN_KEY_SECRET]),
     );
   });
 });
+
+describe('config/default: the decision service reads through a SpiceDB that cannot write', () => {
+  it('points the decision service at the read-only SpiceDB and its own key; only the controller gets the writing key', async () => {
+    const objects = await build('default');
+    const readOnly = container(objects, 'spicedb-read-only');
+    expect(readOnly.args).toEqual(expect.arrayContaining(['serve', '--datastore-readonly']));
+    const service = objects.find(
+      (object) => object.kind === 'Service' && componentOf(object) === 'spicedb-read-only',
+    );
+    const port = (service?.spec as { ports: { port: number }[] }).ports[0]?.port;
+    const decision = container(objects, 'decision-service');
+    expect(envValue(decision, 'SPICEDB_ENDPOINT')).toBe(
+      `${service?.metadata.name}.${CONFIG_RELEASE.namespace}.svc:${port}`,
+    );
+    expect(envValue(decision, 'SPICEDB_TOKEN')).toEqual(envValue(readOnly, 'SPICEDB_GRPC_PRESHARED_KEY'));
+    expect(envValue(readOnly, 'SPICEDB_GRPC_PRESHARED_KEY')).toEqual({
+      secretKeyRef: { name: CONFIG_SPICEDB_SECRETS.readOnly, key: 'presharedKey' },
+    });
+    const holders = objects.filter((object) =>
+      secretKeyRefNames([object]).includes(CONFIG_SPICEDB_SECRETS.writer),
+    );
+    expect(holders.map(componentOf)).toEqual(['controller']);
+  });
+
+  it('the decision service’s key, on a SpiceDB run with the read-only SpiceDB’s flags, refuses a write', async () => {
+    const objects = await build('default');
+    const readOnly = container(objects, 'spicedb-read-only');
+    const datastoreFlags = readOnly.args.filter(
+      (arg) => arg.startsWith('--datastore-') && !arg.startsWith('--datastore-engine='),
+    );
+    expect(datastoreFlags).toContain('--datastore-readonly');
+    const stateDir = await makeStateDir('kustomize-read-only');
+    const datastore = { engine: 'postgres' as const, url: (await testDatabase('kustomize_read_only')).url };
+    const binary = await spicedbBinary();
+    const writer = await startSpiceDB({ binary, stateDir, name: 'spicedb-writer', datastore });
+    const server = await startSpiceDB({
+      binary,
+      stateDir,
+      name: 'spicedb-read-only',
+      datastore,
+      extraArgs: datastoreFlags,
+    });
+    try {
+      await expectWritesRefused(server, writer);
+    } finally {
+      await server.process.stop();
+      await writer.process.stop();
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+function componentOf(object: KubeObject): string | undefined {
+  return object.metadata.labels?.['app.kubernetes.io/component'];
+}
+
+interface Container {
+  args: string[];
+  env: { name: string; value?: string; valueFrom?: unknown }[];
+}
+
+function container(objects: KubeObject[], component: string): Container {
+  const found = objects.find((object) => object.kind === 'Deployment' && componentOf(object) === component);
+  const template = (found?.spec as { template: PodTemplate } | undefined)?.template;
+  const [first] = (template?.spec.containers ?? []) as Container[];
+  if (!first) throw new Error(`no Deployment for ${component}`);
+  return { args: first.args ?? [], env: first.env };
+}
+
+function envValue({ env }: Container, name: string): unknown {
+  const variable = env.find((candidate) => candidate.name === name);
+  return variable?.value ?? variable?.valueFrom;
+}
 
 describe('config/crd, installed apart', () => {
   // `kubectl delete -k config/default` deletes what config/default builds: were the CRDs in it, every grant too.

@@ -2,7 +2,7 @@ import express from 'express';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
-import { apiAuthentication } from '../../../src/auth/middleware.js';
+import { apiAuthentication, claimedIdentity } from '../../../src/auth/middleware.js';
 import type { Authenticators } from '../../../src/auth/middleware.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
 import { errorHandler } from '../../../src/http/error-handler.js';
@@ -217,5 +217,23 @@ describe('apiAuthentication', () => {
 
   it('refuses to authenticate with no verifier at all', () => {
     expect(() => apiAuthentication({})).toThrow(/bearer or basic/);
+  });
+});
+
+describe('claimedIdentity', () => {
+  const basic = (userPass: string) => `Basic ${Buffer.from(userPass).toString('base64')}`;
+
+  it('is the client id of Basic credentials, whatever the secret', () => {
+    expect(claimedIdentity(basic('app:one'))).toBe('basic:app');
+    expect(claimedIdentity(basic('app:two'))).toBe(claimedIdentity(basic('app:one')));
+  });
+
+  it('is a digest of anything else, the same for the same header and never the header itself', () => {
+    const bearer = claimedIdentity('Bearer some.token.value');
+    expect(bearer).toMatch(/^token:[A-Za-z0-9_-]{43}$/);
+    expect(bearer).toBe(claimedIdentity('Bearer some.token.value'));
+    expect(bearer).not.toBe(claimedIdentity('Bearer other.token.value'));
+    expect(claimedIdentity('Basic %%%')).toMatch(/^token:/);
+    expect(claimedIdentity('Negotiate abc')).toMatch(/^token:/);
   });
 });

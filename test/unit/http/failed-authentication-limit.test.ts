@@ -7,6 +7,7 @@ import { limitFailedAuthentication } from '../../../src/http/rate-limit/failed-a
 import { rateLimitedRequests } from '../../../src/http/rate-limit/rate-limit-metrics.js';
 import { createUrnScheme } from '../../../src/http/urn.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
+import { requestFromAddress } from '../../support/http-from-address.js';
 import { capturedLogger, serve } from './support/serve.js';
 
 const urn = createUrnScheme('acl');
@@ -17,7 +18,7 @@ function fakeAuthentication() {
   const middleware: RequestHandler = async (req, _res, next) => {
     const header = req.get('authorization') ?? '';
     verified.push(header);
-    if (header === 'good') return next();
+    if (header === 'good' || header === basic('app', 'good')) return next();
     if (header === 'busy') throw busy('basic credential verification');
     if (header === 'outage') throw dependencyUnavailable('jwks');
     next(new HttpError('Unauthorized', 'invalid credentials'));
@@ -47,24 +48,38 @@ async function start(limit = 3) {
   );
   app.use(errorHandler(urn));
   const base = await serve(app);
-  const call = async (authorization?: string) => {
-    const response = await fetch(base, { headers: authorization ? { authorization } : {} });
-    return { status: response.status, retryAfter: response.headers.get('retry-after') };
+  const call = async (authorization?: string, address = '127.0.0.1') => {
+    const response = await requestFromAddress(address, base, {
+      headers: authorization ? { authorization } : {},
+    });
+    return { status: response.status, retryAfter: response.headers['retry-after'] };
   };
   return { call, verified: authentication.verified, registry };
 }
 
 describe('limitFailedAuthentication', () => {
-  it('refuses an address with 429 and Retry-After, unverified, once it had `limit` failures', async () => {
+  it('answers a failure from an address past `limit` failures 429 with Retry-After, but verifies a valid credential', async () => {
     const { call, verified, registry } = await start(3);
     for (let i = 0; i < 3; i++) expect((await call(`bad-${i}`)).status).toBe(401);
-    const refused = await call('good');
+    const refused = await call('bad-3');
     expect(refused.status).toBe(429);
     expect(Number(refused.retryAfter)).toBeGreaterThan(0);
-    expect(verified).toEqual(['bad-0', 'bad-1', 'bad-2']);
+    expect((await call('good')).status).toBe(204);
+    expect(verified).toEqual(['bad-0', 'bad-1', 'bad-2', 'bad-3', 'good']);
     expect(await registry.metrics()).toContain(
       'policygrant_http_rate_limited_requests_total{service="acl",class="failed-authentication"} 1',
     );
+  });
+
+  it('refuses a claimed identity past `limit` failures from one address unverified; verifies other identities and addresses', async () => {
+    const { call, verified } = await start(2);
+    const wrong = basic('app', 'wrong');
+    for (let i = 0; i < 2; i++) expect((await call(wrong)).status).toBe(401);
+    expect((await call(basic('app', 'good'))).status).toBe(429);
+    // The address is past its limit too: another identity is verified, and its failure answered 429.
+    expect((await call(basic('other-app', 'secret'))).status).toBe(429);
+    expect((await call(basic('app', 'good'), '127.0.0.2')).status).toBe(204);
+    expect(verified).toEqual([wrong, wrong, basic('other-app', 'secret'), basic('app', 'good')]);
   });
 
   it('counts busy refusals as failures, but not successes, outages or requests without credentials', async () => {
@@ -79,13 +94,17 @@ describe('limitFailedAuthentication', () => {
     expect((await call()).status).toBe(401);
   });
 
-  it('still verifies a credential that verified within the window, but no other, once the address is refused', async () => {
+  it('still verifies a credential that verified within the window when its claimed identity is refused', async () => {
     const { call, verified } = await start(2);
-    expect((await call('good')).status).toBe(204);
-    expect((await call('bad-0')).status).toBe(401);
-    expect((await call('bad-1')).status).toBe(401);
-    expect((await call('bad-2')).status).toBe(429);
-    expect((await call('good')).status).toBe(204);
-    expect(verified).toEqual(['good', 'bad-0', 'bad-1', 'good']);
+    const good = basic('app', 'good');
+    expect((await call(good)).status).toBe(204);
+    for (let i = 0; i < 2; i++) expect((await call(basic('app', `bad-${i}`))).status).toBe(401);
+    expect((await call(basic('app', 'bad-2'))).status).toBe(429);
+    expect((await call(good)).status).toBe(204);
+    expect(verified).toEqual([good, basic('app', 'bad-0'), basic('app', 'bad-1'), good]);
   });
 });
+
+function basic(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
+}

@@ -1,5 +1,22 @@
+import { tokenReviewApi } from '../../../../src/auth/token-review-verifier.js';
+import type { TokenReviewApi } from '../../../../src/auth/token-review-verifier.js';
 import { objectPath, SERVICE_ACCOUNT_RESOURCE, collectionPath } from '../../../../src/kube/index.js';
-import { testKubeClient } from '../../support/cluster.js';
+import { testKubeClient, testKubeConfig } from '../../support/cluster.js';
+
+/** TokenReview against the shared kube-apiserver, counting the reviews it asks for. */
+export function countingTokenReviewApi(): { api: TokenReviewApi; reviews: () => number } {
+  const api = tokenReviewApi(testKubeConfig());
+  let reviews = 0;
+  return {
+    api: {
+      createTokenReview(param) {
+        reviews++;
+        return api.createTokenReview(param);
+      },
+    },
+    reviews: () => reviews,
+  };
+}
 
 /** Creates a ServiceAccount in the shared kube-apiserver. */
 export async function createServiceAccount(namespace: string, name: string): Promise<void> {
