@@ -81,7 +81,7 @@ async function badCredentials(count: number): Promise<string[]> {
 }
 
 const scryptRejections = async () =>
-  metricValue(await basicMetrics.metrics(), 'basic_auth_verifications_total{outcome="rejected"}');
+  metricValue(await basicMetrics.metrics(), 'policygrant_basic_auth_verifications_total{outcome="rejected"}');
 
 describe('a flood of bad credentials from an address every caller shares', () => {
   it('answers valid credentials never seen before with 200, and bad ones 429 at a bounded cost', async () => {
