@@ -33,7 +33,10 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
 export async function main(): Promise<void> {
   const tracing = await startTracingFromEnvironment('acl-api');
   const api = await startAclApi(await aclConfigFromEnvironment());
-  stopOnSignals('acl-api', thenFlushTraces(() => api.stop(), tracing));
+  stopOnSignals(
+    'acl-api',
+    thenFlushTraces(() => api.stop(), tracing),
+  );
 }
 
 runIfEntrypoint(import.meta.url, 'acl-api', main);

@@ -16,7 +16,10 @@ export async function main(): Promise<void> {
     config,
     config.leaderElection.exitOnLoss ? { onLeadershipLost: exitOnLostLeadership } : {},
   );
-  stopOnSignals('controller', thenFlushTraces(() => controller.stop(), tracing));
+  stopOnSignals(
+    'controller',
+    thenFlushTraces(() => controller.stop(), tracing),
+  );
 }
 
 /** As controller-runtime: a replica that lost leadership exits, and starts afresh (Kubernetes restarts it). */

@@ -36,7 +36,10 @@ export async function decisionConfigFromEnvironment(
 export async function main(): Promise<void> {
   const tracing = await startTracingFromEnvironment('decision-service');
   const service = await startDecisionService(await decisionConfigFromEnvironment());
-  stopOnSignals('decision-service', thenFlushTraces(() => service.stop(), tracing));
+  stopOnSignals(
+    'decision-service',
+    thenFlushTraces(() => service.stop(), tracing),
+  );
 }
 
 runIfEntrypoint(import.meta.url, 'decision-service', main);

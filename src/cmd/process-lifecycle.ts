@@ -52,7 +52,10 @@ export function stopOnSignals(name: string, stop: () => Promise<void>): void {
 }
 
 /** `stop`, then the export of the spans still buffered (the stop's own spans included). */
-export function thenFlushTraces(stop: () => Promise<void>, tracing: RunningTracing | undefined): () => Promise<void> {
+export function thenFlushTraces(
+  stop: () => Promise<void>,
+  tracing: RunningTracing | undefined,
+): () => Promise<void> {
   return async () => {
     try {
       await stop();

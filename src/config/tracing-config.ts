@@ -48,7 +48,8 @@ export function tracingSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.
 function exporterChosen(settings: z.output<typeof tracingEnvironment>): boolean {
   if (settings.OTEL_TRACES_EXPORTER !== undefined) return settings.OTEL_TRACES_EXPORTER === 'otlp';
   return (
-    settings.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
+    settings.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
+    settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
   );
 }
 

@@ -1,4 +1,12 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import type { Request, RequestHandler, Response } from 'express';
 import { REQUEST_ID_ATTRIBUTE, tracer, tracingOn, withRequestId } from '../observability/tracing.js';
 import { routeLabel, UNMATCHED_ROUTE } from './route-template.js';

@@ -12,7 +12,11 @@ export interface KubeRequestTarget {
 }
 
 /** Reads a path built by paths.ts: `/api/v1/...` or `/apis/<group>/<version>/...`, then an optional namespace. */
-export function kubeRequestTarget(method: KubeMethod, path: string, query: QueryParams = {}): KubeRequestTarget {
+export function kubeRequestTarget(
+  method: KubeMethod,
+  path: string,
+  query: QueryParams = {},
+): KubeRequestTarget {
   const segments = path.split('/').filter(Boolean).map(decodeURIComponent);
   const resourceStart = segments[0] === 'api' ? 2 : segments[0] === 'apis' ? 3 : -1;
   if (resourceStart < 0) return { verb: method.toLowerCase(), resource: path };
@@ -49,7 +53,8 @@ function verbOf(method: KubeMethod, named: boolean, query: QueryParams): string 
 /** The client span of a call: `create policygrants`, `patch policygrants/status`, `list leases`. */
 export function kubeSpan(method: KubeMethod, path: string, query?: QueryParams): SpanDescription {
   const target = kubeRequestTarget(method, path, query);
-  const resource = target.subresource === undefined ? target.resource : `${target.resource}/${target.subresource}`;
+  const resource =
+    target.subresource === undefined ? target.resource : `${target.resource}/${target.subresource}`;
   return {
     name: `${target.verb} ${resource}`,
     kind: SpanKind.CLIENT,

@@ -61,7 +61,51 @@ export interface SpanDescription extends SpanOptions {
 export function inSpan<T>(describe: () => SpanDescription, work: () => Promise<T>): Promise<T> {
   if (!on) return work();
   const { name, ...options } = describe();
-  return tracer().startActiveSpan(name, options, (span) => settle(span, work));
+  const active = context.active();
+  const links = active.getValue(LINKS) as Link[] | undefined;
+  if (links === undefined) return tracer().startActiveSpan(name, options, (span) => settle(span, work));
+  // The links are the next span's alone: its children do not inherit them.
+  const linked = { ...options, links: [...(options.links ?? []), ...links] };
+  return tracer().startActiveSpan(name, linked, active.deleteValue(LINKS), (span) => settle(span, work));
+}
+
+const LINKS = createContextKey('policygrant.links');
+
+/**
+ * Runs `work` outside any trace (a new root), the first span it starts linked to the spans active in each of
+ * `contexts`: a SpiceDB call that serves several requests at once is the child of none of them.
+ */
+export function linkedToEach<T>(
+  contexts: readonly (Context | undefined)[],
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!on) return work();
+  const links = contexts.flatMap((each) => {
+    const spanContext = each === undefined ? undefined : trace.getSpanContext(each);
+    return spanContext ? [{ context: spanContext }] : [];
+  });
+  return context.with(ROOT_CONTEXT.setValue(LINKS, links), work);
+}
+
+/** The active context while tracing is on (to resume it later with inContext), else undefined. */
+export function activeContextIfTracing(): Context | undefined {
+  return on ? context.active() : undefined;
+}
+
+/** Runs `work` in a context captured by activeContextIfTracing; as is when there is none. */
+export function inContext<T>(captured: Context | undefined, work: () => T): T {
+  return captured === undefined ? work() : context.with(captured, work);
+}
+
+/**
+ * Runs `work` that serves the callers whose contexts are given: in the one caller's context, or, for several,
+ * in a new trace linked to each of them.
+ */
+export function onBehalfOf<T>(
+  contexts: readonly (Context | undefined)[],
+  work: () => Promise<T>,
+): Promise<T> {
+  return contexts.length === 1 ? inContext(contexts[0], work) : linkedToEach(contexts, work);
 }
 
 async function settle<T>(span: Span, work: () => Promise<T>): Promise<T> {
@@ -77,7 +121,10 @@ async function settle<T>(span: Span, work: () => Promise<T>): Promise<T> {
 
 export function markFailed(span: Span, error: unknown): void {
   span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  span.setStatus({
+    code: SpanStatusCode.ERROR,
+    message: error instanceof Error ? error.message : String(error),
+  });
 }
 
 /** Writes `traceparent` (and `tracestate`) of the active span into `carrier`; nothing while tracing is off. */
@@ -90,6 +137,18 @@ export function activeTraceparent(): string | undefined {
   const carrier: Record<string, string> = {};
   injectTraceContext(carrier);
   return carrier.traceparent;
+}
+
+/**
+ * The annotation on which a writer of an object (the ACL API) leaves the W3C traceparent of the request that
+ * wrote it; the controller's reconciles of the object link to it. Objects written by others have none.
+ */
+export const TRACEPARENT_ANNOTATION = 'acl.policygrant.dev/traceparent';
+
+/** `annotations` with the active span's traceparent added while tracing is on; as they are otherwise. */
+export function withTraceparent(annotations: Record<string, string>): Record<string, string> {
+  const traceparent = activeTraceparent();
+  return traceparent === undefined ? annotations : { ...annotations, [TRACEPARENT_ANNOTATION]: traceparent };
 }
 
 /** A link to the span a W3C traceparent names; none for an absent or malformed one. */
