@@ -3,7 +3,7 @@ import type { PolicyGrant, PolicyGrantSpec, PolicyGrantStatus } from '../../api/
 import type { InternPool } from '../../runtime/index.js';
 import { latestChanges } from '../audit/grant-change.js';
 import { requesterAnnotations } from '../audit/kubernetes-actor.js';
-import { cachedMetadata, internTime, type CachedMetadata } from '../cached-metadata.js';
+import { cachedMetadata, internTime, withTraceparentOf, type CachedMetadata } from '../cached-metadata.js';
 
 // Strings unique to a grant (its user, zedToken, subjects) are kept as parsed: pooling them would only fill the
 // pool.
@@ -72,7 +72,7 @@ export function grantCacheTransform(pool: InternPool): (grant: PolicyGrant) => C
     kind: grant.kind,
     metadata: {
       ...cachedMetadata(grant.metadata, pool, cachedFieldManagers(grant.metadata.managedFields, pool)),
-      annotations: pool.share(requesterAnnotations(grant.metadata)),
+      annotations: withTraceparentOf(grant.metadata, pool.share(requesterAnnotations(grant.metadata))),
     },
     spec: cachedSpec(grant.spec, pool),
     status: cachedStatus(grant.status, pool),
