@@ -1,5 +1,4 @@
 import type { V1ManagedFieldsEntry, V1ObjectMeta } from '@kubernetes/client-node';
-import { TRACEPARENT_ANNOTATION } from '../observability/tracing.js';
 import type { InternPool } from '../runtime/index.js';
 
 /** Who made a change and when: what the grant audit reads of a managedFields entry. */
@@ -9,8 +8,7 @@ export type CachedFieldManager = Pick<V1ManagedFieldsEntry, 'manager' | 'operati
  * What the controller's caches keep of an object's metadata: what its readers use (keys, the resourceVersion
  * writes are conditional on, generation, finalizers, creation and deletion, and for grants who changed them
  * last). Labels and annotations go: the label selector is applied by the API server, and nothing in the
- * controller reads either of a cached grant or membership, but for the traceparent annotation, to which a
- * reconcile's span links (present only on objects written by a traced ACL API).
+ * controller reads either of a cached grant or membership.
  */
 export interface CachedMetadata extends Pick<
   V1ObjectMeta,
@@ -22,7 +20,6 @@ export interface CachedMetadata extends Pick<
   | 'creationTimestamp'
   | 'deletionTimestamp'
   | 'finalizers'
-  | 'annotations'
 > {
   managedFields?: CachedFieldManager[];
 }
@@ -51,15 +48,5 @@ export function cachedMetadata(
     deletionTimestamp: internTime(pool, metadata.deletionTimestamp),
     finalizers: pool.share(metadata.finalizers),
     managedFields,
-    annotations: withTraceparentOf(metadata, undefined),
   };
-}
-
-/** `kept` (annotations a cache keeps), with the traceparent annotation of `metadata` when it has one. */
-export function withTraceparentOf(
-  metadata: V1ObjectMeta,
-  kept: Record<string, string> | undefined,
-): Record<string, string> | undefined {
-  const traceparent = metadata.annotations?.[TRACEPARENT_ANNOTATION];
-  return traceparent === undefined ? kept : { ...kept, [TRACEPARENT_ANNOTATION]: traceparent };
 }

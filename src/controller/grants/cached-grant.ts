@@ -3,7 +3,8 @@ import type { PolicyGrant, PolicyGrantSpec, PolicyGrantStatus } from '../../api/
 import type { InternPool } from '../../runtime/index.js';
 import { latestChanges } from '../audit/grant-change.js';
 import { requesterAnnotations } from '../audit/kubernetes-actor.js';
-import { cachedMetadata, internTime, withTraceparentOf, type CachedMetadata } from '../cached-metadata.js';
+import { TRACEPARENT_ANNOTATION } from '../../observability/tracing.js';
+import { cachedMetadata, internTime, type CachedMetadata } from '../cached-metadata.js';
 
 // Strings unique to a grant (its user, zedToken, subjects) are kept as parsed: pooling them would only fill the
 // pool.
@@ -63,6 +64,18 @@ function cachedFieldManagers(entries: V1ManagedFieldsEntry[] | undefined, pool: 
     time: internTime(pool, time),
   }));
   return pool.share(latest);
+}
+
+/**
+ * `kept` with the grant's traceparent annotation when it has one: the reconcile's span links to the request
+ * that wrote the grant (present only on grants a traced ACL API created).
+ */
+function withTraceparentOf(
+  metadata: PolicyGrant['metadata'],
+  kept: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  const traceparent = metadata.annotations?.[TRACEPARENT_ANNOTATION];
+  return traceparent === undefined ? kept : { ...kept, [TRACEPARENT_ANNOTATION]: traceparent };
 }
 
 /** The grant informer's transform: a compact record of each grant, repeated parts shared through `pool`. */
