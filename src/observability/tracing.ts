@@ -5,12 +5,8 @@ import {
   ROOT_CONTEXT,
   SpanStatusCode,
   trace,
-  type Context,
-  type Link,
-  type Span,
-  type SpanOptions,
-  type Tracer,
 } from '@opentelemetry/api';
+import type { Context, Link, Span, SpanOptions, Tracer } from '@opentelemetry/api';
 
 /**
  * The spans of the project's own chokepoints (HTTP routes, the Kubernetes transport, the SpiceDB client, the

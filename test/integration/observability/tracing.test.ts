@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { objectPath } from '../../../src/kube/paths.js';
 import { POLICY_GRANT_RESOURCE } from '../../../src/api/v1alpha1/index.js';
-import { createLogger } from '../../../src/observability/logger.js';
 import { inSpan, TRACEPARENT_ANNOTATION } from '../../../src/observability/tracing.js';
 import { startTracing, type RunningTracing } from '../../../src/observability/tracing-sdk.js';
 import { AclHarness, individual } from '../acl/support/acl-harness.js';
 import { SCOPE_LABEL, useControllerFixture } from '../controller/support/harness.js';
 import { startServiceUnderTest, untilReady } from '../decision/support/decision-service.js';
+import { capturedLogger } from '../../unit/http/support/serve.js';
 
 // One trace from the REST call to SpiceDB, with the SDK's in-memory exporter: real kube-apiserver, SpiceDB,
 // controller, ACL API and decision service in this process, under one TracerProvider (as the all-in-one
@@ -147,14 +146,7 @@ describe('a check with a traceparent', () => {
 
 describe('log lines', () => {
   it('written inside a span carry its trace_id and span_id', async () => {
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const logger = createLogger({ level: 'info', destination });
+    const { logger, lines } = capturedLogger();
     let ids = { traceId: '', spanId: '' };
     await inSpan(
       () => ({ name: 'logging' }),
@@ -164,7 +156,7 @@ describe('log lines', () => {
       },
     );
     logger.info('outside');
-    const [inside, outside] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [inside, outside] = lines();
     expect(inside).toMatchObject({ msg: 'inside', trace_id: ids.traceId, span_id: ids.spanId });
     expect(outside).not.toHaveProperty('trace_id');
   });

@@ -1,43 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { kubeRequestTarget, kubeSpan } from '../../../src/kube/kube-span.js';
 
+const GROUP = '/apis/acl.policygrant.dev/v1alpha1';
+const GRANTS_IN_ACL = `${GROUP}/namespaces/acl/policygrants`;
+const GRANT_STATUS = { resource: 'policygrants', subresource: 'status', namespace: 'acl' };
+
 describe('kubeRequestTarget', () => {
   it.each([
-    [
-      'POST',
-      '/apis/acl.policygrant.dev/v1alpha1/namespaces/acl/policygrants',
-      {},
-      { verb: 'create', resource: 'policygrants', namespace: 'acl' },
-    ],
-    [
-      'GET',
-      '/apis/acl.policygrant.dev/v1alpha1/namespaces/acl/policygrants/g-1',
-      {},
-      { verb: 'get', resource: 'policygrants', namespace: 'acl' },
-    ],
-    [
-      'GET',
-      '/apis/acl.policygrant.dev/v1alpha1/policygrants',
-      {},
-      { verb: 'list', resource: 'policygrants' },
-    ],
-    [
-      'GET',
-      '/apis/acl.policygrant.dev/v1alpha1/policygrants',
-      { watch: true },
-      { verb: 'watch', resource: 'policygrants' },
-    ],
-    [
-      'PUT',
-      '/apis/acl.policygrant.dev/v1alpha1/namespaces/acl/policygrants/g-1/status',
-      {},
-      { verb: 'update', resource: 'policygrants', subresource: 'status', namespace: 'acl' },
-    ],
+    ['POST', `${GRANTS_IN_ACL}`, {}, { verb: 'create', resource: 'policygrants', namespace: 'acl' }],
+    ['GET', `${GRANTS_IN_ACL}/g-1`, {}, { verb: 'get', resource: 'policygrants', namespace: 'acl' }],
+    ['GET', `${GROUP}/policygrants`, {}, { verb: 'list', resource: 'policygrants' }],
+    ['GET', `${GROUP}/policygrants`, { watch: true }, { verb: 'watch', resource: 'policygrants' }],
+    ['PUT', `${GRANTS_IN_ACL}/g-1/status`, {}, { ...GRANT_STATUS, verb: 'update' }],
     [
       'PATCH',
-      '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/controller',
+      '/apis/coordination.k8s.io/v1/namespaces/ns/leases/l',
       {},
-      { verb: 'patch', resource: 'leases', namespace: 'kube-system' },
+      { verb: 'patch', resource: 'leases', namespace: 'ns' },
     ],
     [
       'DELETE',
@@ -62,7 +41,7 @@ describe('kubeRequestTarget', () => {
 
 describe('kubeSpan', () => {
   it('names a client span by verb and resource, with the subresource and the namespace as attributes', () => {
-    const span = kubeSpan('PUT', '/apis/acl.policygrant.dev/v1alpha1/namespaces/acl/policygrants/g-1/status');
+    const span = kubeSpan('PUT', `${GRANTS_IN_ACL}/g-1/status`);
     expect(span).toMatchObject({
       name: 'update policygrants/status',
       attributes: {
