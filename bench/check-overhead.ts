@@ -7,7 +7,9 @@
 // express's own `app.listen` serves it (express sets the request's and response's prototypes on every request)
 // and as this project's servers serve it (src/http/express-messages.ts: born with those prototypes). A last row
 // sends every check with a subject of its own, so that each is asked of SpiceDB (batched): what a miss adds,
-// SpiceDB's own CPU not counted (it runs in its own process).
+// SpiceDB's own CPU not counted (it runs in its own process). Tracing is off in every row but one, which
+// measures the check answered from memory with OpenTelemetry tracing on, every span exported over OTLP to a
+// receiver in this process (which reads and drops the batches; its CPU counts in that row).
 import { randomUUID } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,6 +23,7 @@ import { pino } from 'pino';
 import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
+import { startTracing, type RunningTracing } from '../src/observability/tracing-sdk.js';
 import { listen } from '../src/http/server.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { printTable } from './support/markdown-table.js';
@@ -52,6 +55,8 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   distinctSubjects?: boolean;
+  /** Measured with tracing on, exporting to the local receiver. */
+  traced?: boolean;
 }
 
 interface Measure {
@@ -81,6 +86,34 @@ async function serveWithNode(listener: RequestListener): Promise<{ url: string; 
   const server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** An OTLP/HTTP receiver that reads every export and answers it empty, as a collector that accepts all. */
+async function startOtlpReceiver(): Promise<{ url: string; server: Server; exports: () => number }> {
+  let exports = 0;
+  const receiver = await serveWithNode((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      exports += 1;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': 0 });
+      res.end();
+    });
+  });
+  return { ...receiver, exports: () => exports };
+}
+
+/** Runs `work` with tracing on (every span sampled, exported to `endpoint` in batches), then turns it off. */
+async function whileTraced<T>(endpoint: string, work: () => Promise<T>): Promise<T> {
+  process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${endpoint}/v1/traces`;
+  const tracing: RunningTracing = startTracing({
+    serviceName: 'bench-check-overhead',
+    sampler: { kind: 'always_on' },
+  });
+  try {
+    return await work();
+  } finally {
+    await tracing.shutdown();
+  }
 }
 
 function startLoad(): ChildProcess {
@@ -191,20 +224,33 @@ async function main(): Promise<void> {
         distinctSubjects: true,
       },
     ];
+    const receiver = await startOtlpReceiver();
+    stopping.unshift(() => receiver.server.close());
+    targets.splice(4, 0, {
+      name: 'decision service, check answered from memory, tracing on (OTLP to a local receiver)',
+      url: service.url,
+      headers: { authorization },
+      traced: true,
+    });
+    const run = (target: Target, count: number) =>
+      target.traced
+        ? whileTraced(receiver.url, () => measure(child, target, concurrency, count))
+        : measure(child, target, concurrency, count);
     const child = startLoad();
     stopping.unshift(() => child.send('exit'));
     console.log(
       `each run: ${requests} requests, ${concurrency} in flight; ${rounds} rounds, the targets in turn (order rotating); medians`,
     );
-    for (const target of targets) await measure(child, target, concurrency, Math.min(requests, 5000));
+    for (const target of targets) await run(target, Math.min(requests, 5000));
     const results = new Map<string, Measure[]>(targets.map((target) => [target.name, []]));
     for (let round = 0; round < rounds; round++) {
       for (let step = 0; step < targets.length; step++) {
         const target = targets[(round + step) % targets.length] as Target;
-        results.get(target.name)?.push(await measure(child, target, concurrency, requests));
+        results.get(target.name)?.push(await run(target, requests));
       }
     }
     report(targets, results);
+    console.log(`the OTLP receiver took ${receiver.exports()} exports`);
   } finally {
     for (const stop of stopping) await stop();
   }

@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream';
 import type pg from 'pg';
+import { inSpan } from '../observability/tracing.js';
+import { auditSpan } from './audit-span.js';
 import type { AuditRecord } from './audit-record.js';
 import { encodeCursor } from './audit-cursor.js';
 import { RECORD_COLUMNS, recordFromRow, type MacRow, type RecordRow } from './record-rows.js';
@@ -62,9 +64,13 @@ export class AuditReader {
   ): Promise<AuditPage> {
     const conditions = withTimeRange(visibleTo(filtered(new Conditions(), filters), visibility), filters);
     if (page.before !== undefined) conditions.add((p) => `id < ${p}`, page.before);
-    const { rows } = await this.pool.query<RecordRow>(
-      `SELECT ${RECORD_COLUMNS} FROM audit.records ${conditions.where()} ORDER BY id DESC LIMIT ${page.limit + 1}`,
-      conditions.values,
+    const { rows } = await inSpan(
+      () => auditSpan('SELECT'),
+      () =>
+        this.pool.query<RecordRow>(
+          `SELECT ${RECORD_COLUMNS} FROM audit.records ${conditions.where()} ORDER BY id DESC LIMIT ${page.limit + 1}`,
+          conditions.values,
+        ),
     );
     const records = rows.slice(0, page.limit).map(recordFromRow);
     const last = records.at(-1);
@@ -86,9 +92,13 @@ export class AuditReader {
     let after = '0';
     for (;;) {
       const conditions = withTimeRange(new Conditions(), range).add((p) => `id > ${p}`, after);
-      const { rows } = await this.pool.query<MacRow>(
-        `SELECT ${RECORD_COLUMNS}, mac FROM audit.records ${conditions.where()} ORDER BY id LIMIT ${batchSize}`,
-        conditions.values,
+      const { rows } = await inSpan(
+        () => auditSpan('SELECT'),
+        () =>
+          this.pool.query<MacRow>(
+            `SELECT ${RECORD_COLUMNS}, mac FROM audit.records ${conditions.where()} ORDER BY id LIMIT ${batchSize}`,
+            conditions.values,
+          ),
       );
       yield* rows;
       const last = rows.at(-1);

@@ -1,4 +1,7 @@
+import type { Context } from '@opentelemetry/api';
 import pg from 'pg';
+import { activeContextIfTracing, inSpan, onBehalfOf } from '../observability/tracing.js';
+import { auditSpan } from './audit-span.js';
 import {
   GENESIS_HASH,
   recordHash,
@@ -59,6 +62,8 @@ interface ChainEnd {
 
 interface QueuedAppend {
   entries: readonly AuditEntry[];
+  /** The appender's trace context (tracing on): the transaction is its child, or linked to it when shared. */
+  traceContext: Context | undefined;
   resolve(records: AuditRecord[]): void;
   reject(error: unknown): void;
 }
@@ -121,7 +126,7 @@ export class AuditStore {
   append(entries: readonly AuditEntry[]): Promise<AuditRecord[]> {
     if (entries.length === 0) return Promise.resolve([]);
     const appended = new Promise<AuditRecord[]>((resolve, reject) => {
-      this.queued.push({ entries, resolve, reject });
+      this.queued.push({ entries, traceContext: activeContextIfTracing(), resolve, reject });
     });
     if (!this.appending) void this.appendQueued();
     return appended;
@@ -147,8 +152,9 @@ export class AuditStore {
 
   private async appendGroup(group: readonly QueuedAppend[]): Promise<void> {
     try {
-      const records = await this.appendChanges(
-        group.flatMap(({ entries }) => entries.map((entry) => ({ entry }))),
+      const records = await onBehalfOf(
+        group.map((append) => append.traceContext),
+        () => this.appendChanges(group.flatMap(({ entries }) => entries.map((entry) => ({ entry })))),
       );
       let offset = 0;
       for (const append of group) {
@@ -170,10 +176,17 @@ export class AuditStore {
     return this.appendChanges(changes);
   }
 
-  private async appendChanges(
+  private appendChanges(changes: readonly { key?: string; entry: AuditEntry }[]): Promise<AuditRecord[]> {
+    if (changes.length === 0) return Promise.resolve([]);
+    return inSpan(
+      () => auditSpan('INSERT'),
+      () => this.appendInTransaction(changes),
+    );
+  }
+
+  private async appendInTransaction(
     changes: readonly { key?: string; entry: AuditEntry }[],
   ): Promise<AuditRecord[]> {
-    if (changes.length === 0) return [];
     const client = await this.pool.connect();
     // A connection that breaks between two queries of the transaction fails the next query; without a
     // listener its 'error' event would be an uncaught exception.
@@ -215,7 +228,10 @@ export class AuditStore {
 
   /** Deletes the records past the retention the owner configured (audit.prune()); returns how many. */
   async prune(): Promise<number> {
-    const { rows } = await this.pool.query<{ deleted: string }>('SELECT audit.prune() AS deleted');
+    const { rows } = await inSpan(
+      () => auditSpan('SELECT', 'audit.prune'),
+      () => this.pool.query<{ deleted: string }>('SELECT audit.prune() AS deleted'),
+    );
     return Number(rows[0]?.deleted ?? 0);
   }
 

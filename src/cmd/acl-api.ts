@@ -4,7 +4,8 @@ import { createAuthenticators } from '../config/auth-config.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
 import { createLogger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
-import { runIfEntrypoint, stopOnSignals } from './process-lifecycle.js';
+import { startTracingFromEnvironment } from '../observability/tracing-setup.js';
+import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from './process-lifecycle.js';
 
 // The ACL API: `node dist/cmd/acl-api.js` (or `main.js acl-api`), configured by environment variables
 // (docs/acl-api.md). The all-in-one development stack imports startAclApi.
@@ -30,8 +31,12 @@ export async function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.
 }
 
 export async function main(): Promise<void> {
+  const tracing = await startTracingFromEnvironment('acl-api');
   const api = await startAclApi(await aclConfigFromEnvironment());
-  stopOnSignals('acl-api', () => api.stop());
+  stopOnSignals(
+    'acl-api',
+    thenFlushTraces(() => api.stop(), tracing),
+  );
 }
 
 runIfEntrypoint(import.meta.url, 'acl-api', main);

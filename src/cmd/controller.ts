@@ -1,6 +1,7 @@
 import { parseControllerConfig } from '../controller/config.js';
 import { startController } from '../controller/start-controller.js';
-import { runIfEntrypoint, stopOnSignals } from './process-lifecycle.js';
+import { startTracingFromEnvironment } from '../observability/tracing-setup.js';
+import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from './process-lifecycle.js';
 
 // The grant controller: `node dist/cmd/controller.js` (or `main.js controller`), configured by environment
 // variables (docs/controller.md). The all-in-one development stack imports startController.
@@ -10,11 +11,15 @@ export type { RunningController, StartControllerOptions } from '../controller/st
 
 export async function main(): Promise<void> {
   const config = parseControllerConfig(process.env);
+  const tracing = await startTracingFromEnvironment('controller');
   const controller = await startController(
     config,
     config.leaderElection.exitOnLoss ? { onLeadershipLost: exitOnLostLeadership } : {},
   );
-  stopOnSignals('controller', () => controller.stop());
+  stopOnSignals(
+    'controller',
+    thenFlushTraces(() => controller.stop(), tracing),
+  );
 }
 
 /** As controller-runtime: a replica that lost leadership exits, and starts afresh (Kubernetes restarts it). */

@@ -6,7 +6,8 @@ import { decisionSettingsFromEnvironment } from '../decision/decision-config.js'
 import { startDecisionService, type DecisionServiceConfig } from '../decision/decision-service.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
-import { runIfEntrypoint, stopOnSignals } from './process-lifecycle.js';
+import { startTracingFromEnvironment } from '../observability/tracing-setup.js';
+import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from './process-lifecycle.js';
 
 // The decision service: `node dist/cmd/decision-service.js` (or `main.js decision-service`), configured by
 // environment variables (docs/decision-service.md). The all-in-one development stack imports it.
@@ -33,8 +34,12 @@ export async function decisionConfigFromEnvironment(
 }
 
 export async function main(): Promise<void> {
+  const tracing = await startTracingFromEnvironment('decision-service');
   const service = await startDecisionService(await decisionConfigFromEnvironment());
-  stopOnSignals('decision-service', () => service.stop());
+  stopOnSignals(
+    'decision-service',
+    thenFlushTraces(() => service.stop(), tracing),
+  );
 }
 
 runIfEntrypoint(import.meta.url, 'decision-service', main);

@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import type { RunningTracing } from '../observability/tracing-setup.js';
 
 /** True when the module at `moduleUrl` is the script node was started with (not imported). */
 export function isEntrypoint(moduleUrl: string): boolean {
@@ -48,4 +49,18 @@ export function stopOnSignals(name: string, stop: () => Promise<void>): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+}
+
+/** `stop`, then the export of the spans still buffered (the stop's own spans included). */
+export function thenFlushTraces(
+  stop: () => Promise<void>,
+  tracing: RunningTracing | undefined,
+): () => Promise<void> {
+  return async () => {
+    try {
+      await stop();
+    } finally {
+      await tracing?.shutdown();
+    }
+  };
 }

@@ -2,6 +2,8 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ReconcileResult } from '../runtime/index.js';
 import type { SpiceDBError } from '../spicedb/errors.js';
 import { hasFinalizer } from '../api/v1alpha1/index.js';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, linksToTraceparent, TRACEPARENT_ANNOTATION } from '../observability/tracing.js';
 import { WriteExpectations } from './write-expectations.js';
 
 /** What a SpiceDB phase achieved; `failure` is rethrown once the status says so, for the queue's backoff. */
@@ -56,13 +58,32 @@ export abstract class ReconcileFlow<T extends { metadata: V1ObjectMeta }, Outcom
     this.now = now ?? (() => new Date());
   }
 
-  readonly reconcile = async (key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> => {
+  /** Lowercase, for span names: `policygrant`, `membership`. */
+  protected abstract readonly kindName: string;
+
+  /**
+   * Traced, each reconcile is the root span `reconcile <kind>`, linked to the request that wrote the object
+   * (its traceparent annotation); its Kubernetes and SpiceDB calls are its children.
+   */
+  readonly reconcile = (key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> =>
+    inSpan(
+      () => ({
+        name: `reconcile ${this.kindName}`,
+        kind: SpanKind.INTERNAL,
+        root: true,
+        links: linksToTraceparent(this.cached(key)?.metadata.annotations?.[TRACEPARENT_ANNOTATION]),
+        attributes: { 'policygrant.object.key': key },
+      }),
+      () => this.reconcileKey(key, signal),
+    );
+
+  private async reconcileKey(key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> {
     const cached = this.cached(key);
     if (!cached) return this.forgetGone(key);
     if (this.expectations.isStale(key, cached.metadata.resourceVersion)) return undefined;
     if (cached.metadata.deletionTimestamp) return this.reconcileDelete(key, cached, signal);
     return this.reconcileNormal(key, cached, signal);
-  };
+  }
 
   /** The object as the cache holds it now. */
   protected abstract cached(key: string): T | undefined;

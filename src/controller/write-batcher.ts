@@ -3,6 +3,8 @@ import { DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
 import { tupleKey } from '../verdict/tuple-key.js';
 import { FencedOffError } from './fenced-spicedb.js';
 import type { RelationshipStore } from './relationship-store.js';
+import type { Context } from '@opentelemetry/api';
+import { activeContextIfTracing, onBehalfOf } from '../observability/tracing.js';
 
 export interface WriteBatcherOptions {
   /** Where the batches go: the fenced store, which checks leadership and adds the fence to every call. */
@@ -18,6 +20,8 @@ const DEFAULT_BATCH_WINDOW_MS = 2;
 
 interface QueuedWrite {
   updates: readonly RelationshipUpdate[];
+  /** The writer's trace context (tracing on): the call is its child, or linked to it when shared. */
+  traceContext: Context | undefined;
   signal: AbortSignal | undefined;
   resolve(zedToken: string | undefined): void;
   reject(error: unknown): void;
@@ -54,7 +58,7 @@ export class WriteBatcher implements RelationshipStore {
   ): Promise<string | undefined> {
     if (updates.length === 0) return Promise.resolve(undefined);
     const answered = new Promise<string | undefined>((resolve, reject) => {
-      this.queue.push({ updates, signal, resolve, reject });
+      this.queue.push({ updates, traceContext: activeContextIfTracing(), signal, resolve, reject });
     });
     this.lastAnswered = answered.then(ignore, ignore);
     this.schedule();
@@ -115,9 +119,13 @@ export class WriteBatcher implements RelationshipStore {
     if (live.length === 0) return;
     this.options.onBatch?.(live.length);
     try {
-      const zedToken = await this.options.store.writeRelationshipsInBatches(
-        live.flatMap((write) => write.updates),
-        sharedSignal(live),
+      const zedToken = await onBehalfOf(
+        live.map((write) => write.traceContext),
+        () =>
+          this.options.store.writeRelationshipsInBatches(
+            live.flatMap((write) => write.updates),
+            sharedSignal(live),
+          ),
       );
       live.forEach((write) => write.resolve(zedToken));
     } catch (error) {

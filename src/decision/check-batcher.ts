@@ -6,6 +6,8 @@ import type {
   Consistency,
   SpiceDBClient,
 } from '../spicedb/client.js';
+import type { Context } from '@opentelemetry/api';
+import { activeContextIfTracing, inContext, linkedToEach } from '../observability/tracing.js';
 import { SpiceDBError } from '../spicedb/errors.js';
 
 export interface CheckBatchSettings {
@@ -35,6 +37,8 @@ export interface CheckBatcherOptions {
 
 interface Waiting {
   item: BulkCheckItem;
+  /** The trace context the check arrived in (tracing on): its SpiceDB call is its child, or linked to it. */
+  traceContext: Context | undefined;
   resolve: (result: CheckPermissionResult) => void;
   reject: (error: unknown) => void;
 }
@@ -49,6 +53,8 @@ interface Batch {
  * event loop, or while every call is busy, wait in a queue per consistency (checks of one CheckBulkPermissions
  * share its consistency); each free call takes up to `maxItems` of the oldest queue. A check that finds a free
  * call goes out in the turn it arrived in, alone as a CheckPermission unless others arrived with it.
+ * Traced, a lone check's call is a child of the check's span; a CheckBulkPermissions call starts a trace of its
+ * own, linked to the span of each check it carries.
  */
 export class CheckBatcher {
   /** Waiting checks by consistency, oldest queue first (a Map keeps the order its keys were added in). */
@@ -65,7 +71,7 @@ export class CheckBatcher {
       const key = consistencyKey(consistency);
       let queue = this.queues.get(key);
       if (!queue) this.queues.set(key, (queue = { consistency, checks: [] }));
-      queue.checks.push({ item, resolve, reject });
+      queue.checks.push({ item, traceContext: activeContextIfTracing(), resolve, reject });
       this.scheduleFlush();
     });
   }
@@ -112,15 +118,19 @@ export class CheckBatcher {
     this.options.sent?.(checks.length);
     const [lone] = checks;
     if (checks.length === 1 && lone) {
-      await this.options.spicedb
-        .checkPermission({ ...lone.item, consistency })
-        .then(lone.resolve, lone.reject);
+      await inContext(lone.traceContext, () =>
+        this.options.spicedb.checkPermission({ ...lone.item, consistency }),
+      ).then(lone.resolve, lone.reject);
       return;
     }
     try {
-      const answers = await this.options.spicedb.checkBulkPermissions(
-        checks.map((check) => check.item),
-        consistency,
+      const answers = await linkedToEach(
+        checks.map((check) => check.traceContext),
+        () =>
+          this.options.spicedb.checkBulkPermissions(
+            checks.map((check) => check.item),
+            consistency,
+          ),
       );
       checks.forEach((check, index) => settle(check, answers[index]));
     } catch (error) {

@@ -12,6 +12,7 @@ import type { OpenApiDocument } from './openapi/route-definition.js';
 import { OPERATIONAL_PATHS, operationalRouter, type ReadinessFields } from './operational-routes.js';
 import type { ReadinessCheck } from './readiness.js';
 import { requestContext } from './request-context.js';
+import { requestSpan } from './request-span.js';
 import type { UrnScheme } from './urn.js';
 
 export interface MountedRouter {
@@ -43,9 +44,9 @@ export interface HttpAppOptions {
 }
 
 /**
- * A service's express app: its hot routes, request id and child logger, access log, HTTP metrics, the
- * operational endpoints, the service's routers, then the 404 and the error handler that answer in problem
- * bodies.
+ * A service's express app: its hot routes, request id and child logger, server span, access log, HTTP
+ * metrics, the operational endpoints, the service's routers, then the 404 and the error handler that answer
+ * in problem bodies.
  */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
@@ -53,6 +54,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   const common = [
     requestContext(options.logger),
+    requestSpan,
     accessLog({
       quietPaths: new Set(Object.values(OPERATIONAL_PATHS)),
       hotPaths: new Set(options.hotPaths),

@@ -2,8 +2,10 @@ import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { injectTraceContext, inSpan } from '../observability/tracing.js';
 import { linkedTimeout } from '../runtime/timing.js';
 import { KubeApiError, KubernetesUnreachableError } from './api-error.js';
+import { kubeSpan } from './kube-span.js';
 
 export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type QueryParams = Record<string, string | number | boolean | undefined>;
@@ -57,8 +59,15 @@ export class KubeClient {
     private readonly options: KubeClientOptions = {},
   ) {}
 
-  /** One JSON call, answered within its deadline. */
-  async call<T>({ timeoutMs, ...call }: KubeCall): Promise<T> {
+  /** One JSON call, answered within its deadline, in a client span when tracing is on. */
+  call<T>(call: KubeCall): Promise<T> {
+    return inSpan(
+      () => kubeSpan(call.method, call.path, call.query),
+      () => this.send<T>(call),
+    );
+  }
+
+  private async send<T>({ timeoutMs, ...call }: KubeCall): Promise<T> {
     const { signal, dispose } = linkedTimeout(
       call.signal,
       timeoutMs ?? this.options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS,
@@ -76,7 +85,10 @@ export class KubeClient {
     }
   }
 
-  /** Sends a call and resolves with the response once its headers arrived (a watch reads it as a stream). */
+  /**
+   * Sends a call and resolves with the response once its headers arrived (a watch reads it as a stream). The
+   * active span's `traceparent` goes with it; a watch opened alone is no span of its own (its list is one).
+   */
   async open(call: Omit<KubeCall, 'timeoutMs'>): Promise<IncomingMessage> {
     const url = this.url(call);
     const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
@@ -94,6 +106,7 @@ export class KubeClient {
             'content-length': String(Buffer.byteLength(payload)),
           }),
     };
+    injectTraceContext(options.headers as Record<string, string>);
     const transport = url.protocol === 'http:' ? http : https;
     return new Promise((resolve, reject) => {
       const request = transport.request(url, { ...options, signal: call.signal }, resolve);

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
+import { mergeTraceFields, traceFields } from './tracing.js';
 
 export type { Logger } from 'pino';
 
@@ -31,7 +32,10 @@ export const REDACTED_PATHS: readonly string[] = [
   ),
 ];
 
-/** JSON lines, ISO timestamps, level names instead of numbers, secrets redacted. */
+/**
+ * JSON lines, ISO timestamps, level names instead of numbers, secrets redacted, and `trace_id`/`span_id` on
+ * every line written inside a span.
+ */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
     {
@@ -40,6 +44,8 @@ export function createLogger(options: LoggerOptions): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: [...REDACTED_PATHS], censor: REDACTED },
+      mixin: traceFields,
+      mixinMergeStrategy: mergeTraceFields,
     },
     options.destination,
   );

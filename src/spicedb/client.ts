@@ -1,5 +1,8 @@
 import { v1 } from '@authzed/authzed-node';
+import type { Metadata } from '@grpc/grpc-js';
+import { inSpan } from '../observability/tracing.js';
 import { GrpcCode, SpiceDBError, toSpiceDBError } from './errors.js';
+import { callMetadata, spicedbSpan } from './spicedb-span.js';
 
 /** Object ids here are SpiceDB's: already encoded (object-id.ts). */
 export interface ObjectRef {
@@ -378,7 +381,7 @@ export class SpiceDBClient {
     const response = await this.unary<v1.CheckPermissionResponse>(
       'CheckPermission',
       this.deadlines.checkMs,
-      (options, done) => this.grpc.checkPermission(request, options, done),
+      (metadata, options, done) => this.grpc.checkPermission(request, metadata, options, done),
     );
     return {
       allowed: response.permissionship === PERMISSIONSHIP_HAS_PERMISSION,
@@ -402,7 +405,7 @@ export class SpiceDBClient {
     const response = await this.unary<v1.CheckBulkPermissionsResponse>(
       'CheckBulkPermissions',
       this.deadlines.checkMs,
-      (options, done) => this.grpc.checkBulkPermissions(request, options, done),
+      (metadata, options, done) => this.grpc.checkBulkPermissions(request, metadata, options, done),
     );
     if (response.pairs.length !== items.length) {
       throw new SpiceDBError(
@@ -439,7 +442,7 @@ export class SpiceDBClient {
     const response = await this.unary<v1.WriteRelationshipsResponse>(
       'WriteRelationships',
       this.deadlines.writeMs,
-      (options, done) => this.grpc.writeRelationships(request, options, done),
+      (metadata, options, done) => this.grpc.writeRelationships(request, metadata, options, done),
     );
     return response.writtenAt?.token ?? '';
   }
@@ -469,7 +472,7 @@ export class SpiceDBClient {
     const response = await this.unary<v1.DeleteRelationshipsResponse>(
       'DeleteRelationships',
       this.deadlines.writeMs,
-      (options, done) => this.grpc.deleteRelationships(request, options, done),
+      (metadata, options, done) => this.grpc.deleteRelationships(request, metadata, options, done),
     );
     return {
       deletedAt: response.deletedAt?.token ?? '',
@@ -519,8 +522,8 @@ export class SpiceDBClient {
       optionalLimit: input.limit,
       ...(input.cursor === undefined ? {} : { optionalCursor: v1.Cursor.create({ token: input.cursor }) }),
     });
-    const responses = await this.stream<v1.LookupResourcesResponse>('LookupResources', (options) =>
-      this.grpc.lookupResources(request, options),
+    const responses = await this.stream<v1.LookupResourcesResponse>('LookupResources', (metadata, options) =>
+      this.grpc.lookupResources(request, metadata, options),
     );
     return {
       resourceIds: responses
@@ -540,8 +543,8 @@ export class SpiceDBClient {
       permission: input.permission,
       subjectObjectType: input.subjectType,
     });
-    const responses = await this.stream<v1.LookupSubjectsResponse>('LookupSubjects', (options) =>
-      this.grpc.lookupSubjects(request, options),
+    const responses = await this.stream<v1.LookupSubjectsResponse>('LookupSubjects', (metadata, options) =>
+      this.grpc.lookupSubjects(request, metadata, options),
     );
     return {
       subjectIds: responses
@@ -595,7 +598,8 @@ export class SpiceDBClient {
     const response = await this.unary<v1.WriteSchemaResponse>(
       'WriteSchema',
       this.deadlines.schemaMs,
-      (options, done) => this.grpc.writeSchema(v1.WriteSchemaRequest.create({ schema }), options, done),
+      (metadata, options, done) =>
+        this.grpc.writeSchema(v1.WriteSchemaRequest.create({ schema }), metadata, options, done),
     );
     return response.writtenAt?.token ?? '';
   }
@@ -617,8 +621,11 @@ export class SpiceDBClient {
 
   private async readSchemaWithin(timeoutMs: number): Promise<string | undefined> {
     try {
-      const response = await this.unary<v1.ReadSchemaResponse>('ReadSchema', timeoutMs, (options, done) =>
-        this.grpc.readSchema(v1.ReadSchemaRequest.create({}), options, done),
+      const response = await this.unary<v1.ReadSchemaResponse>(
+        'ReadSchema',
+        timeoutMs,
+        (metadata, options, done) =>
+          this.grpc.readSchema(v1.ReadSchemaRequest.create({}), metadata, options, done),
       );
       return response.schemaText;
     } catch (error) {
@@ -636,49 +643,61 @@ export class SpiceDBClient {
     const response = await this.unary<v1.DiffSchemaResponse>(
       'DiffSchema',
       this.deadlines.schemaMs,
-      (options, done) => this.grpc.diffSchema(request, options, done),
+      (metadata, options, done) => this.grpc.diffSchema(request, metadata, options, done),
     );
     return response.diffs.length;
   }
 
   private readPage(request: v1.ReadRelationshipsRequest): Promise<v1.ReadRelationshipsResponse[]> {
-    return this.stream<v1.ReadRelationshipsResponse>('ReadRelationships', (options) =>
-      this.grpc.readRelationships(request, options),
+    return this.stream<v1.ReadRelationshipsResponse>('ReadRelationships', (metadata, options) =>
+      this.grpc.readRelationships(request, metadata, options),
     );
   }
 
-  /** Every message of a server stream, within the read deadline. */
-  private async stream<T>(
+  /** Every message of a server stream, within the read deadline, in a client span when tracing is on. */
+  private stream<T>(
     operation: string,
-    call: (options: { deadline: Date }) => AsyncIterable<unknown>,
+    call: (metadata: Metadata, options: { deadline: Date }) => AsyncIterable<unknown>,
   ): Promise<T[]> {
-    const responses: T[] = [];
-    try {
-      for await (const response of call(deadlineIn(this.deadlines.readMs))) responses.push(response as T);
-    } catch (error) {
-      throw toSpiceDBError(operation, error);
-    }
-    return responses;
+    return inSpan(
+      () => spicedbSpan(operation),
+      async () => {
+        const responses: T[] = [];
+        try {
+          for await (const response of call(callMetadata(), deadlineIn(this.deadlines.readMs))) {
+            responses.push(response as T);
+          }
+        } catch (error) {
+          throw toSpiceDBError(operation, error);
+        }
+        return responses;
+      },
+    );
   }
 
+  /** One unary call within `timeoutMs`, in a client span when tracing is on. */
   private unary<T>(
     operation: string,
     timeoutMs: number,
-    call: (options: { deadline: Date }, done: GrpcCallback<T>) => unknown,
+    call: (metadata: Metadata, options: { deadline: Date }, done: GrpcCallback<T>) => unknown,
   ): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const done: GrpcCallback<T> = (error, value) => {
-        if (error || value === undefined) {
-          reject(toSpiceDBError(operation, error ?? new Error('empty response')));
-        } else {
-          resolve(value);
-        }
-      };
-      try {
-        call(deadlineIn(timeoutMs), done);
-      } catch (error) {
-        reject(toSpiceDBError(operation, error));
-      }
-    });
+    return inSpan(
+      () => spicedbSpan(operation),
+      () =>
+        new Promise<T>((resolve, reject) => {
+          const done: GrpcCallback<T> = (error, value) => {
+            if (error || value === undefined) {
+              reject(toSpiceDBError(operation, error ?? new Error('empty response')));
+            } else {
+              resolve(value);
+            }
+          };
+          try {
+            call(callMetadata(), deadlineIn(timeoutMs), done);
+          } catch (error) {
+            reject(toSpiceDBError(operation, error));
+          }
+        }),
+    );
   }
 }

@@ -286,8 +286,34 @@ mounted files. Takes the component dict of pgo.deployment.
 - name: SHUTDOWN_DRAIN_SECONDS
   value: {{ .values.drainSeconds | quote }}
 {{- end }}
+{{- include "pgo.tracingEnv" . }}
 {{- with .values.extraEnv }}
 {{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The OTEL_* variables of a service while tracing.enabled: its service.name is the component's name. */}}
+{{- define "pgo.tracingEnv" -}}
+{{- $tracing := .root.Values.tracing }}
+{{- if $tracing.enabled }}
+- name: OTEL_TRACES_EXPORTER
+  value: otlp
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ required "tracing.endpoint: the collector's OTLP/HTTP URL, required when tracing.enabled" $tracing.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: http/protobuf
+- name: OTEL_SERVICE_NAME
+  value: {{ include "pgo.componentName" (dict "root" .root "component" .component) | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $tracing.sampler | quote }}
+{{- with $tracing.samplerArg }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ . | quote }}
+{{- end }}
+{{- with $tracing.resourceAttributes }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 

@@ -8,6 +8,7 @@ import {
 import { claimObject, type ClaimData, type StoredClaim } from './grant-claims.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { isNotFound, isPreconditionConflict } from '../../kube/api-error.js';
+import { withTraceparent } from '../../observability/tracing.js';
 import { paths } from '../resources.js';
 
 export interface NewGrant {
@@ -59,7 +60,8 @@ export class GrantStore {
 
   /**
    * Creates the grant with the controller's finalizer already set, which saves the controller a write per
-   * grant (docs/controller.md, "Finalizer from birth").
+   * grant (docs/controller.md, "Finalizer from birth"). Traced, it carries the request's traceparent, to
+   * which the controller's reconciles of the grant link.
    */
   createGrant(grant: NewGrant): Promise<PolicyGrant> {
     const { name, labels, annotations } = grant;
@@ -69,7 +71,12 @@ export class GrantStore {
       body: {
         apiVersion: GROUP_VERSION,
         kind: POLICY_GRANT_KIND,
-        metadata: { name, labels, annotations, finalizers: [RELATIONSHIPS_FINALIZER] },
+        metadata: {
+          name,
+          labels,
+          annotations: withTraceparent(annotations),
+          finalizers: [RELATIONSHIPS_FINALIZER],
+        },
         spec: grant.spec,
       },
     });

@@ -3,6 +3,7 @@ import type { PolicyGrant, PolicyGrantSpec, PolicyGrantStatus } from '../../api/
 import type { InternPool } from '../../runtime/index.js';
 import { latestChanges } from '../audit/grant-change.js';
 import { requesterAnnotations } from '../audit/kubernetes-actor.js';
+import { TRACEPARENT_ANNOTATION } from '../../observability/tracing.js';
 import { cachedMetadata, internTime, type CachedMetadata } from '../cached-metadata.js';
 
 // Strings unique to a grant (its user, zedToken, subjects) are kept as parsed: pooling them would only fill the
@@ -67,6 +68,18 @@ function cachedFieldManagers(entries: V1ManagedFieldsEntry[] | undefined, pool: 
   return pool.share(latest);
 }
 
+/**
+ * `kept` with the grant's traceparent annotation when it has one: the reconcile's span links to the request
+ * that wrote the grant (present only on grants a traced ACL API created).
+ */
+function withTraceparentOf(
+  metadata: PolicyGrant['metadata'],
+  kept: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  const traceparent = metadata.annotations?.[TRACEPARENT_ANNOTATION];
+  return traceparent === undefined ? kept : { ...kept, [TRACEPARENT_ANNOTATION]: traceparent };
+}
+
 /** The grant informer's transform: a compact record of each grant, repeated parts shared through `pool`. */
 export function grantCacheTransform(pool: InternPool): (grant: PolicyGrant) => CachedGrant {
   return (grant) => ({
@@ -74,7 +87,7 @@ export function grantCacheTransform(pool: InternPool): (grant: PolicyGrant) => C
     kind: grant.kind,
     metadata: {
       ...cachedMetadata(grant.metadata, pool, cachedFieldManagers(grant.metadata.managedFields, pool)),
-      annotations: pool.share(requesterAnnotations(grant.metadata)),
+      annotations: withTraceparentOf(grant.metadata, pool.share(requesterAnnotations(grant.metadata))),
     },
     spec: cachedSpec(grant.spec, pool),
     status: cachedStatus(grant.status, pool),

@@ -89,6 +89,8 @@ function neverEdited(grant: PolicyGrant): boolean {
  * every transition of Enforced, and a requeue at expiryTime while the grant is active.
  */
 export class GrantReconciler extends ReconcileFlow<PolicyGrant, GrantOutcome, PolicyGrantStatus> {
+  protected readonly kindName = 'policygrant';
+
   constructor(private readonly options: GrantReconcilerOptions) {
     super(options.now);
   }

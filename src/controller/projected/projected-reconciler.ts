@@ -46,8 +46,11 @@ export class ProjectedReconciler<T extends ProjectedObject> extends ReconcileFlo
   ProjectionOutcome,
   ProjectedStatus
 > {
+  protected readonly kindName: string;
+
   constructor(private readonly options: ProjectedReconcilerOptions<T>) {
     super(options.now);
+    this.kindName = options.world.kind.name;
   }
 
   protected cached(key: string): T | undefined {

@@ -1,0 +1,53 @@
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
+import type { Request, RequestHandler, Response } from 'express';
+import { REQUEST_ID_ATTRIBUTE, tracer, tracingOn, withRequestId } from '../observability/tracing.js';
+import { routeLabel, UNMATCHED_ROUTE } from './route-template.js';
+
+/**
+ * A server span per request, the child of the caller's W3C `traceparent` when it sends one, named
+ * `METHOD /route/template` once the route is known (`METHOD` alone for a request no route matched). The
+ * request's handlers and the listeners on its streams (the body readers) run inside it, and so does every
+ * Kubernetes, SpiceDB and PostgreSQL call they make. After requestContext: the span carries the request id.
+ */
+export const requestSpan: RequestHandler = (req, res, next) => {
+  if (!tracingOn()) return next();
+  const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  const span = tracer().startSpan(
+    req.method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': req.method,
+        'url.path': req.originalUrl.split('?', 1)[0] as string,
+        [REQUEST_ID_ATTRIBUTE]: req.id,
+      },
+    },
+    parent,
+  );
+  const active = trace.setSpan(withRequestId(parent, req.id), span);
+  context.bind(active, req);
+  context.bind(active, res);
+  res.once('close', () => endRequestSpan(span, req, res));
+  context.with(active, next);
+};
+
+function endRequestSpan(span: Span, req: Request, res: Response): void {
+  const route = routeLabel(req);
+  if (route !== UNMATCHED_ROUTE) {
+    span.updateName(`${req.method} ${route}`);
+    span.setAttribute('http.route', route);
+  }
+  span.setAttribute('http.response.status_code', res.statusCode);
+  // Server spans: a 5xx is the server's error, a 4xx the client's (OpenTelemetry's HTTP conventions).
+  if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  if (!res.writableFinished) span.setAttribute('policygrant.aborted', true);
+  span.end();
+}
