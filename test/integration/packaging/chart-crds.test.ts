@@ -11,7 +11,7 @@ import {
   type KubeObject,
 } from './packaging-support.js';
 
-// The CRDs are templates of the chart (issue 16, item 3): `helm upgrade` upgrades them (Helm never touches a
+// The CRDs are templates of the chart: `helm upgrade` upgrades them (Helm never touches a
 // chart's crds/ folder after the first install), `helm uninstall` keeps them and so every grant, and each one
 // carries the chart's labels with the version.
 

@@ -25,7 +25,7 @@ import {
   type KubeObject,
 } from './packaging-support.js';
 
-// The chart's operational side (issue 16, items 4-7): alerts and dashboard on metrics the code registers,
+// The chart's operational side: alerts and dashboard on metrics the code registers,
 // Prometheus admitted by the NetworkPolicy, disruption budgets and spread, typed controller settings, and the
 // chart as a subchart and under `helm test`.
 

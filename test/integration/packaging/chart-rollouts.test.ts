@@ -12,7 +12,7 @@ import {
   type KubeObject,
 } from './packaging-support.js';
 
-// Rollouts and restarts (issue 16, items 1 and 2): the drain settings on every Deployment, and a new pod
+// Rollouts and restarts: the drain settings on every Deployment, and a new pod
 // template (so a rollout) whenever a setting the services read only at start changes.
 
 const NAMESPACE = 'policy-grant-system';

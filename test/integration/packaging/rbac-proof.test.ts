@@ -23,7 +23,7 @@ import {
   type Permission,
 } from './service-account-kubeconfig.js';
 
-// The RBAC proof (issue 6): each component runs in this process against the shared kube-apiserver as its chart
+// The RBAC proof: each component runs in this process against the shared kube-apiserver as its chart
 // ServiceAccount (a TokenRequest token, the chart's Roles and bindings applied) and passes its main flow; then,
 // for every permission the chart grants it, the flow runs again without that one permission and must break
 // at the step the table names. A permission the code never uses would leave the flow intact and fail here; so
