@@ -34,6 +34,8 @@ export interface ContractRun {
   headers: Readonly<Record<string, string>>;
   seed: string;
   examplesPerOperation: number;
+  /** Sees the console report as it is written (an exploring run streams it); it is collected either way. */
+  onOutput?: (chunk: Buffer) => void;
 }
 
 export interface ContractOutcome {
@@ -72,7 +74,7 @@ export async function runSchemathesis(binary: string, run: ContractRun): Promise
     ...Object.entries(run.headers).flatMap(([name, value]) => ['--header', `${name}: ${value}`]),
   ];
   const directory = await mkdtemp(join(tmpdir(), 'policy-grant-contract-'));
-  const output = await collect(binary, args, directory);
+  const output = await collect(binary, args, directory, run.onOutput);
   const reportFile = join(directory, 'schemathesis.txt');
   await writeFile(reportFile, output.text);
   return { exitCode: output.exitCode, output: output.text, reportFile };
@@ -82,6 +84,7 @@ function collect(
   binary: string,
   args: string[],
   cwd: string,
+  onOutput: (chunk: Buffer) => void = () => undefined,
 ): Promise<{ exitCode: number | null; text: string }> {
   return new Promise((resolve, reject) => {
     // PYTHONIOENCODING: the report prints the generated strings, whatever the locale of the machine.
@@ -91,8 +94,12 @@ function collect(
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const keep = (chunk: Buffer) => {
+      chunks.push(chunk);
+      onOutput(chunk);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     child.on('error', reject);
     child.on('close', (exitCode) => resolve({ exitCode, text: Buffer.concat(chunks).toString('utf8') }));
   });
