@@ -1,15 +1,20 @@
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { readCommandLine } from '../../dev/cli/cli-arguments.js';
 import { processOutput } from '../../dev/cli/cli-output.js';
+import { resolveToolPaths } from '../../dev/localplane/tool-paths.js';
 import { ensureDevSigningKey } from '../../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../../dev/tokens/dev-token.js';
 import { parseStateFile } from '../../dev/stack/state-file.js';
+import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
 import { runIfEntrypoint } from '../../src/cmd/process-lifecycle.js';
 import { CI_SEED } from './support/fuzzing.js';
 import { runSchemathesis, schemathesisBinary } from './support/schemathesis.js';
 import { CONTRACT_DOCUMENTS, type ContractDocumentName, type ContractStack } from './support/targets.js';
 
+const run = promisify(execFile);
 const DOCUMENTS = Object.keys(CONTRACT_DOCUMENTS) as ContractDocumentName[];
 const DEFAULT_EXAMPLES = 100;
 
@@ -48,16 +53,22 @@ function exploration(values: Record<string, unknown>): Exploration | string {
 async function runningStack(stateDir: string): Promise<ContractStack> {
   const envFile = join(stateDir, 'env');
   const env = parseStateFile(await readFile(envFile, 'utf8'));
-  const { ACL_URL, DECISION_URL, CONTROLLER_URL } = env;
-  if (!ACL_URL || !DECISION_URL || !CONTROLLER_URL) {
-    throw new Error(`${envFile} names no ACL_URL, DECISION_URL and CONTROLLER_URL: is the stack running?`);
+  const { ACL_URL, DECISION_URL, CONTROLLER_URL, KUBECONFIG } = env;
+  if (!ACL_URL || !DECISION_URL || !CONTROLLER_URL || !KUBECONFIG) {
+    throw new Error(`${envFile} lacks the services' URLs or KUBECONFIG: is the stack running?`);
   }
   const key = await ensureDevSigningKey(stateDir);
+  const kubectl = (await resolveToolPaths()).kubectl;
   return {
     aclUrl: ACL_URL,
     decisionUrl: DECISION_URL,
     controllerUrl: CONTROLLER_URL,
     token: (sub, options) => mintToken(key, { sub, ...options, ttlSeconds: TOKEN_TTL_SECONDS }),
+    catalog: async () => {
+      const args = ['--kubeconfig', KUBECONFIG, 'get', 'catalogitems', '-o', 'json'];
+      const { stdout } = await run(kubectl, args);
+      return (JSON.parse(stdout) as { items: CatalogItem[] }).items.map((item) => item.spec);
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { e2e, stackClient } from '../e2e/support/stack-client.js';
 import { CI_EXAMPLES_PER_OPERATION, CI_SEED } from './support/fuzzing.js';
@@ -18,6 +19,10 @@ const runningStack = (): ContractStack => ({
   decisionUrl: e2e().decisionUrl,
   controllerUrl: e2e().controllerUrl,
   token: (sub, options) => client.token(sub, options),
+  catalog: async () =>
+    (await client.kubectlJson<{ items: CatalogItem[] }>('get', 'catalogitems')).items.map(
+      (item) => item.spec,
+    ),
 });
 let binary: string;
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
 import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import type { ContractRun } from './schemathesis.js';
 
@@ -10,9 +11,11 @@ export interface ContractStack {
   controllerUrl: string;
   /** A token the stack's services accept. */
   token(sub: string, options: { roles: string[]; org?: string }): Promise<string>;
+  /** The stack's CatalogItems. */
+  catalog(): Promise<CatalogItem['spec'][]>;
 }
 
-export type ContractTarget = Pick<ContractRun, 'documentUrl' | 'headers'>;
+export type ContractTarget = Pick<ContractRun, 'documentUrl' | 'headers' | 'hookEnv'>;
 
 export interface ContractDocument {
   /** Which service, and as whom it is fuzzed. */
@@ -26,6 +29,16 @@ const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 /** The service root's GET /docs (the ACL URL carries the base path; the document lives at the root). */
 const documentOf = (serviceUrl: string) => new URL('/docs', serviceUrl).href;
 
+/**
+ * The catalog as semantic_rules.py reads it (CONTRACT_CATALOG): positive creates name one of these items, with
+ * its itemType and access types, so that they reach the logic behind the item lookup instead of its 404.
+ */
+const catalogHookEnv = (items: CatalogItem['spec'][]) => ({
+  CONTRACT_CATALOG: JSON.stringify(
+    items.map(({ itemId, itemType, accessTypes }) => ({ itemId, itemType, accessTypes })),
+  ),
+});
+
 /** The three documents, each with the caller it is fuzzed as: the CI test and `contract:explore` run these. */
 export const CONTRACT_DOCUMENTS = {
   acl: {
@@ -35,6 +48,7 @@ export const CONTRACT_DOCUMENTS = {
       headers: bearer(
         await stack.token(randomUUID(), { roles: ['cos_admin', 'org_admin'], org: randomUUID() }),
       ),
+      hookEnv: catalogHookEnv(await stack.catalog()),
     }),
   },
   decision: {
