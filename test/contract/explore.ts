@@ -30,14 +30,14 @@ Exits 1 when a run reports a failure.
 // A 100-example run of the ACL API can take over an hour on two loaded cores: its token must outlive it.
 const TOKEN_TTL_SECONDS = 12 * 3_600;
 
-interface Exploration {
+export interface Exploration {
   seeds: string[];
   examplesPerOperation: number;
   documents: ContractDocumentName[];
   stateDir: string;
 }
 
-function exploration(values: Record<string, unknown>): Exploration | string {
+export function exploration(values: Record<string, unknown>): Exploration | string {
   const seeds = (values.seed as string[] | undefined) ?? [CI_SEED];
   const examples = Number(values['max-examples'] ?? DEFAULT_EXAMPLES);
   const documents = (values.document as string[] | undefined) ?? DOCUMENTS;
