@@ -18,6 +18,8 @@ const text = (description: string) =>
     .string()
     .min(1)
     .max(512)
+    // A pattern, not a refinement, so that the document states the rule; NUL is the one character matched on purpose.
+    // eslint-disable-next-line no-control-regex
     .regex(/^[^\u0000]*$/, 'must not contain a NUL character')
     .optional()
     .describe(description);
