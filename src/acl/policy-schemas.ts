@@ -37,7 +37,9 @@ export const CreateItemSchema = PolicyGrantRequestItemSchema.superRefine((item, 
   }
 }).meta({
   description:
-    'One grant to create. Beyond the schema: expiryTime must be in the future when the request arrives (else 400). Each accessType at most once in constraints.access.',
+    'One grant to create. Beyond the schema: expiryTime must be in the future when the request arrives (else 400). ' +
+    'Each accessType at most once in constraints.access. The CatalogItem with the itemId decides the rest (else ' +
+    '400): itemType must be its itemType, and each accessType one of its accessTypes.',
   // The consumer rules above and in policyGrantSpecRules, in JSON Schema 2020-12 for the document's readers
   // and generated clients: an INDIVIDUAL grant names userId and no subjects, a GROUP grant the reverse.
   allOf: [

@@ -1,17 +1,39 @@
 """Schemathesis hooks: the request rules the OpenAPI documents state in descriptions, not in schemas.
 
 A schema-valid request may still break one of them (an expiryTime in the past, a `to` before `from`, a
-cursor or ZedToken the service never issued, an event time far ahead). Positive cases are mapped onto
+cursor or ZedToken the service never issued, an event time far ahead, an itemType or accessType that the
+catalog item does not have). Positive cases are mapped onto
 requests that keep them, so that positive_data_acceptance tests what the schemas promise; negative cases
 are left alone (they are refused either way).
 """
 
+import ast
 import copy
+import json
+import os
+import threading
 import uuid
+import zlib
 from datetime import datetime, timedelta, timezone
 
 import schemathesis
 from schemathesis import GenerationMode
+
+# CPython before 3.12.5 keeps the recursion counter of ast.parse's tree construction in state that every
+# thread shares (CPython issue 106905): when two of schemathesis's worker threads parse at once (hypothesis
+# parses source files to describe its strategies), one of them can fail with "SystemError: AST constructor
+# recursion depth mismatch", which ends the operation's tests with a runtime error that says nothing about the
+# server. One parse at a time keeps the threads apart; the parses are rare and cached, so it costs nothing.
+_PARSE_LOCK = threading.Lock()
+_parse = ast.parse
+
+
+def _parse_alone(*args, **kwargs):
+    with _PARSE_LOCK:
+        return _parse(*args, **kwargs)
+
+
+ast.parse = _parse_alone
 
 
 def _future() -> str:
@@ -98,6 +120,41 @@ def _keep_authzen_vocabulary(body):
         body["page"].pop("next_token", None)
 
 
+# The stack's CatalogItems (CONTRACT_CATALOG, set by test/contract/support/targets.ts). A create on an item
+# that does not exist ends at its 404 before any other rule; on one that does, the item's itemType and access
+# types are rules of the catalog (configuration), stated in the documents' descriptions.
+CATALOG = json.loads(os.environ.get("CONTRACT_CATALOG") or "[]")
+
+
+def _catalog_item_for(item_id):
+    """The catalog item a positive create names instead of a generated id: the same one for the same id."""
+    return CATALOG[zlib.crc32(str(item_id).encode()) % len(CATALOG)]
+
+
+def _keep_allowed_access(access, allowed):
+    if not isinstance(access, list):
+        return
+    for index, entry in enumerate(access):
+        if isinstance(entry, dict) and entry.get("accessType") not in allowed:
+            entry["accessType"] = allowed[index % len(allowed)]
+
+
+def _keep_catalog_item(document, access):
+    """A create names an item of the catalog, with its itemType and access types it allows."""
+    if not CATALOG or not isinstance(document, dict) or "itemId" not in document:
+        return
+    item = _catalog_item_for(document["itemId"])
+    document["itemId"] = item["itemId"]
+    if "itemType" in document:
+        document["itemType"] = item["itemType"]
+    _keep_allowed_access(access, item["accessTypes"])
+
+
+def _constraints_access(item):
+    constraints = item.get("constraints") if isinstance(item, dict) else None
+    return constraints.get("access") if isinstance(constraints, dict) else None
+
+
 def _unique_access(document):
     """Each accessType at most once in an access list (Kubernetes schemas cannot say uniqueItems)."""
     access = document.get("access") if isinstance(document, dict) else None
@@ -126,6 +183,7 @@ def _map_body(body):
     if not isinstance(body, dict):
         return
     _keep_future_expiry(body)
+    _keep_catalog_item(body, body.get("access"))
     _keep_event_time_now(body)
     _keep_ecma_content_type(body)
     body.pop("consistency_token", None)
@@ -136,6 +194,7 @@ def _map_body(body):
         body["userIds"] = body["userIds"][:MAX_SNAPSHOT_MEMBERS_SENT]
     for item in body.get("request", []) if isinstance(body.get("request"), list) else []:
         _keep_future_expiry(item)
+        _keep_catalog_item(item, _constraints_access(item))
         if isinstance(item, dict):
             _unique_access(item.get("constraints"))
 

@@ -24,7 +24,8 @@ export const CreateAccessRequestBodySchema = AccessRequestAskSchema.superRefine(
   id: 'CreateAccessRequest',
   description:
     'Beyond the schema: expiryTime must be in the future when the request arrives, and each accessType ' +
-    'appears at most once in access (else 400).',
+    'appears at most once in access (else 400). The CatalogItem with the itemId decides the rest (else 400): ' +
+    'itemType must be its itemType, and each accessType one of its accessTypes.',
 });
 export type CreateAccessRequestBody = z.output<typeof CreateAccessRequestBodySchema>;
 

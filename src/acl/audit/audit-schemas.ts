@@ -12,7 +12,17 @@ const instant = (name: string) =>
     .datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z` })
     .transform((text) => new Date(text));
 
-const text = (description: string) => z.string().min(1).max(512).optional().describe(description);
+// PostgreSQL text cannot hold a NUL character: a filter with one is bad input (400), not a failed query (503).
+const text = (description: string) =>
+  z
+    .string()
+    .min(1)
+    .max(512)
+    // A pattern, not a refinement, so that the document states the rule; NUL is the one character matched on purpose.
+    // eslint-disable-next-line no-control-regex
+    .regex(/^[^\u0000]*$/, 'must not contain a NUL character')
+    .optional()
+    .describe(description);
 
 const TimeRangeShape = {
   from: instant('from').optional().describe('Records at or after this time (ISO 8601).'),

@@ -32,8 +32,12 @@ export interface ContractRun {
   documentUrl: string;
   /** Sent with every request, e.g. `authorization: Bearer …`. */
   headers: Readonly<Record<string, string>>;
+  /** Environment of the hooks (semantic_rules.py), e.g. the stack's catalog. */
+  hookEnv?: Readonly<Record<string, string>>;
   seed: string;
   examplesPerOperation: number;
+  /** Sees the console report as it is written (an exploring run streams it); it is collected either way. */
+  onOutput?: (chunk: Buffer) => void;
 }
 
 export interface ContractOutcome {
@@ -72,7 +76,14 @@ export async function runSchemathesis(binary: string, run: ContractRun): Promise
     ...Object.entries(run.headers).flatMap(([name, value]) => ['--header', `${name}: ${value}`]),
   ];
   const directory = await mkdtemp(join(tmpdir(), 'policy-grant-contract-'));
-  const output = await collect(binary, args, directory);
+  // PYTHONIOENCODING: the report prints the generated strings, whatever the locale of the machine.
+  const env = {
+    ...process.env,
+    ...run.hookEnv,
+    SCHEMATHESIS_HOOKS: SEMANTIC_RULES,
+    PYTHONIOENCODING: 'utf-8',
+  };
+  const output = await collect(binary, args, { cwd: directory, env }, run.onOutput);
   const reportFile = join(directory, 'schemathesis.txt');
   await writeFile(reportFile, output.text);
   return { exitCode: output.exitCode, output: output.text, reportFile };
@@ -81,18 +92,21 @@ export async function runSchemathesis(binary: string, run: ContractRun): Promise
 function collect(
   binary: string,
   args: string[],
-  cwd: string,
+  place: { cwd: string; env: NodeJS.ProcessEnv },
+  onOutput: (chunk: Buffer) => void = () => undefined,
 ): Promise<{ exitCode: number | null; text: string }> {
   return new Promise((resolve, reject) => {
-    // PYTHONIOENCODING: the report prints the generated strings, whatever the locale of the machine.
     const child = spawn(binary, args, {
-      cwd,
-      env: { ...process.env, SCHEMATHESIS_HOOKS: SEMANTIC_RULES, PYTHONIOENCODING: 'utf-8' },
+      ...place,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const keep = (chunk: Buffer) => {
+      chunks.push(chunk);
+      onOutput(chunk);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     child.on('error', reject);
     child.on('close', (exitCode) => resolve({ exitCode, text: Buffer.concat(chunks).toString('utf8') }));
   });
