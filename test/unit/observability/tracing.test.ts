@@ -64,6 +64,19 @@ describe('tracing on', () => {
     expect(exporter.getFinishedSpans()[0]?.status).toMatchObject({ code: 2, message: 'boom' });
   });
 
+  it('records a thrown value that is not an Error by its text', async () => {
+    start();
+    await expect(
+      inSpan(
+        () => ({ name: 'failing' }),
+        () => Promise.reject('refused'),
+      ),
+    ).rejects.toBe('refused');
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.status).toMatchObject({ code: 2, message: 'refused' });
+    expect(span?.events[0]?.attributes?.['exception.message']).toBe('refused');
+  });
+
   it('stamps the active traceparent, and links to a valid one only', async () => {
     start();
     await inSpan(
@@ -88,7 +101,8 @@ describe('tracing on', () => {
         ),
       ),
     );
-    await onBehalfOf(callers, () =>
+    // A caller that was outside any trace adds no link.
+    await onBehalfOf([...callers, undefined], () =>
       inSpan(
         () => ({ name: 'shared' }),
         async () => undefined,
