@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 /** The labels of `policygrant_build_info`. */
 export interface BuildInfo {
@@ -10,15 +10,24 @@ export interface BuildInfo {
   node: string;
 }
 
-// Two folders up from this module is the package root both from src/ (tsx) and from dist/ (the image copies
-// package.json beside dist/).
-const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
-
 /** What this process runs; the revision is `unknown` outside the image (a clone sets no BUILD_REVISION). */
 export function buildInfo(env: NodeJS.ProcessEnv = process.env): BuildInfo {
   return { version: packageVersion(), revision: env.BUILD_REVISION || 'unknown', node: process.version };
 }
 
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(nearestPackageJson(import.meta.url), 'utf8')) as { version: string })
+    .version;
+}
+
+/**
+ * The package.json nearest above `moduleUrl`: the package root from src/ (tsx), from dist/ in the image (which
+ * copies package.json beside dist/) and from a benchmark's build below dist/.
+ */
+export function nearestPackageJson(moduleUrl: string): URL {
+  for (let folder = new URL('.', moduleUrl); ; folder = new URL('..', folder)) {
+    const candidate = new URL('package.json', folder);
+    if (existsSync(candidate)) return candidate;
+    if (folder.pathname === '/') throw new Error(`no package.json above ${new URL(moduleUrl).pathname}`);
+  }
 }

@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Counter, register as globalRegistry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { buildInfo } from '../../../src/observability/build-info.js';
+import { buildInfo, nearestPackageJson } from '../../../src/observability/build-info.js';
 import {
   counter,
   createMetricsRegistry,
@@ -83,5 +86,21 @@ describe('policygrant_build_info', () => {
       node: process.version,
     });
     expect(buildInfo({}).revision).toBe('unknown');
+  });
+
+  it('reads the version from the package.json nearest above the module, however deep the build puts it', () => {
+    const root = mkdtempSync(join(tmpdir(), 'build-info-'));
+    try {
+      writeFileSync(join(root, 'package.json'), '{"version":"1.2.3"}');
+      const built = join(root, 'dist/.bench/src/observability');
+      mkdirSync(built, { recursive: true });
+      const moduleUrl = pathToFileURL(join(built, 'build-info.js')).href;
+      expect(nearestPackageJson(moduleUrl).pathname).toBe(join(root, 'package.json'));
+      rmSync(join(root, 'package.json'));
+      // Nothing above the temporary folder is a package either.
+      expect(() => nearestPackageJson(moduleUrl)).toThrow(/no package.json above/);
+    } finally {
+      rmSync(root, { recursive: true });
+    }
   });
 });
