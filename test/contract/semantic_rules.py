@@ -20,7 +20,7 @@ import schemathesis
 from schemathesis import GenerationMode
 
 # CPython before 3.12.5 keeps the recursion counter of ast.parse's tree construction in state that every
-# thread shares (CPython issue 106905): when two of schemathesis's worker threads parse at once (hypothesis
+# thread shares (a CPython bug, fixed in 3.12.5): when two of schemathesis's worker threads parse at once (hypothesis
 # parses source files to describe its strategies), one of them can fail with "SystemError: AST constructor
 # recursion depth mismatch", which ends the operation's tests with a runtime error that says nothing about the
 # server. One parse at a time keeps the threads apart; the parses are rare and cached, so it costs nothing.
