@@ -1,4 +1,4 @@
-// npm run bench:authzen [-- --rounds 15 --singles 200 --warm-up 3 --runtime compiled --cpu-prof <folder>]
+// npm run bench:authzen [-- --rounds 40 --singles 200 --warm-up 3 --runtime compiled --cpu-prof <folder>]
 //
 // The AuthZEN routes of the decision service against SpiceDB called directly, in one run against one SpiceDB of
 // its own (memory datastore, loopback): a batch of 100 evaluations against one CheckBulkPermissions of the same
@@ -6,8 +6,8 @@
 // of 1,000); search/subject for an item 1,000 users may use against LookupSubjects; a single evaluation against
 // POST /v1/check. What production runs is measured: the decision service compiled, in a process of its own
 // (src/cmd/decision-service.ts, configured by its environment), called through a keep-alive undici Pool; the
-// direct calls go from this process over its own gRPC connection. Modes alternate within each round, and every
-// round asks pairs of its own (the decision cache must not answer a repeat). Bounded: rounds × a few calls.
+// direct calls go from this process over its own gRPC connection. Each round times both modes, which goes first
+// alternating from round to round, and every round asks pairs of its own (the decision cache must not answer a repeat). Bounded: rounds × a few calls.
 // `--cpu-prof <folder>` writes the service's V8 CPU profile there when it stops (open it in Chrome's DevTools).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -39,7 +39,7 @@ const MINIMIZE_LATENCY = { minimizeLatency: true as const };
 
 const { values: options } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '15' },
+    rounds: { type: 'string', default: '40' },
     singles: { type: 'string', default: '200' },
     /** Rounds run first and not counted: the JIT of both processes, connections, SpiceDB's caches. */
     'warm-up': { type: 'string', default: '3' },
@@ -191,47 +191,65 @@ const COMPARISONS = [
   'single evaluation vs POST /v1/check',
 ] as const;
 
+/**
+ * Times both calls, one after the other: the route first in even rounds, the direct call first in odd ones, so
+ * that neither always runs right after the other (SpiceDB's and the service's work left over from a call).
+ */
+async function timedPair(
+  round: number,
+  route: () => Promise<unknown>,
+  direct: () => Promise<unknown>,
+): Promise<[number, number]> {
+  if (round % 2 === 0) return [await timed(route), await timed(direct)];
+  const directTime = await timed(direct);
+  return [await timed(route), directTime];
+}
+
 /** One round of the three bulk comparisons, each mode once; pairs of the round's own. */
 async function bulkRound(post: Post, client: SpiceDBClient, round: number): Promise<[number, number][]> {
   // Distinct pairs for the two modes: neither answers from the other's decision cache or SpiceDB's cache.
   const [first, second] = [pairs(2 * round), pairs(2 * round + 1)];
   return [
-    [
-      await timed(() => post('/access/v1/evaluations', evaluations(first))),
-      await timed(() => client.checkBulkPermissions(bulkItems(second), MINIMIZE_LATENCY)),
-    ],
-    [await timed(() => searchResources(post)), await timed(() => allResources(client))],
-    [
-      await timed(() =>
+    await timedPair(
+      round,
+      () => post('/access/v1/evaluations', evaluations(first)),
+      () => client.checkBulkPermissions(bulkItems(second), MINIMIZE_LATENCY),
+    ),
+    await timedPair(
+      round,
+      () => searchResources(post),
+      () => allResources(client),
+    ),
+    await timedPair(
+      round,
+      () =>
         post('/access/v1/search/subject', {
           subject: { type: 'user' },
           resource: { type: 'resource', id: popularItem },
           action: { name: 'api' },
         }),
-      ),
-      await timed(() =>
+      () =>
         client.lookupSubjects({
           resource: { type: 'resource', id: encodeObjectId(popularItem) },
           permission: 'api_consumer',
           subjectType: 'user',
           consistency: MINIMIZE_LATENCY,
         }),
-      ),
-    ],
+    ),
   ];
 }
 
 /** A single evaluation and a /v1/check of the same item, for users of their own (no cache answers). */
-async function singleRound(post: Post, index: number): Promise<[number, number]> {
-  return [
-    await timed(() =>
+function singleRound(post: Post, index: number): Promise<[number, number]> {
+  return timedPair(
+    index,
+    () =>
       post('/access/v1/evaluation', {
         subject: { type: 'user', id: `single-a-${index}` },
         resource: { type: 'resource', id: item(index) },
         action: { name: 'api' },
       }),
-    ),
-    await timed(() =>
+    () =>
       post('/v1/check', {
         subject_type: 'user',
         subject_id: `single-c-${index}`,
@@ -239,8 +257,7 @@ async function singleRound(post: Post, index: number): Promise<[number, number]>
         resource_id: item(index),
         relation: 'api',
       }),
-    ),
-  ];
+  );
 }
 
 /** Warm-up rounds first (not counted), then the measured ones; the samples of each comparison. */
@@ -287,16 +304,18 @@ async function main(): Promise<void> {
     const samples = await measure(post, client);
     console.log(
       `bench:authzen: ${rounds} rounds, ${singles} single evaluations (after ${warmUp} warm-up rounds); ` +
-        `service ${options.runtime}, own process, keep-alive undici Pool; medians in ms`,
+        `service ${options.runtime}, own process, keep-alive undici Pool; medians in ms; ratio: the median of ` +
+        'the rounds\' ratios (route / direct of the same round), and the ratio of the medians',
     );
     printTable(
-      ['comparison', 'AuthZEN route', 'direct / check', 'ratio'],
+      ['comparison', 'AuthZEN route', 'direct / check', 'ratio', 'ratio of medians'],
       COMPARISONS.map((name, index) => {
         const [route, direct] = samples[index] ?? [[], []];
         return [
           name,
           median(route).toFixed(2),
           median(direct).toFixed(2),
+          median(route.map((time, round) => time / (direct[round] ?? Number.NaN))).toFixed(2),
           (median(route) / median(direct)).toFixed(2),
         ];
       }),

@@ -28,7 +28,7 @@ import type { RevisionBarrier } from './revision-barrier.js';
 import { authzenEvaluator } from './authzen/authzen-evaluations.js';
 import { AUTHZEN_PATHS } from './authzen/authzen-metadata.js';
 import { AUTHZEN_DENIED } from './authzen/authzen-response.js';
-import { authzenRoutes, EVALUATION_OPERATION } from './authzen/authzen-routes.js';
+import { authzenRoutes, DECISION_OPERATIONS } from './authzen/authzen-routes.js';
 import { authzenSearches } from './authzen/authzen-search.js';
 import type { SearchBackend } from './authzen/authzen-search.js';
 
@@ -127,7 +127,9 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     // Served past express's router (CPU per check is what bounds throughput); other methods on the path, 405.
     hotRoutes: [
       failClosedHotRoute(routes.hotRoute(CHECK_OPERATION)),
-      failClosedHotRoute(authzen.hotRoute(EVALUATION_OPERATION), AUTHZEN_DENIED),
+      ...DECISION_OPERATIONS.map((operation) =>
+        failClosedHotRoute(authzen.hotRoute(operation), AUTHZEN_DENIED),
+      ),
     ],
     routers: [
       { path: '/', router: failClosed(routes.router()) },

@@ -174,25 +174,27 @@ export class DecisionCache {
     const flight: Flight = { decision: ask(), keys: check.keys, overtaken: false };
     this.flights.set(check.id, flight);
     this.index(check.id, check.keys);
-    const landed = () => {
+    // A flight that is no longer the current one was overtaken, and forget or dropAll took it out of the index.
+    const landed = (decision?: Decision) => {
       if (this.flights.get(check.id) !== flight) return;
       this.flights.delete(check.id);
+      // Remembered, the decision stays indexed under the flight's keys; otherwise it leaves the index.
+      const remembered = decision !== undefined && check.rememberable && this.trustworthy();
+      if (remembered && this.remember(check, decision)) return;
       if (!this.entries.has(check.id)) this.unindex(check.id, check.keys);
     };
-    flight.decision.then((decision) => {
-      landed();
-      if (check.rememberable && !flight.overtaken && this.trustworthy()) this.remember(check, decision);
-    }, landed);
+    flight.decision.then(landed, () => landed());
     return flight.decision;
   }
 
-  private remember(check: CheckIdentity, decision: Decision): void {
+  /** Remembers the decision of a check that is indexed already; false when it is not to be remembered. */
+  private remember(check: CheckIdentity, decision: Decision): boolean {
     const { enabled, maxEntries, allowTtlMs, denyTtlMs } = this.settings;
-    if (!enabled || maxEntries < 1) return;
+    if (!enabled || maxEntries < 1) return false;
     const ttl = decision.allowed ? Math.min(allowTtlMs, this.allowBoundMs(check)) : denyTtlMs;
-    if (ttl <= 0) return;
+    if (ttl <= 0) return false;
     this.entries.set(check.id, { decision, keys: check.keys, expiresAt: this.now() + ttl });
-    this.index(check.id, check.keys);
+    return true;
   }
 
   /** lru-cache dropped the least recently used decision to stay within `maxEntries`. */

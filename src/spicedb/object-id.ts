@@ -27,7 +27,6 @@ const ENCODED_FORM = /^(?:[A-Za-z0-9/_-]|=[0-9A-F]{2})+$/;
 const KEPT_ONLY = /^[A-Za-z0-9/_-]+$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 const NOT_KEPT = /[^A-Za-z0-9/_-]/g;
-const ASCII_ESCAPE = /=[0-7][0-9A-F]/g;
 const NON_ASCII_ESCAPE = /=[89A-F]/;
 // With the u flag a well-formed surrogate pair is one code point, so this finds only lone surrogates,
 // which UTF-8 cannot represent (TextEncoder would silently turn them into U+FFFD).
@@ -93,9 +92,7 @@ export function decodeObjectId(objectId: string): string {
   // The encoder's fast paths in reverse (searches decode ids by the thousand): an id without escapes is its own
   // decoding, and escapes of ASCII bytes are single characters.
   if (!objectId.includes(ESCAPE)) return objectId;
-  if (!NON_ASCII_ESCAPE.test(objectId)) {
-    return objectId.replace(ASCII_ESCAPE, (escape) => String.fromCharCode(escapedByte(escape)));
-  }
+  if (!NON_ASCII_ESCAPE.test(objectId)) return decodeAsciiEscapes(objectId);
   const bytes: number[] = [];
   for (let index = 0; index < objectId.length; index++) {
     if (objectId[index] !== ESCAPE) {
@@ -110,6 +107,30 @@ export function decodeObjectId(objectId: string): string {
   } catch {
     throw new InvalidObjectIdError('malformed', 'escapes do not form UTF-8');
   }
+}
+
+/** The character of each escape of an ASCII byte the encoder escapes: every escape `decodeAsciiEscapes` accepts. */
+const ASCII_ESCAPES = new Map(
+  Array.from({ length: 0x80 }, (_, byte) => byte)
+    .filter((byte) => !isKeptByte(byte))
+    .map((byte) => [escapeByte(byte), String.fromCharCode(byte)]),
+);
+
+/**
+ * An encoded id whose escapes are all of ASCII bytes, decoded. A loop over the escapes rather than a replace
+ * with a callback, which costs three times as much (searches decode ids by the thousand).
+ */
+function decodeAsciiEscapes(objectId: string): string {
+  let decoded = '';
+  let start = 0;
+  for (let index = objectId.indexOf(ESCAPE); index >= 0; index = objectId.indexOf(ESCAPE, start)) {
+    const escape = objectId.slice(index, index + 3);
+    const char = ASCII_ESCAPES.get(escape);
+    if (char === undefined) throw new InvalidObjectIdError('malformed', `needless escape ${escape}`);
+    decoded += objectId.slice(start, index) + char;
+    start = index + 3;
+  }
+  return decoded + objectId.slice(start);
 }
 
 /** The byte of an escape (`=` and two hex digits); only the encoder's own output decodes, so that every id has exactly one encoded form. */

@@ -26,7 +26,15 @@ import type { AuthzenSearches } from './authzen-search.js';
 
 /** Largest AuthZEN body: a full batch of evaluations with long ids fits. */
 export const AUTHZEN_BODY_LIMIT = '512kb';
-export const EVALUATION_OPERATION = 'authzenEvaluation';
+/** Every AuthZEN route that answers a decision or a search: all but the metadata. */
+export const DECISION_OPERATIONS = [
+  'authzenEvaluation',
+  'authzenEvaluations',
+  'authzenSearchSubject',
+  'authzenSearchResource',
+  'authzenSearchAction',
+] as const;
+const [EVALUATION, EVALUATIONS, SEARCH_SUBJECT, SEARCH_RESOURCE, SEARCH_ACTION] = DECISION_OPERATIONS;
 
 export interface AuthzenRouteOptions {
   authentication: ApiAuthentication;
@@ -65,7 +73,7 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
     .add({
       ...common,
       path: AUTHZEN_PATHS.evaluation,
-      operationId: EVALUATION_OPERATION,
+      operationId: EVALUATION,
       summary: 'May the subject perform the action on the resource? (AuthZEN access evaluation)',
       description: `The check of POST /v1/check in AuthZEN's words. ${FAIL_CLOSED}`,
       request: { body: evaluationRequestSchema },
@@ -75,7 +83,7 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
     .add({
       ...common,
       path: AUTHZEN_PATHS.evaluations,
-      operationId: 'authzenEvaluations',
+      operationId: EVALUATIONS,
       summary: 'Several evaluations in one request (AuthZEN access evaluations)',
       description:
         `At most ${MAX_EVALUATIONS} evaluations, each overriding the top-level subject, resource, action and ` +
@@ -90,7 +98,7 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
     .add({
       ...common,
       path: AUTHZEN_PATHS.searchSubject,
-      operationId: 'authzenSearchSubject',
+      operationId: SEARCH_SUBJECT,
       summary: 'The users (or agents) who may perform the action on the resource',
       description:
         'Direct grants, organisation members of GROUP grants, and (subject.type `agent`) delegations. ' +
@@ -105,7 +113,7 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
     .add({
       ...common,
       path: AUTHZEN_PATHS.searchResource,
-      operationId: 'authzenSearchResource',
+      operationId: SEARCH_RESOURCE,
       summary: 'The items the subject may use for the action',
       description: searchDescription(),
       request: { body: resourceSearchRequestSchema },
@@ -118,7 +126,7 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
     .add({
       ...common,
       path: AUTHZEN_PATHS.searchAction,
-      operationId: 'authzenSearchAction',
+      operationId: SEARCH_ACTION,
       summary: 'The actions the subject may perform on the resource',
       description:
         'Every action of the resource type asked as one batch of checks, answered in name order. Each page ' +
@@ -152,8 +160,10 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
 function searchDescription(): string {
   return (
     `Paged: \`page.limit\` (default and maximum ${MAX_PAGE_LIMIT}) and \`page.token\` (the previous ` +
-    "page's `next_token`). Complete: a page that may not be the last has a non-empty `next_token`. The first " +
-    'page passes the revision barrier (a change acknowledged before it is seen); later pages are read at ' +
+    "page's `next_token`). Complete: `next_token` is non-empty exactly when more results follow (search/" +
+    'resource looks one result past a full page): no page is cut, and none sends the client on to an empty ' +
+    'one. The first page passes the revision barrier (a change acknowledged before it is seen); later pages ' +
+    'are read at ' +
     `exactly the first page's snapshot, which the token carries. ${FAIL_CLOSED}`
   );
 }

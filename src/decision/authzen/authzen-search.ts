@@ -16,6 +16,7 @@ import type {
 } from './authzen-request.js';
 import { canonicalEvaluation, withinVocabulary } from './authzen-vocabulary.js';
 import { decodePageToken, encodePageToken, searchFingerprint } from './page-token.js';
+import { PrefetchedPages } from './prefetched-pages.js';
 import type { PageState } from './page-token.js';
 
 /** What the searches need of SpiceDB; SpiceDBClient is one. */
@@ -55,6 +56,7 @@ const SEARCHED = 'searched';
 export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches {
   const { registry } = options;
   const consistencyOf = pageConsistency(options);
+  const prefetched = new PrefetchedPages();
   return {
     async resources(request) {
       const check = canonicalEvaluation(registry, {
@@ -70,32 +72,38 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
       );
       const state = pageState(request.page, search);
       const limit = state?.limit ?? request.page?.limit ?? DEFAULT_PAGE_LIMIT;
-      const { page, consistency } = await fromSpiceDB(options, state, async () => {
+      const { page, next } = await fromSpiceDB(options, state, async () => {
         const consistency = await firstPageConsistency(options, state);
-        const page = await options.spicedb.lookupResources({
-          resourceType: spicedb.resourceType,
-          permission: spicedb.permission,
-          subject: subjectRef(check),
-          consistency,
-          limit,
-          ...(state?.cursor === undefined ? {} : { cursor: state.cursor }),
-        });
-        return { page, consistency };
+        // SpiceDB accepts a cursor only with the arguments of the call that gave it (the limit too), and reads
+        // at the revision the cursor pins.
+        const lookUp = (cursor: string | undefined) =>
+          options.spicedb.lookupResources({
+            resourceType: spicedb.resourceType,
+            permission: spicedb.permission,
+            subject: subjectRef(check),
+            consistency,
+            limit,
+            ...(cursor === undefined ? {} : { cursor }),
+          });
+        const page = (state && prefetched.take(encodePageToken(state))) ?? (await lookUp(state?.cursor));
+        // A full page reads the next one (SpiceDB takes no limit above 1,000, so not limit + 1 in one call):
+        // the last page says it is the last, and the next request finds its page read.
+        const full = page.resultCount === limit && page.cursor !== undefined;
+        const following = full ? await lookUp(page.cursor) : undefined;
+        const next: PageState | undefined =
+          following === undefined || following.resultCount === 0
+            ? undefined
+            : {
+                search,
+                limit,
+                ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
+                ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
+              };
+        if (next && following) prefetched.keep(encodePageToken(next), following);
+        return { page, next };
       });
-      // A full page may have a successor: SpiceDB's cursor continues after it, at the revision it pins.
-      const more = page.resultCount === limit && page.cursor !== undefined;
       const results = page.resourceIds.map((id) => ({ type: check.object.type, id: decodeObjectId(id) }));
-      return answer(
-        results,
-        more
-          ? {
-              search,
-              limit,
-              ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
-              ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
-            }
-          : undefined,
-      );
+      return answer(results, next);
     },
 
     async subjects(request) {
@@ -213,13 +221,10 @@ export function pageAfter(
   after: string | undefined,
   limit = DEFAULT_PAGE_LIMIT,
 ): { items: string[]; last: string | undefined; more: boolean } {
-  const sorted = ids.filter((id) => after === undefined || id > after).sort(compareCodeUnits);
-  const items = sorted.slice(0, limit);
+  // Without a compare function, sort orders strings by code units, and runs no JavaScript per comparison.
+  const sorted = (after === undefined ? [...ids] : ids.filter((id) => id > after)).sort();
+  const items = sorted.length > limit ? sorted.slice(0, limit) : sorted;
   return { items, last: items.at(-1), more: sorted.length > limit };
-}
-
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
