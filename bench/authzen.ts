@@ -305,7 +305,7 @@ async function main(): Promise<void> {
     console.log(
       `bench:authzen: ${rounds} rounds, ${singles} single evaluations (after ${warmUp} warm-up rounds); ` +
         `service ${options.runtime}, own process, keep-alive undici Pool; medians in ms; ratio: the median of ` +
-        'the rounds\' ratios (route / direct of the same round), and the ratio of the medians',
+        "the rounds' ratios (route / direct of the same round), and the ratio of the medians",
     );
     printTable(
       ['comparison', 'AuthZEN route', 'direct / check', 'ratio', 'ratio of medians'],
