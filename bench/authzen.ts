@@ -3,11 +3,13 @@
 // The AuthZEN routes of the decision service against SpiceDB called directly, in one run against one SpiceDB of
 // its own (memory datastore, loopback): a batch of 100 evaluations against one CheckBulkPermissions of the same
 // pairs; search/resource for a subject with 1,000 usable items among 10,000 against LookupResources (every page
-// of 1,000); search/subject for an item 1,000 users may use against LookupSubjects; a single evaluation against
+// of 1,000); search/subject for an item 1,000 users may use against LookupSubjects, and for one nobody may use
+// (what the route adds to any search: the HTTP hop, its checks and an empty answer); a single evaluation against
 // POST /v1/check. What production runs is measured: the decision service compiled, in a process of its own
 // (src/cmd/decision-service.ts, configured by its environment), called through a keep-alive undici Pool; the
 // direct calls go from this process over its own gRPC connection. Each round times both modes, which goes first
-// alternating from round to round, and every round asks pairs of its own (the decision cache must not answer a repeat). Bounded: rounds × a few calls.
+// alternating from round to round, and every round asks pairs of its own (the decision cache must not answer a
+// repeat). Bounded: rounds × a few calls.
 // `--cpu-prof <folder>` writes the service's V8 CPU profile there when it stops (open it in Chrome's DevTools).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -54,6 +56,8 @@ const warmUp = Number(options['warm-up']);
 const item = (index: number) => `urn:dx:item:bench-${index}`;
 const consumer = 'bench-consumer';
 const popularItem = item(0);
+/** An item nobody may use: its search/subject answers nothing, and measures the route's own cost alone. */
+const UNUSED_ITEM = 'urn:dx:item:bench-unused';
 const grant = (itemId: string, userId: string): RelationshipUpdate => ({
   operation: 'touch',
   relationship: {
@@ -188,6 +192,7 @@ const COMPARISONS = [
   'batch of 100 evaluations vs CheckBulkPermissions',
   'search/resource (1,000 of 10,000) vs LookupResources',
   'search/subject (1,000 users) vs LookupSubjects',
+  'search/subject (no user: the hop alone) vs LookupSubjects',
   'single evaluation vs POST /v1/check',
 ] as const;
 
@@ -205,7 +210,30 @@ async function timedPair(
   return [await timed(route), directTime];
 }
 
-/** One round of the three bulk comparisons, each mode once; pairs of the round's own. */
+/** search/subject and LookupSubjects of the users who may use the item through its API. */
+function subjectSearches(
+  post: Post,
+  client: SpiceDBClient,
+  itemId: string,
+): [route: () => Promise<unknown>, direct: () => Promise<unknown>] {
+  return [
+    () =>
+      post('/access/v1/search/subject', {
+        subject: { type: 'user' },
+        resource: { type: 'resource', id: itemId },
+        action: { name: 'api' },
+      }),
+    () =>
+      client.lookupSubjects({
+        resource: { type: 'resource', id: encodeObjectId(itemId) },
+        permission: 'api_consumer',
+        subjectType: 'user',
+        consistency: MINIMIZE_LATENCY,
+      }),
+  ];
+}
+
+/** One round of the bulk comparisons, each mode once; pairs of the round's own. */
 async function bulkRound(post: Post, client: SpiceDBClient, round: number): Promise<[number, number][]> {
   // Distinct pairs for the two modes: neither answers from the other's decision cache or SpiceDB's cache.
   const [first, second] = [pairs(2 * round), pairs(2 * round + 1)];
@@ -220,22 +248,8 @@ async function bulkRound(post: Post, client: SpiceDBClient, round: number): Prom
       () => searchResources(post),
       () => allResources(client),
     ),
-    await timedPair(
-      round,
-      () =>
-        post('/access/v1/search/subject', {
-          subject: { type: 'user' },
-          resource: { type: 'resource', id: popularItem },
-          action: { name: 'api' },
-        }),
-      () =>
-        client.lookupSubjects({
-          resource: { type: 'resource', id: encodeObjectId(popularItem) },
-          permission: 'api_consumer',
-          subjectType: 'user',
-          consistency: MINIMIZE_LATENCY,
-        }),
-    ),
+    await timedPair(round, ...subjectSearches(post, client, popularItem)),
+    await timedPair(round, ...subjectSearches(post, client, UNUSED_ITEM)),
   ];
 }
 
