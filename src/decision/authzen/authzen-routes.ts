@@ -161,9 +161,8 @@ function searchDescription(): string {
   return (
     `Paged: \`page.limit\` (default and maximum ${MAX_PAGE_LIMIT}) and \`page.token\` (the previous ` +
     "page's `next_token`). Complete: `next_token` is non-empty exactly when more results follow (search/" +
-    'resource looks one result past a full page): no page is cut, and none sends the client on to an empty ' +
-    'one. The first page passes the revision barrier (a change acknowledged before it is seen); later pages ' +
-    'are read at ' +
-    `exactly the first page's snapshot, which the token carries. ${FAIL_CLOSED}`
+    'resource reads the page after a full one): no page is cut, and none sends the client on to an empty one. ' +
+    'The first page passes the revision barrier (a change acknowledged before it is seen); later pages are ' +
+    `read at exactly the first page's snapshot, which the token carries. ${FAIL_CLOSED}`
   );
 }
