@@ -1,5 +1,5 @@
 import { HttpError } from '../../http/errors.js';
-import type { Consistency, SpiceDBClient } from '../../spicedb/client.js';
+import type { Consistency, LookupResourcesPage, SpiceDBClient } from '../../spicedb/client.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import { decodeObjectId } from '../../spicedb/object-id.js';
 import type { CanonicalCheck, Registry } from '../../spicedb/registry.js';
@@ -16,7 +16,7 @@ import type {
 } from './authzen-request.js';
 import { canonicalEvaluation, withinVocabulary } from './authzen-vocabulary.js';
 import { decodePageToken, encodePageToken, searchFingerprint } from './page-token.js';
-import { PrefetchedPages } from './prefetched-pages.js';
+import { SearchMemory } from './search-memory.js';
 import type { PageState } from './page-token.js';
 
 /** What the searches need of SpiceDB; SpiceDBClient is one. */
@@ -56,7 +56,10 @@ const SEARCHED = 'searched';
 export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches {
   const { registry } = options;
   const consistencyOf = pageConsistency(options);
-  const prefetched = new PrefetchedPages();
+  // search/resource's pages read ahead, by the token that continues with them (taken once).
+  const pagesAhead = new SearchMemory<LookupResourcesPage>((page) => page.resourceIds.length);
+  // search/subject's sorted answers, by search and snapshot (every later page of the search reads one).
+  const sortedSubjects = new SearchMemory<string[]>((ids) => ids.length);
   return {
     async resources(request) {
       const check = canonicalEvaluation(registry, {
@@ -85,7 +88,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
             limit,
             ...(cursor === undefined ? {} : { cursor }),
           });
-        const page = (state && prefetched.take(encodePageToken(state))) ?? (await lookUp(state?.cursor));
+        const page = (state && pagesAhead.take(encodePageToken(state))) ?? (await lookUp(state?.cursor));
         // A full page reads the next one (SpiceDB takes no limit above 1,000, so not limit + 1 in one call):
         // the last page says it is the last, and the next request finds its page read.
         const full = page.resultCount === limit && page.cursor !== undefined;
@@ -99,7 +102,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
                 ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
                 ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
               };
-        if (next && following) prefetched.keep(encodePageToken(next), following);
+        if (next && following) pagesAhead.keep(encodePageToken(next), following);
         return { page, next };
       });
       const results = page.resourceIds.map((id) => ({ type: check.object.type, id: decodeObjectId(id) }));
@@ -126,16 +129,26 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         spicedb.subjectType,
       );
       const state = pageState(request.page, search);
-      const found = await fromSpiceDB(options, state, async () =>
-        options.spicedb.lookupSubjects({
-          resource: { type: spicedb.resourceType, id: spicedb.resourceId },
-          permission: spicedb.permission,
-          subjectType: spicedb.subjectType,
-          consistency: await consistencyOf(state),
-        }),
-      );
-      const snapshot = state?.snapshot ?? found.lookedUpAt;
-      const { items, last, more } = pageAfter(found.subjectIds, state?.after, request.page?.limit);
+      const heldKey = (snapshot: string) => `${search} ${snapshot}`;
+      const held = state?.snapshot === undefined ? undefined : sortedSubjects.get(heldKey(state.snapshot));
+      const { sorted, snapshot } =
+        held === undefined
+          ? await fromSpiceDB(options, state, async () => {
+              const found = await options.spicedb.lookupSubjects({
+                resource: { type: spicedb.resourceType, id: spicedb.resourceId },
+                permission: spicedb.permission,
+                subjectType: spicedb.subjectType,
+                consistency: await consistencyOf(state),
+              });
+              return {
+                sorted: inCodeUnitOrder(found.subjectIds),
+                snapshot: state?.snapshot ?? found.lookedUpAt,
+              };
+            })
+          : { sorted: held, snapshot: state?.snapshot };
+      const { items, last, more } = pageAfter(sorted, state?.after, request.page?.limit);
+      if (more && snapshot !== undefined && held === undefined)
+        sortedSubjects.keep(heldKey(snapshot), sorted);
       const results = items.map((id) => ({ type: check.subject.type, id: decodeObjectId(id) }));
       return answer(
         results,
@@ -155,7 +168,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
       // Asked together, the checks reach SpiceDB as one CheckBulkPermissions (the check batcher).
       const decided = await Promise.all(checks.map((check) => options.evaluate(check, undefined)));
       const permitted = decided.filter((result) => result.allowed).map((result) => result.relation);
-      const { items, last, more } = pageAfter(permitted, state?.after, request.page?.limit);
+      const { items, last, more } = pageAfter(inCodeUnitOrder(permitted), state?.after, request.page?.limit);
       return answer(
         items.map((name) => ({ name })),
         more ? { search, ...after(last) } : undefined,
@@ -212,19 +225,22 @@ function pageConsistency({ barrier }: AuthzenSearchOptions) {
       : { atExactSnapshot: state.snapshot };
 }
 
-/**
- * The ids after `after` in code-unit order, at most `limit` of them; `more` when some remain. Sorting makes
- * the order deterministic and lets a page continue after its last id.
- */
+/** The ids in code-unit order: a deterministic order in which a page continues after its last id. */
+export function inCodeUnitOrder(ids: readonly string[]): string[] {
+  // Without a compare function, sort orders strings by code units, and runs no JavaScript per comparison.
+  return [...ids].sort();
+}
+
+/** The ids of `sorted` (inCodeUnitOrder) after `after`, at most `limit` of them; `more` when some remain. */
 export function pageAfter(
-  ids: readonly string[],
+  sorted: readonly string[],
   after: string | undefined,
   limit = DEFAULT_PAGE_LIMIT,
 ): { items: string[]; last: string | undefined; more: boolean } {
-  // Without a compare function, sort orders strings by code units, and runs no JavaScript per comparison.
-  const sorted = (after === undefined ? [...ids] : ids.filter((id) => id > after)).sort();
-  const items = sorted.length > limit ? sorted.slice(0, limit) : sorted;
-  return { items, last: items.at(-1), more: sorted.length > limit };
+  const following = after === undefined ? 0 : sorted.findIndex((id) => id > after);
+  const start = following < 0 ? sorted.length : following;
+  const items = sorted.slice(start, start + limit);
+  return { items, last: items.at(-1), more: start + limit < sorted.length };
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../../../src/http/errors.js';
 import { evaluationsRequestSchema } from '../../../../src/decision/authzen/authzen-request.js';
 import { authzenMetadata } from '../../../../src/decision/authzen/authzen-metadata.js';
-import { pageAfter } from '../../../../src/decision/authzen/authzen-search.js';
+import { inCodeUnitOrder, pageAfter } from '../../../../src/decision/authzen/authzen-search.js';
 import { canonicalEvaluation } from '../../../../src/decision/authzen/authzen-vocabulary.js';
 import { answeredDecisions } from '../../../../src/decision/authzen/evaluations-semantic.js';
 import {
@@ -47,12 +47,25 @@ describe('page tokens', () => {
 
 describe('pageAfter', () => {
   it('pages in code-unit order, each id once, with `more` while some remain', () => {
-    const ids = ['c', 'a', 'e', 'b', 'd'];
+    const ids = inCodeUnitOrder(['c', 'a', 'e', 'b', 'd']);
     const first = pageAfter(ids, undefined, 2);
     expect(first).toEqual({ items: ['a', 'b'], last: 'b', more: true });
     const second = pageAfter(ids, first.last, 2);
     expect(second).toEqual({ items: ['c', 'd'], last: 'd', more: true });
     expect(pageAfter(ids, second.last, 2)).toEqual({ items: ['e'], last: 'e', more: false });
+    expect(pageAfter(ids, 'e', 2)).toEqual({ items: [], last: undefined, more: false });
+  });
+
+  it('orders by code units, as a continuation compares with `>`', () => {
+    expect(inCodeUnitOrder(['b', 'B', 'a', 'é', 'Z', '10', '9'])).toEqual([
+      '10',
+      '9',
+      'B',
+      'Z',
+      'a',
+      'b',
+      'é',
+    ]);
   });
 });
 
