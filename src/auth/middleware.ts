@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { HttpError } from '../http/errors.js';
 import type { ApiAuthentication, OpenApiSecurityScheme } from '../http/openapi/route-definition.js';
@@ -73,19 +73,25 @@ export function apiAuthentication(authenticators: Authenticators): ApiAuthentica
   return { middleware: authenticate(authenticators), schemes };
 }
 
+/** The SHA-256 of an Authorization header (base64url): how a credential is known without being kept. */
+export function headerDigest(header: string): string {
+  return hash('sha256', header, 'base64url');
+}
+
 /**
  * Whom an Authorization header claims to be, before anything is verified: `basic:<client id>` for a Basic
- * application, otherwise `token:<SHA-256 of the header>` (a bearer token names no identity that is cheaper to
- * forge than the token itself). Failed authentications are counted per claimed identity with it.
+ * application, otherwise `token:<headerDigest>` (a bearer token names no identity that is cheaper to forge
+ * than the token itself). Failed authentications are counted per claimed identity with it. `digest` is the
+ * header's headerDigest when the caller has it already.
  */
-export function claimedIdentity(header: string): string {
+export function claimedIdentity(header: string, digest?: string): string {
   try {
     const credentials = parseAuthorization(header);
     if (credentials.scheme === 'basic') return `basic:${credentials.clientId}`;
   } catch (error) {
     if (!(error instanceof AuthenticationError)) throw error;
   }
-  return `token:${createHash('sha256').update(header).digest('base64url')}`;
+  return `token:${digest ?? headerDigest(header)}`;
 }
 
 function parseAuthorization(header: string | undefined): Credentials {

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { LRUCache } from 'lru-cache';
 import type { Request, RequestHandler } from 'express';
 import type { Counter } from 'prom-client';
-import { claimedIdentity } from '../../auth/middleware.js';
+import { claimedIdentity, headerDigest } from '../../auth/middleware.js';
 import { BusyError, HttpError } from '../errors.js';
 import type { UrnScheme } from '../urn.js';
 import type { RateLimit } from './request-limits.js';
@@ -65,9 +64,9 @@ export function limitFailedAuthentication(
   return async (req, res, next) => {
     const authorization = req.get('authorization');
     if (!authorization) return authenticate(req, res, next);
-    const credential = digest(authorization);
+    const credential = headerDigest(authorization);
     const address = addressKey(req);
-    const identity = `${address} ${claimedIdentity(authorization)}`;
+    const identity = `${address} ${claimedIdentity(authorization, credential)}`;
     const lockedOut = failures.reached(identity);
     if (lockedOut !== undefined && !verified.has(credential)) return next(tooMany(lockedOut));
     const settle = (error?: unknown) => {
@@ -120,10 +119,6 @@ function failureCounters(limit: RateLimit): FailureCounters {
 /** A verdict on the presented credential (401). */
 function rejected(error: unknown): boolean {
   return error instanceof HttpError && error.kind === 'Unauthorized';
-}
-
-function digest(authorization: string): string {
-  return createHash('sha256').update(authorization).digest('base64url');
 }
 
 function addressKey(req: Request): string {
