@@ -56,7 +56,7 @@ const SEARCHED = 'searched';
 export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches {
   const { registry } = options;
   const consistencyOf = pageConsistency(options);
-  // search/resource's pages read ahead, by the token that continues with them (taken once).
+  // search/resource's pages read ahead, by search, limit and the cursor they start at (taken once).
   const pagesAhead = new SearchMemory<LookupResourcesPage>((page) => page.resourceIds.length);
   // search/subject's sorted answers, by search and snapshot (every later page of the search reads one).
   const sortedSubjects = new SearchMemory<string[]>((ids) => ids.length);
@@ -88,21 +88,24 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
             limit,
             ...(cursor === undefined ? {} : { cursor }),
           });
-        const page = (state && pagesAhead.take(encodePageToken(state))) ?? (await lookUp(state?.cursor));
+        const aheadKey = (cursor: string) => `${search} ${limit} ${cursor}`;
+        const page =
+          (state?.cursor === undefined ? undefined : pagesAhead.take(aheadKey(state.cursor))) ??
+          (await lookUp(state?.cursor));
         // A full page reads the next one (SpiceDB takes no limit above 1,000, so not limit + 1 in one call):
         // the last page says it is the last, and the next request finds its page read.
         const full = page.resultCount === limit && page.cursor !== undefined;
         const following = full ? await lookUp(page.cursor) : undefined;
-        const next: PageState | undefined =
-          following === undefined || following.resultCount === 0
-            ? undefined
-            : {
-                search,
-                limit,
-                ...(page.cursor === undefined ? {} : { cursor: page.cursor }),
-                ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
-              };
-        if (next && following) pagesAhead.keep(encodePageToken(next), following);
+        if (following === undefined || following.resultCount === 0 || page.cursor === undefined) {
+          return { page, next: undefined };
+        }
+        pagesAhead.keep(aheadKey(page.cursor), following);
+        const next: PageState = {
+          search,
+          limit,
+          cursor: page.cursor,
+          ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
+        };
         return { page, next };
       });
       const results = page.resourceIds.map((id) => ({ type: check.object.type, id: decodeObjectId(id) }));
@@ -130,22 +133,18 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
       );
       const state = pageState(request.page, search);
       const heldKey = (snapshot: string) => `${search} ${snapshot}`;
+      const lookUpSorted = () =>
+        fromSpiceDB(options, state, async () => {
+          const found = await options.spicedb.lookupSubjects({
+            resource: { type: spicedb.resourceType, id: spicedb.resourceId },
+            permission: spicedb.permission,
+            subjectType: spicedb.subjectType,
+            consistency: await consistencyOf(state),
+          });
+          return { sorted: inCodeUnitOrder(found.subjectIds), snapshot: state?.snapshot ?? found.lookedUpAt };
+        });
       const held = state?.snapshot === undefined ? undefined : sortedSubjects.get(heldKey(state.snapshot));
-      const { sorted, snapshot } =
-        held === undefined
-          ? await fromSpiceDB(options, state, async () => {
-              const found = await options.spicedb.lookupSubjects({
-                resource: { type: spicedb.resourceType, id: spicedb.resourceId },
-                permission: spicedb.permission,
-                subjectType: spicedb.subjectType,
-                consistency: await consistencyOf(state),
-              });
-              return {
-                sorted: inCodeUnitOrder(found.subjectIds),
-                snapshot: state?.snapshot ?? found.lookedUpAt,
-              };
-            })
-          : { sorted: held, snapshot: state?.snapshot };
+      const { sorted, snapshot } = held ? { sorted: held, snapshot: state?.snapshot } : await lookUpSorted();
       const { items, last, more } = pageAfter(sorted, state?.after, request.page?.limit);
       if (more && snapshot !== undefined && held === undefined)
         sortedSubjects.keep(heldKey(snapshot), sorted);
