@@ -1,5 +1,5 @@
 import { v1 } from '@authzed/authzed-node';
-import type { Metadata } from '@grpc/grpc-js';
+import type { ClientReadableStream, Metadata } from '@grpc/grpc-js';
 import { inSpan } from '../observability/tracing.js';
 import { GrpcCode, SpiceDBError, toSpiceDBError } from './errors.js';
 import { callMetadata, spicedbSpan } from './spicedb-span.js';
@@ -162,6 +162,8 @@ export interface SpiceDBClientOptions {
 }
 
 type GrpcCallback<T> = (error: unknown, value?: T) => void;
+/** A server-streaming call: its messages, then `end`; a failed call emits `error` before any `end`. */
+type ServerStream = ClientReadableStream<unknown>;
 
 /** One message of a Watch: everything up to `changesThrough` has been delivered. */
 export interface WatchEvent {
@@ -654,24 +656,30 @@ export class SpiceDBClient {
     );
   }
 
-  /** Every message of a server stream, within the read deadline, in a client span when tracing is on. */
+  /**
+   * Every message of a server stream, within the read deadline, in a client span when tracing is on. Collected
+   * from its events, as authzed-node's own promise API does: an async iterator over the stream would cost a
+   * promise and a turn of the microtask queue per message, most of the time of a search's thousand messages.
+   */
   private stream<T>(
     operation: string,
-    call: (metadata: Metadata, options: { deadline: Date }) => AsyncIterable<unknown>,
+    call: (metadata: Metadata, options: { deadline: Date }) => ServerStream,
   ): Promise<T[]> {
     return inSpan(
       () => spicedbSpan(operation),
-      async () => {
-        const responses: T[] = [];
-        try {
-          for await (const response of call(callMetadata(), deadlineIn(this.deadlines.readMs))) {
-            responses.push(response as T);
+      () =>
+        new Promise<T[]>((resolve, reject) => {
+          const responses: T[] = [];
+          const fail = (error: unknown) => reject(toSpiceDBError(operation, error));
+          try {
+            call(callMetadata(), deadlineIn(this.deadlines.readMs))
+              .on('data', (response: T) => responses.push(response))
+              .on('error', fail)
+              .on('end', () => resolve(responses));
+          } catch (error) {
+            fail(error);
           }
-        } catch (error) {
-          throw toSpiceDBError(operation, error);
-        }
-        return responses;
-      },
+        }),
     );
   }
 
