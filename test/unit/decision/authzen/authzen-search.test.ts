@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { authzenSearches } from '../../../../src/decision/authzen/authzen-search.js';
 import type { SearchBackend } from '../../../../src/decision/authzen/authzen-search.js';
 import type { LookupResourcesInput } from '../../../../src/spicedb/client.js';
+import { SpiceDBError } from '../../../../src/spicedb/errors.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
 
 // The searches over a SpiceDB stand-in that answers from a list and counts its calls: what they ask SpiceDB,
@@ -36,7 +37,7 @@ function backend(ids: string[]) {
     evaluate: () => Promise.reject(new Error('search/action is not searched here')),
     metrics: { backendError: () => undefined },
   });
-  return { searches, calls };
+  return { searches, calls, spicedb };
 }
 
 const ids = ['item-a', 'item-b', 'item-c', 'item-d'];
@@ -64,6 +65,31 @@ describe('search/resource', () => {
       ['2', 2],
       ['4', 2],
     ]);
+  });
+
+  it('answers 503 when the page ahead cannot be read, with no rejection left unhandled', async () => {
+    const { searches, spicedb } = backend(ids);
+    const lookUp = spicedb.lookupResources;
+    spicedb.lookupResources = (input) =>
+      input.cursor === undefined
+        ? lookUp(input)
+        : Promise.reject(new SpiceDBError('LookupResources', 14, 'connection refused'));
+    const unhandled: unknown[] = [];
+    const remember = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', remember);
+    try {
+      const search = searches.resources({
+        subject: { type: 'user', id: 'consumer' },
+        resource: { type: 'resource' },
+        action: { name: 'api' },
+        page: { limit: 2 },
+      });
+      await expect(search).rejects.toMatchObject({ kind: 'DependencyUnavailable' });
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', remember);
+    }
+    expect(unhandled).toEqual([]);
   });
 
   it('asks no page ahead of a page that is not full', async () => {
