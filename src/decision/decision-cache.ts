@@ -73,8 +73,6 @@ interface Entry {
 interface Flight {
   decision: Promise<Decision>;
   keys: readonly string[];
-  /** A change touched the check's keys (or the cache was dropped) after it was sent: its answer may predate it. */
-  overtaken: boolean;
 }
 
 const NO_EVENTS: DecisionCacheEvents = { looked: () => undefined, evicted: () => undefined };
@@ -146,7 +144,6 @@ export class DecisionCache {
   /** What changed is unknown (Watch restarted or not current, schema changed): forget everything. */
   dropAll(): void {
     const forgotten = this.entries.size;
-    for (const flight of this.flights.values()) flight.overtaken = true;
     this.entries.clear();
     this.flights.clear();
     this.byKey.clear();
@@ -171,10 +168,11 @@ export class DecisionCache {
   }
 
   private fly(check: CheckIdentity, ask: () => Promise<Decision>): Promise<Decision> {
-    const flight: Flight = { decision: ask(), keys: check.keys, overtaken: false };
+    const flight: Flight = { decision: ask(), keys: check.keys };
     this.flights.set(check.id, flight);
     this.index(check.id, check.keys);
-    // A flight that is no longer the current one was overtaken, and forget or dropAll took it out of the index.
+    // A flight that is no longer the current one was overtaken: a change touched its keys (or the cache was
+    // dropped) after it was sent, so its answer may predate it; forget or dropAll took it out of the index.
     const landed = (decision?: Decision) => {
       if (this.flights.get(check.id) !== flight) return;
       this.flights.delete(check.id);
@@ -206,10 +204,7 @@ export class DecisionCache {
   /** Forgets a check's decision and overtakes its flight; true when a decision was forgotten. */
   private forget(id: string): boolean {
     const flight = this.flights.get(id);
-    if (flight) {
-      flight.overtaken = true;
-      this.flights.delete(id);
-    }
+    if (flight) this.flights.delete(id);
     const entry = this.entries.get(id);
     if (entry) this.entries.delete(id);
     const keys = entry?.keys ?? flight?.keys;
