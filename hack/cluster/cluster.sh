@@ -10,6 +10,7 @@
 # in it too: `ip netns exec policy-grant-cluster <cmd>` with KUBECONFIG=.cluster/kubeconfig.
 # State (certificates, etcd, containerd, kubelet, images, logs) is in .cluster/ (git-ignored).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/default-signals.sh"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 state="${CLUSTER_STATE_DIR:-$repo/.cluster}"

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { chmod, cp, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../dev/localplane/repo-root.js';
 import { copyWithLibraries, writeOciArchive } from './oci-archive.js';
@@ -195,10 +195,20 @@ export async function buildNodeBaseImage(imagesDir: string, names: ImageNames) {
   );
 }
 
-/** The npm this machine runs (only the image's build stages use it). */
-async function machineNpm(): Promise<string> {
-  const { stdout } = await run('npm', ['root', '--global']);
-  return join(stdout.trim(), 'npm');
+/**
+ * The npm package this machine runs (only the image's build stages use it): the first `npm` on the PATH, followed
+ * to its `npm/bin/npm-cli.js`. Not `npm root --global`, which answers for the first `node` on the PATH: under `npm
+ * run` that is the project's own Node (node_modules/.bin), whose global folder holds no npm.
+ */
+export async function machineNpm(path = process.env.PATH ?? ''): Promise<string> {
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    const command = join(dir, 'npm');
+    if (!existsSync(command)) continue;
+    const npm = dirname(dirname(await realpath(command)));
+    const { name } = JSON.parse(await readFile(join(npm, 'package.json'), 'utf8')) as { name?: string };
+    if (name === 'npm') return npm;
+  }
+  throw new Error('no npm on the PATH: the image build copies the npm package of this machine');
 }
 
 /**
