@@ -118,6 +118,22 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- if and .Values.spicedb.tls.caSecret .Values.spicedb.tls.enabled (not .Values.spicedb.bundled.enabled) }}true{{ end }}
 {{- end }}
 
+{{/*
+The CA bundle a SpiceDB client verifies its SpiceDB with, as YAML {secret, key}, or nothing (system roots or
+plaintext): the read-only SpiceDB's for the decision service that checks through it, else SpiceDB's. Takes the
+component dict of pgo.deployment.
+*/}}
+{{- define "pgo.spicedbCa" -}}
+{{- $values := .root.Values.spicedb }}
+{{- if and (eq .component "decision-service") (include "pgo.spicedbReadOnly" .root) }}
+{{- with $values.readOnly.tls }}
+{{- if and .certificateSecret .caSecret }}{{ toYaml (dict "secret" .caSecret "key" .caSecretKey) }}{{ end }}
+{{- end }}
+{{- else if and .spicedbClient (include "pgo.spicedbCaMounted" .root) }}
+{{- toYaml (dict "secret" $values.tls.caSecret "key" $values.tls.caSecretKey) }}
+{{- end }}
+{{- end }}
+
 {{/* The controller's Lease: one per release, so that two releases can share a namespace. */}}
 {{- define "pgo.leaderElectionId" -}}
 {{- include "pgo.componentName" (dict "root" . "component" "controller") }}
@@ -182,6 +198,10 @@ audit database Secret or its url key is absent from the release namespace.
 {{- if not (hasKey ($secret.data | default dict) .Values.audit.database.urlKey) }}
 {{- fail (printf "the audit database Secret %s has no key %s (audit.database.urlKey): the ACL API refuses to start without its connection string" $name .Values.audit.database.urlKey) }}
 {{- end }}
+{{- /* Without it the hook Job fails on every retry, and helm waits out its whole timeout saying only that. */}}
+{{- if and (eq .Values.audit.migrations "job") (not (hasKey ($secret.data | default dict) .Values.audit.database.migrationUrlKey)) }}
+{{- fail (printf "the audit database Secret %s has no key %s (audit.database.migrationUrlKey): the migrations Job (audit.migrations: job) needs the schema owner's connection string; add it, or set audit.migrations to startup or skip (docs/install.md)" $name .Values.audit.database.migrationUrlKey) }}
+{{- end }}
 {{- $keyName := include "pgo.auditChainKeySecretName" . }}
 {{- $keySecret := lookup "v1" "Secret" .Release.Namespace $keyName }}
 {{- if not (hasKey ($keySecret.data | default dict) .Values.audit.chainKey.key) }}
@@ -226,7 +246,7 @@ mounted files. Takes the component dict of pgo.deployment.
   value: {{ printf "--enable-source-maps --max-old-space-size=%v" . | quote }}
 {{- end }}
 {{- if and (eq .component "decision-service") (include "pgo.spicedbReadOnly" $root) }}
-{{- /* The read-only SpiceDB in the release namespace, plaintext like the bundled one, with its own key. */}}
+{{- /* The read-only SpiceDB in the release namespace, with its own key; TLS once it has a certificate. */}}
 - name: SPICEDB_ENDPOINT
   value: {{ printf "%s.%s.svc:50051" (include "pgo.componentName" (dict "root" $root "component" "spicedb-read-only")) $root.Release.Namespace }}
 - name: SPICEDB_TOKEN
@@ -235,7 +255,7 @@ mounted files. Takes the component dict of pgo.deployment.
       name: {{ include "pgo.spicedbReadOnlySecretName" $root }}
       key: presharedKey
 - name: SPICEDB_TLS
-  value: plaintext
+  value: {{ ternary "tls" "plaintext" (not (empty $root.Values.spicedb.readOnly.tls.certificateSecret)) }}
 {{- else if .spicedbClient }}
 - name: SPICEDB_ENDPOINT
   valueFrom:
@@ -247,10 +267,10 @@ mounted files. Takes the component dict of pgo.deployment.
     secretKeyRef:
       name: {{ include "pgo.spicedbSecretName" $root }}
       key: {{ $keys.presharedKey }}
-{{- if include "pgo.spicedbCaMounted" $root }}
+{{- end }}
+{{- if include "pgo.spicedbCa" . }}
 - name: SPICEDB_CA_FILE
   value: /etc/policy-grant-operator/spicedb-ca/ca.crt
-{{- end }}
 {{- end }}
 {{- if has .component (list "acl-api" "controller") }}
 - name: DATABASE_URL
@@ -326,12 +346,12 @@ mounted files. Takes the component dict of pgo.deployment.
 - name: spicedb-model
   configMap:
     name: {{ include "pgo.spicedbModelName" $root }}
-{{- if and .spicedbClient (include "pgo.spicedbCaMounted" $root) }}
+{{- with include "pgo.spicedbCa" . | fromYaml }}
 - name: spicedb-ca
   secret:
-    secretName: {{ $root.Values.spicedb.tls.caSecret }}
+    secretName: {{ .secret }}
     items:
-      - key: {{ $root.Values.spicedb.tls.caSecretKey }}
+      - key: {{ .key }}
         path: ca.crt
 {{- end }}
 {{- if .authenticates }}
@@ -372,7 +392,7 @@ mounted files. Takes the component dict of pgo.deployment.
   mountPath: {{ include "pgo.spicedbModelDir" $root }}/registry.yaml
   subPath: registry.yaml
   readOnly: true
-{{- if and .spicedbClient (include "pgo.spicedbCaMounted" $root) }}
+{{- if include "pgo.spicedbCa" . }}
 - name: spicedb-ca
   mountPath: /etc/policy-grant-operator/spicedb-ca
   readOnly: true

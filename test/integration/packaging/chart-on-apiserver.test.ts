@@ -55,6 +55,7 @@ beforeAll(async () => {
   namespace = await createRestrictedNamespace('packaging-chart');
   const secret = auditDatabaseSecret('pgo-policy-grant-operator-audit-database', {
     url: 'postgres://acl_api:unused@postgres.invalid:5432/audit',
+    migrationUrl: 'postgres://audit_owner:unused@postgres.invalid:5432/audit',
   });
   const chainKey = auditDatabaseSecret('pgo-policy-grant-operator-audit-chain-key', { key: 'k'.repeat(48) });
   expect((await kubectl(['create', '-f', '-'], toYamlStream([secret, chainKey]))).code).toBe(0);
@@ -246,6 +247,22 @@ describe('the audit database Secret, checked when Helm sees the cluster', () => 
     });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('the audit database Secret audit-without-url has no key url');
+  });
+
+  it("an install is refused when the Secret lacks the owner's migrationUrl the migrations Job needs, unless it does not run", async () => {
+    const secret = auditDatabaseSecret('audit-without-migration-url', { url: 'postgres://acl_api@db/audit' });
+    expect((await kubectl(['create', '-f', '-'], toYamlStream([secret]))).code).toBe(0);
+    const database = { existingSecret: 'audit-without-migration-url' };
+    const refused = await installDryRun({ ...SHARD, audit: { database } });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      'the audit database Secret audit-without-migration-url has no key migrationUrl',
+    );
+    for (const migrations of ['startup', 'skip']) {
+      const installed = await installDryRun({ ...SHARD, audit: { database, migrations } });
+      expect(installed.stderr).toBe('');
+      expect(installed.code).toBe(0);
+    }
   });
 
   it('an install with the Secret in place passes; helm template, blind to the cluster, does not check', async () => {
