@@ -30,6 +30,8 @@ export interface SpiceDBServerOptions {
   name?: string;
   /** More `spicedb serve` flags, e.g. `--datastore-readonly`. */
   extraArgs?: string[];
+  /** Migrate a PostgreSQL datastore to head before serving (default). false: a role that may only read it. */
+  migrate?: boolean;
 }
 
 const GRPC_NOT_FOUND = 5;
@@ -51,7 +53,8 @@ const SMALL_CONNECTION_POOLS = [
  */
 export async function startSpiceDB(options: SpiceDBServerOptions): Promise<SpiceDBServer> {
   const datastore = options.datastore ?? { engine: 'memory' };
-  if (datastore.engine === 'postgres') await migrateDatastore(options.binary, datastore);
+  if (datastore.engine === 'postgres' && options.migrate !== false)
+    await migrateDatastore(options.binary, datastore);
   const port = options.port ?? (await freePort());
   const token = options.token ?? randomBytes(24).toString('hex');
   const endpoint = `127.0.0.1:${port}`;

@@ -10,6 +10,7 @@ import {
   EXTERNAL_SPICEDB_VALUES,
   FIXTURES_DIR,
   OPERATIONS_VALUES,
+  PRODUCTION_VALUES,
   isCrd,
   kubectl,
   packagingTools,
@@ -35,6 +36,7 @@ const RENDERINGS: [string, object][] = [
     'alerts, dashboard, Prometheus behind the NetworkPolicy, priority class and controller settings',
     OPERATIONS_VALUES,
   ],
+  ['the documented production values, the read-only SpiceDB on TLS', PRODUCTION_VALUES],
 ];
 
 // The shared control plane has the CRDs already (not Helm's: an install refuses to take them over, see

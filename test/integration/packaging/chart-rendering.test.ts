@@ -580,27 +580,21 @@ describe('configuration', () => {
     }
   });
 
-  it('NetworkPolicies are on by default once the decision service is exposed, and the read-only SpiceDB admits it alone', async () => {
+  it("the services' NetworkPolicies are on by default once the decision service is exposed; the read-only SpiceDB's always", async () => {
     const policies = async (values: object) =>
-      (await renderChart(NAMESPACE, { ...REQUIRED_VALUES, ...values })).filter(
-        (object) => object.kind === 'NetworkPolicy',
-      );
-    expect(await policies({})).toEqual([]);
+      (await renderChart(NAMESPACE, { ...REQUIRED_VALUES, ...values }))
+        .filter((object) => object.kind === 'NetworkPolicy')
+        .map(componentOf)
+        .sort();
+    expect(await policies({})).toEqual(['spicedb-read-only']);
     const exposedValues = { trustProxy: '1', httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } };
-    const exposed = await policies(exposedValues);
-    expect(exposed.map(componentOf).sort()).toEqual(
+    expect(await policies(exposedValues)).toEqual(
       ['acl-api', 'controller', 'decision-service', 'spicedb-read-only'].sort(),
     );
-    const readOnly = exposed.find((object) => componentOf(object) === 'spicedb-read-only') as unknown as {
-      spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] };
-    };
-    expect(readOnly.spec.ingress[0]?.from[0]?.podSelector.matchLabels).toMatchObject({
-      'app.kubernetes.io/component': 'decision-service',
-    });
     expect(await policies({ ...exposedValues, networkPolicy: { enabled: false } })).toEqual([]);
     expect(
       await policies({ trustProxy: '1', ingress: { enabled: true, exposeDecisionService: false } }),
-    ).toEqual([]);
+    ).toEqual(['spicedb-read-only']);
   });
 
   it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
@@ -639,6 +633,141 @@ describe('configuration', () => {
     expect(deployment(objects, 'controller').container.env.map((variable) => variable.name)).not.toContain(
       'JWKS_FILE',
     );
+  });
+});
+
+describe('the read-only SpiceDB', () => {
+  interface NetworkPolicyRule {
+    ports: { port: string }[];
+    from?: Record<string, unknown>[];
+  }
+
+  /** The chart rendered with these read-only SpiceDB values, beside other values (SpiceDB's merged). */
+  const readOnlyOf = async (
+    readOnly: object,
+    { spicedb, ...values }: { spicedb?: object; [value: string]: unknown } = {},
+  ) => {
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      ...values,
+      spicedb: { existingSecret: 'writer', ...spicedb, readOnly: { ...READ_ONLY_SPICEDB, ...readOnly } },
+    });
+    const ofReadOnly = (kind: string) =>
+      objects.find((object) => object.kind === kind && componentOf(object) === 'spicedb-read-only');
+    const { pod, container } = deployment(objects, 'spicedb-read-only');
+    const spicedbContainer = container as unknown as { image: string; imagePullPolicy: string } & Omit<
+      typeof container,
+      'readinessProbe'
+    > & { readinessProbe: object };
+    const policy = ofReadOnly('NetworkPolicy')?.spec as { ingress: NetworkPolicyRule[] } | undefined;
+    const budget = ofReadOnly('PodDisruptionBudget')?.spec;
+    return { objects, pod, container: spicedbContainer, policy, budget };
+  };
+
+  it('runs its own image, not the bundled SpiceDB’s', async () => {
+    const { container } = await readOnlyOf(
+      { image: { repository: 'registry.internal/mirror/spicedb', tag: 'v1.57.1', pullPolicy: 'Always' } },
+      { spicedb: { bundled: { image: { repository: 'elsewhere/spicedb' } } } },
+    );
+    expect(container.image).toBe('registry.internal/mirror/spicedb:v1.57.1');
+    expect(container.imagePullPolicy).toBe('Always');
+  });
+
+  it('polls PostgreSQL for its Watch every 100 ms by default, another period when given, SpiceDB’s own elsewhere', async () => {
+    const heartbeats = (args: string[]) => args.filter((arg) => arg.startsWith('--watch-api-heartbeat'));
+    expect(heartbeats((await readOnlyOf({})).container.args)).toEqual(['--watch-api-heartbeat=100ms']);
+    expect(heartbeats((await readOnlyOf({ watchHeartbeat: '250ms' })).container.args)).toEqual([
+      '--watch-api-heartbeat=250ms',
+    ]);
+    const cockroach = await readOnlyOf({ datastore: { engine: 'cockroachdb', existingSecret: 'ds' } });
+    expect(heartbeats(cockroach.container.args)).toEqual([]);
+  });
+
+  it('sizes its connection pools from the values, and extra flags come last, so they win', async () => {
+    const { container } = await readOnlyOf({
+      connectionPool: { read: { maxOpen: 6, minOpen: 2 }, write: { maxOpen: 1, minOpen: 0 } },
+      extraArgs: ['--log-level=warn', '--datastore-conn-pool-read-max-open=4'],
+    });
+    expect(container.args.filter((arg) => arg.startsWith('--datastore-conn-pool-'))).toEqual([
+      '--datastore-conn-pool-read-max-open=6',
+      '--datastore-conn-pool-read-min-open=2',
+      '--datastore-conn-pool-write-max-open=1',
+      '--datastore-conn-pool-write-min-open=0',
+      '--datastore-conn-pool-read-max-open=4',
+    ]);
+    expect(container.args.at(-2)).toBe('--log-level=warn');
+  });
+
+  it('has a PodDisruptionBudget, and none when disabled', async () => {
+    expect((await readOnlyOf({})).budget).toMatchObject({ maxUnavailable: 1 });
+    const disabled = await readOnlyOf({
+      podDisruptionBudget: { enabled: false, maxUnavailable: 1, minAvailable: '' },
+    });
+    expect(disabled.budget).toBeUndefined();
+  });
+
+  it('admits only the decision service to its gRPC port, and Prometheus (metricsFrom) to its metrics', async () => {
+    const monitoring = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    };
+    const { policy } = await readOnlyOf({}, { networkPolicy: { metricsFrom: [monitoring] } });
+    expect(policy?.ingress).toEqual([
+      {
+        ports: [{ port: 'grpc', protocol: 'TCP' }],
+        from: [
+          {
+            podSelector: {
+              matchLabels: {
+                'app.kubernetes.io/name': 'policy-grant-operator',
+                'app.kubernetes.io/instance': 'pgo',
+                'app.kubernetes.io/component': 'decision-service',
+              },
+            },
+          },
+        ],
+      },
+      { ports: [{ port: 'metrics', protocol: 'TCP' }], from: [monitoring] },
+    ]);
+  });
+
+  it('serves TLS with the certificate Secret, and the decision service verifies it with the CA the values name', async () => {
+    const { container, pod, objects } = await readOnlyOf(
+      { tls: { certificateSecret: 'read-only-tls', caSecret: 'read-only-ca', caSecretKey: 'bundle.pem' } },
+      { spicedb: { tls: { caSecret: 'writer-ca' } } },
+    );
+    expect(container.args).toEqual(
+      expect.arrayContaining([
+        '--grpc-tls-cert-path=/etc/spicedb-tls/tls.crt',
+        '--grpc-tls-key-path=/etc/spicedb-tls/tls.key',
+      ]),
+    );
+    expect(pod.volumes).toContainEqual({ name: 'tls', secret: { secretName: 'read-only-tls' } });
+    // The kubelet's gRPC probe cannot speak TLS.
+    expect(container.readinessProbe).toMatchObject({ tcpSocket: { port: 'grpc' } });
+    const decision = deployment(objects, 'decision-service');
+    expect(decision.container.env).toEqual(
+      expect.arrayContaining([
+        { name: 'SPICEDB_TLS', value: 'tls' },
+        { name: 'SPICEDB_CA_FILE', value: '/etc/policy-grant-operator/spicedb-ca/ca.crt' },
+      ]),
+    );
+    expect(decision.pod.volumes).toContainEqual({
+      name: 'spicedb-ca',
+      secret: { secretName: 'read-only-ca', items: [{ key: 'bundle.pem', path: 'ca.crt' }] },
+    });
+    // The controller keeps the writing SpiceDB's CA.
+    expect(deployment(objects, 'controller').pod.volumes).toContainEqual({
+      name: 'spicedb-ca',
+      secret: { secretName: 'writer-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
+    });
+  });
+
+  it('is plaintext without a certificate: the decision service gets no CA, not even the writing SpiceDB’s', async () => {
+    const { container, objects } = await readOnlyOf({}, { spicedb: { tls: { caSecret: 'writer-ca' } } });
+    expect(container.readinessProbe).toMatchObject({ grpc: { port: 50051 } });
+    const decision = deployment(objects, 'decision-service');
+    expect(decision.container.env).toContainEqual({ name: 'SPICEDB_TLS', value: 'plaintext' });
+    expect(JSON.stringify(decision.pod)).not.toContain('spicedb-ca');
   });
 });
 

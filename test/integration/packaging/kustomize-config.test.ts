@@ -179,6 +179,37 @@ describe('config/default: the decision service reads through a SpiceDB that cann
     expect(holders.map(componentOf)).toEqual(['controller']);
   });
 
+  it("the read-only SpiceDB's gRPC port admits the decision service alone, in the chart's default render and in config/default", async () => {
+    const readOnlyPolicies = (objects: KubeObject[]) =>
+      objects.filter(
+        (object) => object.kind === 'NetworkPolicy' && componentOf(object) === 'spicedb-read-only',
+      );
+    const chart = parseManifests(
+      await helmTemplate((await packagingTools()).helm, { ...CONFIG_RELEASE, values: CONFIG_VALUES }),
+    );
+    for (const policies of [readOnlyPolicies(chart), readOnlyPolicies(await build('default'))]) {
+      expect(policies).toHaveLength(1);
+      const { ingress } = policies[0]?.spec as { ingress: { ports: { port: string }[]; from?: unknown }[] };
+      const grpc = ingress.filter((rule) => rule.ports.some((port) => port.port === 'grpc'));
+      expect(grpc).toEqual([
+        {
+          ports: [{ port: 'grpc', protocol: 'TCP' }],
+          from: [
+            {
+              podSelector: {
+                matchLabels: {
+                  'app.kubernetes.io/name': 'policy-grant-operator',
+                  'app.kubernetes.io/instance': CONFIG_RELEASE.release,
+                  'app.kubernetes.io/component': 'decision-service',
+                },
+              },
+            },
+          ],
+        },
+      ]);
+    }
+  });
+
   it('the decision service’s key, on a SpiceDB run with the read-only SpiceDB’s flags, refuses a write', async () => {
     const objects = await build('default');
     const readOnly = container(objects, 'spicedb-read-only');
@@ -228,6 +259,40 @@ function envValue({ env }: Container, name: string): unknown {
   const variable = env.find((candidate) => candidate.name === name);
   return variable?.value ?? variable?.valueFrom;
 }
+
+describe('config/production: the SpiceDB of the production topology', () => {
+  it('is accepted by the kube-apiserver under Pod Security restricted, without a warning', async () => {
+    const namespace = await createRestrictedNamespace('kustomize-production');
+    const objects = await buildInto('production', namespace);
+    const applied = await applyDryRun(objects);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    const created = await createDryRun(podsOfWorkloads(objects));
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+  });
+
+  it('runs two replicas that dispatch through a headless Service, each migrated to head before it serves', async () => {
+    const objects = await build('production');
+    const spicedb = objects.find((object) => object.kind === 'Deployment');
+    const spec = spicedb?.spec as { replicas: number; template: PodTemplate };
+    expect(spec.replicas).toBe(2);
+    const [migrate] = spec.template.spec.initContainers as Container[];
+    expect(migrate?.args.slice(0, 3)).toEqual(['datastore', 'migrate', 'head']);
+    const [serve] = spec.template.spec.containers as Container[];
+    expect(serve?.args).toEqual(
+      expect.arrayContaining([
+        '--dispatch-cluster-enabled=true',
+        '--dispatch-upstream-addr=kubernetes:///spicedb-dispatch.$(POD_NAMESPACE):50053',
+        '--watch-api-heartbeat=100ms',
+      ]),
+    );
+    const dispatch = objects.find(
+      (object) => object.metadata.name === 'spicedb-dispatch' && object.kind === 'Service',
+    );
+    expect(dispatch?.spec).toMatchObject({ clusterIP: 'None', ports: [{ port: 50053 }] });
+  });
+});
 
 describe('config/crd, installed apart', () => {
   // `kubectl delete -k config/default` deletes what config/default builds: were the CRDs in it, every grant too.

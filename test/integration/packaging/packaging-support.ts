@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,6 +204,19 @@ export const EXTERNAL_SPICEDB_VALUES = {
     basicCredentialsSecret: 'application-credentials',
   },
 };
+
+interface ProductionValues {
+  spicedb: { readOnly: object };
+}
+
+/** The chart's documented production values (examples/production.yaml), with the read-only SpiceDB on TLS. */
+export const PRODUCTION_VALUES = (() => {
+  const values = yaml.load(
+    readFileSync(join(CHART_DIR, 'examples/production.yaml'), 'utf8'),
+  ) as ProductionValues;
+  const tls = { certificateSecret: 'spicedb-read-only-tls', caSecret: 'spicedb-read-only-tls' };
+  return { ...values, spicedb: { ...values.spicedb, readOnly: { ...values.spicedb.readOnly, tls } } };
+})();
 
 /** Alerts, dashboard, NetworkPolicy with Prometheus, a priority class, typed controller settings, global. */
 export const OPERATIONS_VALUES = {

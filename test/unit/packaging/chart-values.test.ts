@@ -72,10 +72,15 @@ describe('values.yaml, values.schema.json and README.md', () => {
     expect(chart.appVersion).toBe(version);
   });
 
-  it('the bundled SpiceDB runs the SpiceDB version the test suites run against', () => {
+  it('the bundled and read-only SpiceDBs, and config/production’s, run the SpiceDB version the test suites run against', () => {
     const pinned = /^SPICEDB_VERSION=(\S+)$/m.exec(
       readFileSync(join(REPO_ROOT, 'hack/tools/versions.env'), 'utf8'),
     );
     expect(valueAt('spicedb.bundled.image.tag')).toBe(pinned?.[1]);
+    expect(valueAt('spicedb.readOnly.image.tag')).toBe(pinned?.[1]);
+    const production = readFileSync(join(REPO_ROOT, 'config/production/spicedb-postgres.yaml'), 'utf8');
+    const images = [...production.matchAll(/image: (\S+)/g)].map((match) => match[1]);
+    expect(images.length).toBeGreaterThan(0);
+    expect(new Set(images)).toEqual(new Set([`authzed/spicedb:${pinned?.[1]}`]));
   });
 });

@@ -42,10 +42,13 @@ describe('hack/cluster/cluster.sh', () => {
     const script = join(dir, 'waits.sh');
     await writeFile(
       script,
-      `set -euo pipefail\nsource ${DEFAULT_SIGNALS}\ntrap 'echo stopped; exit 0' INT\necho started\nsleep 60 &\nwait $!\n`,
+      `set -euo pipefail\nsource ${DEFAULT_SIGNALS}\ntrap 'echo stopped; kill $!; exit 0' INT\necho started\nsleep 60 >/dev/null &\nwait $!\n`,
     );
     const run = inBackground(script);
-    await until(() => run.output().includes('started'), 'the script to start');
+    await until(
+      () => /pid \d+/.test(run.output()) && run.output().includes('started'),
+      'the script to start',
+    );
     const pid = Number(/pid (\d+)/.exec(run.output())?.[1]);
     process.kill(pid, 'SIGINT');
     await run.closed;
