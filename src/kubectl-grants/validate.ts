@@ -58,8 +58,8 @@ export function manifestFiles(target: string): string[] {
  * node, so loading is cheap, but every walk that follows (the schemas, a label's string) visits the expansion:
  * nine levels of nine aliases are 9^9 nodes from a few hundred bytes. Real manifests alias a few blocks.
  */
-export const MAX_ALIASES = 100;
-export const MAX_EXPANDED_NODES = 100_000;
+const MAX_ALIASES = 100;
+const MAX_EXPANDED_NODES = 100_000;
 
 /** The documents of one manifest file; throws, naming the problem, for text it will not walk. */
 function loadManifest(file: string): unknown[] {
@@ -155,7 +155,7 @@ function checkDocument(document: unknown, options: ValidateOptions): CheckedDocu
   };
 }
 
-/** The identifying fields a manifest gives as something other than a string (a list, a map, a number). */
+/** The identifying fields a manifest gives as something other than a string (a list, a map, a number); null is absent. */
 function notStringFields(object: { apiVersion?: unknown; kind?: unknown; metadata?: unknown }): string[] {
   const metadata = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
   const fields: [string, unknown][] = [
@@ -165,7 +165,7 @@ function notStringFields(object: { apiVersion?: unknown; kind?: unknown; metadat
     ['metadata.namespace', metadata.namespace],
   ];
   return fields
-    .filter(([, value]) => value !== undefined && typeof value !== 'string')
+    .filter(([, value]) => value !== undefined && value !== null && typeof value !== 'string')
     .map(([path]) => `${path}: must be a string`);
 }
 
