@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parsedWith } from './environment.js';
 import { parseTrustedProxies } from './trusted-proxies.js';
 
 /** Variables every service reads. */
@@ -18,15 +19,5 @@ export const commonEnvironment = z.object({
    * The proxies in front trusted to name the client address (X-Forwarded-For), for the per-address limits of
    * failed authentications: their addresses and subnets, comma-separated. Unset: none, the peer counts.
    */
-  TRUST_PROXY: z
-    .string()
-    .transform((text, context) => {
-      try {
-        return parseTrustedProxies(text);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    })
-    .optional(),
+  TRUST_PROXY: parsedWith(parseTrustedProxies).optional(),
 });
