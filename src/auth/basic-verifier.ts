@@ -37,9 +37,8 @@ type Outcome = 'accepted' | 'rejected' | 'unknown_client' | 'busy';
  * authentication limit per address. One client address holds at most its share of the gate (running and
  * waiting), past which its attempts are busy at once: a flood of made-up client ids from one address, each
  * new to the limits, cannot keep the queue full for the valid callers of other addresses. A successful
- * verification is remembered as
- * the secret's SHA-256 for a few minutes: scrypt on every request would cap throughput at a few dozen requests
- * per second per core.
+ * verification is remembered as the secret's SHA-256 for a few minutes: scrypt on every request would cap
+ * throughput at a few dozen requests per second per core.
  */
 export function createBasicVerifier(
   credentials: readonly ApplicationCredential[],

@@ -37,10 +37,11 @@ export interface FailedAuthenticationLimitOptions {
  * Invariant: another caller's failures never refuse a valid credential. Behind a gateway or a mesh every
  * caller shares one address, so a lockout of the address would let one flood of garbage deny every enforcement
  * point. What bounds the flood's cost is then the verifiers' own global gates (the scrypt gate, of which one
- * address holds at most a share, the bound on TokenReviews in flight, the cache of rejected tokens) and the identity's lockout for repeated guesses; a JWT
- * signature against cached keys costs microseconds. An attacker who floods wrong secrets for an existing Basic
- * client id locks that id out from that address for the window (the classic trade-off of a lockout per
- * account), except for its holder's credential that verified within the window.
+ * address holds at most a share, the bound on TokenReviews in flight, the cache of rejected tokens) and the
+ * identity's lockout for repeated guesses; a JWT signature against cached keys costs microseconds. An attacker
+ * who floods wrong secrets for an existing Basic client id locks that id out from that address for the window
+ * (the classic trade-off of a lockout per account), except for its holder's credential that verified within
+ * the window.
  *
  * A credential refused unverified because its verifier was busy counts against the address only (and is
  * answered 503): otherwise a flood from many addresses would keep the verifier's queue full without any
