@@ -8,7 +8,7 @@ import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js'
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
-import type { TrustProxy } from '../config/common-config.js';
+import type { TrustedProxies } from '../config/trusted-proxies.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
 import { aclRequestLimits, rateLimitVariable, scryptBound } from '../config/rate-limit-config.js';
 import type { RateLimit, RequestLimits } from '../http/rate-limit/request-limits.js';
@@ -81,7 +81,7 @@ export interface AclApiConfig {
   /** Refusals (403) recorded per actor and window (the excess is counted); every one when absent. */
   refusalLimit?: RateLimit;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
-  trustProxy?: TrustProxy;
+  trustProxy?: TrustedProxies;
   /** The API's registry (the Basic verifier counts into it too); a new one with process metrics when absent. */
   metricsRegistry?: MetricsRegistry;
 }
