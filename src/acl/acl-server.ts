@@ -65,6 +65,8 @@ export interface RunningAclApi {
   cache: AclCache;
   /** The audit store's routes: which operations are audited (tests walk them). */
   audited: AuditedRoutes;
+  /** The decision replicas that confirm a change for `Prefer: wait`, when configured (tests read them). */
+  decisionReplicas?: DecisionReplicas;
   document: OpenApiDocument;
   /**
    * Drains (readiness fails, serving goes on for the drain delay), stops serving (in-flight requests finish
@@ -114,13 +116,9 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   });
 
   const agents = new AgentOwnership({ kube, cache, namespace: config.namespace, now });
-  const replicaConfirmations =
-    config.decisionReplicas &&
-    new ReplicaConfirmations({
-      replicas: decisionReplicas(config.decisionReplicas, kube, config.namespace, logger),
-      logger,
-      metricsRegistry,
-    });
+  const replicas =
+    config.decisionReplicas && decisionReplicas(config.decisionReplicas, kube, config.namespace, logger);
+  const replicaConfirmations = replicas && new ReplicaConfirmations({ replicas, logger, metricsRegistry });
   const quotas = config.quotas ?? DEFAULT_USER_QUOTAS;
   const routes = aclRoutes(
     {
@@ -224,6 +222,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     cache,
     audited,
     document,
+    ...(replicas ? { decisionReplicas: replicas } : {}),
     async stop() {
       await server.close();
       await stopClients();
