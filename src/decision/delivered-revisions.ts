@@ -1,9 +1,12 @@
+import { zedTokenRevision } from '../spicedb/zed-token.js';
+
 /**
- * The newest revisions the Watch delivered, for the confirmation route (revision-route.ts). ZedTokens are
- * opaque and the Watch's own order is the only order this service knows, so a replica has passed a write's
- * ZedToken once its Watch delivered that very token: SpiceDB's Watch names each change by the revision its write
- * returned, and delivers changes in order. Bounded: the oldest are forgotten first, and a token forgotten (or
- * never delivered, e.g. written before the Watch started) is never confirmed.
+ * The newest revisions the Watch delivered, for the confirmation route (revision-route.ts). The Watch's own order
+ * is the only order this service knows, so a replica has passed a write's ZedToken once its Watch delivered that
+ * very revision: SpiceDB's Watch names each change by the revision its write returned, and delivers changes in
+ * order. Tokens are compared by the revision they name (zed-token.ts: a Watch's token and a write's token of one
+ * revision differ in bytes). Bounded: the oldest are forgotten first, and a revision forgotten (or never
+ * delivered, e.g. written before the Watch started) is never confirmed.
  */
 export class DeliveredRevisions {
   private readonly tokens = new Set<string>();
@@ -12,7 +15,8 @@ export class DeliveredRevisions {
   constructor(private readonly maxEntries: number) {}
 
   /** The Watch delivered this revision (after the barrier took in what it changed). */
-  record(token: string): void {
+  record(deliveredToken: string): void {
+    const token = zedTokenRevision(deliveredToken);
     this.tokens.delete(token);
     this.tokens.add(token);
     if (this.tokens.size > this.maxEntries) {
@@ -30,11 +34,12 @@ export class DeliveredRevisions {
   }
 
   has(token: string): boolean {
-    return this.tokens.has(token);
+    return this.tokens.has(zedTokenRevision(token));
   }
 
   /** Resolves true once the token is delivered (at once if it was), false after `timeoutMs` or on abort. */
-  waitFor(token: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  waitFor(askedToken: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const token = zedTokenRevision(askedToken);
     if (this.tokens.has(token)) return Promise.resolve(true);
     if (timeoutMs <= 0 || signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
