@@ -30,8 +30,19 @@ describe('the revision a ZedToken names', () => {
     expect(zedTokenRevision(zedToken('1764000000000000001', 'd2'))).not.toBe(revision);
   });
 
+  it('skips fields of other wire types (varint, 64-bit, 32-bit) around the one it reads', () => {
+    const others = Buffer.from([0x08, 0x96, 0x01, 0x11, 1, 2, 3, 4, 5, 6, 7, 8, 0x2d, 1, 2, 3, 4]);
+    const token = Buffer.concat([others, Buffer.from(zedToken('CAIQAxgB', 'd1'), 'base64')]).toString(
+      'base64',
+    );
+    expect(zedTokenRevision(token)).toBe('d1/CAIQAxgB');
+  });
+
   it('is the token itself when it is not SpiceDB’s encoding', () => {
-    for (const token of ['t1', 'GhUKEzE3', '', Buffer.from([0x1a, 0x7f]).toString('base64')]) {
+    const groupStart = Buffer.from([0x1b]).toString('base64'); // wire type 3, unused by proto3
+    const withoutRevision = field(3, field(2, Buffer.from('d1'))).toString('base64');
+    const truncated = Buffer.from([0x11, 1, 2]).toString('base64');
+    for (const token of ['t1', 'GhUKEzE3', '', groupStart, withoutRevision, truncated]) {
       expect(zedTokenRevision(token)).toBe(token);
     }
   });
