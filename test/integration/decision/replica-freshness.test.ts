@@ -188,7 +188,7 @@ describe('an acknowledged change holds on every decision replica, without a toke
       const revoked = await unreachable.request<{ results: EnforcementReport[] }>(
         'DELETE',
         `/policy?id=${granted?.policyId}`,
-        { caller: owner, headers: { prefer: 'wait=2' } },
+        { caller: owner, headers: { prefer: 'wait=10' } },
       );
       expect(revoked.body.results).toEqual([
         expect.objectContaining({
