@@ -58,6 +58,7 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
       rule('acl.policygrant.dev', ['agents'], ['get', 'create', 'update', 'delete']),
       rule('acl.policygrant.dev', ['accessrequests'], ['get', 'list', 'watch', 'create']),
       rule('acl.policygrant.dev', ['accessrequests/status'], ['update']),
+      rule('discovery.k8s.io', ['endpointslices'], ['list', 'watch']),
     ],
   },
   controller: {
@@ -369,6 +370,7 @@ describe('configuration', () => {
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
       DECISION_PUBLIC_URL: 'https://gateway.example/decision',
+      DECISION_SERVICE: 'pgo-policy-grant-operator-decision-service',
       REVISION_BARRIER_LIVENESS: '3s',
       DECISION_CACHE: 'false',
       DECISION_CACHE_MAX_ENTRIES: '500',
@@ -593,7 +595,10 @@ describe('configuration', () => {
       httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] },
     };
     const exposed = await policies(exposedValues);
-    expect(exposed).toEqual(['acl-api', 'controller', 'decision-service', 'spicedb-read-only'].sort());
+    // The decision service twice: its own policy, and the ACL API's confirmations for Prefer: wait.
+    expect(exposed).toEqual(
+      ['acl-api', 'controller', 'decision-service', 'decision-service', 'spicedb-read-only'].sort(),
+    );
     // A trusted proxy turns them on even where the decision service is not exposed.
     const aclOnly = await policies({
       ...TRUSTED_GATEWAY,
