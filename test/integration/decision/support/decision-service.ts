@@ -58,6 +58,7 @@ export interface ServiceOptions {
   limits?: DecisionServiceConfig['limits'];
   checkBatch?: DecisionServiceConfig['checkBatch'];
   revisionBarrier?: DecisionServiceConfig['revisionBarrier'];
+  publicUrl?: string;
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -87,6 +88,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
     ...(options.revisionBarrier ? { revisionBarrier: options.revisionBarrier } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });
