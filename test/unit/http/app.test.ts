@@ -1,8 +1,6 @@
-import { request as httpRequest } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { MAX_REQUEST_ID_LENGTH } from '../../../src/http/request-context.js';
-import { capturedLogger, serve } from './support/serve.js';
+import { capturedLogger, send, serve } from './support/serve.js';
 import { sampleApp } from './support/sample-api.js';
 
 const USER = '3f8e0c4e-2a7b-4c55-9d61-0e9f3b1a2c7d';
@@ -12,18 +10,6 @@ async function start() {
   const logs = capturedLogger();
   const sample = sampleApp({ logger: logs.logger });
   return { ...sample, logs, base: await serve(sample.app) };
-}
-
-/** A GET through node's own client, which sends header values byte for byte (latin1), as fetch does not. */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ headers: IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    httpRequest(url, { headers }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ headers: response.headers }));
-    })
-      .on('error', reject)
-      .end();
-  });
 }
 
 async function problem(response: Response) {
@@ -235,7 +221,7 @@ describe('request ids and logs', () => {
     const { base, logs } = await start();
     // A quote, a tab, a backslash, latin1 and NEL: all an HTTP header may carry, none may break a log line.
     const id = 'a "b"\tc\\d \u00ff\u0085 } {"level":60}';
-    const answer = await rawGet(`${base}/v2/things/t-1`, { 'x-request-id': id });
+    const answer = await send(`${base}/v2/things/t-1`, { headers: { 'x-request-id': id } });
     expect(answer.headers['x-request-id']).toBe(id);
     expect(await logs.line('request')).toMatchObject({ reqId: id, status: 200 });
     expect(logs.text()).not.toContain('\t');
@@ -244,7 +230,7 @@ describe('request ids and logs', () => {
   it('answers an over-long request id back, and logs a generated one in its place', async () => {
     const { base, logs } = await start();
     const id = 'x'.repeat(MAX_REQUEST_ID_LENGTH + 1);
-    const answer = await rawGet(`${base}/v2/things/t-1`, { 'x-request-id': id });
+    const answer = await send(`${base}/v2/things/t-1`, { headers: { 'x-request-id': id } });
     expect(answer.headers['x-request-id']).toBe(id);
     expect((await logs.line('request')).reqId).toMatch(/^[0-9a-f-]{36}$/);
   });
