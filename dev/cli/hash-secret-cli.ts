@@ -3,13 +3,15 @@ import { readCommandLine } from './cli-arguments.js';
 import { processOutput } from './cli-output.js';
 import type { CliOutput } from './cli-output.js';
 import { hashSecret } from '../../src/auth/secret-hash.js';
+import { estimatedEntropyBits, MINIMUM_SECRET_BITS } from './secret-entropy.js';
 
 const USAGE = `Usage: printf %s "$SECRET" | hash-secret [--role <role>]... [--user-id <uuid>] [--org <uuid>]
        [--producer-org <uuid>]...
 
 Reads an application secret from standard input (never from arguments, which other users can see) and prints
-the value for the application's key in the credentials Secret. --producer-org names an organisation an
-event_producer application may report memberships for (its "organisations").
+the value for the application's key in the credentials Secret. The secret must be random: a short or
+repetitive one is refused; make one with openssl rand -base64 32. --producer-org names an organisation
+an event_producer application may report memberships for (its "organisations").
 `;
 
 const argumentsSchema = z.object({
@@ -40,10 +42,8 @@ export async function runHashSecretCli(
   const { values } = commandLine;
   const parsed = argumentsSchema.safeParse(values);
   const secret = (await readAll(input)).replace(/\r?\n$/, '');
-  if (!parsed.success || secret === '') {
-    const problems = parsed.success
-      ? ['the secret on standard input is empty']
-      : parsed.error.issues.map((i) => i.message);
+  const problems = parsed.success ? secretProblems(secret) : parsed.error.issues.map((i) => i.message);
+  if (!parsed.success || problems.length > 0) {
     output.err(`${problems.join('\n')}\n${USAGE}`);
     return 2;
   }
@@ -57,6 +57,16 @@ export async function runHashSecretCli(
   };
   output.out(`${JSON.stringify(entry)}\n`);
   return 0;
+}
+
+/** A weak secret would make its scrypt hash a short dictionary search for anyone who reads the Secret. */
+function secretProblems(secret: string): string[] {
+  if (secret === '') return ['the secret on standard input is empty'];
+  const bits = estimatedEntropyBits(secret);
+  if (bits >= MINIMUM_SECRET_BITS) return [];
+  return [
+    `the secret is too guessable: an estimated ${Math.floor(bits)} bits of entropy, at least ${MINIMUM_SECRET_BITS} needed; use a random one, e.g. openssl rand -base64 32`,
+  ];
 }
 
 async function readAll(input: AsyncIterable<string | Buffer> | Iterable<string | Buffer>): Promise<string> {

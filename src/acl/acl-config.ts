@@ -8,15 +8,17 @@ import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js'
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
-import type { TrustProxy } from '../config/common-config.js';
+import type { TrustedProxies } from '../config/trusted-proxies.js';
 import { duration, port, readEnvironment } from '../config/environment.js';
-import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
-import type { RequestLimits } from '../http/rate-limit/request-limits.js';
+import { aclRequestLimits, rateLimitVariable, scryptBound } from '../config/rate-limit-config.js';
+import type { RateLimit, RequestLimits } from '../http/rate-limit/request-limits.js';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/kube-client.js';
 import type { Logger } from '../observability/logger.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
+/** Refusals (403) recorded per actor: a person mistyping an id stays far below it, a flood does not. */
+export const DEFAULT_AUDIT_REFUSAL_LIMIT = '30/1m';
 import { DEFAULT_USER_QUOTAS, type UserQuotas } from './user-quotas.js';
 
 /** Variables of the ACL API beyond the shared ones (common, auth, KUBECONFIG). It holds no SpiceDB credential. */
@@ -44,6 +46,8 @@ export const aclEnvironment = z.object({
     .default(DEFAULT_USER_QUOTAS.accessRequests),
   /** Roles of the enforcement points, which may verify any user's access (as they may call /v1/check). */
   DECISION_CLIENT_ROLES: decisionClientRoles,
+  /** Refusals recorded in the audit trail per actor and window; the excess is counted, not recorded. */
+  AUDIT_REFUSAL_LIMIT: rateLimitVariable(DEFAULT_AUDIT_REFUSAL_LIMIT),
 });
 
 export interface AclApiConfig {
@@ -74,8 +78,10 @@ export interface AclApiConfig {
   quotas?: UserQuotas;
   /** Per-subject and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
+  /** Refusals (403) recorded per actor and window (the excess is counted); every one when absent. */
+  refusalLimit?: RateLimit;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
-  trustProxy?: TrustProxy;
+  trustProxy?: TrustedProxies;
   /** The API's registry (the Basic verifier counts into it too); a new one with process metrics when absent. */
   metricsRegistry?: MetricsRegistry;
 }
@@ -111,6 +117,7 @@ export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     auth,
     scrypt: scryptBound(env),
     limits: aclRequestLimits(env),
+    ...(acl.AUDIT_REFUSAL_LIMIT === undefined ? {} : { refusalLimit: acl.AUDIT_REFUSAL_LIMIT }),
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
     audit: auditConfig(audit),
     readYourWriteTimeoutMs: acl.ACL_READ_YOUR_WRITE_TIMEOUT,

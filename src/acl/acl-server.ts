@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { apiAuthentication } from '../auth/middleware.js';
 import { withVerifiedTokenCache } from '../auth/verified-token-cache.js';
 import { createHttpApp } from '../http/app.js';
@@ -46,7 +47,8 @@ import { schedulePruning } from '../audit/retention.js';
 import { startSchemaMigrator, type SchemaMigrator } from '../audit/schema-migrator.js';
 import { NO_CHAIN_KEY_WARNING, type AuditConfig } from '../config/audit-config.js';
 import { AuditedRoutes } from './audit/audited-routes.js';
-import { MutationAuditor, NO_AUDIT } from './audit/mutation-auditor.js';
+import { MutationAuditor, NO_AUDIT, type Auditor } from './audit/mutation-auditor.js';
+import { limitRefusals } from './audit/refusal-limit.js';
 
 export const DEFAULT_STARTUP_SYNC_TIMEOUT_MS = 30_000;
 
@@ -95,9 +97,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   const metricsRegistry = config.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
   const audit = await startAudit(config.audit, logger);
   const audited = new AuditedRoutes(
-    options.auditing === false
-      ? NO_AUDIT
-      : new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator.ready()),
+    options.auditing === false ? NO_AUDIT : aclAuditor(config, { audit, logger, metricsRegistry }),
   );
   const verifier = new AccessVerifier(cache, now, {
     roles: config.decisionClientRoles ?? DEFAULT_CHECK_CALLERS.roles,
@@ -264,6 +264,17 @@ async function startAudit(config: AuditConfig, logger: Logger): Promise<RunningA
       await store.close();
     },
   };
+}
+
+/** What the audited routes record through: the store, with refusals bounded per actor when configured. */
+function aclAuditor(
+  config: Pick<AclApiConfig, 'refusalLimit'>,
+  parts: { audit: RunningAudit; logger: Logger; metricsRegistry: MetricsRegistry },
+): Auditor {
+  const { audit, logger, metricsRegistry } = parts;
+  const auditor = new MutationAuditor(audit.store, logger, metricsRegistry, () => audit.migrator.ready());
+  if (!config.refusalLimit) return auditor;
+  return limitRefusals(auditor, { limit: config.refusalLimit, logger, metricsRegistry });
 }
 
 /** Named in the readiness answer, which stays 200 without it: reads go on, mutations answer 503. */

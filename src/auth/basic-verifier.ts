@@ -4,7 +4,7 @@ import { busy } from '../http/errors.js';
 import { counter } from '../observability/metrics.js';
 import type { ApplicationCredential } from './application-credentials.js';
 import { AuthenticationError } from './authentication-error.js';
-import { concurrencyGate } from './concurrency-gate.js';
+import { concurrencyGate, shareOf } from './concurrency-gate.js';
 import type { ConcurrencyBound } from './concurrency-gate.js';
 import type { BasicVerifier } from './verifiers.js';
 import { boundRoles, type Principal } from './principal.js';
@@ -13,7 +13,10 @@ import { verifySecret } from './secret-hash.js';
 export interface BasicVerifierOptions {
   /** How long a verified secret is accepted without running scrypt again. */
   cacheTtlMs?: number;
-  /** Bound on scrypt verifications at once and waiting; past it, 503 with Retry-After. */
+  /**
+   * Bound on scrypt verifications at once and waiting; past it, 503 with Retry-After. One client address holds
+   * at most a quarter of its places (shareOf).
+   */
   scrypt?: ConcurrencyBound;
   /** Where `policygrant_basic_auth_verifications_total{outcome}` is counted. */
   metricsRegistry?: MetricsRegistry;
@@ -31,9 +34,11 @@ type Outcome = 'accepted' | 'rejected' | 'unknown_client' | 'busy';
  * the same path as a wrong secret: it waits in the same gate and runs scrypt against a configured credential's
  * hash (same parameters), and is refused whatever that gives, so neither timing nor queueing nor a busy 503
  * tells which client ids exist. Its cost is bounded like a wrong secret's: by the gate and by the failed-
- * authentication limit per address. A successful verification is remembered as
- * the secret's SHA-256 for a few minutes: scrypt on every request would cap throughput at a few dozen requests
- * per second per core.
+ * authentication limit per address. One client address holds at most its share of the gate (running and
+ * waiting), past which its attempts are busy at once: a flood of made-up client ids from one address, each
+ * new to the limits, cannot keep the queue full for the valid callers of other addresses. A successful
+ * verification is remembered as the secret's SHA-256 for a few minutes: scrypt on every request would cap
+ * throughput at a few dozen requests per second per core.
  */
 export function createBasicVerifier(
   credentials: readonly ApplicationCredential[],
@@ -44,11 +49,17 @@ export function createBasicVerifier(
   const now = options.now ?? Date.now;
   const ttlMs = options.cacheTtlMs ?? DEFAULT_BASIC_CACHE_TTL_MS;
   const count = outcomeCounter(options.metricsRegistry);
-  const gate = concurrencyGate(options.scrypt ?? DEFAULT_SCRYPT_BOUND, () => {
-    count('busy');
-    return busy('basic credential verification');
-  });
-  const checkSecret = (secret: string, hash: string) => gate(() => verifySecret(secret, hash));
+  const bound = options.scrypt ?? DEFAULT_SCRYPT_BOUND;
+  const gate = concurrencyGate(
+    bound,
+    () => {
+      count('busy');
+      return busy('basic credential verification');
+    },
+    shareOf(bound),
+  );
+  const checkSecret = (secret: string, hash: string, address: string | undefined) =>
+    gate(() => verifySecret(secret, hash), address);
   const decoyHash = credentials[0]?.hash;
 
   const wasRecentlyVerified = (clientId: string, digest: Buffer): boolean => {
@@ -57,16 +68,16 @@ export function createBasicVerifier(
   };
 
   return {
-    async verify(clientId, secret) {
+    async verify(clientId, secret, address) {
       const credential = byClientId.get(clientId);
       if (!credential) {
-        if (decoyHash) await checkSecret(secret, decoyHash);
+        if (decoyHash) await checkSecret(secret, decoyHash, address);
         count('unknown_client');
         throw new AuthenticationError('invalid credentials', { cause: new Error('unknown client id') });
       }
       const digest = createHash('sha256').update(secret).digest();
       if (!wasRecentlyVerified(clientId, digest)) {
-        const accepted = await checkSecret(secret, credential.hash);
+        const accepted = await checkSecret(secret, credential.hash, address);
         count(accepted ? 'accepted' : 'rejected');
         if (!accepted) {
           throw new AuthenticationError('invalid credentials', {

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { clientAddress } from '../http/client-address.js';
 import { HttpError } from '../http/errors.js';
 import type { ApiAuthentication, OpenApiSecurityScheme } from '../http/openapi/route-definition.js';
 import { AuthenticationError } from './authentication-error.js';
@@ -39,7 +40,8 @@ export function authenticate(authenticators: Authenticators): RequestHandler {
     throw new Error('authenticate() needs a bearer or basic verifier');
   return async (req, _res, next) => {
     try {
-      req.principal = await verifyCredentials(parseAuthorization(req.get('authorization')), authenticators);
+      const credentials = parseAuthorization(req.get('authorization'));
+      req.principal = await verifyCredentials(credentials, authenticators, clientAddress(req));
       next();
     } catch (error) {
       if (!(error instanceof AuthenticationError)) throw error;
@@ -112,11 +114,15 @@ function parseAuthorization(header: string | undefined): Credentials {
   }
 }
 
-function verifyCredentials(credentials: Credentials, authenticators: Authenticators): Promise<Principal> {
+function verifyCredentials(
+  credentials: Credentials,
+  authenticators: Authenticators,
+  address: string,
+): Promise<Principal> {
   if (credentials.scheme === 'bearer' && authenticators.bearer)
     return authenticators.bearer.verify(credentials.token);
   if (credentials.scheme === 'basic' && authenticators.basic) {
-    return authenticators.basic.verify(credentials.clientId, credentials.secret);
+    return authenticators.basic.verify(credentials.clientId, credentials.secret, address);
   }
   throw new AuthenticationError('unsupported authorization scheme');
 }

@@ -15,5 +15,6 @@ export interface BearerVerifier {
 
 /** Verifies HTTP Basic application credentials; throws AuthenticationError when they are not accepted. */
 export interface BasicVerifier {
-  verify(clientId: string, secret: string): Promise<Principal>;
+  /** `address`: the client address the attempt comes from (clientAddress), whose share of the work it takes. */
+  verify(clientId: string, secret: string, address?: string): Promise<Principal>;
 }

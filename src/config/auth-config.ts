@@ -123,5 +123,5 @@ function currentBearer(verifiers: MountedContent<BearerVerifier>): BearerVerifie
 }
 
 function currentBasic(verifiers: MountedContent<BasicVerifier>): BasicVerifier {
-  return { verify: (clientId, secret) => verifiers.current.verify(clientId, secret) };
+  return { verify: (clientId, secret, address) => verifiers.current.verify(clientId, secret, address) };
 }

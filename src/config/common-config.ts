@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parsedWith } from './environment.js';
+import { parseTrustedProxies } from './trusted-proxies.js';
 
 /** Variables every service reads. */
 export const commonEnvironment = z.object({
@@ -14,14 +16,8 @@ export const commonEnvironment = z.object({
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'a Kubernetes namespace name')
     .default('policy-grant-system'),
   /**
-   * Which proxies in front are trusted to name the client address (X-Forwarded-For), for the per-address
-   * limit of failed authentications: a hop count, or addresses and subnets (comma-separated). Unset: none.
+   * The proxies in front trusted to name the client address (X-Forwarded-For), for the per-address limits of
+   * failed authentications: their addresses and subnets, comma-separated. Unset: none, the peer counts.
    */
-  TRUST_PROXY: z
-    .string()
-    .transform((text): TrustProxy => (/^\d+$/.test(text) ? Number(text) : text))
-    .optional(),
+  TRUST_PROXY: parsedWith(parseTrustedProxies).optional(),
 });
-
-/** Express's `trust proxy` setting: hops, or a comma-separated list of addresses and subnets. */
-export type TrustProxy = number | string;

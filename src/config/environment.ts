@@ -55,3 +55,15 @@ export const commaList = z.string().transform((text) =>
     .map((item) => item.trim())
     .filter(Boolean),
 );
+
+/** A string variable read by `parse`, whose thrown message becomes the variable's issue. */
+export function parsedWith<T>(parse: (text: string) => T) {
+  return z.string().transform((text, context): T => {
+    try {
+      return parse(text);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_SCRYPT_BOUND } from '../auth/basic-verifier.js';
 import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
 import type { RateLimit, RequestLimits } from '../http/rate-limit/request-limits.js';
-import { parseDuration, readEnvironment } from './environment.js';
+import { parseDuration, parsedWith, readEnvironment } from './environment.js';
 
 const DISABLED = new Set(['0', 'off']);
 const RATE = /^(\d+)\/(\S+)$/;
@@ -30,17 +30,7 @@ function safeDuration(text: string): number | undefined {
 
 /** An environment variable holding a rate limit, e.g. `RATE_LIMIT_READ=6000/1m`, or `off`. */
 export function rateLimitVariable(defaultLimit: string) {
-  return z
-    .string()
-    .default(defaultLimit)
-    .transform((text, context) => {
-      try {
-        return parseRateLimit(text);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    });
+  return z.string().default(defaultLimit).pipe(parsedWith(parseRateLimit));
 }
 
 const positiveInt = z.coerce.number().int().min(1);

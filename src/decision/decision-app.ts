@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { apiAuthentication } from '../auth/middleware.js';
+import type { TrustedProxies } from '../config/trusted-proxies.js';
 import type { Authenticators } from '../auth/middleware.js';
 import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
@@ -46,7 +47,7 @@ export interface DecisionAppOptions {
   checkCallers: CheckCallers;
   /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
-  trustProxy?: number | string;
+  trustProxy?: TrustedProxies;
   /** The server's drain: readiness fails once it began. */
   drain?: Drain;
   /** The public base URL of the AuthZEN metadata's endpoints; absent: the URL a request came to. */

@@ -1,6 +1,7 @@
 import type { Registry as MetricsRegistry } from 'prom-client';
 import type { Authenticators } from '../auth/middleware.js';
 import { createTokenReviewVerifier } from '../auth/token-review-verifier.js';
+import type { TrustedProxies } from '../config/trusted-proxies.js';
 import type { TokenReviewApi } from '../auth/token-review-verifier.js';
 import { Drain } from '../http/drain.js';
 import { listen } from '../http/server.js';
@@ -67,7 +68,7 @@ export interface DecisionServiceConfig {
   /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies may name the client address; none when absent. */
-  trustProxy?: number | string;
+  trustProxy?: TrustedProxies;
   /** How long stop() keeps serving after readiness failed, before it stops accepting; default 0. */
   drainMs?: number;
   /** The public base URL in the AuthZEN metadata; absent: the URL a request came to. */

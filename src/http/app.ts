@@ -1,6 +1,7 @@
 import express from 'express';
 import type { Express, Router } from 'express';
 import type { Registry as MetricsRegistry } from 'prom-client';
+import type { TrustedProxies } from '../config/trusted-proxies.js';
 import type { Logger } from '../observability/logger.js';
 import { accessLog } from './access-log.js';
 import type { Drain } from './drain.js';
@@ -39,8 +40,8 @@ export interface HttpAppOptions {
   hotRoutes?: readonly HotRoute[];
   /** Hot paths whose successes are logged at debug, not info; their server errors still at error. */
   hotPaths?: readonly string[];
-  /** Express's `trust proxy` (hops, or addresses and subnets): who may name the client address. */
-  trustProxy?: number | string;
+  /** Express's `trust proxy`, the proxies' addresses and subnets: who may name the client address. */
+  trustProxy?: TrustedProxies;
 }
 
 /**
@@ -51,7 +52,7 @@ export interface HttpAppOptions {
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
+  if (options.trustProxy !== undefined) app.set('trust proxy', [...options.trustProxy]);
   const common = [
     requestContext(options.logger),
     requestSpan,

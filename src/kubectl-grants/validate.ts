@@ -53,6 +53,44 @@ export function manifestFiles(target: string): string[] {
     });
 }
 
+/**
+ * Bounds on what a file's aliases may expand to. js-yaml makes an alias a second reference to its anchor's
+ * node, so loading is cheap, but every walk that follows (the schemas, a label's string) visits the expansion:
+ * nine levels of nine aliases are 9^9 nodes from a few hundred bytes. Real manifests alias a few blocks.
+ */
+const MAX_ALIASES = 100;
+const MAX_EXPANDED_NODES = 100_000;
+
+/** The documents of one manifest file; throws, naming the problem, for text it will not walk. */
+function loadManifest(file: string): unknown[] {
+  let documents: unknown[];
+  try {
+    documents = loadAll(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new Error(`not YAML: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+  }
+  const walk = { aliases: 0, sizes: new Map<object, number>() };
+  for (const document of documents) expandedSize(document, walk);
+  return documents;
+}
+
+/** The node count of `node` with its aliases expanded, from the memo of each shared node (linear in the file). */
+function expandedSize(node: unknown, walk: { aliases: number; sizes: Map<object, number> }): number {
+  if (node === null || typeof node !== 'object') return 1;
+  const known = walk.sizes.get(node);
+  if (known !== undefined) {
+    if (++walk.aliases > MAX_ALIASES) throw new Error(`more than ${MAX_ALIASES} aliases`);
+    if (Number.isNaN(known)) throw new Error('an alias refers to a node that contains it');
+    return known;
+  }
+  walk.sizes.set(node, Number.NaN);
+  let size = 1;
+  for (const child of Object.values(node)) size += expandedSize(child, walk);
+  if (size > MAX_EXPANDED_NODES) throw new Error(`aliases expand to more than ${MAX_EXPANDED_NODES} nodes`);
+  walk.sizes.set(node, size);
+  return size;
+}
+
 export function validateManifests(targets: string[], options: ValidateOptions): Validation {
   const problems: string[] = [];
   const objects = Object.fromEntries(Object.keys(NO_OBJECTS).map((list) => [list, []])) as unknown as Record<
@@ -62,9 +100,9 @@ export function validateManifests(targets: string[], options: ValidateOptions): 
   for (const file of targets.flatMap(manifestFiles)) {
     let documents: unknown[];
     try {
-      documents = loadAll(readFileSync(file, 'utf8'));
+      documents = loadManifest(file);
     } catch (error) {
-      problems.push(`${file}: not YAML: ${(error as Error).message.split('\n')[0]}`);
+      problems.push(`${file}: ${(error as Error).message}`);
       continue;
     }
     documents.forEach((document, index) => {
@@ -90,7 +128,9 @@ function checkDocument(document: unknown, options: ValidateOptions): CheckedDocu
     return { problems: ['not a Kubernetes object'], object: {} };
   }
   const object = document as KubernetesObject & { spec?: unknown };
-  const label = `${object.kind ?? '?'}/${object.metadata?.name ?? '?'}`;
+  const notStrings = notStringFields(object);
+  const label = `${textOr(object.kind)}/${textOr(object.metadata?.name)}`;
+  if (notStrings.length > 0) return { label, problems: notStrings, object: {} };
   if (object.apiVersion === 'v1' && object.kind === 'Namespace')
     return { label, problems: [], list: 'namespaces', object };
   if (object.apiVersion !== GROUP_VERSION) return { label, problems: [], object };
@@ -114,6 +154,22 @@ function checkDocument(document: unknown, options: ValidateOptions): CheckedDocu
     object: { ...object, metadata: { ...object.metadata, ...namespace } },
   };
 }
+
+/** The identifying fields a manifest gives as something other than a string (a list, a map, a number); null is absent. */
+function notStringFields(object: { apiVersion?: unknown; kind?: unknown; metadata?: unknown }): string[] {
+  const metadata = (object.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  const fields: [string, unknown][] = [
+    ['apiVersion', object.apiVersion],
+    ['kind', object.kind],
+    ['metadata.name', metadata.name],
+    ['metadata.namespace', metadata.namespace],
+  ];
+  return fields
+    .filter(([, value]) => value !== undefined && value !== null && typeof value !== 'string')
+    .map(([path]) => `${path}: must be a string`);
+}
+
+const textOr = (value: unknown) => (typeof value === 'string' && value !== '' ? value : '?');
 
 /** One expected verdict: `allow|deny <user-id | agent:<id>> <itemId> <accessType>`. */
 interface Assertion {

@@ -39,6 +39,8 @@ export const ExplainReason = {
   OwnerLacksAccess: 'OwnerLacksAccess',
   Conflict: 'Conflict',
   NotProjectable: 'NotProjectable',
+  /** A Membership of an organisation the reader does not administer: whether it exists is not shown. */
+  Undisclosed: 'Undisclosed',
 } as const;
 export type ExplainReason = (typeof ExplainReason)[keyof typeof ExplainReason];
 
@@ -98,6 +100,11 @@ export interface ExplanationView extends GrantView {
   delegationsOfAgent(agentId: string): Delegation[];
   /** The owner the agent's Agent object names, if there is one. */
   agentOwner(agentId: string): string | undefined;
+  /**
+   * Whether the reader may see the organisation's membership facts (who is a member, who was removed and when):
+   * those of organisations it does not administer are left out, however they bear on the verdict.
+   */
+  disclosesMembership(organisationId: string): boolean;
 }
 
 /**
@@ -124,7 +131,7 @@ function explainUser(
   const { itemId, accessType, subject } = query;
   const objects = [...itemObjects(query, world), ...namespaceObjects(query, world)];
   const paths: Path[] = [];
-  const members = new Map<string, ExplainedObject>();
+  const members = new Map<string, { real: ExplainedObject; shown: ExplainedObject }>();
   for (const grant of relevantGrants(query, world)) {
     const explained = grantObject(grant, evaluator.evaluate(grant), world);
     objects.push(explained);
@@ -135,17 +142,21 @@ function explainUser(
     for (const organisationId of grant.spec.constraints.subjects?.allowedOrgIds ?? []) {
       let member = members.get(organisationId);
       if (member === undefined) {
-        member = membershipObject(world, organisationId, subject.id);
+        const real = membershipObject(world, organisationId, subject.id);
+        const shown = world.disclosesMembership(organisationId)
+          ? real
+          : undisclosedMembership(organisationId);
+        member = { real, shown };
         members.set(organisationId, member);
       }
       paths.push({
-        record: explained.effective && member.effective,
-        enforced: isEnforced(explained) && isEnforced(member),
-        via: [explained, member],
+        record: explained.effective && member.real.effective,
+        enforced: isEnforced(explained) && isEnforced(member.real),
+        via: [explained, member.shown],
       });
     }
   }
-  objects.push(...members.values());
+  objects.push(...[...members.values()].map((member) => member.shown));
   return conclude(query, objects, paths, `no grant gives user ${subject.id} ${accessType} on ${itemId}`);
 }
 
@@ -184,7 +195,10 @@ function explainAgent(
   return conclude(query, objects, paths, none);
 }
 
-/** One way to the access: allowed when every object on it is effective, enforced when every one is. */
+/**
+ * One way to the access: allowed when every object on it is effective, enforced when every one is (`record` and
+ * `enforced` are computed from the real objects; `via` holds them as shown, undisclosed Memberships included).
+ */
 interface Path {
   record: boolean;
   enforced: boolean;
@@ -197,16 +211,23 @@ function conclude(
   paths: Path[],
   none: string,
 ): Explanation {
-  const allowing = paths.find((path) => path.record);
+  // A path through an undisclosed Membership is named last, and never by its grant: that would name the
+  // organisation the subject is a member of.
+  const allowing = paths.find((path) => path.record && !isHidden(path)) ?? paths.find((path) => path.record);
   const allowed = allowing !== undefined;
   const enforced = paths.some((path) => path.enforced);
   const message = allowing
-    ? `allowed by ${allowing.via.map(describe).join(' with ')}`
+    ? isHidden(allowing)
+      ? 'allowed by a GROUP grant, through a Membership the reader may not see'
+      : `allowed by ${allowing.via.map(describe).join(' with ')}`
     : paths.length === 0
       ? `denied: ${none}`
       : `denied: ${objects
           .filter((object) => !object.effective)
-          .map((object) => `${describe(object)} is not effective (${object.reason})`)
+          .map(
+            (object) =>
+              `${describe(object)} ${isUndisclosed(object) ? 'is not shown' : 'is not effective'} (${object.reason})`,
+          )
           .join('; ')}`;
   return {
     ...query,
@@ -218,26 +239,34 @@ function conclude(
   };
 }
 
+/** Names the objects that differ, undisclosed Memberships left out (their state would tell their facts). */
 function disagreement(allowed: boolean, paths: Path[]): string {
   if (allowed) {
     const pending = paths
       .filter((path) => path.record)
-      .flatMap((path) => path.via.filter((object) => !isEnforced(object)))
-      .map(describe);
-    return `the record allows, but SpiceDB does not enforce it yet: ${distinct(pending).join(', ')} not Enforced`;
+      .flatMap((path) => path.via.filter((object) => !isEnforced(object)));
+    return `the record allows, but SpiceDB does not enforce it yet: ${named(pending)} not Enforced`;
   }
   const stale = paths
     .filter((path) => path.enforced)
-    .flatMap((path) => path.via.filter((object) => !object.effective))
-    .map(describe);
-  return `the record denies, but SpiceDB still enforces ${distinct(stale).join(', ')}: the controller has not acted yet`;
+    .flatMap((path) => path.via.filter((object) => !object.effective));
+  return `the record denies, but SpiceDB still enforces ${named(stale)}: the controller has not acted yet`;
 }
 
-const distinct = (values: string[]) => [...new Set(values)];
+function named(objects: ExplainedObject[]): string {
+  const shown = [...new Set(objects.filter((object) => !isUndisclosed(object)).map(describe))];
+  return shown.length > 0 ? shown.join(', ') : 'objects the reader may not see';
+}
 
 function describe(object: ExplainedObject): string {
   return object.ref ? `${object.kind} ${object.ref}` : `a ${object.kind}`;
 }
+
+function isUndisclosed(object: ExplainedObject): boolean {
+  return object.reason === ExplainReason.Undisclosed;
+}
+
+const isHidden = (path: Path) => path.via.some(isUndisclosed);
 
 function isEnforced(object: ExplainedObject): boolean {
   return object.enforcement?.status === 'True';
@@ -432,6 +461,20 @@ function membershipObject(world: ExplanationView, organisationId: string, userId
       ? `user ${userId} is a member of organisation ${organisationId}`
       : `user ${userId} was removed from organisation ${organisationId} at ${membership.spec.removedAt ?? 'deletion'}`,
     ...(enforcement ? { enforcement } : {}),
+  };
+}
+
+/**
+ * A Membership the reader may not see, the same whatever it says: no ref, no condition, never effective (the
+ * verdict is computed from the real one).
+ */
+function undisclosedMembership(organisationId: string): ExplainedObject {
+  return {
+    kind: 'Membership',
+    ref: '',
+    effective: false,
+    reason: ExplainReason.Undisclosed,
+    message: `the memberships of organisation ${organisationId} are shown only to its org_admins and cos_admin`,
   };
 }
 

@@ -100,6 +100,11 @@ export class ObjectView implements ExplanationView {
     return this.delegationsByAgent.get(agentId) ?? [];
   }
 
+  /** The reader is whoever may read these objects (kubectl's RBAC decided): every membership is theirs to see. */
+  disclosesMembership(_organisationId: string): boolean {
+    return true;
+  }
+
   agentOwner(agentId: string): string | undefined {
     return this.objects.agents.find(
       (agent) => agent.metadata.namespace === this.aclNamespace && agent.spec.agentId === agentId,

@@ -98,10 +98,13 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .Values.spicedb.readOnly.existingSecret | default (printf "%s-spicedb-read-only" (include "pgo.fullname" .)) }}
 {{- end }}
 
-{{/* "true" when the NetworkPolicies render: as set, or (auto) whenever the decision service is exposed. */}}
+{{/*
+"true" when the NetworkPolicies render: as set, or (auto) whenever the decision service is exposed or a proxy
+is trusted (only the proxy may reach the ports that believe it; networkpolicy.yaml refuses `false` then).
+*/}}
 {{- define "pgo.networkPolicyEnabled" -}}
 {{- $np := .Values.networkPolicy.enabled }}
-{{- $exposed := or (and .Values.httpRoute.enabled .Values.httpRoute.exposeDecisionService) (and .Values.ingress.enabled .Values.ingress.exposeDecisionService) }}
+{{- $exposed := or (and .Values.httpRoute.enabled .Values.httpRoute.exposeDecisionService) (and .Values.ingress.enabled .Values.ingress.exposeDecisionService) .Values.trustProxy }}
 {{- if or (eq (toString $np) "true") (and (eq (toString $np) "auto") $exposed) }}true{{ end }}
 {{- end }}
 
@@ -678,7 +681,7 @@ the proxy's address, and the per-address limit of failed authentications would c
 */}}
 {{- define "pgo.requireTrustProxy" -}}
 {{- if not .Values.trustProxy }}
-{{- fail (printf "%s needs trustProxy: behind a proxy every caller shares its address; set trustProxy to the proxies' hop count (e.g. '1') or their addresses (chart README, \"Client addresses behind a proxy\")" .kind) }}
+{{- fail (printf "%s needs trustProxy: behind a proxy every caller shares its address; set trustProxy to the proxies' addresses or subnets and trustProxyFrom to their pods (chart README, \"Client addresses behind a proxy\")" .kind) }}
 {{- end }}
 {{- end }}
 

@@ -17,6 +17,11 @@ export interface AttemptedInput {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body?: unknown;
+  /**
+   * Refused (403): its record may say only what the request named. Its actor reads it in GET /audit, so a fact
+   * about the target (an item's organisation) would tell what the refusal withheld.
+   */
+  refused: boolean;
 }
 
 export interface MutationAudit<I> {
@@ -88,7 +93,7 @@ export class AuditedRoutes {
         principal,
         input.request.id,
         outcome,
-        audit.attempted(attemptOf(input)),
+        audit.attempted(attemptOf(input, outcome.status)),
         false,
       );
       if (error instanceof Error) this.recorded.add(error);
@@ -111,7 +116,11 @@ export class AuditedRoutes {
         next(error);
         return;
       }
-      const attempt = { params: paramsOf(route, req.path), query: req.query as Record<string, unknown> };
+      const attempt = {
+        params: paramsOf(route, req.path),
+        query: req.query as Record<string, unknown>,
+        refused: true,
+      };
       this.auditor
         .record(req.principal, req.id, error as HttpError, route.audit.attempted(attempt), false)
         .then(() => next(error), next);
@@ -130,11 +139,15 @@ function outcomeOf(result: RouteResult): Outcome {
   return { status: result.status, ...(typeof detail === 'string' ? { detail } : {}) };
 }
 
-function attemptOf(input: { params: unknown; query: unknown; body: unknown }): AttemptedInput {
+function attemptOf(
+  input: { params: unknown; query: unknown; body: unknown },
+  status: number,
+): AttemptedInput {
   return {
     params: (input.params ?? {}) as Record<string, string>,
     query: (input.query ?? {}) as Record<string, unknown>,
     body: input.body,
+    refused: status === 403,
   };
 }
 

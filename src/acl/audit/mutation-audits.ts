@@ -70,31 +70,81 @@ interface Envelope {
   }[];
 }
 
+/**
+ * What the cache tells about a target beyond what the request named. A refused request (403) gets none: its
+ * record is among its actor's own in GET /audit, and an item's organisation there would tell an item that exists
+ * from one that does not ("A refusal tells nothing", docs/audit.md).
+ */
+interface TargetFacts {
+  organisationOfItem(itemId: string): string | undefined;
+  itemOfGrant(policyId: string): string | undefined;
+  itemOfDelegation(delegationId: string): string | undefined;
+  itemOfAccessRequest(requestId: string): string | undefined;
+}
+
+const NO_FACTS: TargetFacts = {
+  organisationOfItem: () => undefined,
+  itemOfGrant: () => undefined,
+  itemOfDelegation: () => undefined,
+  itemOfAccessRequest: () => undefined,
+};
+
+function cachedFacts(cache: AclCache): TargetFacts {
+  return {
+    organisationOfItem: (itemId) => cache.itemsWithId(itemId)[0]?.spec.organisationId,
+    itemOfGrant: (policyId) => cache.grantByUid(policyId)?.spec.itemId,
+    itemOfDelegation: (delegationId) => cache.delegationByUid(delegationId)?.spec.itemId,
+    itemOfAccessRequest: (requestId) => cache.accessRequestByUid(requestId)?.spec.itemId,
+  };
+}
+
+/** The targets of the routes' records, with the facts `facts` gives. */
+function targetsOf(facts: TargetFacts) {
+  const onItem = (target: AuditTarget, itemId: string | undefined): AuditTarget =>
+    itemId === undefined ? target : withOrganisation({ ...target, itemId }, facts.organisationOfItem(itemId));
+  return {
+    item: (itemId: string): AuditTarget => onItem({ kind: 'item', id: itemId }, itemId),
+    policy: (policyId: string, itemId = facts.itemOfGrant(policyId)): AuditTarget =>
+      onItem({ kind: 'policy', id: policyId }, itemId),
+    delegation: (delegationId: string, itemId = facts.itemOfDelegation(delegationId)): AuditTarget =>
+      onItem({ kind: 'delegation', id: delegationId }, itemId),
+    accessRequest: (requestId: string, itemId = facts.itemOfAccessRequest(requestId)): AuditTarget =>
+      onItem({ kind: 'accessrequest', id: requestId }, itemId),
+  };
+}
+
+export type AuditTargets = ReturnType<typeof targetsOf>;
+
+/** The targets of a request's records: with what the cache knows, or, refused, with what the request named. */
+export function auditTargets(cache: AclCache): (attempt: { refused: boolean }) => AuditTargets {
+  const known = targetsOf(cachedFacts(cache));
+  const named = targetsOf(NO_FACTS);
+  return ({ refused }) => (refused ? named : known);
+}
+
 export function mutationAudits(cache: AclCache) {
-  const organisationOfItem = (itemId: string) => cache.itemsWithId(itemId)[0]?.spec.organisationId;
-  const itemTarget = (itemId: string): AuditTarget =>
-    withOrganisation({ kind: 'item', id: itemId, itemId }, organisationOfItem(itemId));
-  const policyTarget = (policyId: string, itemId = cache.grantByUid(policyId)?.spec.itemId): AuditTarget =>
-    itemId === undefined
-      ? { kind: 'policy', id: policyId }
-      : withOrganisation({ kind: 'policy', id: policyId, itemId }, organisationOfItem(itemId));
-  const revoked = (policyId: unknown): ActionDescription[] => [
-    { action: ACTIONS.policyRevoked, target: policyTarget(String(policyId ?? '')) },
+  const targetsFor = auditTargets(cache);
+  const known = targetsFor({ refused: false });
+  const revoked = (policyId: unknown, targets: AuditTargets): ActionDescription[] => [
+    { action: ACTIONS.policyRevoked, target: targets.policy(String(policyId ?? '')) },
   ];
 
   const create: MutationAudit<CreateInput> = {
     completed: ({ body }, result) =>
       ((result.body as Envelope).results ?? []).map((created, index) => ({
         action: ACTIONS.policyCreated,
-        target: policyTarget(String(created.policyId), body.request[index]?.itemId),
+        target: known.policy(String(created.policyId), body.request[index]?.itemId),
         ...(isReplayed(result) ? { detail: REPLAY_DETAIL } : {}),
       })),
-    attempted: ({ body }) =>
-      requestedItems(body).map((itemId) => ({ action: ACTIONS.policyCreated, target: itemTarget(itemId) })),
+    attempted: (attempt) =>
+      requestedItems(attempt.body).map((itemId) => ({
+        action: ACTIONS.policyCreated,
+        target: targetsFor(attempt).item(itemId),
+      })),
   };
   const revoke: MutationAudit<DeleteInput> = {
-    completed: ({ query }) => revoked(query.id),
-    attempted: ({ query }) => revoked(query.id),
+    completed: ({ query }) => revoked(query.id, known),
+    attempted: (attempt) => revoked(attempt.query.id, targetsFor(attempt)),
   };
   const events: MutationAudit<EventsInput> = {
     completed: ({ body }, result) => {
@@ -113,49 +163,40 @@ export function mutationAudits(cache: AclCache) {
     completed: ({ params }) => [snapshotAction(params)],
     attempted: ({ params }) => [snapshotAction(params as SnapshotInput['params'])],
   };
-  const delegationTarget = (
-    delegationId: string,
-    itemId = cache.delegationByUid(delegationId)?.spec.itemId,
-  ): AuditTarget =>
-    itemId === undefined
-      ? { kind: 'delegation', id: delegationId }
-      : withOrganisation({ kind: 'delegation', id: delegationId, itemId }, organisationOfItem(itemId));
   const delegate: MutationAudit<DelegationCreateInput> = {
     completed: ({ body }, result) =>
       ((result.body as Envelope).results ?? []).map((created) => ({
         action: ACTIONS.delegationCreated,
-        target: delegationTarget(String(created.delegationId), body.itemId),
+        target: known.delegation(String(created.delegationId), body.itemId),
       })),
-    attempted: ({ body }) => {
-      const itemId = (body as { itemId?: unknown } | undefined)?.itemId;
-      const target = typeof itemId === 'string' ? itemTarget(itemId) : { kind: 'delegation', id: '*' };
+    attempted: (attempt) => {
+      const itemId = (attempt.body as { itemId?: unknown } | undefined)?.itemId;
+      const target =
+        typeof itemId === 'string' ? targetsFor(attempt).item(itemId) : { kind: 'delegation', id: '*' };
       return [{ action: ACTIONS.delegationCreated, target }];
     },
   };
   const undelegate: MutationAudit<DelegationInput> = {
-    completed: ({ params }) => [{ action: ACTIONS.delegationRevoked, target: delegationTarget(params.id) }],
-    attempted: ({ params }) => [
-      { action: ACTIONS.delegationRevoked, target: delegationTarget(String(params.id ?? '')) },
+    completed: ({ params }) => [{ action: ACTIONS.delegationRevoked, target: known.delegation(params.id) }],
+    attempted: (attempt) => [
+      {
+        action: ACTIONS.delegationRevoked,
+        target: targetsFor(attempt).delegation(String(attempt.params.id ?? '')),
+      },
     ],
   };
   const enrolAgent = agentAudit(ACTIONS.agentEnrolled);
   const deleteAgent = agentAudit(ACTIONS.agentDeleted);
-  const requestTarget = (
-    requestId: string,
-    itemId = cache.accessRequestByUid(requestId)?.spec.itemId,
-  ): AuditTarget =>
-    itemId === undefined
-      ? { kind: 'accessrequest', id: requestId }
-      : withOrganisation({ kind: 'accessrequest', id: requestId, itemId }, organisationOfItem(itemId));
   const ask: MutationAudit<AccessRequestAskInput> = {
     completed: ({ body }, result) =>
       ((result.body as Envelope).results ?? []).map((created) => ({
         action: ACTIONS.accessRequestCreated,
-        target: requestTarget(String(created.requestId), body.itemId),
+        target: known.accessRequest(String(created.requestId), body.itemId),
       })),
-    attempted: ({ body }) => {
-      const itemId = (body as { itemId?: unknown } | undefined)?.itemId;
-      const target = typeof itemId === 'string' ? itemTarget(itemId) : { kind: 'accessrequest', id: '*' };
+    attempted: (attempt) => {
+      const itemId = (attempt.body as { itemId?: unknown } | undefined)?.itemId;
+      const target =
+        typeof itemId === 'string' ? targetsFor(attempt).item(itemId) : { kind: 'accessrequest', id: '*' };
       return [{ action: ACTIONS.accessRequestCreated, target }];
     },
   };
@@ -165,17 +206,17 @@ export function mutationAudits(cache: AclCache) {
       const [decided] = (result.body as Envelope).results ?? [];
       const itemId = cache.accessRequestByUid(params.id)?.spec.itemId;
       return [
-        { action: decisionAction(body.status), target: requestTarget(params.id) },
+        { action: decisionAction(body.status), target: known.accessRequest(params.id) },
         ...(decided?.policyIds ?? []).map((policyId) => ({
           action: ACTIONS.policyCreated,
-          target: policyTarget(policyId, itemId),
+          target: known.policy(policyId, itemId),
         })),
       ];
     },
-    attempted: ({ params, body }) => [
+    attempted: (attempt) => [
       {
-        action: decisionAction((body as { status?: unknown } | undefined)?.status),
-        target: requestTarget(String(params.id ?? '')),
+        action: decisionAction((attempt.body as { status?: unknown } | undefined)?.status),
+        target: targetsFor(attempt).accessRequest(String(attempt.params.id ?? '')),
       },
     ],
   };

@@ -4,6 +4,7 @@ import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AclCache } from '../acl-cache.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
+import { auditTargets, type AuditTargets } from '../audit/mutation-audits.js';
 import type { Guard } from '../memberships/membership-routes.js';
 import { explainResponseSchemas, ExplainQuerySchema, type ExplainQuery } from './explain-schemas.js';
 import type { Explainer } from './explainer.js';
@@ -11,22 +12,30 @@ import type { Explainer } from './explainer.js';
 /** The action of an explanation's audit record: a read of who may access what, which is sensitive. */
 export const EXPLAIN_READ_ACTION = 'explain.read';
 
-/** One record per request, answered or refused, on the item (so its org_admins see it in GET /audit). */
+/**
+ * One record per request, answered or refused, on the item (so its org_admins see an answered one in GET /audit);
+ * a refused one names only what the request did (auditTargets).
+ */
 function explainAudit(cache: AclCache): MutationAudit<{ query: ExplainQuery }> {
-  const read = (query: { itemId?: unknown; userId?: unknown; agentId?: unknown; accessType?: unknown }) => {
-    const itemId = String(query.itemId ?? '');
-    const organisationId = cache.itemsWithId(itemId)[0]?.spec.organisationId;
+  const targetsFor = auditTargets(cache);
+  const read = (
+    query: { itemId?: unknown; userId?: unknown; agentId?: unknown; accessType?: unknown },
+    targets: AuditTargets,
+  ) => {
     const subject =
       query.userId === undefined ? `agent ${String(query.agentId)}` : `user ${String(query.userId)}`;
     return [
       {
         action: EXPLAIN_READ_ACTION,
-        target: { kind: 'item', id: itemId, itemId, ...(organisationId ? { organisationId } : {}) },
+        target: targets.item(String(query.itemId ?? '')),
         detail: `explained ${String(query.accessType)} of ${subject}`,
       },
     ];
   };
-  return { completed: ({ query }) => read(query), attempted: ({ query }) => read(query) };
+  return {
+    completed: ({ query }) => read(query, targetsFor({ refused: false })),
+    attempted: (attempt) => read(attempt.query, targetsFor(attempt)),
+  };
 }
 
 /** GET /explain: why a user or agent has, or lacks, one access type on one item. */
@@ -48,8 +57,9 @@ export function addExplainRoute(
         'namespaces that hold grants, PolicyGrants, Memberships, Delegations with their owner’s own access), ' +
         'each with its own verdict, reason and Enforced condition. `disagreement` says when the record and ' +
         'what SpiceDB enforces differ (a grant not enforced yet, or a revoked one still enforced). For the ' +
-        'item’s owner, an org_admin of its organisation and cos_admin; every request is audited ' +
-        '(explain.read).',
+        'item’s owner, an org_admin of its organisation and cos_admin. Memberships of an organisation the ' +
+        'caller does not administer (one a GROUP grant names) are one neutral object, reason Undisclosed. Every ' +
+        'request is audited (explain.read); a refused one names only the itemId asked for.',
       tags: ['policies'],
       access: 'authenticated',
       request: { query: ExplainQuerySchema },

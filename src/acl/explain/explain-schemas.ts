@@ -48,7 +48,10 @@ const ExplainedObjectFields = {
   policyId: z.string().optional().describe('A PolicyGrant’s metadata.uid.'),
   effective: z
     .boolean()
-    .describe('Whether the object counts towards allowing, by the verdict the controller enforces.'),
+    .describe(
+      'Whether the object counts towards allowing, by the verdict the controller enforces; false for a ' +
+        'Membership of an organisation the caller does not administer (reason Undisclosed), whatever it says.',
+    ),
   reason: z.enum(Object.values(ExplainReason) as [ExplainReason, ...ExplainReason[]]),
   message: z.string(),
   enforcement: EnforcementSchema.optional(),

@@ -1,10 +1,10 @@
 import { agentName, type Agent, type Delegation } from '../../api/v1alpha1/index.js';
-import type { Principal } from '../../auth/principal.js';
+import { hasRole, type Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import { isNotFound } from '../../runtime/index.js';
 import { explain, type Explanation, type ExplanationView, type Subject } from '../../verdict/explanation.js';
 import type { AclCache } from '../acl-cache.js';
-import { mayLearnItemFacts } from '../authorisation.js';
+import { COS_ADMIN, isOrgAdminOf, mayLearnItemFacts } from '../authorisation.js';
 import type { KubeClient } from '../../kube/kube-client.js';
 import { paths } from '../resources.js';
 
@@ -17,8 +17,10 @@ export interface ExplainerOptions {
 
 /**
  * GET /explain: the explanation of the one verdict over the ACL API's cache, for those who may learn the item's
- * facts (its owner, an org_admin of its organisation, cos_admin). An agent's owner is read from its Agent
- * object, which the cache does not hold.
+ * facts (its owner, an org_admin of its organisation, cos_admin). Membership facts are shown only for the
+ * organisations the caller administers (org_admin of it, or cos_admin): a provider names other organisations in
+ * its GROUP grants without administering them. An agent's owner is read from its Agent object, which the cache
+ * does not hold.
  */
 export class Explainer {
   constructor(private readonly options: ExplainerOptions) {}
@@ -50,6 +52,8 @@ export class Explainer {
       delegationsOfAgent: (agentId): Delegation[] =>
         cache.delegations.list().filter((delegation) => delegation.spec.agentId === agentId),
       agentOwner: () => owner,
+      disclosesMembership: (organisationId) =>
+        hasRole(principal, COS_ADMIN) || isOrgAdminOf(principal, organisationId),
     };
     return explain({ subject, itemId, accessType }, world, now());
   }

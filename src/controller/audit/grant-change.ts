@@ -3,7 +3,7 @@ import type { PolicyGrant } from '../../api/v1alpha1/index.js';
 import type { AuditTarget } from '../../audit/audit-record.js';
 import type { AuditChange } from '../../audit/audit-store.js';
 import { ACL_API_FIELD_MANAGER, CONTROLLER_FIELD_MANAGER } from '../../audit/field-managers.js';
-import { changeActor, type ActorSource } from './kubernetes-actor.js';
+import { changeActor, UNKNOWN_DELETER, type ActorSource } from './kubernetes-actor.js';
 
 // What the controller records of a grant change that did not come through the ACL API (docs/audit.md,
 // "Changes made in Kubernetes"). Of the metadata only the requester's stamp and the manager, operation and time
@@ -54,8 +54,8 @@ export function latestManager(entries: readonly V1ManagedFieldsEntry[] = []): st
 /**
  * The change the grant's current state shows, keyed so that it is recorded once: its deletion, or the
  * creation or spec change of its generation. Undefined when the ACL API made it (the API recorded it), which
- * only a trusted stamp naming the API's own identity shows. Kubernetes does not say who deletes an object: a
- * deletion's actor is whoever made the grant's last spec (the stamp), or its last writer (unverified).
+ * only a trusted stamp naming the API's own identity shows. A deletion's actor is UNKNOWN_DELETER: the stamp
+ * and the field managers name who wrote the grant, never who deleted it.
  */
 export function grantChange(
   grant: PolicyGrant,
@@ -63,13 +63,13 @@ export function grantChange(
   source: ActorSource,
 ): AuditChange | undefined {
   const { uid = '', generation = 1, deletionTimestamp, namespace, name, annotations } = grant.metadata;
-  const manager = latestManager(grant.metadata.managedFields) ?? 'unknown';
-  const actor = changeActor(source, annotations, manager);
   const object = `${namespace}/${name}`;
   if (deletionTimestamp) {
-    const detail = `${object} deleted (Kubernetes does not record who deletes: the actor made its last spec)`;
-    return change(`${uid}/deleted`, actor.id, KUBERNETES_ACTIONS.deleted, target, 200, detail);
+    const detail = `${object} deleted (Kubernetes does not record who deletes an object)`;
+    return change(`${uid}/deleted`, UNKNOWN_DELETER, KUBERNETES_ACTIONS.deleted, target, 200, detail);
   }
+  const manager = latestManager(grant.metadata.managedFields) ?? 'unknown';
+  const actor = changeActor(source, annotations, manager);
   if (actor.aclApi) return undefined;
   const created = generation === 1;
   return change(

@@ -17,6 +17,12 @@ export const REQUESTER_ANNOTATION = 'acl.policygrant.dev/changed-by';
 export const VERIFIED_PREFIX = 'kubernetes:';
 /** The prefix of a field manager, which the client chose: recorded when no stamp can be trusted. */
 export const UNVERIFIED_PREFIX = 'unverified-field-manager:';
+/**
+ * The actor of a deletion. Kubernetes records no deleter on the object, and no admission policy can stamp one
+ * (MutatingAdmissionPolicy does not match DELETE): the grant's stamp names whoever made its last spec, not who
+ * deleted it.
+ */
+export const UNKNOWN_DELETER = 'unknown:deleter';
 
 /**
  * Where the actor comes from. `admission`: the stamp, trusted because the admission policy is installed (and

@@ -1,15 +1,13 @@
-import { ipKeyGenerator } from 'express-rate-limit';
 import { LRUCache } from 'lru-cache';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Counter } from 'prom-client';
 import { claimedIdentity, headerDigest } from '../../auth/middleware.js';
+import { clientAddress } from '../client-address.js';
 import { BusyError, HttpError } from '../errors.js';
 import type { UrnScheme } from '../urn.js';
 import type { RateLimit } from './request-limits.js';
 
 export const FAILED_AUTHENTICATION_CLASS = 'failed-authentication';
-/** IPv6 clients are counted by /56, the smallest prefix an ISP commonly hands out. */
-const IPV6_SUBNET = 56;
 /** Bound on remembered valid credentials: a digest each, so a few MiB at most. */
 const REMEMBERED_CREDENTIALS = 10_000;
 /**
@@ -38,11 +36,12 @@ export interface FailedAuthenticationLimitOptions {
  *
  * Invariant: another caller's failures never refuse a valid credential. Behind a gateway or a mesh every
  * caller shares one address, so a lockout of the address would let one flood of garbage deny every enforcement
- * point. What bounds the flood's cost is then the verifiers' own global gates (the scrypt gate, the bound on
- * TokenReviews in flight, the cache of rejected tokens) and the identity's lockout for repeated guesses; a JWT
- * signature against cached keys costs microseconds. An attacker who floods wrong secrets for an existing Basic
- * client id locks that id out from that address for the window (the classic trade-off of a lockout per
- * account), except for its holder's credential that verified within the window.
+ * point. What bounds the flood's cost is then the verifiers' own global gates (the scrypt gate, of which one
+ * address holds at most a share, the bound on TokenReviews in flight, the cache of rejected tokens) and the
+ * identity's lockout for repeated guesses; a JWT signature against cached keys costs microseconds. An attacker
+ * who floods wrong secrets for an existing Basic client id locks that id out from that address for the window
+ * (the classic trade-off of a lockout per account), except for its holder's credential that verified within
+ * the window.
  *
  * A credential refused unverified because its verifier was busy counts against the address only (and is
  * answered 503): otherwise a flood from many addresses would keep the verifier's queue full without any
@@ -65,7 +64,7 @@ export function limitFailedAuthentication(
     const authorization = req.get('authorization');
     if (!authorization) return authenticate(req, res, next);
     const credential = headerDigest(authorization);
-    const address = addressKey(req);
+    const address = clientAddress(req);
     const identity = `${address} ${claimedIdentity(authorization, credential)}`;
     const lockedOut = failures.reached(identity);
     if (lockedOut !== undefined && !verified.has(credential)) return next(tooMany(lockedOut));
@@ -119,8 +118,4 @@ function failureCounters(limit: RateLimit): FailureCounters {
 /** A verdict on the presented credential (401). */
 function rejected(error: unknown): boolean {
   return error instanceof HttpError && error.kind === 'Unauthorized';
-}
-
-function addressKey(req: Request): string {
-  return ipKeyGenerator(req.ip ?? req.socket.remoteAddress ?? 'unknown', IPV6_SUBNET);
 }

@@ -18,7 +18,7 @@ import { recordFromRow, RECORD_COLUMNS, type RecordRow } from '../../../src/audi
 import type { ControllerEnvironment } from '../../../src/controller/config.js';
 import { POLICY_GRANT_RESOURCE } from '../../../src/api/v1alpha1/index.js';
 import { isConflict } from '../../../src/runtime/index.js';
-import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
+import { REQUESTER_ANNOTATION, UNKNOWN_DELETER } from '../../../src/controller/audit/kubernetes-actor.js';
 import { collectionPath, KubeClient } from '../../../src/kube/index.js';
 import { grantPolicies } from '../admission/grant-policies.js';
 import { PATIENCE_MS } from '../../support/patience.js';
@@ -217,13 +217,33 @@ describe('grant changes made in Kubernetes', () => {
       'policy.changed',
       'policy.deleted',
     ]);
-    expect(records[2]?.actor).toEqual(change?.actor);
+    // Kubernetes does not say who deleted: unknown, not bob, who made the last spec.
+    expect(records[2]?.actor).toEqual({ type: 'kubernetes', id: UNKNOWN_DELETER });
     const owner = new pg.Pool({ connectionString: database.url, max: 1 });
     try {
       expect(await verifyChain(new AuditReader(owner), {})).toMatchObject({ valid: true, breaks: [] });
     } finally {
       await owner.end();
     }
+  });
+
+  it("a ServiceAccount's delete is recorded with an unknown deleter, never as the grant's creator", async () => {
+    const item = await world.resources.createItem();
+    const created = await createAs('alice', 'kubectl-client-side-apply', individual(item.spec.itemId));
+    const uid = created.metadata.uid ?? '';
+    const name = created.metadata.name ?? '';
+    await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
+    await kubeAs(ARGO_CD).call({ method: 'DELETE', path: grantPath(name) });
+    const [creation, deletion] = await awaitRecords(uid, 2);
+    expect(creation?.actor).toEqual({ type: 'kubernetes', id: 'kubernetes:alice' });
+    expect(deletion).toMatchObject({
+      actor: { type: 'kubernetes', id: UNKNOWN_DELETER },
+      action: 'policy.deleted',
+      outcome: {
+        status: 200,
+        detail: `${world.aclNamespace}/${name} deleted (Kubernetes does not record who deletes an object)`,
+      },
+    });
   });
 
   it("across a restart: no duplicate, a change made while no controller ran is recorded once, the API identity's writes never", async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
-import { hashSecret } from '../../../src/auth/secret-hash.js';
+import { DEFAULT_SCRYPT_PARAMETERS, hashSecret } from '../../../src/auth/secret-hash.js';
 import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import { DEFAULT_TOKEN_REVIEW_AUDIENCE } from '../../../src/decision/decision-service.js';
 import { metricValue } from '../../../src/observability/metric-text.js';
@@ -118,5 +118,67 @@ describe('a flood of bad credentials from an address every caller shares', () =>
     expect(await checkFromShared(basic('gateway', SECRET))).toBe(429);
     const elsewhere = await service.check(check, { authorization: basic('gateway', SECRET) });
     expect(elsewhere.status).toBe(200);
+  });
+});
+
+// One address floods made-up client ids, each new to the limits, with real scrypt: they cannot keep the scrypt
+// queue full for a valid application calling from elsewhere.
+describe('a flood of made-up Basic client ids from one address', () => {
+  const FLOODER = '127.0.0.5';
+  const CALLER = '127.0.0.6';
+  const IN_FLIGHT = 40;
+  /** A guard against a hang only: the flood stops once the valid calls are answered. */
+  const MOST_PER_WORKER = 2_000;
+  const VALID_CALLS = 5;
+  let flooded: DecisionServiceUnderTest;
+
+  beforeAll(async () => {
+    const hash = await hashSecret(SECRET, DEFAULT_SCRYPT_PARAMETERS);
+    // Each valid call is a different application, so none of them has verified recently.
+    const applications = Array.from({ length: VALID_CALLS }, (_, i) => `enforcer-${i}`);
+    flooded = await startServiceUnderTest({
+      spicedb: testSpiceDB(),
+      basic: createBasicVerifier(
+        applications.map((clientId) => ({ clientId, hash, roles: [DECISION_CLIENT_ROLE] })),
+      ),
+      limits: { perSubject: {}, failedAuthentication: { requests: 20, windowMs: 60_000 } },
+    });
+    await untilReady(flooded);
+  });
+
+  afterAll(async () => {
+    await flooded?.stop();
+  });
+
+  const checkFrom = async (address: string, authorization: string) =>
+    (
+      await requestFromAddress(address, `${flooded.url}/v1/check`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: JSON.stringify(check),
+      })
+    ).status;
+
+  it('answers a valid application that has not verified recently 200 every time', async () => {
+    let flooding = true;
+    const floodAnswers: number[] = [];
+    const worker = async () => {
+      for (let i = 0; flooding && i < MOST_PER_WORKER; i++) {
+        floodAnswers.push(await checkFrom(FLOODER, basic(`made-up-${randomUUID()}`, 'guess')));
+      }
+    };
+    const flood = Array.from({ length: IN_FLIGHT }, worker);
+    try {
+      // The flood holds all the places it can: some of its attempts were refused busy.
+      await expect.poll(() => floodAnswers.includes(503)).toBe(true);
+      const valid: number[] = [];
+      for (let i = 0; i < VALID_CALLS; i++)
+        valid.push(await checkFrom(CALLER, basic(`enforcer-${i}`, SECRET)));
+      expect(valid).toEqual(Array<number>(VALID_CALLS).fill(200));
+    } finally {
+      flooding = false;
+      await Promise.all(flood);
+    }
+    expect(floodAnswers).not.toContain(200);
   });
 });

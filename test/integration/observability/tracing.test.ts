@@ -107,7 +107,7 @@ describe('a check with a traceparent', () => {
   const parentSpanId = randomUUID().replaceAll('-', '').slice(0, 16);
   const traceparent = `00-${traceId}-${parentSpanId}-01`;
 
-  it('gives a server span that is a child of the caller’s, and a SpiceDB span inside it', async () => {
+  it('gives a server span of our own trace linked to the caller’s, and a SpiceDB span inside it', async () => {
     const service = await startServiceUnderTest({ spicedb: world.spicedb.server });
     try {
       await untilReady(service);
@@ -123,21 +123,27 @@ describe('a check with a traceparent', () => {
       );
       const server = await spanThat(
         'the check’s server span',
-        (span) => traceIdOf(span) === traceId && span.kind === SpanKind.SERVER,
+        (span) => span.kind === SpanKind.SERVER && span.links[0]?.context.traceId === traceId,
       );
       expect(server.name).toBe('POST /v1/check');
-      expect(server.parentSpanContext?.spanId).toBe(parentSpanId);
+      expect(server.parentSpanContext).toBeUndefined();
+      expect(server.links[0]?.context.spanId).toBe(parentSpanId);
       const spicedb = await spanThat('the check’s SpiceDB span', (span) => isChildOf(span, server));
       expect(spicedb.name).toBe('authzed.api.v1.PermissionsService/CheckPermission');
 
-      // A request no route answers is logged (at info) inside its span: the line carries the caller's trace id.
+      // A request no route answers is logged (at info) inside its span: the line carries our trace id.
       const unknown = await service.post(
         '/v1/unknown',
         {},
         { authorization: service.authorization, traceparent },
       );
       expect(unknown.status).toBe(404);
-      await expect.poll(() => service.logs()).toContain(`"trace_id":"${traceId}"`);
+      const unmatched = await spanThat(
+        'the unknown route’s server span',
+        (span) => span.name === 'POST' && span.links[0]?.context.traceId === traceId,
+      );
+      await expect.poll(() => service.logs()).toContain(`"trace_id":"${traceIdOf(unmatched)}"`);
+      expect(service.logs()).not.toContain(traceId);
     } finally {
       await service.stop();
     }

@@ -8,6 +8,7 @@ import {
   EVERY_FEATURE_VALUES,
   packagingTools,
   REQUIRED_VALUES,
+  TRUSTED_GATEWAY,
   parseManifests,
   renderChart,
   type KubeObject,
@@ -326,7 +327,7 @@ describe('configuration', () => {
         authFailures: '5/10m',
         basicAuth: { concurrency: 2, queue: 4 },
       },
-      trustProxy: '10.0.0.0/8',
+      ...TRUSTED_GATEWAY,
     });
     expect(objects.find((object) => componentOf(object) === 'settings')?.data).toEqual({
       LOG_LEVEL: 'debug',
@@ -340,7 +341,7 @@ describe('configuration', () => {
       AUTH_FAILURE_LIMIT: '5/10m',
       BASIC_AUTH_CONCURRENCY: '2',
       BASIC_AUTH_QUEUE: '4',
-      TRUST_PROXY: '10.0.0.0/8',
+      TRUST_PROXY: '10.0.0.0/16',
       JWT_ALGORITHMS: 'RS256,ES256',
       ROLES_CLAIM: 'roles',
       ORG_CLAIM: 'org',
@@ -586,7 +587,10 @@ describe('configuration', () => {
         (object) => object.kind === 'NetworkPolicy',
       );
     expect(await policies({})).toEqual([]);
-    const exposedValues = { trustProxy: '1', httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } };
+    const exposedValues = {
+      ...TRUSTED_GATEWAY,
+      httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] },
+    };
     const exposed = await policies(exposedValues);
     expect(exposed.map(componentOf).sort()).toEqual(
       ['acl-api', 'controller', 'decision-service', 'spicedb-read-only'].sort(),
@@ -597,10 +601,44 @@ describe('configuration', () => {
     expect(readOnly.spec.ingress[0]?.from[0]?.podSelector.matchLabels).toMatchObject({
       'app.kubernetes.io/component': 'decision-service',
     });
-    expect(await policies({ ...exposedValues, networkPolicy: { enabled: false } })).toEqual([]);
-    expect(
-      await policies({ trustProxy: '1', ingress: { enabled: true, exposeDecisionService: false } }),
-    ).toEqual([]);
+    // A trusted proxy turns them on even where the decision service is not exposed.
+    const aclOnly = await policies({
+      ...TRUSTED_GATEWAY,
+      ingress: { enabled: true, exposeDecisionService: false },
+    });
+    expect(aclOnly.map(componentOf).sort()).toEqual(exposed.map(componentOf).sort());
+    expect(await policies({ networkPolicy: { enabled: false } })).toEqual([]);
+  });
+
+  it('with a trusted proxy, only its pods (and Prometheus) may reach the ports that believe X-Forwarded-For', async () => {
+    const monitoring = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    };
+    const objects = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      ...TRUSTED_GATEWAY,
+      ingress: { enabled: true },
+      networkPolicy: { enabled: 'auto', metricsFrom: [monitoring] },
+    });
+    const settings = objects.find((object) => componentOf(object) === 'settings')?.data as Record<
+      string,
+      string
+    >;
+    expect(settings.TRUST_PROXY).toBe(TRUSTED_GATEWAY.trustProxy);
+    const admitted = (component: string) =>
+      (
+        objects.find((object) => object.kind === 'NetworkPolicy' && componentOf(object) === component)
+          ?.spec as {
+          ingress: { ports: { port: number }[]; from?: object[] }[];
+        }
+      ).ingress;
+    expect(admitted('acl-api')).toEqual([
+      { ports: [{ port: 8080, protocol: 'TCP' }], from: [...TRUSTED_GATEWAY.trustProxyFrom, monitoring] },
+    ]);
+    expect(admitted('decision-service')).toEqual([
+      { ports: [{ port: 8081, protocol: 'TCP' }], from: [...TRUSTED_GATEWAY.trustProxyFrom, monitoring] },
+    ]);
+    expect(admitted('controller')[0]?.from).toEqual([monitoring]);
   });
 
   it('the bundled SpiceDB: a plaintext endpoint in the release namespace, the given key, one replica', async () => {
@@ -646,7 +684,7 @@ describe('gateway routes (the spec strip-prefix contract)', () => {
   const values = {
     ...REQUIRED_VALUES,
     aclApi: { basePath: '/v2' },
-    trustProxy: '1',
+    ...TRUSTED_GATEWAY,
     httpRoute: { enabled: true, parentRefs: [{ name: 'public' }], aclPathPrefix: '/acl' },
     ingress: { enabled: true, aclPathPrefix: '/acl' },
   };
@@ -937,6 +975,26 @@ describe('values the chart refuses', () => {
       /httpRoute.enabled needs trustProxy/,
     ],
     ['an Ingress without trustProxy', { ingress: { enabled: true } }, /ingress.enabled needs trustProxy/],
+    [
+      'a hop count in trustProxy (whoever connects would name any client address)',
+      { trustProxy: '1', trustProxyFrom: TRUSTED_GATEWAY.trustProxyFrom },
+      /trustProxy: a hop count \('1'\) lets any pod that reaches the ports name any client address/,
+    ],
+    [
+      'trustProxy without the proxies’ pods',
+      { trustProxy: '10.0.0.0/16' },
+      /trustProxy needs trustProxyFrom: the proxies' pods/,
+    ],
+    [
+      'trustProxy with the NetworkPolicies off',
+      { ...TRUSTED_GATEWAY, networkPolicy: { enabled: false } },
+      /trustProxy needs the NetworkPolicies/,
+    ],
+    [
+      'trustProxy with other peers admitted to the API ports',
+      { ...TRUSTED_GATEWAY, networkPolicy: { enabled: true, apiFrom: [{ podSelector: {} }] } },
+      /networkPolicy.apiFrom and trustProxy/,
+    ],
     [
       'two JWKS sources',
       { auth: { jwks: { url: 'https://a/', existingSecret: 'b' } } },

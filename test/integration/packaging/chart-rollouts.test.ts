@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -122,6 +123,37 @@ describe('restarts where a setting is read only at start', () => {
     expect(after.settings).toBe(before.settings);
     // The ACL API does not talk to SpiceDB: a new key restarts nothing there.
     expect(before.acl).toBeUndefined();
+  });
+
+  it('the read-only SpiceDB rolls out on a new key, and its checksum is salted: no digest of the bare key', async () => {
+    const readOnlyChecksum = async (presharedKey: string, release = 'pgo', namespace = NAMESPACE) => {
+      const values = {
+        ...EXTERNAL_SPICEDB_VALUES,
+        spicedb: {
+          ...EXTERNAL_SPICEDB_VALUES.spicedb,
+          readOnly: { ...EXTERNAL_SPICEDB_VALUES.spicedb.readOnly, presharedKey },
+        },
+      };
+      const objects = await renderChart(namespace, values, release);
+      return deploymentOf(objects, 'spicedb-read-only').template.metadata.annotations[
+        'checksum/preshared-key'
+      ];
+    };
+    const [changeme, again, rotated, otherRelease, otherNamespace] = await Promise.all([
+      readOnlyChecksum('changeme'),
+      readOnlyChecksum('changeme'),
+      readOnlyChecksum('rotated-key'),
+      readOnlyChecksum('changeme', 'other'),
+      readOnlyChecksum('changeme', 'pgo', 'other-namespace'),
+    ]);
+    expect(changeme).toMatch(/^[0-9a-f]{64}$/);
+    expect(again).toBe(changeme);
+    expect(rotated).not.toBe(changeme);
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(changeme).not.toBe(sha256('changeme'));
+    expect(changeme).not.toBe(sha256(Buffer.from('changeme').toString('base64')));
+    // The same key in another release or namespace gives another value: no table of digests recognises it.
+    expect(new Set([changeme, otherRelease, otherNamespace]).size).toBe(3);
   });
 
   it('a SpiceDB Secret of the user has no checksum: it is theirs to roll out (docs/install.md)', async () => {

@@ -155,6 +155,17 @@ export function createRestrictedNamespace(prefix: string): Promise<string> {
   return createTestNamespace(prefix, RESTRICTED_LABELS);
 }
 
+/** A gateway in front, in the namespace `gateway`: the proxy the services believe, and the pods that may reach them. */
+export const TRUSTED_GATEWAY = {
+  trustProxy: '10.0.0.0/16',
+  trustProxyFrom: [
+    {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gateway' } },
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } },
+    },
+  ],
+};
+
 /** Every optional feature of the chart on at once. */
 export const EVERY_FEATURE_VALUES = {
   spicedb: { bundled: { enabled: true }, presharedKey: 'bundled-dev-key' },
@@ -174,10 +185,9 @@ export const EVERY_FEATURE_VALUES = {
   serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
   networkPolicy: {
     enabled: true,
-    apiFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'gateway' } } }],
     metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
   },
-  trustProxy: '1',
+  ...TRUSTED_GATEWAY,
   httpRoute: {
     enabled: true,
     parentRefs: [{ name: 'public', namespace: 'gateway' }],

@@ -74,4 +74,16 @@ describe('the ACL API configuration', () => {
       /AUDIT_RETENTION_DAYS/,
     );
   });
+
+  it('records 30 refusals a minute per actor by default, as AUDIT_REFUSAL_LIMIT sets, or every one when off', async () => {
+    expect((await aclConfigFromEnvironment(env)).refusalLimit).toEqual({ requests: 30, windowMs: 60_000 });
+    const set = await aclConfigFromEnvironment({ ...env, AUDIT_REFUSAL_LIMIT: '5/10s' });
+    expect(set.refusalLimit).toEqual({ requests: 5, windowMs: 10_000 });
+    expect(await aclConfigFromEnvironment({ ...env, AUDIT_REFUSAL_LIMIT: 'off' })).not.toHaveProperty(
+      'refusalLimit',
+    );
+    await expect(aclConfigFromEnvironment({ ...env, AUDIT_REFUSAL_LIMIT: 'many' })).rejects.toThrow(
+      /AUDIT_REFUSAL_LIMIT/,
+    );
+  });
 });

@@ -102,6 +102,17 @@ describe('createBasicVerifier', () => {
     expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="busy"} 3');
   });
 
+  it('holds one address to a quarter of the scrypt places: made-up client ids from it leave room for another', async () => {
+    const verifier = createBasicVerifier(credentials, { scrypt: { concurrency: 1, queue: 7 } });
+    const flood = Array.from({ length: 6 }, (_, i) => verifier.verify(`made-up-${i}`, 'guess', '192.0.2.1'));
+    const valid = verifier.verify('gateway', 'gateway-secret', '198.51.100.7');
+    const outcomes = await Promise.allSettled(flood);
+    const reasons = outcomes.map((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined));
+    expect(reasons.filter((reason) => reason instanceof AuthenticationError)).toHaveLength(2);
+    expect(reasons.filter((reason) => reason instanceof HttpError)).toHaveLength(4);
+    expect(await valid).toMatchObject({ id: 'gateway' });
+  });
+
   it('skips scrypt for a recently verified secret, but not for another one', async () => {
     let now = 1_000;
     const verifier = createBasicVerifier(credentials, { cacheTtlMs: 100, now: () => now });

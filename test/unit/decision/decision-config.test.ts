@@ -163,7 +163,7 @@ describe('decisionConfigFromEnvironment', () => {
       TOKEN_REVIEW_QUEUE: '8',
       RATE_LIMIT_CHECK: '100/1s',
       AUTH_FAILURE_LIMIT: 'off',
-      TRUST_PROXY: '1',
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
     });
     expect(config).toMatchObject({
       tokenReview: {
@@ -171,14 +171,15 @@ describe('decisionConfigFromEnvironment', () => {
         bound: { concurrency: 2, queue: 8 },
       },
       limits: { perSubject: { check: { requests: 100, windowMs: 1_000 } } },
-      trustProxy: 1,
+      trustProxy: ['10.0.0.0/8', '192.168.1.1'],
     });
     expect(config.limits?.failedAuthentication).toBeUndefined();
-    const listed = await decisionConfigFromEnvironment({
-      ...minimal,
-      TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
-    });
-    expect(listed.trustProxy).toBe('10.0.0.0/8, 192.168.1.1');
+  });
+
+  it('refuses a hop count in TRUST_PROXY, naming the variable', async () => {
+    await expect(decisionConfigFromEnvironment({ ...minimal, TRUST_PROXY: '1' })).rejects.toThrow(
+      /^invalid configuration: TRUST_PROXY: a hop count \(1\)/,
+    );
   });
 
   it('names the variable that is wrong', async () => {

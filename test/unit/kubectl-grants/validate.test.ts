@@ -79,6 +79,22 @@ describe('kubectl grants validate', () => {
       'CatalogItem/c: metadata.namespace: CatalogItem is cluster-scoped',
     ],
     ['text that is not YAML', 'a: [b\n', 'not YAML'],
+    [
+      'a kind that is a list',
+      'apiVersion: acl.policygrant.dev/v1alpha1\nkind: [PolicyGrant]\nmetadata:\n  name: g\n',
+      '?/g: kind: must be a string',
+    ],
+    [
+      'a name that is a map',
+      grant(VALID_SPEC, 'name: {first: g}\n  namespace: weather-org'),
+      'PolicyGrant/?: metadata.name: must be a string',
+    ],
+    [
+      'more aliases than the bound',
+      `a: &a {b: c}\nlist: [${Array(101).fill('*a').join(', ')}]\n`,
+      'more than 100 aliases',
+    ],
+    ['an alias inside its own anchor', 'a: &a\n  b: *a\n', 'an alias refers to a node that contains it'],
   ];
   for (const [what, text, line] of broken) {
     it(`refuses ${what} with one line naming file, object and field`, async () => {
@@ -139,6 +155,20 @@ describe('kubectl grants validate', () => {
         ),
       ),
     );
+  });
+
+  it('refuses an alias bomb at once, naming its file, and validates the files after it', async () => {
+    // Nine levels of nine aliases in a few hundred bytes: 9^9 strings when expanded, as the name of the grant.
+    const levels = 'abcdefghi'.split('').map((anchor, level, all) => {
+      const member = level === 0 ? '"lol"' : `*${all[level - 1]}`;
+      return `${anchor}: &${anchor} [${Array(9).fill(member).join(',')}]`;
+    });
+    const bomb = `apiVersion: acl.policygrant.dev/v1alpha1\nkind: PolicyGrant\n${levels.join('\n')}\nmetadata:\n  name: *i\n`;
+    const manifests = folder({ 'bomb.yaml': bomb });
+    const asserts = folder({ 'samples.txt': `allow ${USER} ${ITEM} api\n` });
+    const result = await validate('-f', manifests, '-f', SAMPLES, '--assert', join(asserts, 'samples.txt'));
+    expect(result.err).toEqual([`${join(manifests, 'bomb.yaml')}: aliases expand to more than 100000 nodes`]);
+    expect(result.code).toBe(1);
   });
 
   it('exits 2 with the usage for a command line it cannot run', async () => {

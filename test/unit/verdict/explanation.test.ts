@@ -231,6 +231,78 @@ describe('the explanation of one access', () => {
     });
   });
 
+  describe('membership facts of organisations the reader does not administer', () => {
+    /** The reader administers ORG_A only, as a provider naming ORG_B in a GROUP grant does not administer it. */
+    class ReaderOfOrgA extends ObjectView {
+      override disclosesMembership(organisationId: string): boolean {
+        return organisationId === ORG_A;
+      }
+    }
+    const explainAsReader = (objects: Partial<WorldObjects>) =>
+      explain(
+        { subject: { type: 'user', id: USER }, itemId: ITEM_ID, accessType: 'api' },
+        new ReaderOfOrgA(
+          { ...NO_OBJECTS, items: [catalogItem('weather')], ...objects },
+          ACL_NAMESPACE,
+          registry,
+        ),
+        NOW,
+      );
+    const toB = policyGrant('to-b', groupFields([ORG_B]), {}, enforced('True'));
+    const member = membership('m', { organisationId: ORG_B }, {});
+    const removed = membership('m', { organisationId: ORG_B, removedAt: '2026-05-01T00:00:00Z' });
+
+    it('are one neutral object whether the user is a member, was removed or never was', () => {
+      const shown = [[member], [removed], []].map((memberships) =>
+        explainAsReader({ grants: [toB], memberships }).objects.filter(
+          (object) => object.kind === 'Membership',
+        ),
+      );
+      expect(shown[0]).toEqual([
+        {
+          kind: 'Membership',
+          ref: '',
+          effective: false,
+          reason: 'Undisclosed',
+          message: `the memberships of organisation ${ORG_B} are shown only to its org_admins and cos_admin`,
+        },
+      ]);
+      expect(shown[1]).toEqual(shown[0]);
+      expect(shown[2]).toEqual(shown[0]);
+      const denied = explainAsReader({ grants: [toB], memberships: [removed] });
+      expect(denied.allowed).toBe(false);
+      expect(JSON.stringify(denied)).not.toMatch(/2026-05-01|removed|is a member of organisation/);
+    });
+
+    it('still decide the verdict, which names neither the grant nor the organisation of a hidden path', () => {
+      const allowed = explainAsReader({ grants: [toB], memberships: [member] });
+      expect(allowed).toMatchObject({
+        allowed: true,
+        message: 'allowed by a GROUP grant, through a Membership the reader may not see',
+      });
+      expect(JSON.stringify(allowed)).not.toContain(`${ACL_NAMESPACE}/m`);
+    });
+
+    it('are shown for the organisations the reader administers, and a path through one is named first', () => {
+      const toA = policyGrant('to-a', groupFields([ORG_A]), {}, enforced('True'));
+      const memberOfA = membership('n', { organisationId: ORG_A });
+      expect(explainAsReader({ grants: [toB, toA], memberships: [member, memberOfA] })).toMatchObject({
+        allowed: true,
+        message: `allowed by PolicyGrant ${ACL_NAMESPACE}/to-a with Membership ${ACL_NAMESPACE}/n`,
+      });
+    });
+
+    it('are left out of a disagreement between the record and SpiceDB', () => {
+      // The member's Membership is not Enforced yet: SpiceDB lags, which would date the membership.
+      expect(explainAsReader({ grants: [toB], memberships: [member] })).toMatchObject({
+        allowed: true,
+        enforced: false,
+        disagreement:
+          'the record allows, but SpiceDB does not enforce it yet: objects the reader may not see not Enforced',
+      });
+    });
+  });
+
   it('says when the record allows but the grant is not enforced yet, and the reverse', () => {
     const fresh = policyGrant('g');
     expect(explainUser({ grants: [fresh] })).toMatchObject({

@@ -58,6 +58,7 @@ export interface ServiceOptions {
   limits?: DecisionServiceConfig['limits'];
   checkBatch?: DecisionServiceConfig['checkBatch'];
   revisionBarrier?: DecisionServiceConfig['revisionBarrier'];
+  trustProxy?: DecisionServiceConfig['trustProxy'];
   publicUrl?: string;
 }
 
@@ -88,6 +89,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
     ...(options.revisionBarrier ? { revisionBarrier: options.revisionBarrier } : {}),
+    ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,

@@ -6,6 +6,7 @@ import { grantChange, latestManager } from '../../../../src/controller/audit/gra
 import {
   actorSource,
   REQUESTER_ANNOTATION,
+  UNKNOWN_DELETER,
   type ActorSource,
 } from '../../../../src/controller/audit/kubernetes-actor.js';
 
@@ -127,18 +128,22 @@ describe('grantChange', () => {
     expect(ids.map((change) => change?.entry.actor.id)).not.toContain(victim);
   });
 
-  it('a deletion is recorded whoever made the grant, keyed by uid once', () => {
-    const change = grantChange(
-      grant(2, [entry(ACL_API_FIELD_MANAGER, '2026-01-01T00:00:01Z')], true, ACL_API_USER),
-      target,
-      STAMPED,
-    );
-    expect(change?.key).toBe('uid-1/deleted');
-    expect(change?.entry).toMatchObject({
-      actor: { type: 'kubernetes', id: `kubernetes:${ACL_API_USER}` },
-      action: 'policy.deleted',
-      outcome: { status: 200, detail: expect.stringContaining('gitops/g deleted') },
-    });
+  it('a deletion is recorded whoever made the grant, keyed by uid once, its deleter unknown', () => {
+    // Neither the stamp nor a field manager names who deleted: never the maker of the grant's last spec.
+    const made = [entry('kubectl-edit', '2026-01-01T00:00:01Z')];
+    for (const [deleted, source] of [
+      [grant(2, made, true, 'alice'), STAMPED],
+      [grant(2, made, true, ACL_API_USER), STAMPED],
+      [grant(2, made, true), UNSTAMPED],
+    ] as const) {
+      const change = grantChange(deleted, target, source);
+      expect(change?.key).toBe('uid-1/deleted');
+      expect(change?.entry).toMatchObject({
+        actor: { type: 'kubernetes', id: UNKNOWN_DELETER },
+        action: 'policy.deleted',
+        outcome: { status: 200, detail: expect.stringContaining('gitops/g deleted') },
+      });
+    }
   });
 });
 
