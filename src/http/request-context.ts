@@ -21,7 +21,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
  */
 export const MAX_REQUEST_ID_LENGTH = 1_024;
 
-/** The request id header, as a route declares it for a request and for its responses. */
+/** The request id header, as a route declares it for a request: bounded. */
 export const requestIdHeaders = z.object({
   [REQUEST_ID_HEADER]: z
     .string()
@@ -32,6 +32,13 @@ export const requestIdHeaders = z.object({
         `Any value up to ${MAX_REQUEST_ID_LENGTH} characters, answered back exactly; ` +
         'absent: the response carries a generated one',
     }),
+});
+
+/** The request id header of a response: whatever the request carried, even over the bound, or a generated one. */
+export const requestIdResponseHeaders = z.object({
+  [REQUEST_ID_HEADER]: z.string().meta({
+    description: "The request's `x-request-id` exactly as sent; a generated UUID when it had none",
+  }),
 });
 
 /**

@@ -7,7 +7,7 @@ import { checkCallerRule } from '../check-callers.js';
 import type { CheckCallers } from '../check-callers.js';
 import type { AuthzenEvaluator } from './authzen-evaluations.js';
 import { HttpError } from '../../http/errors.js';
-import { requestIdHeaders } from '../../http/request-context.js';
+import { requestIdHeaders, requestIdResponseHeaders } from '../../http/request-context.js';
 import {
   AUTHZEN_PATHS,
   authzenMetadata,
@@ -59,7 +59,7 @@ export interface AuthzenRouteOptions {
 const denied = (description: string): ResponseDefinition => ({
   description,
   schema: authzenProblemSchema,
-  headers: requestIdHeaders,
+  headers: requestIdResponseHeaders,
 });
 
 /** The error answers every AuthZEN decision route shares: each a problem with `decision: false`. */
@@ -89,7 +89,7 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
   const answer = (description: string, schema: z.ZodType): ResponseDefinition => ({
     description,
     schema,
-    headers: requestIdHeaders,
+    headers: requestIdResponseHeaders,
   });
   return new RouteTable({ authentication: options.authentication, bodyLimit: AUTHZEN_BODY_LIMIT })
     .add({
