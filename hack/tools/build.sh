@@ -6,11 +6,13 @@
 # gateway test's nginx and njs (Debian packages; needs root) only when asked for (`gateway`).
 #
 # Usage: hack/tools/build.sh [tool...]
-#   tools: kubernetes etcd spicedb helm schemathesis (the default), kubernetes_node coredns pause node_packages,
+#   tools: kubernetes etcd spicedb helm schemathesis authzen_clients (the default), kubernetes_node coredns pause
+#   node_packages,
 #   cluster (= every tool of both lists), gateway (nginx and its njs module, Debian packages; needs root)
 # Prints progress on stderr. Exits non-zero, naming the alternatives, when Go is missing.
 # schemathesis (the OpenAPI fuzzer of the contract test) is a Python package: it is installed with pip into a
-# virtual environment of the cache instead (Python 3 is its only prerequisite).
+# virtual environment of the cache instead (Python 3 is its only prerequisite). The AuthZEN client test's
+# enforcement points (authzen_clients) are Rust programs on crates.io libraries, built with cargo.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -220,6 +222,49 @@ build_schemathesis() {
   mv "$dir.tmp" "$dir"
 }
 
+prepare_authzen_clients() {
+  prepare_schemathesis
+  if command -v cargo >/dev/null 2>&1; then return; fi
+  log "cargo is missing, so the AuthZEN client test's enforcement points cannot be built: install Rust (rustup)"
+  exit 1
+}
+
+# Each enforcement point's sources pin its library at the version versions.env names.
+require_pin() {
+  local file="$1" line="$2"
+  if grep -qxF "$line" "$file"; then return; fi
+  log "$file does not pin \"$line\" (hack/tools/versions.env)"
+  exit 1
+}
+
+# The enforcement points of the AuthZEN client test, from the repository's sources: the Rust one with its
+# Cargo.lock (--locked; cargo's target folder stays in the cache, so a change rebuilds only the program), the
+# Python one in a virtual environment of its own with its script beside it (bin/ starts it by relative paths).
+build_authzen_clients() {
+  local dir sources
+  dir="$(authzen_clients_dir)"
+  sources="$(authzen_clients_sources)"
+  require_pin "$sources/openidauthzen/Cargo.toml" \
+    "openidauthzen = { version = \"=$OPENIDAUTHZEN_VERSION\", default-features = false }"
+  require_pin "$sources/empowernow/requirements.txt" "empowernow-sdk==$EMPOWERNOW_SDK_VERSION"
+  rm -rf "$dir.tmp"
+  log "building the enforcement point on openidauthzen $OPENIDAUTHZEN_VERSION (crates.io)"
+  cargo build --quiet --release --locked --manifest-path "$sources/openidauthzen/Cargo.toml" \
+    --target-dir "$TOOLS_CACHE/src/authzen-clients-target" >&2
+  mkdir -p "$dir.tmp/bin" "$dir.tmp/empowernow"
+  cp "$TOOLS_CACHE/src/authzen-clients-target/release/openidauthzen-pep" "$dir.tmp/bin/"
+  log "installing empowernow-sdk $EMPOWERNOW_SDK_VERSION from PyPI into a virtual environment"
+  python3 -m venv "$dir.tmp/empowernow/venv"
+  "$dir.tmp/empowernow/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    -r "$sources/empowernow/requirements.txt" >&2
+  cp "$sources/empowernow/pep.py" "$dir.tmp/empowernow/"
+  printf '#!/bin/sh\nhere="$(dirname "$0")/../empowernow"\nexec "$here/venv/bin/python" "$here/pep.py" "$@"\n' \
+    >"$dir.tmp/bin/empowernow-pep"
+  chmod +x "$dir.tmp/bin/empowernow-pep"
+  rm -rf "$dir"
+  mv "$dir.tmp" "$dir"
+}
+
 # A tool that is not a Go module declares its own prerequisites as `prepare_<tool>`.
 ensure() {
   local tool="$1" dir
@@ -245,9 +290,9 @@ hold_cache_lock() {
 
 main() {
   local tools=("$@")
-  [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd spicedb helm schemathesis)
+  [ ${#tools[@]} -gt 0 ] || tools=(kubernetes etcd spicedb helm schemathesis authzen_clients)
   if [ "${tools[*]}" = cluster ]; then
-    tools=(kubernetes etcd spicedb helm schemathesis kubernetes_node coredns pause node_packages)
+    tools=(kubernetes etcd spicedb helm schemathesis authzen_clients kubernetes_node coredns pause node_packages)
   fi
   if [ "${tools[*]}" = gateway ]; then tools=(gateway_packages); fi
   mkdir -p "$TOOLS_CACHE"

@@ -17,3 +17,11 @@ gateway_packages_dir() { echo "$TOOLS_CACHE/gateway-packages-$(printf '%s' "$GAT
 assets_dir() { echo "$TOOLS_CACHE/assets-$KUBERNETES_VERSION-etcd-$ETCD_VERSION"; }
 # A Python virtual environment; bin/schemathesis runs the fuzzer.
 schemathesis_dir() { echo "$TOOLS_CACHE/schemathesis-$SCHEMATHESIS_VERSION"; }
+# The enforcement points built on AuthZEN client libraries, from the sources in the repository: a change to
+# them builds anew.
+authzen_clients_sources() { echo "$(dirname "${BASH_SOURCE[0]}")/../../test/integration/decision/authzen/clients"; }
+authzen_clients_dir() {
+  local digest
+  digest="$(cd "$(authzen_clients_sources)" && find . -type f -not -path './*/target/*' -not -path './*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)"
+  echo "$TOOLS_CACHE/authzen-clients-$OPENIDAUTHZEN_VERSION-$EMPOWERNOW_SDK_VERSION-$digest"
+}

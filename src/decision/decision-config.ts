@@ -29,6 +29,15 @@ const serviceAccountName = z
 const nonEmptyList = (what: string) => commaList.pipe(z.array(z.string()).min(1, `at least ${what}`));
 
 /** Variables of the decision service beyond the common, SpiceDB and authentication ones. */
+/**
+ * An AuthZEN decision point identifier: no query or fragment (AuthZEN), and a path of plain characters only, as
+ * its metadata is served at a route of that path.
+ */
+const decisionPointUrl = z.url().refine((value) => {
+  const url = new URL(value);
+  return url.search === '' && url.hash === '' && /^[A-Za-z0-9._~%/-]*$/.test(url.pathname);
+}, 'a URL without query or fragment, its path of letters, digits, "-", ".", "_", "~", "/" and %-escapes');
+
 export const decisionEnvironment = z
   .object({
     DECISION_HOST: z.string().min(1).default('0.0.0.0'),
@@ -48,8 +57,8 @@ export const decisionEnvironment = z
     DECISION_CLIENT_ROLES: decisionClientRoles,
     /** ServiceAccounts that may check, as `<namespace>:<name>` (comma-separated); needs TOKEN_REVIEW. */
     DECISION_CLIENT_SERVICE_ACCOUNTS: commaList.pipe(z.array(serviceAccountName)).default([]),
-    /** The public base URL of the decision point behind a gateway, for its AuthZEN metadata's endpoint URLs. */
-    DECISION_PUBLIC_URL: z.url().optional(),
+    /** The public base URL of the decision point behind a gateway: its AuthZEN identifier and metadata. */
+    DECISION_PUBLIC_URL: decisionPointUrl.optional(),
     /** SpiceDB's --datastore-revision-quantization-interval: set both to the same value. */
     SPICEDB_QUANTIZATION_INTERVAL: duration.default(DEFAULT_REVISION_BARRIER.quantizationMs),
     /** Added to the quantization interval: how long a change counts as recent for the revision barrier. */

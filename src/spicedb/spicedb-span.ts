@@ -39,6 +39,17 @@ export function callMetadata(): Metadata {
   injectTraceContext(carrier);
   for (const [key, value] of Object.entries(carrier)) metadata.set(key, value);
   const requestId = activeRequestId();
-  if (requestId !== undefined) metadata.set(SPICEDB_REQUEST_ID_KEY, requestId);
+  if (requestId !== undefined) metadata.set(SPICEDB_REQUEST_ID_KEY, asMetadataValue(requestId));
   return metadata;
+}
+
+/**
+ * A request id as a gRPC metadata value, which allows printable ASCII only: any other character (a tab, or a
+ * latin1 one an HTTP header may carry) percent-encoded, and `%` itself, so that the value stays unambiguous.
+ */
+export function asMetadataValue(requestId: string): string {
+  return requestId.replace(
+    /[^\x20-\x24\x26-\x7e]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
 }

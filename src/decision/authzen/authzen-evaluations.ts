@@ -1,46 +1,63 @@
 import { HttpError } from '../../http/errors.js';
-import type { Registry } from '../../spicedb/registry.js';
+import type { CanonicalCheck, Registry } from '../../spicedb/registry.js';
 import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
 import type { EvaluationItem, EvaluationRequest, EvaluationsRequest } from './authzen-request.js';
-import type { DecisionAnswer } from './authzen-response.js';
+import type { DecisionAnswer, EvaluationAnswer } from './authzen-response.js';
 import { canonicalEvaluation } from './authzen-vocabulary.js';
 import type { AuthzenTriple } from './authzen-vocabulary.js';
 import { answeredDecisions } from './evaluations-semantic.js';
 
 export interface AuthzenEvaluator {
   evaluation(request: EvaluationRequest): Promise<DecisionAnswer>;
-  evaluations(request: EvaluationsRequest): Promise<{ evaluations: DecisionAnswer[] } | DecisionAnswer>;
+  evaluations(request: EvaluationsRequest): Promise<{ evaluations: EvaluationAnswer[] } | DecisionAnswer>;
 }
 
 type Part = 'subject' | 'resource' | 'action';
 
+/** An evaluation of a batch: the check it asks, or the answer of one that cannot be asked. */
+type BatchItem = { check: CanonicalCheck } | { undecided: EvaluationAnswer };
+
 /**
  * AuthZEN evaluations as checks of the check's own evaluator (decision cache, revision barrier, batcher): the
  * evaluations of a batch are asked together, so the check batcher sends them as one CheckBulkPermissions per
- * consistency class. Every evaluation is checked against the vocabulary before any is asked: one outside it
- * is a 400 naming it, and the batch is not evaluated.
+ * consistency class. A single evaluation outside the vocabulary is a 400 naming the field. In a batch, each
+ * evaluation stands alone (AuthZEN's errors of individual evaluations): one outside the vocabulary answers
+ * `decision: false` with the error in its `context`, and the others are still asked. A batch that is malformed
+ * as a whole (an evaluation missing a part that has no top-level default) is a 400, and nothing is asked.
  */
 export function authzenEvaluator(registry: Registry, evaluate: CanonicalCheckEvaluator): AuthzenEvaluator {
-  const decide = async (triple: AuthzenTriple, at?: string) =>
-    (await evaluate(canonicalEvaluation(registry, triple, at), undefined)).allowed;
+  const decide = async (check: CanonicalCheck) => (await evaluate(check, undefined)).allowed;
   return {
     async evaluation(request) {
-      return { decision: await decide(request) };
+      return { decision: await decide(canonicalEvaluation(registry, request)) };
     },
     async evaluations(request) {
       const items = request.evaluations ?? [];
-      if (items.length === 0) return { decision: await decide(withDefaults(request, {}, '')) };
-      const checks = items.map((item, index) => {
-        const at = `evaluations[${index}].`;
-        return canonicalEvaluation(registry, withDefaults(request, item, at), at);
-      });
-      const decisions = await Promise.all(
-        checks.map(async (check) => (await evaluate(check, undefined)).allowed),
+      if (items.length === 0) {
+        return { decision: await decide(canonicalEvaluation(registry, withDefaults(request, {}, ''))) };
+      }
+      const triples = items.map((item, index) => withDefaults(request, item, `evaluations[${index}].`));
+      const answers = await Promise.all(
+        triples
+          .map((triple) => batchItem(registry, triple))
+          .map(async (item) => ('check' in item ? { decision: await decide(item.check) } : item.undecided)),
       );
       const semantic = request.options?.evaluations_semantic ?? 'execute_all';
-      return { evaluations: answeredDecisions(decisions, semantic).map((decision) => ({ decision })) };
+      return { evaluations: answeredDecisions(answers, semantic) };
     },
   };
+}
+
+/** The check of one evaluation of a batch, or (outside the vocabulary) its denial carrying the 400 it would be. */
+function batchItem(registry: Registry, triple: AuthzenTriple): BatchItem {
+  try {
+    return { check: canonicalEvaluation(registry, triple) };
+  } catch (error) {
+    if (!(error instanceof HttpError) || error.kind !== 'BadRequest') throw error;
+    return {
+      undecided: { decision: false, context: { error: { status: error.status, message: error.detail } } },
+    };
+  }
 }
 
 /** An evaluation's subject, resource and action: its own, else the request's top-level default; 400 if neither. */

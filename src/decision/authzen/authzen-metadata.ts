@@ -22,9 +22,26 @@ export const authzenMetadataSchema = z
   .meta({ id: 'AuthzenMetadata' });
 export type AuthzenMetadata = z.output<typeof authzenMetadataSchema>;
 
+/** How long a client may keep the metadata: it changes only when the service is configured anew. */
+export const METADATA_CACHE_CONTROL = 'public, max-age=3600';
+
+/** The decision point's identifier: the public base URL without a trailing slash. */
+export function decisionPointIdentifier(publicUrl: string): string {
+  return publicUrl.replace(/\/+$/, '');
+}
+
+/**
+ * Where the metadata of the decision point `publicUrl` is served: the well-known string inserted between the
+ * host and the path (RFC 8615, as AuthZEN says), so `https://gw.example/decision` has it at
+ * `/.well-known/authzen-configuration/decision`. A gateway forwards that path unchanged.
+ */
+export function metadataPath(publicUrl: string): string {
+  return AUTHZEN_PATHS.metadata + new URL(decisionPointIdentifier(publicUrl)).pathname.replace(/^\/$/, '');
+}
+
 /** The decision point's metadata (AuthZEN 1.0), its endpoints under `baseUrl` (no trailing slash). */
 export function authzenMetadata(baseUrl: string): AuthzenMetadata {
-  const base = baseUrl.replace(/\/+$/, '');
+  const base = decisionPointIdentifier(baseUrl);
   return {
     policy_decision_point: base,
     access_evaluation_endpoint: base + AUTHZEN_PATHS.evaluation,

@@ -8,9 +8,34 @@ export const decisionSchema = z
   .meta({ id: 'AuthzenDecision' });
 export type DecisionAnswer = z.output<typeof decisionSchema>;
 
+/**
+ * An evaluation of a batch that could not be decided (outside the vocabulary): denied, with the error in its
+ * `context`, as AuthZEN illustrates errors of individual evaluations; the rest of the batch is answered.
+ */
+export const evaluationErrorSchema = z
+  .object({
+    status: z
+      .number()
+      .int()
+      .meta({ description: 'The HTTP status the evaluation alone would have had: 400' }),
+    message: z.string().meta({ description: 'What is wrong, naming the field' }),
+  })
+  .meta({ id: 'AuthzenEvaluationError' });
+export type EvaluationError = z.output<typeof evaluationErrorSchema>;
+
+export const evaluationAnswerSchema = decisionSchema
+  .extend({
+    context: z
+      .object({ error: evaluationErrorSchema })
+      .optional()
+      .meta({ description: 'Only on an evaluation that could not be decided (`decision` false)' }),
+  })
+  .meta({ id: 'AuthzenEvaluationAnswer' });
+export type EvaluationAnswer = z.output<typeof evaluationAnswerSchema>;
+
 export const evaluationsResponseSchema = z
   .object({
-    evaluations: z.array(decisionSchema).optional(),
+    evaluations: z.array(evaluationAnswerSchema).optional(),
     decision: z.boolean().optional().meta({ description: 'Only when the request held no `evaluations`' }),
   })
   .meta({ id: 'AuthzenEvaluationsResponse' });
@@ -22,8 +47,9 @@ export const pageResponseSchema = z
   })
   .meta({ id: 'AuthzenPageResponse' });
 
+/** `page` first, as AuthZEN recommends. */
 const searchResponse = <T extends z.ZodType>(id: string, result: T) =>
-  z.object({ results: z.array(result), page: pageResponseSchema }).meta({ id });
+  z.object({ page: pageResponseSchema, results: z.array(result) }).meta({ id });
 
 export const subjectSearchResponseSchema = searchResponse(
   'AuthzenSubjectSearchResponse',

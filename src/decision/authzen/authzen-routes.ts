@@ -1,10 +1,20 @@
+import { z } from 'zod';
+import { problemSchema } from '../../http/envelope.js';
 import type { ApiAuthentication, ResponseDefinition } from '../../http/openapi/route-definition.js';
 import { RouteTable } from '../../http/openapi/route-table.js';
 import { tooManyRequestsResponse } from '../../http/openapi/route-responses.js';
 import { checkCallerRule } from '../check-callers.js';
 import type { CheckCallers } from '../check-callers.js';
 import type { AuthzenEvaluator } from './authzen-evaluations.js';
-import { AUTHZEN_PATHS, authzenMetadata, authzenMetadataSchema } from './authzen-metadata.js';
+import { HttpError } from '../../http/errors.js';
+import { requestIdHeaders, requestIdResponseHeaders } from '../../http/request-context.js';
+import {
+  AUTHZEN_PATHS,
+  authzenMetadata,
+  authzenMetadataSchema,
+  METADATA_CACHE_CONTROL,
+  metadataPath,
+} from './authzen-metadata.js';
 import {
   actionSearchRequestSchema,
   evaluationRequestSchema,
@@ -42,15 +52,22 @@ export interface AuthzenRouteOptions {
   callers: CheckCallers;
   evaluator: AuthzenEvaluator;
   searches: AuthzenSearches;
-  /** The decision point's public base URL; absent: the URL the request arrived at. */
+  /** The decision point's public base URL, its AuthZEN identifier; absent: no metadata is served. */
   publicUrl?: string;
 }
 
-const denied = (description: string): ResponseDefinition => ({ description, schema: authzenProblemSchema });
+const denied = (description: string): ResponseDefinition => ({
+  description,
+  schema: authzenProblemSchema,
+  headers: requestIdResponseHeaders,
+});
 
 /** The error answers every AuthZEN decision route shares: each a problem with `decision: false`. */
 const DENIALS: Record<number, ResponseDefinition> = {
-  400: denied('Invalid request; the detail names the field (unknown types, actions and fields too)'),
+  400: denied(
+    'Invalid request; the detail names the field (a type, action or id outside the vocabulary too) or the ' +
+      '`x-request-id` header over its bound',
+  ),
   401: denied('Missing or invalid credentials'),
   403: denied('The caller is not an enforcement point; the detail says who may call'),
   413: denied('Request body too large'),
@@ -69,6 +86,11 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
   const { evaluator, searches } = options;
   const access = { callers: checkCallerRule(options.callers) };
   const common = { method: 'post' as const, tags: ['authzen'], access };
+  const answer = (description: string, schema: z.ZodType): ResponseDefinition => ({
+    description,
+    schema,
+    headers: requestIdResponseHeaders,
+  });
   return new RouteTable({ authentication: options.authentication, bodyLimit: AUTHZEN_BODY_LIMIT })
     .add({
       ...common,
@@ -76,8 +98,8 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
       operationId: EVALUATION,
       summary: 'May the subject perform the action on the resource? (AuthZEN access evaluation)',
       description: `The check of POST /v1/check in AuthZEN's words. ${FAIL_CLOSED}`,
-      request: { body: evaluationRequestSchema },
-      responses: { 200: { description: '`decision` is the answer', schema: decisionSchema }, ...DENIALS },
+      request: { body: evaluationRequestSchema, headers: requestIdHeaders },
+      responses: { 200: answer('`decision` is the answer', decisionSchema), ...DENIALS },
       handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluation(body) }),
     })
     .add({
@@ -87,12 +109,15 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
       summary: 'Several evaluations in one request (AuthZEN access evaluations)',
       description:
         `At most ${MAX_EVALUATIONS} evaluations, each overriding the top-level subject, resource, action and ` +
-        'context; answers in request order. `options.evaluations_semantic`: `execute_all` (default), ' +
-        '`deny_on_first_deny` or `permit_on_first_permit` (answers up to and including the first deny or ' +
-        'permit). One SpiceDB CheckBulkPermissions per consistency class carries the batch; any failure is a ' +
-        `503 for the whole batch. ${FAIL_CLOSED}`,
-      request: { body: evaluationsRequestSchema },
-      responses: { 200: { description: 'The decisions', schema: evaluationsResponseSchema }, ...DENIALS },
+        'context; answers in request order. An evaluation outside the vocabulary (a type, action or id) ' +
+        'answers `decision: false` with `context.error` ({status: 400, message}) and the others are answered; ' +
+        'an evaluation missing a part with no top-level default is a 400 for the batch. ' +
+        '`options.evaluations_semantic`: `execute_all` (default), `deny_on_first_deny` or ' +
+        '`permit_on_first_permit` (answers up to and including the first deny or permit). One SpiceDB ' +
+        'CheckBulkPermissions per consistency class carries the batch; any SpiceDB failure is a 503 for the ' +
+        `whole batch. ${FAIL_CLOSED}`,
+      request: { body: evaluationsRequestSchema, headers: requestIdHeaders },
+      responses: { 200: answer('The decisions', evaluationsResponseSchema), ...DENIALS },
       handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluations(body) }),
     })
     .add({
@@ -103,11 +128,8 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
       description:
         'Direct grants, organisation members of GROUP grants, and (subject.type `agent`) delegations. ' +
         searchDescription(),
-      request: { body: subjectSearchRequestSchema },
-      responses: {
-        200: { description: 'One page of subjects', schema: subjectSearchResponseSchema },
-        ...DENIALS,
-      },
+      request: { body: subjectSearchRequestSchema, headers: requestIdHeaders },
+      responses: { 200: answer('One page of subjects', subjectSearchResponseSchema), ...DENIALS },
       handler: async ({ body }) => ({ status: 200, body: await searches.subjects(body) }),
     })
     .add({
@@ -116,11 +138,8 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
       operationId: SEARCH_RESOURCE,
       summary: 'The items the subject may use for the action',
       description: searchDescription(),
-      request: { body: resourceSearchRequestSchema },
-      responses: {
-        200: { description: 'One page of resources', schema: resourceSearchResponseSchema },
-        ...DENIALS,
-      },
+      request: { body: resourceSearchRequestSchema, headers: requestIdHeaders },
+      responses: { 200: answer('One page of resources', resourceSearchResponseSchema), ...DENIALS },
       handler: async ({ body }) => ({ status: 200, body: await searches.resources(body) }),
     })
     .add({
@@ -131,30 +150,52 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
       description:
         'Every action of the resource type asked as one batch of checks, answered in name order. Each page ' +
         `passes the revision barrier on its own. ${FAIL_CLOSED}`,
-      request: { body: actionSearchRequestSchema },
-      responses: {
-        200: { description: 'One page of actions', schema: actionSearchResponseSchema },
-        ...DENIALS,
-      },
+      request: { body: actionSearchRequestSchema, headers: requestIdHeaders },
+      responses: { 200: answer('One page of actions', actionSearchResponseSchema), ...DENIALS },
       handler: async ({ body }) => ({ status: 200, body: await searches.actions(body) }),
     })
-    .add({
-      method: 'get',
-      path: AUTHZEN_PATHS.metadata,
-      operationId: 'authzenMetadata',
-      summary: "The decision point's AuthZEN metadata: its endpoint URLs",
-      description:
-        'Public. The URLs are under the configured public base URL, else the one the request came to.',
-      tags: ['authzen'],
-      access: 'public',
-      responses: { 200: { description: 'The metadata', schema: authzenMetadataSchema } },
-      handler: ({ request }) => ({
+    .add(metadataRoute(options.publicUrl));
+}
+
+/**
+ * The metadata, named from the configured public URL only: a URL taken from the request (its Host) would let
+ * whoever sends the request name the endpoints (a decision point mix-up). Without one, there is no metadata.
+ */
+function metadataRoute(publicUrl: string | undefined) {
+  return {
+    method: 'get' as const,
+    path: publicUrl === undefined ? AUTHZEN_PATHS.metadata : metadataPath(publicUrl),
+    operationId: 'authzenMetadata',
+    summary: "The decision point's AuthZEN metadata: its endpoint URLs",
+    description:
+      'Public. The endpoints are under the configured public URL (`DECISION_PUBLIC_URL`), the decision ' +
+      "point's identifier; the document is at the well-known path AuthZEN constructs from it (a path-ful " +
+      'identifier `https://gw.example/decision`: `/.well-known/authzen-configuration/decision`). Without a ' +
+      'public URL: 404.',
+    tags: ['authzen'],
+    access: 'public' as const,
+    responses: {
+      200: {
+        description: 'The metadata',
+        schema: authzenMetadataSchema,
+        headers: z.object({ 'cache-control': z.literal(METADATA_CACHE_CONTROL) }),
+      },
+      404: { description: 'No public URL is configured', schema: problemSchema },
+    },
+    handler: () => {
+      if (publicUrl === undefined) {
+        throw new HttpError(
+          'NotFound',
+          'no AuthZEN metadata: the public URL (DECISION_PUBLIC_URL) is not set',
+        );
+      }
+      return {
         status: 200,
-        body: authzenMetadata(
-          options.publicUrl ?? `${request.protocol}://${request.get('host') ?? 'localhost'}`,
-        ),
-      }),
-    });
+        body: authzenMetadata(publicUrl),
+        headers: { 'cache-control': METADATA_CACHE_CONTROL },
+      };
+    },
+  };
 }
 
 function searchDescription(): string {

@@ -7,7 +7,7 @@ import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
 import type { DecisionMetrics } from '../decision-metrics.js';
 import { grpcStatusName } from '../grpc-status.js';
 import type { RevisionBarrier } from '../revision-barrier.js';
-import { DEFAULT_PAGE_LIMIT } from './authzen-request.js';
+import { DEFAULT_PAGE_LIMIT, pageLimit } from './authzen-request.js';
 import type {
   ActionSearchRequest,
   PageRequest,
@@ -23,8 +23,8 @@ import type { PageState } from './page-token.js';
 export type SearchBackend = Pick<SpiceDBClient, 'lookupResources' | 'lookupSubjects'>;
 
 export interface SearchPage<T> {
-  results: T[];
   page: { next_token: string; count: number };
+  results: T[];
 }
 
 export interface AuthzenSearchOptions {
@@ -74,7 +74,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         ...subjectOf(check),
       );
       const state = pageState(request.page, search);
-      const limit = state?.limit ?? request.page?.limit ?? DEFAULT_PAGE_LIMIT;
+      const limit = state?.limit ?? pageLimit(request.page);
       const { results, next } = await fromSpiceDB(options, state, async () => {
         const consistency = await firstPageConsistency(options, state);
         // SpiceDB accepts a cursor only with the arguments of the call that gave it (the limit too), and reads
@@ -98,7 +98,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         const full = page.resultCount === limit && page.cursor !== undefined;
         const ahead = full ? lookUp(page.cursor) : undefined;
         const results = await whileInFlight(ahead, () =>
-          page.resourceIds.map((id) => ({ type: check.object.type, id: decodeObjectId(id) })),
+          page.resourceIds.map((id) => ({ type: request.resource.type, id: decodeObjectId(id) })),
         );
         const following = await ahead;
         if (following === undefined || following.resultCount === 0 || page.cursor === undefined) {
@@ -149,10 +149,10 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         });
       const held = state?.snapshot === undefined ? undefined : sortedSubjects.get(heldKey(state.snapshot));
       const { sorted, snapshot } = held ? { sorted: held, snapshot: state?.snapshot } : await lookUpSorted();
-      const { items, last, more } = pageAfter(sorted, state?.after, request.page?.limit);
+      const { items, last, more } = pageAfter(sorted, state?.after, pageLimit(request.page));
       if (more && snapshot !== undefined && held === undefined)
         sortedSubjects.keep(heldKey(snapshot), sorted);
-      const results = items.map((id) => ({ type: check.subject.type, id: decodeObjectId(id) }));
+      const results = items.map((id) => ({ type: request.subject.type, id: decodeObjectId(id) }));
       return answer(
         results,
         more && snapshot !== undefined ? { search, snapshot, ...after(last) } : undefined,
@@ -171,7 +171,11 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
       // Asked together, the checks reach SpiceDB as one CheckBulkPermissions (the check batcher).
       const decided = await Promise.all(checks.map((check) => options.evaluate(check, undefined)));
       const permitted = decided.filter((result) => result.allowed).map((result) => result.relation);
-      const { items, last, more } = pageAfter(inCodeUnitOrder(permitted), state?.after, request.page?.limit);
+      const { items, last, more } = pageAfter(
+        inCodeUnitOrder(permitted),
+        state?.after,
+        pageLimit(request.page),
+      );
       return answer(
         items.map((name) => ({ name })),
         more ? { search, ...after(last) } : undefined,
@@ -214,8 +218,9 @@ function pageState(page: PageRequest | undefined, search: string): PageState | u
   return page?.token ? decodePageToken(page.token, search) : undefined;
 }
 
+/** `page` first, as AuthZEN recommends: a client reading as it arrives learns the count before the results. */
 function answer<T>(results: T[], next: PageState | undefined): SearchPage<T> {
-  return { results, page: { next_token: next ? encodePageToken(next) : '', count: results.length } };
+  return { page: { next_token: next ? encodePageToken(next) : '', count: results.length }, results };
 }
 
 /**

@@ -2,12 +2,16 @@ import type { EvaluationsSemantic } from './authzen-request.js';
 
 /**
  * The answers of a batch under its `evaluations_semantic` (AuthZEN 1.0): `execute_all` answers every
- * evaluation; `deny_on_first_deny` stops after the first deny and `permit_on_first_permit` after the first
- * permit, answering the evaluations up to and including it. Decisions are in request order.
+ * evaluation; `deny_on_first_deny` stops after the first deny (an evaluation that could not be decided is one)
+ * and `permit_on_first_permit` after the first permit, answering the evaluations up to and including it.
+ * Answers are in request order.
  */
-export function answeredDecisions(decisions: readonly boolean[], semantic: EvaluationsSemantic): boolean[] {
-  if (semantic === 'execute_all') return [...decisions];
-  const stopAt = semantic === 'deny_on_first_deny' ? false : true;
-  const first = decisions.indexOf(stopAt);
-  return first === -1 ? [...decisions] : decisions.slice(0, first + 1);
+export function answeredDecisions<T extends { decision: boolean }>(
+  answers: readonly T[],
+  semantic: EvaluationsSemantic,
+): T[] {
+  if (semantic === 'execute_all') return [...answers];
+  const stopAt = semantic === 'permit_on_first_permit';
+  const first = answers.findIndex((answer) => answer.decision === stopAt);
+  return first === -1 ? [...answers] : answers.slice(0, first + 1);
 }

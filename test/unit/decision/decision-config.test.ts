@@ -197,6 +197,10 @@ describe('decisionConfigFromEnvironment', () => {
       ['CHECK_BATCH_CONCURRENCY', '1.5'],
       ['DECISION_CLIENT_ROLES', ' , '],
       ['TOKEN_REVIEW_AUDIENCES', ','],
+      // An AuthZEN identifier has no query or fragment; its path names the route of the metadata.
+      ['DECISION_PUBLIC_URL', 'https://gateway.example/decision?tenant=1'],
+      ['DECISION_PUBLIC_URL', 'https://gateway.example/decision#top'],
+      ['DECISION_PUBLIC_URL', 'https://gateway.example/:tenant'],
     ];
     for (const [name, value] of wrong) {
       const failure = decisionConfigFromEnvironment({ ...minimal, [name]: value });

@@ -59,6 +59,7 @@ export interface ServiceOptions {
   checkBatch?: DecisionServiceConfig['checkBatch'];
   revisionBarrier?: DecisionServiceConfig['revisionBarrier'];
   trustProxy?: DecisionServiceConfig['trustProxy'];
+  publicUrl?: string;
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -89,6 +90,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
     ...(options.revisionBarrier ? { revisionBarrier: options.revisionBarrier } : {}),
     ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../../../src/http/errors.js';
 import { evaluationsRequestSchema } from '../../../../src/decision/authzen/authzen-request.js';
-import { authzenMetadata } from '../../../../src/decision/authzen/authzen-metadata.js';
+import { authzenMetadata, metadataPath } from '../../../../src/decision/authzen/authzen-metadata.js';
 import { inCodeUnitOrder, pageAfter } from '../../../../src/decision/authzen/authzen-search.js';
 import { canonicalEvaluation } from '../../../../src/decision/authzen/authzen-vocabulary.js';
 import { answeredDecisions } from '../../../../src/decision/authzen/evaluations-semantic.js';
@@ -13,15 +13,22 @@ import {
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
 
 describe('answeredDecisions', () => {
-  const decisions = [true, false, true, false];
+  const answers = (...decisions: boolean[]) => decisions.map((decision) => ({ decision }));
+  const decisions = answers(true, false, true, false);
   it('answers every evaluation under execute_all', () => {
     expect(answeredDecisions(decisions, 'execute_all')).toEqual(decisions);
   });
   it('stops after the first deny or the first permit', () => {
-    expect(answeredDecisions(decisions, 'deny_on_first_deny')).toEqual([true, false]);
-    expect(answeredDecisions(decisions, 'permit_on_first_permit')).toEqual([true]);
-    expect(answeredDecisions([false, false], 'permit_on_first_permit')).toEqual([false, false]);
-    expect(answeredDecisions([true, true], 'deny_on_first_deny')).toEqual([true, true]);
+    expect(answeredDecisions(decisions, 'deny_on_first_deny')).toEqual(answers(true, false));
+    expect(answeredDecisions(decisions, 'permit_on_first_permit')).toEqual(answers(true));
+    expect(answeredDecisions(answers(false, false), 'permit_on_first_permit')).toEqual(answers(false, false));
+    expect(answeredDecisions(answers(true, true), 'deny_on_first_deny')).toEqual(answers(true, true));
+  });
+  it('counts an evaluation that could not be decided as a deny, keeping its error', () => {
+    const undecided = { decision: false, context: { error: { status: 400, message: 'action.name: …' } } };
+    expect(
+      answeredDecisions([{ decision: true }, undecided, { decision: true }], 'deny_on_first_deny'),
+    ).toEqual([{ decision: true }, undecided]);
   });
 });
 
@@ -111,6 +118,12 @@ describe('request parsing and metadata', () => {
     expect(evaluationsRequestSchema.safeParse({ options: { evaluations_semantic: 'any' } }).success).toBe(
       false,
     );
+  });
+  it('serves the metadata where AuthZEN inserts the well-known string: before the identifier path', () => {
+    expect(metadataPath('https://gw.example')).toBe('/.well-known/authzen-configuration');
+    expect(metadataPath('https://gw.example/')).toBe('/.well-known/authzen-configuration');
+    expect(metadataPath('https://gw.example/decision/')).toBe('/.well-known/authzen-configuration/decision');
+    expect(metadataPath('https://gw.example/a/b')).toBe('/.well-known/authzen-configuration/a/b');
   });
   it('names every endpoint under the base URL', () => {
     expect(authzenMetadata('https://gw.example/authz/')).toEqual({

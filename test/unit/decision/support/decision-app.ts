@@ -12,6 +12,7 @@ import type {
   CheckPermissionInput,
   CheckPermissionResult,
   Consistency,
+  LookupResourcesInput,
   LookupResourcesPage,
   LookupSubjectsResult,
 } from '../../../../src/spicedb/client.js';
@@ -58,7 +59,7 @@ export class FakeSpiceDB implements PermissionChecker {
   }
 
   /** Searches find nothing here; test/integration/decision/authzen covers them against SpiceDB. */
-  async lookupResources(): Promise<LookupResourcesPage> {
+  async lookupResources(_input: LookupResourcesInput): Promise<LookupResourcesPage> {
     return { resourceIds: [], resultCount: 0, cursor: undefined, lookedUpAt: undefined };
   }
 
@@ -120,7 +121,7 @@ export interface CheckAnswer {
 
 /** The decision app over a fake SpiceDB, served on loopback until the end of the test. */
 export async function decisionUnderTest(
-  options: Pick<DecisionAppOptions, 'checkBatch'> = {},
+  options: Pick<DecisionAppOptions, 'checkBatch' | 'publicUrl' | 'limits'> = {},
 ): Promise<DecisionUnderTest> {
   const key = await testKey('ES256', 'decision-unit');
   const bearer = await createJwtVerifier({

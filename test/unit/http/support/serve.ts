@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import type { RequestListener } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import type { IncomingHttpHeaders, RequestListener } from 'node:http';
 import { afterEach } from 'vitest';
 import { listen } from '../../../../src/http/server.js';
 import { createLogger } from '../../../../src/observability/logger.js';
@@ -53,4 +54,35 @@ export function capturedLogger(): CapturedLogs {
       return find(msg) as Record<string, unknown>;
     },
   };
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * A request through node's own client, which sends header values byte for byte (latin1) and any Host; a body is
+ * sent as bytes, since node writes a string body in one write with the header block, in the body's encoding.
+ */
+export function send(
+  url: string,
+  options: { method?: string; headers: Record<string, string>; body?: unknown },
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }),
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end(options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body)));
+  });
 }
