@@ -89,6 +89,18 @@ export class RevisionTracker {
     return change && change.expiresAt > now ? { token: change.token, position: change.position } : undefined;
   }
 
+  /**
+   * Whether the Watch may have delivered a change within the last `ms`: true unless the tracker knows it did not
+   * (no change recorded since, everything not counted as touched, and `ms` within the retention, beyond which
+   * nothing is remembered).
+   */
+  changedWithin(ms: number): boolean {
+    const now = this.now();
+    if (ms >= this.retentionMs || now < this.everythingTouchedUntil) return true;
+    const change = this.latestChange;
+    return change !== undefined && change.expiresAt - this.retentionMs > now - ms;
+  }
+
   /** Where a token stands in the Watch's order, when the Watch delivered it within the retention. */
   positionOf(token: string): number | undefined {
     const entry = this.revisions.get(token);

@@ -1,8 +1,9 @@
 import type { ApiAuthentication, ResponseDefinition } from '../../http/openapi/route-definition.js';
 import { RouteTable } from '../../http/openapi/route-table.js';
 import { tooManyRequestsResponse } from '../../http/openapi/route-responses.js';
-import { checkCallerRule } from '../check-callers.js';
-import type { CheckCallers } from '../check-callers.js';
+import { chargeWork } from '../../http/rate-limit/subject-rate-limit.js';
+import { checkCallerRule, evaluationScope, searchCallerRule, searchScope } from '../check-callers.js';
+import type { CheckCallers, SearchCallers } from '../check-callers.js';
 import type { AuthzenEvaluator } from './authzen-evaluations.js';
 import { AUTHZEN_PATHS, authzenMetadata, authzenMetadataSchema } from './authzen-metadata.js';
 import {
@@ -23,6 +24,7 @@ import {
   subjectSearchResponseSchema,
 } from './authzen-response.js';
 import type { AuthzenSearches } from './authzen-search.js';
+import type { Principal } from '../../auth/principal.js';
 
 /** Largest AuthZEN body: a full batch of evaluations with long ids fits. */
 export const AUTHZEN_BODY_LIMIT = '512kb';
@@ -40,6 +42,8 @@ export interface AuthzenRouteOptions {
   authentication: ApiAuthentication;
   /** The check's callers: the only callers of every AuthZEN route but the metadata. */
   callers: CheckCallers;
+  /** The callers of the searches, and which of them are platform-wide. */
+  searchCallers: SearchCallers;
   evaluator: AuthzenEvaluator;
   searches: AuthzenSearches;
   /** The decision point's public base URL; absent: the URL the request arrived at. */
@@ -60,15 +64,27 @@ const DENIALS: Record<number, ResponseDefinition> = {
   503: denied('SpiceDB (or the credential check) is unavailable; denied'),
 };
 
-const FAIL_CLOSED =
+const FAILS_CLOSED =
   'Fails closed: every answer other than 200 carries `decision: false`; a SpiceDB error, timeout or outage is ' +
-  'a 503. Only enforcement points may call it (the callers of POST /v1/check).';
+  'a 503.';
+const FAIL_CLOSED =
+  `${FAILS_CLOSED} Only enforcement points may call it (the callers of POST /v1/check); one bound to ` +
+  'organisations is denied every item of another organisation.';
+const SEARCH_FAIL_CLOSED =
+  `${FAILS_CLOSED} Only the search callers may call it (none by default); one bound to organisations lists ` +
+  'only what lies in them.';
 
 /** The OpenID AuthZEN Authorization API 1.0 routes, declared once for the router and the OpenAPI document. */
 export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
-  const { evaluator, searches } = options;
+  const { evaluator, searches, searchCallers } = options;
   const access = { callers: checkCallerRule(options.callers) };
   const common = { method: 'post' as const, tags: ['authzen'], access };
+  const searching = { ...common, access: { callers: searchCallerRule(searchCallers) } };
+  const searcher = (principal: Principal) => ({
+    // The route admitted the caller: it has a scope.
+    scope: searchScope(principal, searchCallers) ?? new Set<string>(),
+    principal,
+  });
   return new RouteTable({ authentication: options.authentication, bodyLimit: AUTHZEN_BODY_LIMIT })
     .add({
       ...common,
@@ -78,7 +94,10 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
       description: `The check of POST /v1/check in AuthZEN's words. ${FAIL_CLOSED}`,
       request: { body: evaluationRequestSchema },
       responses: { 200: { description: '`decision` is the answer', schema: decisionSchema }, ...DENIALS },
-      handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluation(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await evaluator.evaluation(body, evaluationScope(principal, searchCallers)),
+      }),
     })
     .add({
       ...common,
@@ -93,10 +112,17 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
         `503 for the whole batch. ${FAIL_CLOSED}`,
       request: { body: evaluationsRequestSchema },
       responses: { 200: { description: 'The decisions', schema: evaluationsResponseSchema }, ...DENIALS },
-      handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluations(body) }),
+      handler: async ({ body, principal, request }) => {
+        // A batch costs the rate limit one unit per evaluation, as that many single evaluations would.
+        await chargeWork(request, Math.max(1, body.evaluations?.length ?? 0));
+        return {
+          status: 200,
+          body: await evaluator.evaluations(body, evaluationScope(principal, searchCallers)),
+        };
+      },
     })
     .add({
-      ...common,
+      ...searching,
       path: AUTHZEN_PATHS.searchSubject,
       operationId: SEARCH_SUBJECT,
       summary: 'The users (or agents) who may perform the action on the resource',
@@ -108,10 +134,13 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
         200: { description: 'One page of subjects', schema: subjectSearchResponseSchema },
         ...DENIALS,
       },
-      handler: async ({ body }) => ({ status: 200, body: await searches.subjects(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await searches.subjects(body, searcher(principal)),
+      }),
     })
     .add({
-      ...common,
+      ...searching,
       path: AUTHZEN_PATHS.searchResource,
       operationId: SEARCH_RESOURCE,
       summary: 'The items the subject may use for the action',
@@ -121,22 +150,28 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
         200: { description: 'One page of resources', schema: resourceSearchResponseSchema },
         ...DENIALS,
       },
-      handler: async ({ body }) => ({ status: 200, body: await searches.resources(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await searches.resources(body, searcher(principal)),
+      }),
     })
     .add({
-      ...common,
+      ...searching,
       path: AUTHZEN_PATHS.searchAction,
       operationId: SEARCH_ACTION,
       summary: 'The actions the subject may perform on the resource',
       description:
         'Every action of the resource type asked as one batch of checks, answered in name order. Each page ' +
-        `passes the revision barrier on its own. ${FAIL_CLOSED}`,
+        `passes the revision barrier on its own. ${SEARCH_FAIL_CLOSED}`,
       request: { body: actionSearchRequestSchema },
       responses: {
         200: { description: 'One page of actions', schema: actionSearchResponseSchema },
         ...DENIALS,
       },
-      handler: async ({ body }) => ({ status: 200, body: await searches.actions(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await searches.actions(body, searcher(principal)),
+      }),
     })
     .add({
       method: 'get',
@@ -163,6 +198,7 @@ function searchDescription(): string {
     "page's `next_token`). Complete: `next_token` is non-empty exactly when more results follow (search/" +
     'resource reads the page after a full one): no page is cut, and none sends the client on to an empty one. ' +
     'The first page passes the revision barrier (a change acknowledged before it is seen); later pages are ' +
-    `read at exactly the first page's snapshot, which the token carries. ${FAIL_CLOSED}`
+    `read at exactly the first page's snapshot, which the token carries (signed, bound to the request and the ` +
+    `caller). ${SEARCH_FAIL_CLOSED}`
   );
 }

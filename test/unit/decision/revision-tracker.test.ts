@@ -12,6 +12,21 @@ function trackerAt(options: { retentionMs?: number; maxEntries?: number } = {}) 
 }
 
 describe('RevisionTracker', () => {
+  it('knows whether a change was delivered within a time shorter than its retention', () => {
+    const { tracker, clock } = trackerAt();
+    expect(tracker.changedWithin(1_000)).toBe(false);
+    tracker.record('t1', []);
+    expect(tracker.changedWithin(1_000)).toBe(false);
+    tracker.record('t2', ['resource:a']);
+    clock.now += 2_000;
+    expect(tracker.changedWithin(2_001)).toBe(true);
+    expect(tracker.changedWithin(1_999)).toBe(false);
+    // Beyond the retention nothing is remembered: it may have changed.
+    expect(tracker.changedWithin(7_000)).toBe(true);
+    tracker.touchEverything();
+    expect(tracker.changedWithin(1)).toBe(true);
+  });
+
   it('knows nothing at first', () => {
     const { tracker } = trackerAt();
     expect(tracker.newestTouching(['resource:a', 'user:u'])).toBeUndefined();
