@@ -96,7 +96,8 @@ export class RevisionTracker {
    */
   changedWithin(ms: number): boolean {
     const now = this.now();
-    if (ms >= this.retentionMs || now < this.everythingTouchedUntil) return true;
+    // A negative time (a clock ahead of this one named its start) tells nothing either.
+    if (ms < 0 || ms >= this.retentionMs || now < this.everythingTouchedUntil) return true;
     const change = this.latestChange;
     return change !== undefined && change.expiresAt - this.retentionMs > now - ms;
   }

@@ -23,6 +23,7 @@ describe('RevisionTracker', () => {
     expect(tracker.changedWithin(1_999)).toBe(false);
     // Beyond the retention nothing is remembered: it may have changed.
     expect(tracker.changedWithin(7_000)).toBe(true);
+    expect(tracker.changedWithin(-1)).toBe(true);
     tracker.touchEverything();
     expect(tracker.changedWithin(1)).toBe(true);
   });
