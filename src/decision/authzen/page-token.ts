@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Principal } from '../../auth/principal.js';
+import { canonicalJson } from '../../http/canonical-json.js';
 import { HttpError } from '../../http/errors.js';
 
 /**
@@ -64,18 +65,6 @@ const digest = (text: string) => createHash('sha256').update(text).digest('base6
 /** A short fingerprint of a search's canonical parts: the key of what the service holds for a search. */
 export function searchFingerprint(...parts: readonly string[]): string {
   return digest(JSON.stringify(parts));
-}
-
-/** JSON with the members of every object in code-unit order: one text for one request, however it was sent. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const members = Object.entries(value)
-      .filter(([, member]) => member !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${members.map(([key, member]) => `${JSON.stringify(key)}:${canonicalJson(member)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /**
