@@ -40,7 +40,7 @@ const [EVALUATION, EVALUATIONS, SEARCH_SUBJECT, SEARCH_RESOURCE, SEARCH_ACTION] 
 
 export interface AuthzenRouteOptions {
   authentication: ApiAuthentication;
-  /** The check's callers: the only callers of every AuthZEN route but the metadata. */
+  /** The check's callers: the only callers of the evaluation routes. */
   callers: CheckCallers;
   /** The callers of the searches, and which of them are platform-wide. */
   searchCallers: SearchCallers;
@@ -196,7 +196,9 @@ function searchDescription(): string {
   return (
     `Paged: \`page.limit\` (default and maximum ${MAX_PAGE_LIMIT}) and \`page.token\` (the previous ` +
     "page's `next_token`). Complete: `next_token` is non-empty exactly when more results follow (search/" +
-    'resource reads the page after a full one): no page is cut, and none sends the client on to an empty one. ' +
+    'resource reads the page after a full one): no page is cut. A page may hold fewer results than ' +
+    '`page.limit` and still carry a token when its caller is bound to organisations, or when its results were ' +
+    'confirmed by checks after a change. ' +
     'The first page passes the revision barrier (a change acknowledged before it is seen); later pages are ' +
     `read at exactly the first page's snapshot, which the token carries (signed, bound to the request and the ` +
     `caller). ${SEARCH_FAIL_CLOSED}`
