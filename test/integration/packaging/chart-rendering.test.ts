@@ -413,7 +413,10 @@ describe('configuration', () => {
       container.env.find((variable) => variable.name === 'PAGE_TOKEN_KEYS');
     const [newKey, oldKey] = ['n'.repeat(32), 'o'.repeat(32)];
     const render = (keys: string[]) =>
-      renderChart(NAMESPACE, { decisionService: { pageTokens: { keys, existingSecret: '' } } });
+      renderChart(NAMESPACE, {
+        ...REQUIRED_VALUES,
+        decisionService: { pageTokens: { keys, existingSecret: '' } },
+      });
     const objects = await render([newKey, oldKey]);
     const secret = objects.find(
       (object) => object.kind === 'Secret' && object.metadata.name.endsWith('-decision-page-tokens'),
@@ -432,6 +435,7 @@ describe('configuration', () => {
     expect(await checksum([newKey])).not.toBe(await checksum([newKey, oldKey]));
 
     const existing = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
       decisionService: { pageTokens: { keys: [], existingSecret: 'own-keys' } },
     });
     expect(pageTokenKeys(deployment(existing, 'decision-service').container)?.valueFrom).toEqual({
