@@ -422,7 +422,6 @@ async function main(): Promise<void> {
     // minimize_latency as the direct calls are, not the window right after the world was written.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const samples = await measure(post, client);
-    const large = await measureLargeSearch(post, service.url);
     console.log(
       `bench:authzen: ${rounds} rounds, ${singles} single evaluations (after ${warmUp} warm-up rounds); ` +
         `service ${options.runtime}, own process, keep-alive undici Pool; medians in ms; ratio: the median of ` +
@@ -441,7 +440,7 @@ async function main(): Promise<void> {
         ];
       }),
     );
-    printLargeSearch(large);
+    printLargeSearch(await measureLargeSearch(post, service.url));
   } finally {
     await http?.close();
     await service?.process.stop();
