@@ -183,7 +183,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
       const { sorted, snapshot } = held ? { sorted: held, snapshot: state?.snapshot } : await lookUpSorted();
       const { items, last, more } = sorted.pageAfter(state?.after, request.page?.limit ?? DEFAULT_PAGE_LIMIT);
       if (more && snapshot !== undefined && held === undefined)
-        sortedSubjects.keep(heldKey(snapshot), sorted);
+        sortedSubjects.keep(heldKey(snapshot), sorted.compact());
       const ids = items.map((id) => ({ encoded: id, id: decodeObjectId(id) }));
       // Every subject of the item is the item's organisation's to know: the scope was settled by the item.
       const visible = await keepVisible(ids, (id) => withSubject(check, id), state, 'every');

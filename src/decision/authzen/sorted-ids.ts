@@ -1,36 +1,46 @@
 /** Separates the ids in SortedIds' text: SpiceDB object ids never hold it (`[a-zA-Z0-9/_|\-=+]`). */
 const SEPARATOR = '\n';
 
+/** An answer held compactly: one string of every id, and where each starts (and one past the end of the last). */
+interface Compact {
+  text: string;
+  starts: Uint32Array;
+}
+
 /**
- * A search's answer in code-unit order, held compactly for the pages that continue it: one string of every id
- * and the offset where each starts (a few bytes per id beyond the id itself, where an array of strings costs
- * tens). A page is found by binary search and copied out: its time and memory depend on the page, not on the
- * answer.
+ * A search's answer in code-unit order, paged by binary search: a page's time and memory depend on the page, not
+ * on the answer. An answer kept for later pages is compacted first (`compact`): one string of every id and the
+ * offset where each starts, a few bytes per id beyond the id itself, where an array of strings costs tens. An
+ * answer of one page is never compacted: joining it would only cost.
  */
 export class SortedIds {
-  private readonly text: string;
-  /** Where each id starts in `text`, and one past the end of the last. */
-  private readonly starts: Uint32Array;
+  private ids: readonly string[] | Compact;
+  readonly count: number;
 
   constructor(ids: readonly string[]) {
-    const sorted = inCodeUnitOrder(ids);
-    this.text = sorted.join(SEPARATOR);
-    this.starts = new Uint32Array(sorted.length + 1);
+    this.ids = inCodeUnitOrder(ids);
+    this.count = ids.length;
+  }
+
+  /** Holds the ids compactly from now on; returns this. */
+  compact(): this {
+    const ids = this.ids;
+    if (!Array.isArray(ids)) return this;
+    const starts = new Uint32Array(this.count + 1);
     let offset = 0;
-    sorted.forEach((id, index) => {
-      this.starts[index] = offset;
+    ids.forEach((id: string, index: number) => {
+      starts[index] = offset;
       offset += id.length + SEPARATOR.length;
     });
-    this.starts[sorted.length] = offset;
+    starts[this.count] = offset;
+    this.ids = { text: ids.join(SEPARATOR), starts };
+    return this;
   }
 
-  get count(): number {
-    return this.starts.length - 1;
-  }
-
-  /** What holding the answer costs, in bytes (UTF-16 at worst for the text). */
+  /** What holding the answer compactly costs, in bytes (UTF-16 at worst for the text). */
   get bytes(): number {
-    return this.text.length * 2 + this.starts.byteLength;
+    const { text, starts } = this.compact().ids as Compact;
+    return text.length * 2 + starts.byteLength;
   }
 
   /** The ids after `after` (all when undefined), at most `limit` of them; `more` when some remain. */
@@ -46,7 +56,10 @@ export class SortedIds {
   }
 
   private at(index: number): string {
-    return this.text.slice(this.starts[index], (this.starts[index + 1] as number) - SEPARATOR.length);
+    const ids = this.ids;
+    if (Array.isArray(ids)) return ids[index] as string;
+    const { text, starts } = ids as Compact;
+    return text.slice(starts[index], (starts[index + 1] as number) - SEPARATOR.length);
   }
 
   /** The index of the first id greater than `after`. */

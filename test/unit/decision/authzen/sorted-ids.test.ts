@@ -12,6 +12,13 @@ describe('SortedIds', () => {
     expect(ids.pageAfter('e', 2)).toEqual({ items: [], last: undefined, more: false });
   });
 
+  it('pages the same once compacted', () => {
+    const ids = Array.from({ length: 50 }, (_, index) => `id-${(index * 7) % 50}`);
+    const pages = (sorted: SortedIds) =>
+      [undefined, 'id-1', 'id-25', 'id-49', 'id-5x'].map((after) => sorted.pageAfter(after, 7));
+    expect(pages(new SortedIds(ids).compact())).toEqual(pages(new SortedIds(ids)));
+  });
+
   it('continues after an id it does not hold, and holds no answer as well as one', () => {
     const ids = new SortedIds(['a', 'c', 'e']);
     expect(ids.pageAfter('b', 10).items).toEqual(['c', 'e']);
