@@ -1,15 +1,18 @@
-// npm run bench:authzen [-- --rounds 40 --singles 200 --warm-up 3 --runtime compiled --cpu-prof <folder>]
+// npm run bench:authzen [-- --rounds 40 --singles 200 --warm-up 3 --large-rounds 5 --runtime compiled
+//   --cpu-prof <folder>]
 //
 // The AuthZEN routes of the decision service against SpiceDB called directly, in one run against one SpiceDB of
 // its own (memory datastore, loopback): a batch of 100 evaluations against one CheckBulkPermissions of the same
 // pairs; search/resource for a subject with 1,000 usable items among 10,000 against LookupResources (every page
 // of 1,000); search/subject for an item 1,000 users may use against LookupSubjects, and for one nobody may use
 // (what the route adds to any search: the HTTP hop, its checks and an empty answer); a single evaluation against
-// POST /v1/check. What production runs is measured: the decision service compiled, in a process of its own
+// POST /v1/check; then search/subject of an item 100,000 organisation members may use, page by page (the time of
+// its first, middle and last page, and the service's heap while it pages). What production runs is measured: the decision service compiled, in a process of its own
 // (src/cmd/decision-service.ts, configured by its environment), called through a keep-alive undici Pool; the
 // direct calls go from this process over its own gRPC connection. Each round times both modes, which goes first
 // alternating from round to round, and every round asks pairs of its own (the decision cache must not answer a
 // repeat). Bounded: rounds × a few calls.
+// `--large-rounds` is how many times the 100,000-member search is paged through (bounded: rounds × 100 pages).
 // `--cpu-prof <folder>` writes the service's V8 CPU profile there when it stops (open it in Chrome's DevTools).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,7 +23,8 @@ import { Pool } from 'undici';
 import { freePort } from '../dev/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../dev/localplane/managed-process.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../dev/tokens/dev-token.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { SortedIds } from '../src/decision/authzen/sorted-ids.js';
+import { DECISION_CLIENT_ROLE, PLATFORM_SEARCH_CLIENT_ROLE } from '../src/decision/check-callers.js';
 import { DEFAULT_REVISION_BARRIER } from '../src/decision/revision-barrier.js';
 import type { BulkCheckItem, RelationshipUpdate, SpiceDBClient } from '../src/spicedb/client.js';
 import { encodeObjectId } from '../src/spicedb/object-id.js';
@@ -35,6 +39,8 @@ const ITEMS = 10_000;
 const USABLE = 1_000;
 const BATCH = 100;
 const PAGE = 1_000;
+/** The members of the organisation whose GROUP grant the large search/subject lists, 100 pages of them. */
+const MEMBERS = 100_000;
 const SETTLE_MS = DEFAULT_REVISION_BARRIER.quantizationMs + DEFAULT_REVISION_BARRIER.marginMs;
 const IN_A_DAY = new Date(Date.now() + 86_400_000);
 const MINIMIZE_LATENCY = { minimizeLatency: true as const };
@@ -45,6 +51,8 @@ const { values: options } = parseArgs({
     singles: { type: 'string', default: '200' },
     /** Rounds run first and not counted: the JIT of both processes, connections, SpiceDB's caches. */
     'warm-up': { type: 'string', default: '3' },
+    /** Complete searches of the 100,000 members; each is 100 pages. */
+    'large-rounds': { type: 'string', default: '5' },
     runtime: { type: 'string', default: 'compiled' },
     'cpu-prof': { type: 'string' },
   },
@@ -52,6 +60,7 @@ const { values: options } = parseArgs({
 const rounds = Number(options.rounds);
 const singles = Number(options.singles);
 const warmUp = Number(options['warm-up']);
+const largeRounds = Number(options['large-rounds']);
 
 const item = (index: number) => `urn:dx:item:bench-${index}`;
 const consumer = 'bench-consumer';
@@ -68,13 +77,39 @@ const grant = (itemId: string, userId: string): RelationshipUpdate => ({
   },
 });
 
-/** 10,000 items, 1,000 of them usable by the consumer, the others by one user each; 1,000 users of item 0. */
+/** The item the members of LARGE_ORGANISATION may use: its search/subject answers 100,000 users. */
+const LARGE_ITEM = 'urn:dx:item:bench-members';
+const LARGE_ORGANISATION = 'bench-organisation';
+const member = (index: number) => `member-${index}`;
+
+/**
+ * 10,000 items, 1,000 of them usable by the consumer, the others by one user each; 1,000 users of item 0; and
+ * an organisation of 100,000 members holding a GROUP grant on an item of its own.
+ */
 function world(): RelationshipUpdate[] {
   const items = Array.from({ length: ITEMS }, (_, index) =>
     grant(item(index), index % (ITEMS / USABLE) === 0 ? consumer : `owner-${index}`),
   );
   const users = Array.from({ length: USABLE - 1 }, (_, index) => grant(popularItem, `user-${index}`));
-  return [...items, ...users];
+  const organisation = { type: 'organization', id: encodeObjectId(LARGE_ORGANISATION) };
+  const members = Array.from({ length: MEMBERS }, (_, index): RelationshipUpdate => ({
+    operation: 'touch',
+    relationship: {
+      resource: organisation,
+      relation: 'member',
+      subject: { type: 'user', id: encodeObjectId(member(index)) },
+    },
+  }));
+  const groupGrant: RelationshipUpdate = {
+    operation: 'touch',
+    relationship: {
+      resource: { type: 'resource', id: encodeObjectId(LARGE_ITEM) },
+      relation: 'api_consumer',
+      subject: { ...organisation, relation: 'member' },
+      expiresAt: IN_A_DAY,
+    },
+  };
+  return [...items, ...users, ...members, groupGrant];
 }
 
 async function timed(call: () => Promise<unknown>): Promise<number> {
@@ -130,6 +165,7 @@ async function startService(stateDir: string, spicedb: SpiceDBServer, jwksPath: 
       JWKS_FILE: jwksPath,
       JWT_ISSUER: DEV_TOKEN_ISSUER,
       JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
+      DECISION_SEARCH_PLATFORM_ROLES: PLATFORM_SEARCH_CLIENT_ROLE,
       LOG_LEVEL: 'info',
     },
   });
@@ -292,6 +328,73 @@ async function measure(post: Post, client: SpiceDBClient): Promise<Samples[]> {
   return samples;
 }
 
+/** The service's V8 heap in use, from its own metrics (prom-client's process metrics). */
+async function serviceHeap(url: string): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1]);
+}
+
+/** Which page of the 100 pages is timed as which. */
+const TIMED_PAGES = { first: 0, middle: MEMBERS / PAGE / 2 - 1, last: MEMBERS / PAGE - 1 } as const;
+
+interface LargeSearch {
+  /** Milliseconds of the first, middle and last page of each complete search. */
+  pages: Record<keyof typeof TIMED_PAGES, number[]>;
+  /** Bytes of the service's heap beyond what it used before each search, at its largest during the search. */
+  heapGrowth: number[];
+}
+
+/** `largeRounds` complete searches of the 100,000 members, every page of 1,000 in turn. */
+async function measureLargeSearch(post: Post, url: string): Promise<LargeSearch> {
+  const measured: LargeSearch = { pages: { first: [], middle: [], last: [] }, heapGrowth: [] };
+  const body = {
+    subject: { type: 'user' },
+    resource: { type: 'resource', id: LARGE_ITEM },
+    action: { name: 'api' },
+  };
+  for (let round = 0; round < largeRounds; round++) {
+    const before = await serviceHeap(url);
+    let peak = before;
+    let token = '';
+    let found = 0;
+    for (let index = 0; index === 0 || token; index++) {
+      const started = performance.now();
+      const answer = (await post('/access/v1/search/subject', {
+        ...body,
+        page: { limit: PAGE, ...(token ? { token } : {}) },
+      })) as { page: { next_token: string; count: number } };
+      const elapsed = performance.now() - started;
+      for (const [name, at] of Object.entries(TIMED_PAGES)) {
+        if (at === index) measured.pages[name as keyof typeof TIMED_PAGES].push(elapsed);
+      }
+      found += answer.page.count;
+      token = answer.page.next_token;
+      peak = Math.max(peak, await serviceHeap(url));
+    }
+    if (found !== MEMBERS) throw new Error(`the search found ${found} members, not ${MEMBERS}`);
+    measured.heapGrowth.push(peak - before);
+  }
+  return measured;
+}
+
+function printLargeSearch({ pages, heapGrowth }: LargeSearch): void {
+  const held = new SortedIds(Array.from({ length: MEMBERS }, (_, index) => encodeObjectId(member(index))));
+  const megabytes = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  console.log(
+    `\nsearch/subject over ${MEMBERS.toLocaleString('en')} members, pages of ${PAGE.toLocaleString('en')}: ` +
+      `${largeRounds} complete searches; medians in ms`,
+  );
+  printTable(
+    ['page', 'time (ms)'],
+    Object.entries(pages).map(([name, times]) => [name, median(times).toFixed(2)]),
+  );
+  console.log(
+    `held between pages: ${megabytes(held.bytes)} MB (${(held.bytes / MEMBERS).toFixed(1)} bytes a member); ` +
+      `the service's heap during a search, beyond its heap before it: median ${megabytes(median(heapGrowth))} MB, ` +
+      `largest ${megabytes(Math.max(...heapGrowth))} MB`,
+  );
+}
+
 async function main(): Promise<void> {
   if (await runCompiled(import.meta.url, parseNodeRuntime(options.runtime))) return;
   const stateDir = await mkdtemp(join(tmpdir(), 'bench-authzen-'));
@@ -302,7 +405,10 @@ async function main(): Promise<void> {
     const { key } = await devBearer(stateDir);
     await client.writeRelationshipsInBatches(world());
     service = await startService(stateDir, server, key.jwksPath);
-    const authorization = `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`;
+    const authorization = `Bearer ${await mintToken(key, {
+      sub: randomUUID(),
+      roles: [DECISION_CLIENT_ROLE, PLATFORM_SEARCH_CLIENT_ROLE],
+    })}`;
     http = serviceClient(service.url, authorization);
     const { post } = http;
     // Ready, and the snapshot SpiceDB serves at minimize_latency holds the world.
@@ -334,6 +440,7 @@ async function main(): Promise<void> {
         ];
       }),
     );
+    printLargeSearch(await measureLargeSearch(post, service.url));
   } finally {
     await http?.close();
     await service?.process.stop();

@@ -11,7 +11,7 @@ import { aclRoutes } from '../src/acl/acl-routes.js';
 import { AuditedRoutes } from '../src/acl/audit/audited-routes.js';
 import { apiAuthentication } from '../src/auth/middleware.js';
 import { controllerDocument } from '../src/controller/operational-app.js';
-import { DEFAULT_CHECK_CALLERS } from '../src/decision/check-callers.js';
+import { DEFAULT_CHECK_CALLERS, DEFAULT_SEARCH_CALLERS } from '../src/decision/check-callers.js';
 import { checkRoutes } from '../src/decision/check-route.js';
 import { decisionDocument } from '../src/decision/decision-app.js';
 import { revisionRoutes } from '../src/decision/revision-route.js';
@@ -65,11 +65,13 @@ function documents(): Record<string, OpenApiDocument> {
     urn: decisionUrn,
     authentication,
     callers: DEFAULT_CHECK_CALLERS,
+    searchCallers: DEFAULT_SEARCH_CALLERS,
     evaluate: notCalled,
   });
   const authzen = authzenRoutes({
     authentication,
     callers: DEFAULT_CHECK_CALLERS,
+    searchCallers: DEFAULT_SEARCH_CALLERS,
     evaluator: { evaluation: notCalled, evaluations: notCalled },
     searches: { resources: notCalled, subjects: notCalled, actions: notCalled },
   });

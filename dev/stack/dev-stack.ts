@@ -1,3 +1,4 @@
+import { PLATFORM_SEARCH_CLIENT_ROLE, SEARCH_CLIENT_ROLE } from '../../src/decision/check-callers.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -140,9 +141,10 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     const controllerEnv = { ...spicedbClientEnv, ...auditEnv(audit), ...identity.controllerEnv };
     const controller = await services.controller(controllerEnv);
     running.push(controller);
+    const searchEnv = { ...spicedbClientEnv, ...devSearchEnv(env) };
     const decisionEnv = readOnly
-      ? { ...spicedbClientEnv, SPICEDB_ENDPOINT: readOnly.endpoint, SPICEDB_TOKEN: readOnly.token }
-      : spicedbClientEnv;
+      ? { ...searchEnv, SPICEDB_ENDPOINT: readOnly.endpoint, SPICEDB_TOKEN: readOnly.token }
+      : searchEnv;
     const decisions = await startDecisionReplicas(services, decisionEnv, decisionReplicaCount(env), {
       log,
       running,
@@ -315,4 +317,19 @@ async function ensureNamespace(kubeConfig: KubeConfig, name: string): Promise<vo
   } finally {
     kube.close();
   }
+}
+
+/** Signs the development stack's search page tokens (every process of the stack the same): never in production. */
+const DEV_PAGE_TOKEN_KEY = 'development-stack-page-token-key-not-for-production';
+
+/**
+ * The development stack's searchers: `search_client` within its organisations, `platform_search_client` across
+ * them (`npm run token -- --role …`), and a page token key shared by its processes; each can be overridden.
+ */
+function devSearchEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    DECISION_SEARCH_ROLES: env.DECISION_SEARCH_ROLES ?? SEARCH_CLIENT_ROLE,
+    DECISION_SEARCH_PLATFORM_ROLES: env.DECISION_SEARCH_PLATFORM_ROLES ?? PLATFORM_SEARCH_CLIENT_ROLE,
+    PAGE_TOKEN_KEYS: env.PAGE_TOKEN_KEYS ?? DEV_PAGE_TOKEN_KEY,
+  };
 }

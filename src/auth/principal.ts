@@ -10,7 +10,7 @@ export interface Principal {
   readonly id: string;
   readonly roles: ReadonlySet<string>;
   readonly organisationId?: string;
-  /** Applications only: the organisations the credential reports memberships for (role event_producer). */
+  /** Applications only: the organisations the credential is bound to (boundOrganisations). */
   readonly organisations?: readonly string[];
   /** Applications only: the client id of the Basic credential. */
   readonly clientId?: string;
@@ -30,6 +30,16 @@ export function boundRoles(roles: Iterable<string>, organisationId: string | und
   const held = new Set(roles);
   if (organisationId === undefined) held.delete(ORG_ADMIN);
   return held;
+}
+
+/**
+ * The organisations a credential is bound to: a JWT's organisation claim, a Basic application's `organisations`.
+ * What an event producer may report memberships for, and what an enforcement point bound to organisations may
+ * decide and search about.
+ */
+export function boundOrganisations(principal: Principal): ReadonlySet<string> {
+  if (principal.kind === 'application') return new Set(principal.organisations ?? []);
+  return new Set(principal.organisationId === undefined ? [] : [principal.organisationId]);
 }
 
 export function hasRole(principal: Principal, role: string): boolean {

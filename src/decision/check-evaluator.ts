@@ -16,6 +16,8 @@ import type { DecisionMetrics } from './decision-metrics.js';
 import { grpcStatusName } from './grpc-status.js';
 import type { RevisionBarrier } from './revision-barrier.js';
 import { checkKeys } from './revision-keys.js';
+import { scopedEvaluator } from './organisation-scope.js';
+import type { OrganisationScope } from './organisation-scope.js';
 
 /** What the decision service needs of SpiceDB; SpiceDBClient is one. */
 export type PermissionChecker = Pick<SpiceDBClient, 'checkPermission' | 'checkBulkPermissions' | 'health'>;
@@ -31,8 +33,11 @@ export interface CheckResult {
   checked_at?: string;
 }
 
-/** Validated body → result; throws HttpError (400, 503) for everything that is not an answer. */
-export type CheckEvaluator = (body: CheckRequestBody) => Promise<CheckResult>;
+/**
+ * Validated body and the caller's scope → result; throws HttpError (400, 503) for everything that is not an
+ * answer.
+ */
+export type CheckEvaluator = (body: CheckRequestBody, scope: OrganisationScope) => Promise<CheckResult>;
 
 export interface CheckEvaluatorOptions {
   registry: Registry;
@@ -55,8 +60,9 @@ export type CanonicalCheckEvaluator = (
 
 /** Canonicalises the request with the registry (a 400 naming the field) and evaluates it. */
 export function createCheckEvaluator(options: CheckEvaluatorOptions): CheckEvaluator {
-  const evaluate = createCanonicalCheckEvaluator(options);
-  return (body) => evaluate(canonicalOrBadRequest(options.registry, body), body.consistency_token);
+  const evaluate = scopedEvaluator(createCanonicalCheckEvaluator(options));
+  return (body, scope) =>
+    evaluate(canonicalOrBadRequest(options.registry, body), body.consistency_token, scope);
 }
 
 /**

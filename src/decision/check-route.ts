@@ -4,8 +4,8 @@ import { tooManyRequestsResponse } from '../http/openapi/route-responses.js';
 import { resultEnvelope } from '../http/envelope.js';
 import type { UrnScheme } from '../http/urn.js';
 import type { CheckEvaluator } from './check-evaluator.js';
-import { checkCallerRule } from './check-callers.js';
-import type { CheckCallers } from './check-callers.js';
+import { checkCallerRule, evaluationScope } from './check-callers.js';
+import type { CheckCallers, SearchCallers } from './check-callers.js';
 import { checkRequestSchema, checkResponseSchema, deniedProblemSchema } from './check-request.js';
 
 /** At the service root; a gateway maps its public prefix onto it by strip-prefix. */
@@ -21,11 +21,14 @@ export interface CheckRouteOptions {
   authentication: ApiAuthentication;
   /** Who may check; every other authenticated caller gets 403, before the body is read. */
   callers: CheckCallers;
+  /** Which callers are platform-wide (evaluationScope). */
+  searchCallers: SearchCallers;
   evaluate: CheckEvaluator;
 }
 
 /** POST /v1/check, declared once for the router and the OpenAPI document. */
-export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRouteOptions): RouteTable {
+export function checkRoutes(options: CheckRouteOptions): RouteTable {
+  const { urn, authentication, callers, searchCallers, evaluate } = options;
   return new RouteTable({ authentication, bodyLimit: CHECK_BODY_LIMIT }).add({
     method: 'post',
     path: CHECK_PATH,
@@ -35,7 +38,8 @@ export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRou
       'Evaluates one relationship check in SpiceDB. Fails closed: every answer other than 200 carries ' +
       '`result.allowed: false`; a SpiceDB error, timeout or outage is a 503 naming spicedb. Only enforcement ' +
       'points may call it: callers with a configured role (`decision_client` by default), listed ' +
-      'ServiceAccounts, or Basic applications with that role; any other caller gets 403.',
+      'ServiceAccounts, or Basic applications with that role; any other caller gets 403. A caller bound to ' +
+      'organisations (its organisation claim, its Basic `organisations`) is denied every item of another one.',
     tags: ['decision'],
     access: { callers: checkCallerRule(callers) },
     request: { body: checkRequestSchema },
@@ -50,8 +54,8 @@ export function checkRoutes({ urn, authentication, callers, evaluate }: CheckRou
       500: denied('Unexpected error; denied'),
       503: denied('SpiceDB (or the credential check) is unavailable; denied'),
     },
-    handler: async ({ body }) => {
-      const result = await evaluate(body);
+    handler: async ({ body, principal }) => {
+      const result = await evaluate(body, evaluationScope(principal, searchCallers));
       return {
         status: 200,
         body: resultEnvelope(urn, { title: result.allowed ? 'Allowed' : 'Denied', result }),

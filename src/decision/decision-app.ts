@@ -21,7 +21,7 @@ import { CheckBatcher, DEFAULT_CHECK_BATCH } from './check-batcher.js';
 import type { CheckBatchSettings } from './check-batcher.js';
 import { createCanonicalCheckEvaluator, createCheckEvaluator, spicedbQuery } from './check-evaluator.js';
 import type { CheckSender, PermissionChecker } from './check-evaluator.js';
-import type { CheckCallers } from './check-callers.js';
+import type { CheckCallers, SearchCallers } from './check-callers.js';
 import { CHECK_OPERATION, checkRoutes } from './check-route.js';
 import { decisionMetrics } from './decision-metrics.js';
 import { failClosed, failClosedHotRoute } from './fail-closed.js';
@@ -33,6 +33,7 @@ import { AUTHZEN_DENIED } from './authzen/authzen-response.js';
 import { authzenRoutes, DECISION_OPERATIONS } from './authzen/authzen-routes.js';
 import { authzenSearches } from './authzen/authzen-search.js';
 import type { SearchBackend } from './authzen/authzen-search.js';
+import type { PageTokens } from './authzen/page-token.js';
 
 export interface DecisionAppOptions {
   urn: UrnScheme;
@@ -42,13 +43,17 @@ export interface DecisionAppOptions {
   spicedb: PermissionChecker & SearchBackend;
   barrier: Pick<
     RevisionBarrier,
-    'consistencyFor' | 'searchConsistency' | 'readiness' | 'decisions' | 'confirm'
+    'consistencyFor' | 'searchConsistency' | 'unchangedFor' | 'readiness' | 'decisions' | 'confirm'
   >;
   /** Concurrent checks sent together as CheckBulkPermissions calls; the defaults when absent. */
   checkBatch?: CheckBatchSettings;
   authenticators: Authenticators;
   /** The enforcement points: the only callers that may check. */
   checkCallers: CheckCallers;
+  /** The callers of the searches (none by default), and which callers are platform-wide. */
+  searchCallers: SearchCallers;
+  /** Signs and reads the searches' page tokens. */
+  pageTokens: PageTokens;
   /** Per-subject (class `check`) and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   trustProxy?: TrustedProxies;
@@ -109,6 +114,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     urn: options.urn,
     authentication,
     callers: options.checkCallers,
+    searchCallers: options.searchCallers,
     evaluate: createCheckEvaluator(checkOptions),
   });
   // The same evaluator (one decision cache, one batcher) behind both vocabularies.
@@ -116,6 +122,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
   const authzen = authzenRoutes({
     authentication,
     callers: options.checkCallers,
+    searchCallers: options.searchCallers,
     evaluator: authzenEvaluator(options.registry, canonical),
     searches: authzenSearches({
       registry: options.registry,
@@ -123,6 +130,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
       barrier: options.barrier,
       evaluate: canonical,
       metrics,
+      pageTokens: options.pageTokens,
     }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
   });

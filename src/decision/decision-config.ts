@@ -18,6 +18,7 @@ import {
 } from './decision-service.js';
 import type { DecisionServiceConfig } from './decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from './revision-barrier.js';
+import { MIN_PAGE_TOKEN_KEY_BYTES } from './authzen/page-token.js';
 
 const serviceAccountName = z
   .string()
@@ -57,6 +58,22 @@ export const decisionEnvironment = z
     DECISION_CLIENT_ROLES: decisionClientRoles,
     /** ServiceAccounts that may check, as `<namespace>:<name>` (comma-separated); needs TOKEN_REVIEW. */
     DECISION_CLIENT_SERVICE_ACCOUNTS: commaList.pipe(z.array(serviceAccountName)).default([]),
+    /** Roles that may search within the organisations their caller is bound to; none by default. */
+    DECISION_SEARCH_ROLES: commaList.default([]),
+    /** Roles that may search every organisation (a platform-wide enforcement point); none by default. */
+    DECISION_SEARCH_PLATFORM_ROLES: commaList.default([]),
+    /** ServiceAccounts that may search every organisation, `<namespace>:<name>`; needs TOKEN_REVIEW. */
+    DECISION_SEARCH_SERVICE_ACCOUNTS: commaList.pipe(z.array(serviceAccountName)).default([]),
+    /** Keys of the page tokens (comma-separated, the first signs), each at least 32 characters. */
+    PAGE_TOKEN_KEYS: commaList
+      .pipe(
+        z.array(
+          z
+            .string()
+            .min(MIN_PAGE_TOKEN_KEY_BYTES, `each key has at least ${MIN_PAGE_TOKEN_KEY_BYTES} characters`),
+        ),
+      )
+      .default([]),
     /** The public base URL of the decision point behind a gateway: its AuthZEN identifier and metadata. */
     DECISION_PUBLIC_URL: decisionPointUrl.optional(),
     /** SpiceDB's --datastore-revision-quantization-interval: set both to the same value. */
@@ -83,6 +100,10 @@ export const decisionEnvironment = z
   .refine((env) => env.TOKEN_REVIEW || env.DECISION_CLIENT_SERVICE_ACCOUNTS.length === 0, {
     message: 'ServiceAccounts can only call with TOKEN_REVIEW=true',
     path: ['DECISION_CLIENT_SERVICE_ACCOUNTS'],
+  })
+  .refine((env) => env.TOKEN_REVIEW || env.DECISION_SEARCH_SERVICE_ACCOUNTS.length === 0, {
+    message: 'ServiceAccounts can only call with TOKEN_REVIEW=true',
+    path: ['DECISION_SEARCH_SERVICE_ACCOUNTS'],
   });
 
 /**
@@ -124,6 +145,12 @@ export function decisionSettingsFromEnvironment(env: NodeJS.ProcessEnv = process
       roles: decision.DECISION_CLIENT_ROLES,
       serviceAccounts: decision.DECISION_CLIENT_SERVICE_ACCOUNTS,
     },
+    searchCallers: {
+      roles: decision.DECISION_SEARCH_ROLES,
+      platformRoles: decision.DECISION_SEARCH_PLATFORM_ROLES,
+      platformServiceAccounts: decision.DECISION_SEARCH_SERVICE_ACCOUNTS,
+    },
+    pageTokenKeys: decision.PAGE_TOKEN_KEYS.map((key) => Buffer.from(key, 'utf8')),
     ...(decision.TOKEN_REVIEW
       ? {
           tokenReview: {

@@ -16,8 +16,9 @@ import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
 import { boundedTokenReviews, DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
 import { decisionAuthenticators } from './caller-authentication.js';
-import { DEFAULT_CHECK_CALLERS } from './check-callers.js';
-import type { CheckCallers } from './check-callers.js';
+import { DEFAULT_CHECK_CALLERS, DEFAULT_SEARCH_CALLERS } from './check-callers.js';
+import type { CheckCallers, SearchCallers } from './check-callers.js';
+import { PageTokens } from './authzen/page-token.js';
 import type { CheckBatchSettings } from './check-batcher.js';
 import { createDecisionApp, probeQuery } from './decision-app.js';
 import type { DecisionCacheSettings } from './decision-cache.js';
@@ -43,6 +44,10 @@ export interface DecisionServiceConfig {
   authenticators: Authenticators;
   /** Who may check (the enforcement points); default: callers with the role `decision_client`. */
   checkCallers?: CheckCallers;
+  /** Who may search (none by default), within the organisations it is bound to or platform-wide. */
+  searchCallers?: SearchCallers;
+  /** Keys of the searches' page tokens, the first signs; none: a random key of this process. */
+  pageTokenKeys?: readonly Uint8Array[];
   /** Also accept Kubernetes ServiceAccount tokens: bearer tokens issued by one of `issuers`. */
   tokenReview?: {
     api: TokenReviewApi;
@@ -123,6 +128,8 @@ export async function startDecisionService(config: DecisionServiceConfig): Promi
       ...(config.checkBatch ? { checkBatch: config.checkBatch } : {}),
       authenticators: callers(config, checkTimeoutMs),
       checkCallers: config.checkCallers ?? DEFAULT_CHECK_CALLERS,
+      searchCallers: config.searchCallers ?? DEFAULT_SEARCH_CALLERS,
+      pageTokens: new PageTokens(config.pageTokenKeys),
       ...(config.limits ? { limits: config.limits } : {}),
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
       ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),

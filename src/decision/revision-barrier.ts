@@ -189,6 +189,14 @@ export class RevisionBarrier {
     );
   }
 
+  /**
+   * Whether a search's snapshot read `ms` ago still holds everything the Watch knows: the Watch is trusted and
+   * delivered no change since (nor started again). When it is not so, a later page confirms its results with checks (authzen-search).
+   */
+  unchangedFor(ms: number): boolean {
+    return this.watchTrusted() && !this.tracker.changedWithin(ms);
+  }
+
   private async chosen(choice: ConsistencyChoice): Promise<ChosenConsistency> {
     this.metrics.chosen(choice.source);
     switch (choice.source) {

@@ -32,6 +32,8 @@ export class RevisionTracker {
   /** The newest revision that touched any key, until its retention ends. */
   private latestChange: Entry | undefined;
   private everythingTouchedUntil = -Infinity;
+  /** When the newest change was recorded, or everything counted as touched: kept past the retention. */
+  private lastChangeAt = -Infinity;
   private lastPosition = 0;
 
   constructor(options: RevisionTrackerOptions) {
@@ -50,6 +52,7 @@ export class RevisionTracker {
     for (const key of touchedKeys) {
       refresh(this.touches, key, entry);
       this.latestChange = entry;
+      this.lastChangeAt = now;
     }
     if (!this.latest || position >= this.latest.position) this.latest = { token, position };
     if (this.touches.size + this.revisions.size > this.maxEntries) this.overflow();
@@ -57,7 +60,8 @@ export class RevisionTracker {
 
   /** Every key counts as touched, at the newest revision, for one retention from now. */
   touchEverything(): void {
-    this.everythingTouchedUntil = this.now() + this.retentionMs;
+    this.lastChangeAt = this.now();
+    this.everythingTouchedUntil = this.lastChangeAt + this.retentionMs;
   }
 
   /** Forgets everything: the tokens of a datastore that is gone mean nothing to the next one. */
@@ -67,6 +71,7 @@ export class RevisionTracker {
     this.latest = undefined;
     this.latestChange = undefined;
     this.everythingTouchedUntil = -Infinity;
+    this.lastChangeAt = this.now();
   }
 
   /** The newest revision within the retention that touched one of the keys. */
@@ -87,6 +92,16 @@ export class RevisionTracker {
     if (now < this.everythingTouchedUntil) return this.latest;
     const change = this.latestChange;
     return change && change.expiresAt > now ? { token: change.token, position: change.position } : undefined;
+  }
+
+  /**
+   * Whether the Watch may have delivered a change within the last `ms`: true unless the tracker knows it did not
+   * (no change recorded, nothing counted as touched and nothing forgotten since). Unlike the touches, the time
+   * of the newest change is kept past the retention: a number, not a key per change.
+   */
+  changedWithin(ms: number): boolean {
+    // A negative time (a clock ahead of this one named its start) tells nothing.
+    return ms < 0 || this.now() - ms <= this.lastChangeAt;
   }
 
   /** Where a token stands in the Watch's order, when the Watch delivered it within the retention. */

@@ -9,7 +9,8 @@ import { tupleKey, type TupleKey } from './tuple-key.js';
 
 /** The relation of an item's owners; `owner: user | organization` in schema.zed. */
 export const OWNER_RELATION = 'owner';
-const OWNER_SUBJECT_TYPES = { user: 'user', organisation: 'organization' } as const;
+/** The subject types of an item's owners: its owner user and its organisation. */
+export const OWNER_SUBJECT_TYPES = { user: 'user', organisation: 'organization' } as const;
 
 /** What of a grant cannot be projected, and why; a grant with any of these is not enforced. */
 export type Unprojectable =

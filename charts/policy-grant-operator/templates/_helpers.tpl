@@ -79,6 +79,16 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .Values.audit.chainKey.existingSecret | default (printf "%s-audit-chain-key" (include "pgo.fullname" .)) }}
 {{- end }}
 
+{{/* The Secret with the keys of the decision service's page tokens: the user's, the chart's, or none. */}}
+{{- define "pgo.pageTokenSecretName" -}}
+{{- $pageTokens := .Values.decisionService.pageTokens }}
+{{- if $pageTokens.existingSecret }}
+{{- $pageTokens.existingSecret }}
+{{- else if $pageTokens.keys }}
+{{- printf "%s-decision-page-tokens" (include "pgo.fullname" .) }}
+{{- end }}
+{{- end }}
+
 {{/* The Secret with SpiceDB's endpoint and preshared key: the user's, or the chart's. */}}
 {{- define "pgo.spicedbSecretName" -}}
 {{- if and .Values.spicedb.existingSecret (not .Values.spicedb.bundled.enabled) }}
@@ -275,6 +285,15 @@ mounted files. Takes the component dict of pgo.deployment.
 - name: SPICEDB_CA_FILE
   value: /etc/policy-grant-operator/spicedb-ca/ca.crt
 {{- end }}
+{{- if eq .component "decision-service" }}
+{{- with include "pgo.pageTokenSecretName" $root }}
+- name: PAGE_TOKEN_KEYS
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: keys
+{{- end }}
+{{- end }}
 {{- if has .component (list "acl-api" "controller") }}
 - name: DATABASE_URL
   valueFrom:
@@ -460,6 +479,10 @@ spec:
         {{- $spicedbSecret := include (print $root.Template.BasePath "/spicedb-secret.yaml") $root | trim }}
         {{- if and .spicedbClient $spicedbSecret }}
         checksum/spicedb-secret: {{ $spicedbSecret | sha256sum }}
+        {{- end }}
+        {{- /* So are the page token keys: a rotation in the values rolls the decision service. */}}
+        {{- if and (eq .component "decision-service") $root.Values.decisionService.pageTokens.keys }}
+        checksum/page-token-keys: {{ $root.Values.decisionService.pageTokens.keys | toJson | sha256sum }}
         {{- end }}
         {{- with $v.podAnnotations }}
         {{- toYaml . | nindent 8 }}

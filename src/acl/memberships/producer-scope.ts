@@ -1,4 +1,4 @@
-import { hasRole, type Principal } from '../../auth/principal.js';
+import { boundOrganisations, hasRole, type Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import { COS_ADMIN } from '../authorisation.js';
 
@@ -21,8 +21,7 @@ export interface NamedOrganisation {
  */
 export function producerOrganisations(principal: Principal): 'every' | ReadonlySet<string> {
   if (hasRole(principal, COS_ADMIN) || hasRole(principal, PLATFORM_EVENT_PRODUCER)) return 'every';
-  if (principal.kind === 'application') return new Set(principal.organisations ?? []);
-  return new Set(principal.organisationId === undefined ? [] : [principal.organisationId]);
+  return boundOrganisations(principal);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { canonicalJson } from '../../http/canonical-json.js';
 
 // Names of the PolicyGrants the API creates. With an Idempotency-Key they are derived from the caller, the
 // key and the item's position, so a retry names the same objects and finds them instead of creating more.
@@ -34,18 +35,6 @@ export function idempotentGrantName(callerId: string, idempotencyKey: string, in
 
 export function randomGrantName(): string {
   return `pg-${randomBytes(NAME_HEX_DIGITS / 2).toString('hex')}`;
-}
-
-/** JSON with object keys sorted at every level, so equal requests hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value)
-      .filter(([, child]) => child !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, child]) => `${JSON.stringify(key)}:${canonicalJson(child)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 export function requestHash(request: unknown): string {

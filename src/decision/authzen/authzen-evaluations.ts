@@ -6,10 +6,16 @@ import type { DecisionAnswer, EvaluationAnswer } from './authzen-response.js';
 import { canonicalEvaluation } from './authzen-vocabulary.js';
 import type { AuthzenTriple } from './authzen-vocabulary.js';
 import { answeredDecisions } from './evaluations-semantic.js';
+import { scopedEvaluator } from '../organisation-scope.js';
+import type { OrganisationScope } from '../organisation-scope.js';
 
+/** `scope`: the items the caller's evaluations may permit (check-callers.ts, evaluationScope). */
 export interface AuthzenEvaluator {
-  evaluation(request: EvaluationRequest): Promise<DecisionAnswer>;
-  evaluations(request: EvaluationsRequest): Promise<{ evaluations: EvaluationAnswer[] } | DecisionAnswer>;
+  evaluation(request: EvaluationRequest, scope: OrganisationScope): Promise<DecisionAnswer>;
+  evaluations(
+    request: EvaluationsRequest,
+    scope: OrganisationScope,
+  ): Promise<{ evaluations: EvaluationAnswer[] } | DecisionAnswer>;
 }
 
 type Part = 'subject' | 'resource' | 'action';
@@ -23,24 +29,31 @@ type BatchItem = { check: CanonicalCheck } | { undecided: EvaluationAnswer };
  * consistency class. A single evaluation outside the vocabulary is a 400 naming the field. In a batch, each
  * evaluation stands alone (AuthZEN's errors of individual evaluations): one outside the vocabulary answers
  * `decision: false` with the error in its `context`, and the others are still asked. A batch that is malformed
- * as a whole (an evaluation missing a part that has no top-level default) is a 400, and nothing is asked.
+ * as a whole (an evaluation missing a part that has no top-level default) is a 400, and nothing is asked. An
+ * item outside the caller's scope is a deny.
  */
 export function authzenEvaluator(registry: Registry, evaluate: CanonicalCheckEvaluator): AuthzenEvaluator {
-  const decide = async (check: CanonicalCheck) => (await evaluate(check, undefined)).allowed;
+  const scoped = scopedEvaluator(evaluate);
+  const decide = async (check: CanonicalCheck, scope: OrganisationScope) =>
+    (await scoped(check, undefined, scope)).allowed;
   return {
-    async evaluation(request) {
-      return { decision: await decide(canonicalEvaluation(registry, request)) };
+    async evaluation(request, scope) {
+      return { decision: await decide(canonicalEvaluation(registry, request), scope) };
     },
-    async evaluations(request) {
+    async evaluations(request, scope) {
       const items = request.evaluations ?? [];
       if (items.length === 0) {
-        return { decision: await decide(canonicalEvaluation(registry, withDefaults(request, {}, ''))) };
+        return {
+          decision: await decide(canonicalEvaluation(registry, withDefaults(request, {}, '')), scope),
+        };
       }
       const triples = items.map((item, index) => withDefaults(request, item, `evaluations[${index}].`));
       const answers = await Promise.all(
         triples
-          .map((triple) => batchItem(registry, triple))
-          .map(async (item) => ('check' in item ? { decision: await decide(item.check) } : item.undecided)),
+          .map((triple, index) => batchItem(registry, triple, `evaluations[${index}].`))
+          .map(async (item) =>
+            'check' in item ? { decision: await decide(item.check, scope) } : item.undecided,
+          ),
       );
       const semantic = request.options?.evaluations_semantic ?? 'execute_all';
       return { evaluations: answeredDecisions(answers, semantic) };
@@ -49,9 +62,9 @@ export function authzenEvaluator(registry: Registry, evaluate: CanonicalCheckEva
 }
 
 /** The check of one evaluation of a batch, or (outside the vocabulary) its denial carrying the 400 it would be. */
-function batchItem(registry: Registry, triple: AuthzenTriple): BatchItem {
+function batchItem(registry: Registry, triple: AuthzenTriple, at: string): BatchItem {
   try {
-    return { check: canonicalEvaluation(registry, triple) };
+    return { check: canonicalEvaluation(registry, triple, at) };
   } catch (error) {
     if (!(error instanceof HttpError) || error.kind !== 'BadRequest') throw error;
     return {

@@ -3,8 +3,9 @@ import { problemSchema } from '../../http/envelope.js';
 import type { ApiAuthentication, ResponseDefinition } from '../../http/openapi/route-definition.js';
 import { RouteTable } from '../../http/openapi/route-table.js';
 import { tooManyRequestsResponse } from '../../http/openapi/route-responses.js';
-import { checkCallerRule } from '../check-callers.js';
-import type { CheckCallers } from '../check-callers.js';
+import { chargeWork } from '../../http/rate-limit/subject-rate-limit.js';
+import { checkCallerRule, evaluationScope, searchCallerRule, searchScope } from '../check-callers.js';
+import type { CheckCallers, SearchCallers } from '../check-callers.js';
 import type { AuthzenEvaluator } from './authzen-evaluations.js';
 import { HttpError } from '../../http/errors.js';
 import { requestIdHeaders, requestIdResponseHeaders } from '../../http/request-context.js';
@@ -33,6 +34,7 @@ import {
   subjectSearchResponseSchema,
 } from './authzen-response.js';
 import type { AuthzenSearches } from './authzen-search.js';
+import type { Principal } from '../../auth/principal.js';
 
 /** Largest AuthZEN body: a full batch of evaluations with long ids fits. */
 export const AUTHZEN_BODY_LIMIT = '512kb';
@@ -48,8 +50,10 @@ const [EVALUATION, EVALUATIONS, SEARCH_SUBJECT, SEARCH_RESOURCE, SEARCH_ACTION] 
 
 export interface AuthzenRouteOptions {
   authentication: ApiAuthentication;
-  /** The check's callers: the only callers of every AuthZEN route but the metadata. */
+  /** The check's callers: the only callers of the evaluation routes. */
   callers: CheckCallers;
+  /** The callers of the searches, and which of them are platform-wide. */
+  searchCallers: SearchCallers;
   evaluator: AuthzenEvaluator;
   searches: AuthzenSearches;
   /** The decision point's public base URL, its AuthZEN identifier; absent: no metadata is served. */
@@ -77,15 +81,27 @@ const DENIALS: Record<number, ResponseDefinition> = {
   503: denied('SpiceDB (or the credential check) is unavailable; denied'),
 };
 
-const FAIL_CLOSED =
+const FAILS_CLOSED =
   'Fails closed: every answer other than 200 carries `decision: false`; a SpiceDB error, timeout or outage is ' +
-  'a 503. Only enforcement points may call it (the callers of POST /v1/check).';
+  'a 503.';
+const FAIL_CLOSED =
+  `${FAILS_CLOSED} Only enforcement points may call it (the callers of POST /v1/check); one bound to ` +
+  'organisations is denied every item of another organisation.';
+const SEARCH_FAIL_CLOSED =
+  `${FAILS_CLOSED} Only the search callers may call it (none by default); one bound to organisations lists ` +
+  'only what lies in them.';
 
 /** The OpenID AuthZEN Authorization API 1.0 routes, declared once for the router and the OpenAPI document. */
 export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
-  const { evaluator, searches } = options;
+  const { evaluator, searches, searchCallers } = options;
   const access = { callers: checkCallerRule(options.callers) };
   const common = { method: 'post' as const, tags: ['authzen'], access };
+  const searching = { ...common, access: { callers: searchCallerRule(searchCallers) } };
+  const searcher = (principal: Principal) => ({
+    // The route admitted the caller: it has a scope.
+    scope: searchScope(principal, searchCallers) ?? new Set<string>(),
+    principal,
+  });
   const answer = (description: string, schema: z.ZodType): ResponseDefinition => ({
     description,
     schema,
@@ -100,7 +116,10 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
       description: `The check of POST /v1/check in AuthZEN's words. ${FAIL_CLOSED}`,
       request: { body: evaluationRequestSchema, headers: requestIdHeaders },
       responses: { 200: answer('`decision` is the answer', decisionSchema), ...DENIALS },
-      handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluation(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await evaluator.evaluation(body, evaluationScope(principal, searchCallers)),
+      }),
     })
     .add({
       ...common,
@@ -115,13 +134,21 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
         '`options.evaluations_semantic`: `execute_all` (default), `deny_on_first_deny` or ' +
         '`permit_on_first_permit` (answers up to and including the first deny or permit). One SpiceDB ' +
         'CheckBulkPermissions per consistency class carries the batch; any SpiceDB failure is a 503 for the ' +
-        `whole batch. ${FAIL_CLOSED}`,
+        'whole batch. A batch costs the rate limit one unit per evaluation. ' +
+        FAIL_CLOSED,
       request: { body: evaluationsRequestSchema, headers: requestIdHeaders },
       responses: { 200: answer('The decisions', evaluationsResponseSchema), ...DENIALS },
-      handler: async ({ body }) => ({ status: 200, body: await evaluator.evaluations(body) }),
+      handler: async ({ body, principal, request }) => {
+        // A batch costs the rate limit one unit per evaluation, as that many single evaluations would.
+        await chargeWork(request, Math.max(1, body.evaluations?.length ?? 0));
+        return {
+          status: 200,
+          body: await evaluator.evaluations(body, evaluationScope(principal, searchCallers)),
+        };
+      },
     })
     .add({
-      ...common,
+      ...searching,
       path: AUTHZEN_PATHS.searchSubject,
       operationId: SEARCH_SUBJECT,
       summary: 'The users (or agents) who may perform the action on the resource',
@@ -130,29 +157,38 @@ export function authzenRoutes(options: AuthzenRouteOptions): RouteTable {
         searchDescription(),
       request: { body: subjectSearchRequestSchema, headers: requestIdHeaders },
       responses: { 200: answer('One page of subjects', subjectSearchResponseSchema), ...DENIALS },
-      handler: async ({ body }) => ({ status: 200, body: await searches.subjects(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await searches.subjects(body, searcher(principal)),
+      }),
     })
     .add({
-      ...common,
+      ...searching,
       path: AUTHZEN_PATHS.searchResource,
       operationId: SEARCH_RESOURCE,
       summary: 'The items the subject may use for the action',
       description: searchDescription(),
       request: { body: resourceSearchRequestSchema, headers: requestIdHeaders },
       responses: { 200: answer('One page of resources', resourceSearchResponseSchema), ...DENIALS },
-      handler: async ({ body }) => ({ status: 200, body: await searches.resources(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await searches.resources(body, searcher(principal)),
+      }),
     })
     .add({
-      ...common,
+      ...searching,
       path: AUTHZEN_PATHS.searchAction,
       operationId: SEARCH_ACTION,
       summary: 'The actions the subject may perform on the resource',
       description:
         'Every action of the resource type asked as one batch of checks, answered in name order. Each page ' +
-        `passes the revision barrier on its own. ${FAIL_CLOSED}`,
+        `passes the revision barrier on its own. ${SEARCH_FAIL_CLOSED}`,
       request: { body: actionSearchRequestSchema, headers: requestIdHeaders },
       responses: { 200: answer('One page of actions', actionSearchResponseSchema), ...DENIALS },
-      handler: async ({ body }) => ({ status: 200, body: await searches.actions(body) }),
+      handler: async ({ body, principal }) => ({
+        status: 200,
+        body: await searches.actions(body, searcher(principal)),
+      }),
     })
     .add(metadataRoute(options.publicUrl));
 }
@@ -202,8 +238,11 @@ function searchDescription(): string {
   return (
     `Paged: \`page.limit\` (default and maximum ${MAX_PAGE_LIMIT}) and \`page.token\` (the previous ` +
     "page's `next_token`). Complete: `next_token` is non-empty exactly when more results follow (search/" +
-    'resource reads the page after a full one): no page is cut, and none sends the client on to an empty one. ' +
+    'resource reads the page after a full one): no page is cut. A page may hold fewer results than ' +
+    '`page.limit` and still carry a token when its caller is bound to organisations, or when its results were ' +
+    'confirmed by checks after a change. ' +
     'The first page passes the revision barrier (a change acknowledged before it is seen); later pages are ' +
-    `read at exactly the first page's snapshot, which the token carries. ${FAIL_CLOSED}`
+    `read at exactly the first page's snapshot, which the token carries (signed, bound to the request and the ` +
+    `caller). ${SEARCH_FAIL_CLOSED}`
   );
 }

@@ -7,17 +7,16 @@ import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
 import type { DecisionMetrics } from '../decision-metrics.js';
 import { grpcStatusName } from '../grpc-status.js';
 import type { RevisionBarrier } from '../revision-barrier.js';
-import { DEFAULT_PAGE_LIMIT, pageLimit } from './authzen-request.js';
-import type {
-  ActionSearchRequest,
-  PageRequest,
-  ResourceSearchRequest,
-  SubjectSearchRequest,
-} from './authzen-request.js';
+import type { Principal } from '../../auth/principal.js';
+import { withinScope } from '../organisation-scope.js';
+import type { OrganisationScope } from '../organisation-scope.js';
+import { pageLimit } from './authzen-request.js';
+import type { ActionSearchRequest, ResourceSearchRequest, SubjectSearchRequest } from './authzen-request.js';
 import { canonicalEvaluation, withinVocabulary } from './authzen-vocabulary.js';
-import { decodePageToken, encodePageToken, searchFingerprint } from './page-token.js';
+import { callerDigest, requestDigest, searchFingerprint } from './page-token.js';
+import type { ContinuedPage, PageState, PageTokens } from './page-token.js';
 import { SearchMemory } from './search-memory.js';
-import type { PageState } from './page-token.js';
+import { SortedIds } from './sorted-ids.js';
 
 /** What the searches need of SpiceDB; SpiceDBClient is one. */
 export type SearchBackend = Pick<SpiceDBClient, 'lookupResources' | 'lookupSubjects'>;
@@ -30,16 +29,30 @@ export interface SearchPage<T> {
 export interface AuthzenSearchOptions {
   registry: Registry;
   spicedb: SearchBackend;
-  barrier: Pick<RevisionBarrier, 'searchConsistency'>;
+  barrier: Pick<RevisionBarrier, 'searchConsistency' | 'unchangedFor'>;
   /** The check's own evaluator: search/action asks each action as a check (cache, barrier, batcher). */
   evaluate: CanonicalCheckEvaluator;
   metrics: Pick<DecisionMetrics, 'backendError'>;
+  /** Signs and reads the page tokens. */
+  pageTokens: PageTokens;
+}
+
+/** Who searches: what its searches may list (check-callers.ts, searchScope) and its digest for page tokens. */
+export interface Searcher {
+  scope: OrganisationScope;
+  principal: Principal | undefined;
 }
 
 export interface AuthzenSearches {
-  resources(request: ResourceSearchRequest): Promise<SearchPage<{ type: string; id: string }>>;
-  subjects(request: SubjectSearchRequest): Promise<SearchPage<{ type: string; id: string }>>;
-  actions(request: ActionSearchRequest): Promise<SearchPage<{ name: string }>>;
+  resources(
+    request: ResourceSearchRequest,
+    searcher: Searcher,
+  ): Promise<SearchPage<{ type: string; id: string }>>;
+  subjects(
+    request: SubjectSearchRequest,
+    searcher: Searcher,
+  ): Promise<SearchPage<{ type: string; id: string }>>;
+  actions(request: ActionSearchRequest, searcher: Searcher): Promise<SearchPage<{ name: string }>>;
 }
 
 /**
@@ -51,17 +64,31 @@ const SEARCHED = 'searched';
 /**
  * The three searches. Each first page is read at the consistency the revision barrier picks for a search (so a
  * change acknowledged before it is seen), each later page at exactly the first page's snapshot (the token
- * carries it). Pages are complete: a page that may not be the last carries a `next_token`.
+ * carries it); a later page whose snapshot the Watch may have overtaken confirms its results with checks, so no
+ * page lists a pair whose revocation was acknowledged. A searcher bound to organisations sees only their items
+ * and the subjects of their items. Pages are complete: a page that may not be the last carries a `next_token`.
  */
 export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches {
-  const { registry } = options;
+  const { registry, pageTokens } = options;
   const consistencyOf = pageConsistency(options);
+  const keepVisible = visibleResults(options);
   // search/resource's pages read ahead, by search, limit and the cursor they start at (taken once).
-  const pagesAhead = new SearchMemory<LookupResourcesPage>((page) => page.resourceIds.length);
+  const pagesAhead = new SearchMemory<LookupResourcesPage>((page) => idBytes(page.resourceIds));
   // search/subject's sorted answers, by search and snapshot (every later page of the search reads one).
-  const sortedSubjects = new SearchMemory<string[]>((ids) => ids.length);
+  const sortedSubjects = new SearchMemory<SortedIds>((ids) => ids.bytes);
+  const paging = (route: string, request: SearchRequest, searcher: Searcher) => {
+    const binding = { request: requestDigest(route, request), caller: callerDigest(searcher.principal) };
+    const state = request.page?.token ? pageTokens.read(request.page.token, binding) : undefined;
+    const readAt = state?.readAt ?? pageTokens.now();
+    // `page` first, as AuthZEN recommends: a client reading as it arrives learns the count before the results.
+    const answer = <T>(results: T[], next: PageState | undefined): SearchPage<T> => ({
+      page: { next_token: next ? pageTokens.issue(next, binding, readAt) : '', count: results.length },
+      results,
+    });
+    return { state, answer };
+  };
   return {
-    async resources(request) {
+    async resources(request, searcher) {
       const check = canonicalEvaluation(registry, {
         ...request,
         resource: { type: request.resource.type, id: SEARCHED },
@@ -73,9 +100,9 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         spicedb.permission,
         ...subjectOf(check),
       );
-      const state = pageState(request.page, search);
+      const { state, answer } = paging('resource', request, searcher);
       const limit = state?.limit ?? pageLimit(request.page);
-      const { results, next } = await fromSpiceDB(options, state, async () => {
+      const { ids, next } = await fromSpiceDB(options, state, async () => {
         const consistency = await firstPageConsistency(options, state);
         // SpiceDB accepts a cursor only with the arguments of the call that gave it (the limit too), and reads
         // at the revision the cursor pins.
@@ -97,26 +124,29 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         // decoded while SpiceDB reads it.
         const full = page.resultCount === limit && page.cursor !== undefined;
         const ahead = full ? lookUp(page.cursor) : undefined;
-        const results = await whileInFlight(ahead, () =>
-          page.resourceIds.map((id) => ({ type: request.resource.type, id: decodeObjectId(id) })),
+        const ids = await whileInFlight(ahead, () =>
+          page.resourceIds.map((id) => ({ encoded: id, id: decodeObjectId(id) })),
         );
         const following = await ahead;
         if (following === undefined || following.resultCount === 0 || page.cursor === undefined) {
-          return { results, next: undefined };
+          return { ids, next: undefined };
         }
         pagesAhead.keep(aheadKey(page.cursor), following);
         const next: PageState = {
-          search,
           limit,
           cursor: page.cursor,
           ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
         };
-        return { results, next };
+        return { ids, next };
       });
-      return answer(results, next);
+      const visible = await keepVisible(ids, (id) => withObject(check, id), state, searcher.scope);
+      return answer(
+        visible.map(({ id }) => ({ type: request.resource.type, id })),
+        next,
+      );
     },
 
-    async subjects(request) {
+    async subjects(request, searcher) {
       const check = canonicalEvaluation(registry, {
         ...request,
         subject: { type: request.subject.type, id: SEARCHED },
@@ -127,6 +157,10 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
           `subject.type: search/subject answers "user" or "agent", not "${check.subject.type}"`,
         );
       }
+      const { state, answer } = paging('subject', request, searcher);
+      // Outside the searcher's organisations an item has no subjects it may list: the answer of an item nobody uses.
+      const [within] = await withinScope(options.evaluate, [check], searcher.scope);
+      if (!within) return answer([], undefined);
       const { spicedb } = check;
       const search = searchFingerprint(
         'subject',
@@ -135,7 +169,6 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         spicedb.permission,
         spicedb.subjectType,
       );
-      const state = pageState(request.page, search);
       const heldKey = (snapshot: string) => `${search} ${snapshot}`;
       const lookUpSorted = () =>
         fromSpiceDB(options, state, async () => {
@@ -145,43 +178,99 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
             subjectType: spicedb.subjectType,
             consistency: await consistencyOf(state),
           });
-          return { sorted: inCodeUnitOrder(found.subjectIds), snapshot: state?.snapshot ?? found.lookedUpAt };
+          return { sorted: new SortedIds(found.subjectIds), snapshot: state?.snapshot ?? found.lookedUpAt };
         });
       const held = state?.snapshot === undefined ? undefined : sortedSubjects.get(heldKey(state.snapshot));
       const { sorted, snapshot } = held ? { sorted: held, snapshot: state?.snapshot } : await lookUpSorted();
-      const { items, last, more } = pageAfter(sorted, state?.after, pageLimit(request.page));
+      const { items, last, more } = sorted.pageAfter(state?.after, pageLimit(request.page));
       if (more && snapshot !== undefined && held === undefined)
-        sortedSubjects.keep(heldKey(snapshot), sorted);
-      const results = items.map((id) => ({ type: request.subject.type, id: decodeObjectId(id) }));
+        sortedSubjects.keep(heldKey(snapshot), sorted.compact());
+      const ids = items.map((id) => ({ encoded: id, id: decodeObjectId(id) }));
+      // Every subject of the item is the item's organisation's to know: the scope was settled by the item.
+      const visible = await keepVisible(ids, (id) => withSubject(check, id), state, 'every');
       return answer(
-        results,
-        more && snapshot !== undefined ? { search, snapshot, ...after(last) } : undefined,
+        visible.map(({ id }) => ({ type: request.subject.type, id })),
+        more && snapshot !== undefined ? { snapshot, ...after(last) } : undefined,
       );
     },
 
-    async actions(request) {
+    async actions(request, searcher) {
       const names = withinVocabulary('', () => registry.relationNames(request.resource.type));
       const checks = names.map((name) => canonicalEvaluation(registry, { ...request, action: { name } }));
-      const search = searchFingerprint(
-        'action',
-        ...subjectOf(checks[0]),
-        checks[0]?.spicedb.resourceId ?? '',
-      );
-      const state = pageState(request.page, search);
+      const { state, answer } = paging('action', request, searcher);
+      const [first] = checks;
+      const [within] =
+        first === undefined ? [true] : await withinScope(options.evaluate, [first], searcher.scope);
       // Asked together, the checks reach SpiceDB as one CheckBulkPermissions (the check batcher).
-      const decided = await Promise.all(checks.map((check) => options.evaluate(check, undefined)));
+      const decided = within
+        ? await Promise.all(checks.map((check) => options.evaluate(check, undefined)))
+        : [];
       const permitted = decided.filter((result) => result.allowed).map((result) => result.relation);
-      const { items, last, more } = pageAfter(
-        inCodeUnitOrder(permitted),
-        state?.after,
-        pageLimit(request.page),
-      );
+      const { items, last, more } = new SortedIds(permitted).pageAfter(state?.after, pageLimit(request.page));
       return answer(
         items.map((name) => ({ name })),
-        more ? { search, ...after(last) } : undefined,
+        more ? after(last) : undefined,
       );
     },
   };
+}
+
+type SearchRequest = ResourceSearchRequest | SubjectSearchRequest | ActionSearchRequest;
+
+/** A result as SpiceDB names it (`encoded`) and as the answer does. */
+interface FoundId {
+  encoded: string;
+  id: string;
+}
+
+/**
+ * The results a page may list: those within the searcher's scope and, on a later page whose snapshot the Watch
+ * may have overtaken (a change delivered since the first page chose it, or a Watch not trusted), those a check
+ * at the barrier's freshness still allows: a revocation acknowledged between two pages is not listed on the
+ * second. `checkOf` is the check a result stands for. Every check goes through the check's evaluator, so the
+ * checks of a page reach SpiceDB together (the batcher), and their answers are remembered (the decision cache).
+ */
+function visibleResults({ evaluate, barrier, pageTokens }: AuthzenSearchOptions) {
+  return async (
+    found: FoundId[],
+    checkOf: (found: FoundId) => CanonicalCheck,
+    state: ContinuedPage | undefined,
+    scope: OrganisationScope,
+  ): Promise<FoundId[]> => {
+    const confirm = state !== undefined && !barrier.unchangedFor(pageTokens.now() - state.readAt);
+    if (!confirm && scope === 'every') return found;
+    const checks = found.map(checkOf);
+    const [within, allowed] = await Promise.all([
+      withinScope(evaluate, checks, scope),
+      confirm
+        ? Promise.all(checks.map(async (check) => (await evaluate(check, undefined)).allowed))
+        : checks.map(() => true),
+    ]);
+    return found.filter((_, index) => within[index] === true && allowed[index] === true);
+  };
+}
+
+/** The search's check with a found resource in the searched place. */
+function withObject(check: CanonicalCheck, { encoded, id }: FoundId): CanonicalCheck {
+  return {
+    ...check,
+    object: { type: check.object.type, id },
+    spicedb: { ...check.spicedb, resourceId: encoded },
+  };
+}
+
+/** The search's check with a found subject in the searched place. */
+function withSubject(check: CanonicalCheck, { encoded, id }: FoundId): CanonicalCheck {
+  return {
+    ...check,
+    subject: { type: check.subject.type, id },
+    spicedb: { ...check.spicedb, subjectId: encoded },
+  };
+}
+
+/** What holding ids costs in bytes (UTF-16 at worst, and a string's header). */
+function idBytes(ids: readonly string[]): number {
+  return ids.reduce((bytes, id) => bytes + id.length * 2 + 16, 0);
 }
 
 /**
@@ -214,15 +303,6 @@ function subjectRef({ spicedb }: CanonicalCheck) {
   };
 }
 
-function pageState(page: PageRequest | undefined, search: string): PageState | undefined {
-  return page?.token ? decodePageToken(page.token, search) : undefined;
-}
-
-/** `page` first, as AuthZEN recommends: a client reading as it arrives learns the count before the results. */
-function answer<T>(results: T[], next: PageState | undefined): SearchPage<T> {
-  return { page: { next_token: next ? encodePageToken(next) : '', count: results.length }, results };
-}
-
 /**
  * The consistency of a LookupResources page: the barrier's for the first page; the first page's again for the
  * later ones (SpiceDB accepts its cursor only with the first call's arguments, and reads at the revision the
@@ -244,24 +324,6 @@ function pageConsistency({ barrier }: AuthzenSearchOptions) {
     state?.snapshot === undefined
       ? (await barrier.searchConsistency()).consistency
       : { atExactSnapshot: state.snapshot };
-}
-
-/** The ids in code-unit order: a deterministic order in which a page continues after its last id. */
-export function inCodeUnitOrder(ids: readonly string[]): string[] {
-  // Without a compare function, sort orders strings by code units, and runs no JavaScript per comparison.
-  return [...ids].sort();
-}
-
-/** The ids of `sorted` (inCodeUnitOrder) after `after`, at most `limit` of them; `more` when some remain. */
-export function pageAfter(
-  sorted: readonly string[],
-  after: string | undefined,
-  limit = DEFAULT_PAGE_LIMIT,
-): { items: string[]; last: string | undefined; more: boolean } {
-  const following = after === undefined ? 0 : sorted.findIndex((id) => id > after);
-  const start = following < 0 ? sorted.length : following;
-  const items = sorted.slice(start, start + limit);
-  return { items, last: items.at(-1), more: start + limit < sorted.length };
 }
 
 /**

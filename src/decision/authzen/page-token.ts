@@ -1,16 +1,15 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import type { Principal } from '../../auth/principal.js';
+import { canonicalJson } from '../../http/canonical-json.js';
 import { HttpError } from '../../http/errors.js';
 
 /**
  * The state of a search between pages: the snapshot the first page was read at (every later page is read at
- * exactly it, so pages neither miss nor repeat a result because of a change in between), where to continue
- * (SpiceDB's cursor, or the last id answered), and the search it belongs to. Opaque to the caller: base64url
- * JSON. It carries no secret: everything in it is the caller's own search, SpiceDB's revision and a position.
+ * exactly it, so pages neither miss nor repeat a result because of a change in between), and where to continue
+ * (SpiceDB's cursor, or the last id answered).
  */
 export interface PageState {
-  /** The search this token continues; a token of another search is a 400. */
-  search: string;
   /** ZedToken of the first page's snapshot; absent for search/action, whose pages each pass the barrier. */
   snapshot?: string;
   /**
@@ -26,10 +25,34 @@ export interface PageState {
   after?: string;
 }
 
-const VERSION = 1;
-const tokenSchema = z.strictObject({
+/** A page state as a token gave it back. */
+export interface ContinuedPage extends PageState {
+  /**
+   * When the search's first page chose its snapshot (ms since the epoch): every change the Watch delivered
+   * before then is in the snapshot. A token's age is counted from it.
+   */
+  readAt: number;
+}
+
+/** What a token is bound to: it continues exactly one request of exactly one caller. */
+export interface PageBinding {
+  /** requestDigest of the request that returned the token. */
+  request: string;
+  /** callerDigest of the caller it was returned to. */
+  caller: string;
+}
+
+/** A token older than this is refused: the client starts over rather than page through an old snapshot. */
+export const PAGE_TOKEN_TTL_MS = 10 * 60_000;
+/** The shortest key accepted: HMAC-SHA256's own output length. */
+export const MIN_PAGE_TOKEN_KEY_BYTES = 32;
+
+const VERSION = 2;
+const payloadSchema = z.strictObject({
   v: z.literal(VERSION),
-  q: z.string(),
+  r: z.string(),
+  w: z.string(),
+  t: z.number().int(),
   s: z.string().min(1).optional(),
   c: z.string().min(1).optional(),
   a: z.string().min(1).optional(),
@@ -37,47 +60,112 @@ const tokenSchema = z.strictObject({
   l: z.number().int().min(1).optional(),
 });
 
-/** A short fingerprint of a search's canonical parts: what a page token is bound to. */
+const digest = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
+
+/** A short fingerprint of a search's canonical parts: the key of what the service holds for a search. */
 export function searchFingerprint(...parts: readonly string[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 22);
+  return digest(JSON.stringify(parts));
 }
 
-export function encodePageToken({
-  search,
-  snapshot,
-  cursor,
-  after,
-  atLeastAsFresh,
-  limit,
-}: PageState): string {
-  const token = {
-    v: VERSION,
-    q: search,
-    ...(snapshot === undefined ? {} : { s: snapshot }),
-    ...(cursor === undefined ? {} : { c: cursor }),
-    ...(after === undefined ? {} : { a: after }),
-    ...(atLeastAsFresh === undefined ? {} : { f: atLeastAsFresh }),
-    ...(limit === undefined ? {} : { l: limit }),
-  };
-  return Buffer.from(JSON.stringify(token)).toString('base64url');
+/**
+ * The digest of a search request as a page token binds it: the route and every member of the request as the
+ * service read it (subject, resource, action, context) and `page.limit`; only `page.token` is left out.
+ */
+export function requestDigest(
+  route: string,
+  request: { page?: { token?: string | undefined; limit?: number | undefined } | undefined },
+): string {
+  const { page, ...members } = request;
+  const { token: _token, ...pageMembers } = page ?? {};
+  return digest(canonicalJson([route, members, pageMembers]));
 }
 
-/** The state in `token`, checked to belong to `search`; a 400 naming `page.token` otherwise. */
-export function decodePageToken(token: string, search: string): PageState {
-  const invalid = (why: string) => new HttpError('BadRequest', `page.token: ${why}`);
-  let parsed: z.output<typeof tokenSchema>;
-  try {
-    parsed = tokenSchema.parse(JSON.parse(Buffer.from(token, 'base64url').toString('utf8')));
-  } catch {
-    throw invalid('not a next_token of this decision point');
+/** The digest of a caller as a page token binds it: its kind, id, client id and ServiceAccount. */
+export function callerDigest(principal: Principal | undefined): string {
+  if (principal === undefined) return '';
+  const { kind, id, clientId, serviceAccount } = principal;
+  return digest(JSON.stringify([kind, id, clientId ?? null, serviceAccount ?? null]));
+}
+
+/**
+ * Issues and reads the search's page tokens: base64url JSON of the page state, the binding and the issue time,
+ * then `.` and its HMAC-SHA256 under the first key. A token signed with any of the keys is accepted, so keys
+ * rotate by putting the new one first and dropping the old one once its tokens are past PAGE_TOKEN_TTL_MS.
+ * The state itself is no secret (the caller's own search, SpiceDB's revision, a position); the signature keeps
+ * a caller from choosing it: an edited snapshot would read the world before a revocation.
+ */
+export class PageTokens {
+  private readonly keys: readonly Buffer[];
+
+  /** `keys`: the first signs, all verify; none: a random key of this process (tokens do not cross replicas). */
+  constructor(
+    keys: readonly Uint8Array[] = [],
+    readonly now: () => number = Date.now,
+  ) {
+    this.keys =
+      keys.length > 0 ? keys.map((key) => Buffer.from(key)) : [randomBytes(MIN_PAGE_TOKEN_KEY_BYTES)];
+    if (this.keys.some((key) => key.length < MIN_PAGE_TOKEN_KEY_BYTES)) {
+      throw new Error(`a page token key has at least ${MIN_PAGE_TOKEN_KEY_BYTES} bytes`);
+    }
   }
-  if (parsed.q !== search) throw invalid('belongs to another search; repeat the first request');
-  return {
-    search: parsed.q,
-    ...(parsed.s === undefined ? {} : { snapshot: parsed.s }),
-    ...(parsed.c === undefined ? {} : { cursor: parsed.c }),
-    ...(parsed.a === undefined ? {} : { after: parsed.a }),
-    ...(parsed.f === undefined ? {} : { atLeastAsFresh: parsed.f }),
-    ...(parsed.l === undefined ? {} : { limit: parsed.l }),
-  };
+
+  /** A token of `state`, whose search read its snapshot at `readAt` (the first page's, carried on). */
+  issue(state: PageState, binding: PageBinding, readAt: number): string {
+    const payload = {
+      v: VERSION,
+      r: binding.request,
+      w: binding.caller,
+      t: readAt,
+      ...(state.snapshot === undefined ? {} : { s: state.snapshot }),
+      ...(state.cursor === undefined ? {} : { c: state.cursor }),
+      ...(state.after === undefined ? {} : { a: state.after }),
+      ...(state.atLeastAsFresh === undefined ? {} : { f: state.atLeastAsFresh }),
+      ...(state.limit === undefined ? {} : { l: state.limit }),
+    };
+    const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+    return `${body}.${this.sign(body, this.keys[0] as Buffer).toString('base64url')}`;
+  }
+
+  /** The state in `token`, checked to be signed by a key, bound to `binding` and young enough; else a 400. */
+  read(token: string, binding: PageBinding): ContinuedPage {
+    const payload = this.verified(token);
+    if (payload.w !== binding.caller) throw invalid('issued to another caller');
+    if (payload.r !== binding.request) {
+      throw invalid('continues another request: every member and page.limit must be as in the first request');
+    }
+    const age = this.now() - payload.t;
+    if (age > PAGE_TOKEN_TTL_MS) throw invalid('expired; repeat the first request');
+    return {
+      readAt: payload.t,
+      ...(payload.s === undefined ? {} : { snapshot: payload.s }),
+      ...(payload.c === undefined ? {} : { cursor: payload.c }),
+      ...(payload.a === undefined ? {} : { after: payload.a }),
+      ...(payload.f === undefined ? {} : { atLeastAsFresh: payload.f }),
+      ...(payload.l === undefined ? {} : { limit: payload.l }),
+    };
+  }
+
+  private sign(body: string, key: Buffer): Buffer {
+    return createHmac('sha256', key).update(body).digest();
+  }
+
+  private verified(token: string): z.output<typeof payloadSchema> {
+    const [body = '', signature = '', ...rest] = token.split('.');
+    const given = Buffer.from(signature, 'base64url');
+    const signed = rest.length === 0 && this.keys.some((key) => equalDigests(this.sign(body, key), given));
+    if (!signed) throw invalid('not a next_token of this decision point');
+    try {
+      return payloadSchema.parse(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')));
+    } catch {
+      throw invalid('not a next_token of this decision point');
+    }
+  }
+}
+
+function equalDigests(expected: Buffer, given: Buffer): boolean {
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+function invalid(why: string): HttpError {
+  return new HttpError('BadRequest', `page.token: ${why}`);
 }

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 
-/** Most result ids held by one memory (a page holds at most MAX_PAGE_LIMIT of them). */
-const MAX_IDS = 50_000;
+/** Most bytes held by one memory: about 800,000 UUID-sized search/subject results. */
+const MAX_BYTES = 32 * 1024 * 1024;
 /** An answer not asked for within this long is dropped: its client stopped paging. */
 const TTL_MS = 60_000;
 
@@ -9,18 +9,19 @@ const TTL_MS = 60_000;
  * What a search read from SpiceDB for the requests that continue it with their tokens: search/resource's page
  * after a full one, search/subject's whole sorted answer. Both were read at the snapshot the token pins (the
  * LookupResources cursor, the LookupSubjects ZedToken), so what is held is what the later request would read
- * itself. Bounded by the ids held and by age; a request that finds nothing (dropped, or sent to another
- * replica) reads from SpiceDB.
+ * itself. Bounded by bytes and by the time since an answer was last asked for; an answer larger than the bound
+ * is not held. A request that finds nothing (dropped, or sent to another replica) reads from SpiceDB.
  */
 export class SearchMemory<T extends object> {
   private readonly held: LRUCache<string, T>;
 
-  /** `ids` counts the result ids of an answer: what the bound is in. */
-  constructor(ids: (answer: T) => number) {
+  /** `bytes` is what holding an answer costs: what the bound is in. */
+  constructor(bytes: (answer: T) => number) {
     this.held = new LRUCache<string, T>({
-      maxSize: MAX_IDS,
-      sizeCalculation: (answer) => ids(answer) + 1,
+      maxSize: MAX_BYTES,
+      sizeCalculation: (answer) => Math.max(1, bytes(answer)),
       ttl: TTL_MS,
+      updateAgeOnGet: true,
     });
   }
 

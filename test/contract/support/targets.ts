@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE, PLATFORM_SEARCH_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import type { ContractRun } from './schemathesis.js';
 
 /** A running stack as the contract runs see it: the three services, and its identity provider. */
@@ -55,7 +55,10 @@ export const CONTRACT_DOCUMENTS = {
     title: 'the decision service, as an enforcement point',
     target: async (stack) => ({
       documentUrl: documentOf(stack.decisionUrl),
-      headers: bearer(await stack.token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] })),
+      // An enforcement point that checks and searches every organisation: every route answers it.
+      headers: bearer(
+        await stack.token(randomUUID(), { roles: [DECISION_CLIENT_ROLE, PLATFORM_SEARCH_CLIENT_ROLE] }),
+      ),
     }),
   },
   controller: {

@@ -313,6 +313,11 @@ describe('configuration', () => {
           roles: ['gateway', 'decision_client'],
           serviceAccounts: ['data-plane:gateway', 'apps:files'],
         },
+        searchCallers: {
+          roles: ['search_client'],
+          platformRoles: ['platform_search_client', 'indexer'],
+          serviceAccounts: ['data-plane:indexer'],
+        },
         tokenReview: {
           enabled: true,
           audiences: ['a', 'b'],
@@ -381,6 +386,9 @@ describe('configuration', () => {
       CHECK_BATCH_CONCURRENCY: '8',
       DECISION_CLIENT_ROLES: 'gateway,decision_client',
       DECISION_CLIENT_SERVICE_ACCOUNTS: 'data-plane:gateway,apps:files',
+      DECISION_SEARCH_ROLES: 'search_client',
+      DECISION_SEARCH_PLATFORM_ROLES: 'platform_search_client,indexer',
+      DECISION_SEARCH_SERVICE_ACCOUNTS: 'data-plane:indexer',
       TOKEN_REVIEW: 'true',
       TOKEN_REVIEW_AUDIENCES: 'a,b',
       TOKEN_REVIEW_ISSUERS: 'https://oidc.example/1',
@@ -398,6 +406,49 @@ describe('configuration', () => {
       TOKEN_REVIEW_AUDIENCES: 'policy-grant-decision',
     });
     expect(settings).not.toHaveProperty('DECISION_CLIENT_SERVICE_ACCOUNTS');
+    // Nobody searches by default.
+    expect(settings).toMatchObject({ DECISION_SEARCH_ROLES: '', DECISION_SEARCH_PLATFORM_ROLES: '' });
+    expect(settings).not.toHaveProperty('DECISION_SEARCH_SERVICE_ACCOUNTS');
+  });
+
+  it('gives the decision service its page token keys from a Secret, and rolls it when they change', async () => {
+    const pageTokenKeys = (container: ReturnType<typeof deployment>['container']) =>
+      container.env.find((variable) => variable.name === 'PAGE_TOKEN_KEYS');
+    const [newKey, oldKey] = ['n'.repeat(32), 'o'.repeat(32)];
+    const render = (keys: string[]) =>
+      renderChart(NAMESPACE, {
+        ...REQUIRED_VALUES,
+        decisionService: { pageTokens: { keys, existingSecret: '' } },
+      });
+    const objects = await render([newKey, oldKey]);
+    const secret = objects.find(
+      (object) => object.kind === 'Secret' && object.metadata.name.endsWith('-decision-page-tokens'),
+    ) as KubeObject & { data: Record<string, string> };
+    expect(Buffer.from(secret.data.keys ?? '', 'base64').toString()).toBe(`${newKey},${oldKey}`);
+    const { container } = deployment(objects, 'decision-service');
+    expect(pageTokenKeys(container)?.valueFrom).toEqual({
+      secretKeyRef: { name: secret.metadata.name, key: 'keys' },
+    });
+    const checksum = async (keys: string[]) =>
+      (
+        (await render(keys)).find(
+          (object) => object.kind === 'Deployment' && componentOf(object) === 'decision-service',
+        )?.spec as { template: { metadata: { annotations: Record<string, string> } } }
+      ).template.metadata.annotations['checksum/page-token-keys'];
+    expect(await checksum([newKey])).not.toBe(await checksum([newKey, oldKey]));
+
+    const existing = await renderChart(NAMESPACE, {
+      ...REQUIRED_VALUES,
+      decisionService: { pageTokens: { keys: [], existingSecret: 'own-keys' } },
+    });
+    expect(pageTokenKeys(deployment(existing, 'decision-service').container)?.valueFrom).toEqual({
+      secretKeyRef: { name: 'own-keys', key: 'keys' },
+    });
+    expect(existing.some((object) => object.metadata.name.endsWith('-decision-page-tokens'))).toBe(false);
+    // None given: no variable, each replica signs with a key of its own.
+    expect(
+      pageTokenKeys(deployment(await renderChart(NAMESPACE), 'decision-service').container),
+    ).toBeUndefined();
   });
 
   it("by default only the migrations hook Job holds the audit database owner's connection string; the services get the writer's and the chain key", async () => {
@@ -1155,6 +1206,16 @@ describe('values the chart refuses', () => {
       'ServiceAccounts that may check without TokenReview',
       { decisionService: { checkCallers: { serviceAccounts: ['data-plane:gateway'] } } },
       /checkCallers.serviceAccounts needs decisionService.tokenReview.enabled=true/,
+    ],
+    [
+      'ServiceAccounts that may search without TokenReview',
+      { decisionService: { searchCallers: { serviceAccounts: ['data-plane:indexer'] } } },
+      /searchCallers.serviceAccounts needs decisionService.tokenReview.enabled=true/,
+    ],
+    [
+      'a page token key shorter than 32 characters',
+      { decisionService: { pageTokens: { keys: ['short'] } } },
+      /decisionService\/pageTokens\/keys\/0.*minLength/,
     ],
     [
       'TokenReview for the API server’s audiences',

@@ -4,9 +4,15 @@ import {
   checkCallerRule,
   checkCallersRequirement,
   DEFAULT_CHECK_CALLERS,
+  DEFAULT_SEARCH_CALLERS,
+  evaluationScope,
   isCheckCaller,
+  PLATFORM_SEARCH_CLIENT_ROLE,
+  SEARCH_CLIENT_ROLE,
+  searchCallerRule,
+  searchScope,
 } from '../../../src/decision/check-callers.js';
-import type { CheckCallers } from '../../../src/decision/check-callers.js';
+import type { CheckCallers, SearchCallers } from '../../../src/decision/check-callers.js';
 import { ORG_ID, USER_ID } from '../auth/support/tokens.js';
 
 const user = (...roles: string[]): Principal => ({ kind: 'user', id: USER_ID, roles: new Set(roles) });
@@ -82,5 +88,70 @@ describe('checkCallersRequirement: the 403 says who may check', () => {
 
   it('never names the listed ServiceAccounts to a caller who is not one of them', () => {
     expect(checkCallersRequirement(LISTED)).not.toContain('data-plane');
+  });
+});
+
+describe('searchScope and evaluationScope: searches are a tenant boundary', () => {
+  const OTHER_ORG = '5e0c7a7e-0c4b-4f7e-9d1a-3b2c1d0e9f8a';
+  const SEARCHERS: SearchCallers = {
+    roles: [SEARCH_CLIENT_ROLE],
+    platformRoles: [PLATFORM_SEARCH_CLIENT_ROLE],
+    platformServiceAccounts: ['data-plane:indexer'],
+  };
+  const bound = (principal: Principal, ...organisations: string[]): Principal =>
+    principal.kind === 'application'
+      ? { ...principal, organisations }
+      : { ...principal, organisationId: organisations[0] as string };
+
+  it.each<[string, Principal, SearchCallers, ReturnType<typeof searchScope>]>([
+    [
+      'nobody searches by default, not even an enforcement point',
+      user('decision_client'),
+      DEFAULT_SEARCH_CALLERS,
+      undefined,
+    ],
+    ['a search client bound to no organisation', user(SEARCH_CLIENT_ROLE), SEARCHERS, undefined],
+    ['a check caller bound to an organisation', bound(user('decision_client'), ORG_ID), SEARCHERS, undefined],
+    [
+      'a JWT search client with an organisation claim',
+      bound(user(SEARCH_CLIENT_ROLE), ORG_ID),
+      SEARCHERS,
+      new Set([ORG_ID]),
+    ],
+    [
+      'a Basic search client with organisations',
+      bound(application(SEARCH_CLIENT_ROLE), ORG_ID, OTHER_ORG),
+      SEARCHERS,
+      new Set([ORG_ID, OTHER_ORG]),
+    ],
+    ['a platform search client', user(PLATFORM_SEARCH_CLIENT_ROLE), SEARCHERS, 'every'],
+    [
+      'a platform search client bound to an organisation',
+      bound(user(PLATFORM_SEARCH_CLIENT_ROLE), ORG_ID),
+      SEARCHERS,
+      'every',
+    ],
+    ['a listed ServiceAccount', serviceAccount('data-plane', 'indexer'), SEARCHERS, 'every'],
+    ['an unlisted ServiceAccount', serviceAccount('data-plane', 'gateway'), SEARCHERS, undefined],
+  ])('%s', (_case, principal, callers, expected) => {
+    expect(searchScope(principal, callers)).toEqual(expected);
+    expect(searchCallerRule(callers).admits(principal)).toBe(expected !== undefined);
+  });
+
+  it('scopes the evaluations of a caller bound to organisations, and of no other', () => {
+    expect(evaluationScope(bound(user('decision_client'), ORG_ID), SEARCHERS)).toEqual(new Set([ORG_ID]));
+    expect(evaluationScope(bound(application('decision_client'), OTHER_ORG), SEARCHERS)).toEqual(
+      new Set([OTHER_ORG]),
+    );
+    expect(evaluationScope(user('decision_client'), SEARCHERS)).toBe('every');
+    expect(evaluationScope(bound(user(PLATFORM_SEARCH_CLIENT_ROLE), ORG_ID), SEARCHERS)).toBe('every');
+  });
+
+  it('says who may search in the 403', () => {
+    expect(searchCallerRule(DEFAULT_SEARCH_CALLERS).requirement).toMatch(/no caller \(none is configured\)$/);
+    expect(searchCallerRule(SEARCHERS).requirement).toBe(
+      'only enforcement points configured to search may search: callers with the role search_client bound to ' +
+        'organisations, callers with the role platform_search_client, the listed ServiceAccounts',
+    );
   });
 });

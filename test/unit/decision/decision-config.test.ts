@@ -39,6 +39,9 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.authenticators.basic).toBeUndefined();
     expect(config.tokenReview).toBeUndefined();
     expect(config.checkCallers).toEqual({ roles: ['decision_client'], serviceAccounts: [] });
+    // Nobody searches, and page tokens are signed with a key of the process's own.
+    expect(config.searchCallers).toEqual({ roles: [], platformRoles: [], platformServiceAccounts: [] });
+    expect(config.pageTokenKeys).toEqual([]);
     // SpiceDB's default quantization interval, plus the margin.
     expect(config.revisionBarrier).toEqual({
       quantizationMs: 5_000,
@@ -138,6 +141,37 @@ describe('decisionConfigFromEnvironment', () => {
       roles: ['gateway', 'decision_client'],
       serviceAccounts: ['data-plane:gateway', 'apps:file-server.v2'],
     });
+  });
+
+  it('reads who may search, and the page token keys in order', async () => {
+    const [newKey, oldKey] = ['n'.repeat(32), 'o'.repeat(40)];
+    const config = await decisionConfigFromEnvironment({
+      ...minimal,
+      TOKEN_REVIEW: 'true',
+      DECISION_SEARCH_ROLES: 'search_client',
+      DECISION_SEARCH_PLATFORM_ROLES: 'platform_search_client',
+      DECISION_SEARCH_SERVICE_ACCOUNTS: 'data-plane:indexer',
+      PAGE_TOKEN_KEYS: `${newKey},${oldKey}`,
+    });
+    expect(config.searchCallers).toEqual({
+      roles: ['search_client'],
+      platformRoles: ['platform_search_client'],
+      platformServiceAccounts: ['data-plane:indexer'],
+    });
+    expect(config.pageTokenKeys?.map((key) => Buffer.from(key).toString())).toEqual([newKey, oldKey]);
+  });
+
+  it.each([
+    ['a page token key shorter than 32 characters', { PAGE_TOKEN_KEYS: 'short' }, 'PAGE_TOKEN_KEYS'],
+    [
+      'search ServiceAccounts without TokenReview',
+      { DECISION_SEARCH_SERVICE_ACCOUNTS: 'apps:indexer' },
+      'DECISION_SEARCH_SERVICE_ACCOUNTS',
+    ],
+  ])('refuses %s', async (_case, env, variable) => {
+    await expect(decisionConfigFromEnvironment({ ...minimal, ...env })).rejects.toThrow(
+      new RegExp(`^invalid configuration: ${variable}`),
+    );
   });
 
   it.each([

@@ -12,6 +12,27 @@ function trackerAt(options: { retentionMs?: number; maxEntries?: number } = {}) 
 }
 
 describe('RevisionTracker', () => {
+  it('knows whether a change was delivered within a time, past its retention too', () => {
+    const { tracker, clock } = trackerAt();
+    expect(tracker.changedWithin(1_000)).toBe(false);
+    tracker.record('t1', []);
+    expect(tracker.changedWithin(1_000)).toBe(false);
+    tracker.record('t2', ['resource:a']);
+    clock.now += 2_000;
+    expect(tracker.changedWithin(2_001)).toBe(true);
+    expect(tracker.changedWithin(1_999)).toBe(false);
+    expect(tracker.changedWithin(-1)).toBe(true);
+    clock.now += 100_000;
+    expect(tracker.changedWithin(102_001)).toBe(true);
+    expect(tracker.changedWithin(101_999)).toBe(false);
+    tracker.touchEverything();
+    expect(tracker.changedWithin(1)).toBe(true);
+    clock.now += 10;
+    expect(tracker.changedWithin(5)).toBe(false);
+    tracker.reset();
+    expect(tracker.changedWithin(1)).toBe(true);
+  });
+
   it('knows nothing at first', () => {
     const { tracker } = trackerAt();
     expect(tracker.newestTouching(['resource:a', 'user:u'])).toBeUndefined();

@@ -1,8 +1,12 @@
 import { Writable } from 'node:stream';
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
 import type { BasicVerifier } from '../../../../src/auth/verifiers.js';
-import { DECISION_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
-import type { CheckCallers } from '../../../../src/decision/check-callers.js';
+import {
+  DECISION_CLIENT_ROLE,
+  PLATFORM_SEARCH_CLIENT_ROLE,
+  SEARCH_CLIENT_ROLE,
+} from '../../../../src/decision/check-callers.js';
+import type { CheckCallers, SearchCallers } from '../../../../src/decision/check-callers.js';
 import { startDecisionService } from '../../../../src/decision/decision-service.js';
 import type {
   DecisionServiceConfig,
@@ -48,6 +52,13 @@ export interface CheckResponse {
   };
 }
 
+/** Who searches in these tests: the roles as the docs name them. */
+export const TEST_SEARCH_CALLERS: SearchCallers = {
+  roles: [SEARCH_CLIENT_ROLE],
+  platformRoles: [PLATFORM_SEARCH_CLIENT_ROLE],
+  platformServiceAccounts: [],
+};
+
 export interface ServiceOptions {
   spicedb: { endpoint: string; token: string };
   checkTimeoutMs?: number;
@@ -55,6 +66,8 @@ export interface ServiceOptions {
   tokenReview?: DecisionServiceConfig['tokenReview'];
   /** Default: the service's (the role `decision_client`). */
   checkCallers?: CheckCallers;
+  /** Default: searches within their organisations for `search_client`, everywhere for `platform_search_client`. */
+  searchCallers?: SearchCallers;
   limits?: DecisionServiceConfig['limits'];
   checkBatch?: DecisionServiceConfig['checkBatch'];
   revisionBarrier?: DecisionServiceConfig['revisionBarrier'];
@@ -86,6 +99,7 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     authenticators: { bearer, ...(options.basic ? { basic: options.basic } : {}) },
     ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
     ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
+    searchCallers: options.searchCallers ?? TEST_SEARCH_CALLERS,
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
     ...(options.revisionBarrier ? { revisionBarrier: options.revisionBarrier } : {}),
@@ -94,7 +108,12 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
     logger: createLogger({ level: 'info', destination }),
     metricsRegistry: metrics,
   });
-  const authorization = `Bearer ${await signToken(key, { roles: [DECISION_CLIENT_ROLE] }, { expiresIn: 3_600 })}`;
+  // An enforcement point that checks and searches every organisation.
+  const authorization = `Bearer ${await signToken(
+    key,
+    { roles: [DECISION_CLIENT_ROLE, PLATFORM_SEARCH_CLIENT_ROLE] },
+    { expiresIn: 3_600 },
+  )}`;
   const watchLog = () => lines.filter((line) => line.includes('SpiceDB Watch')).join('');
   // Changes only: on PostgreSQL, SpiceDB's Watch also sends checkpoints, one of which can arrive after a write
   // returned and still bring the Watch only to a revision before it.

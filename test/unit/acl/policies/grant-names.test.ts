@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  canonicalJson,
   idempotentGrantName,
   randomGrantName,
   requestHash,
 } from '../../../../src/acl/policies/grant-names.js';
+import { canonicalJson } from '../../../../src/http/canonical-json.js';
 
 const NAME = /^pg-[0-9a-f]{40}$/;
 

@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../../../src/http/errors.js';
 import { evaluationsRequestSchema } from '../../../../src/decision/authzen/authzen-request.js';
 import { authzenMetadata, metadataPath } from '../../../../src/decision/authzen/authzen-metadata.js';
-import { inCodeUnitOrder, pageAfter } from '../../../../src/decision/authzen/authzen-search.js';
 import { canonicalEvaluation } from '../../../../src/decision/authzen/authzen-vocabulary.js';
 import { answeredDecisions } from '../../../../src/decision/authzen/evaluations-semantic.js';
-import {
-  decodePageToken,
-  encodePageToken,
-  searchFingerprint,
-} from '../../../../src/decision/authzen/page-token.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
 
 describe('answeredDecisions', () => {
@@ -29,50 +22,6 @@ describe('answeredDecisions', () => {
     expect(
       answeredDecisions([{ decision: true }, undecided, { decision: true }], 'deny_on_first_deny'),
     ).toEqual([{ decision: true }, undecided]);
-  });
-});
-
-describe('page tokens', () => {
-  const search = searchFingerprint('resource', 'resource', 'api_consumer', 'user', 'u');
-  it('round-trip the state of a search', () => {
-    const state = { search, cursor: 'c', atLeastAsFresh: 'z', limit: 5 };
-    expect(decodePageToken(encodePageToken(state), search)).toEqual(state);
-  });
-  it('are bound to their search and refuse anything else with a 400 naming page.token', () => {
-    const token = encodePageToken({ search, snapshot: 's', after: 'a' });
-    const other = searchFingerprint('resource', 'resource', 'api_consumer', 'user', 'v');
-    for (const [candidate, fingerprint] of [
-      [token, other],
-      ['not-a-token', search],
-      [Buffer.from('{"v":2}').toString('base64url'), search],
-    ] as const) {
-      expect(() => decodePageToken(candidate, fingerprint)).toThrow(HttpError);
-      expect(() => decodePageToken(candidate, fingerprint)).toThrow(/page\.token/);
-    }
-  });
-});
-
-describe('pageAfter', () => {
-  it('pages in code-unit order, each id once, with `more` while some remain', () => {
-    const ids = inCodeUnitOrder(['c', 'a', 'e', 'b', 'd']);
-    const first = pageAfter(ids, undefined, 2);
-    expect(first).toEqual({ items: ['a', 'b'], last: 'b', more: true });
-    const second = pageAfter(ids, first.last, 2);
-    expect(second).toEqual({ items: ['c', 'd'], last: 'd', more: true });
-    expect(pageAfter(ids, second.last, 2)).toEqual({ items: ['e'], last: 'e', more: false });
-    expect(pageAfter(ids, 'e', 2)).toEqual({ items: [], last: undefined, more: false });
-  });
-
-  it('orders by code units, as a continuation compares with `>`', () => {
-    expect(inCodeUnitOrder(['b', 'B', 'a', 'é', 'Z', '10', '9'])).toEqual([
-      '10',
-      '9',
-      'B',
-      'Z',
-      'a',
-      'b',
-      'é',
-    ]);
   });
 });
 

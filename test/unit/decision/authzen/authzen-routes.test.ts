@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DECISION_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
 import { MAX_REQUEST_ID_LENGTH } from '../../../../src/http/request-context.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { SpiceDBError } from '../../../../src/spicedb/errors.js';
@@ -11,8 +12,11 @@ import type { DecisionUnderTest } from '../support/decision-app.js';
 const ALICE = encodeObjectId('alice');
 const ITEM = 'urn:dx:item:1';
 
+// The enforcement point of these tests may search every organisation (explicitly configured, as platform-wide).
+const PLATFORM_SEARCH = { roles: [], platformRoles: [DECISION_CLIENT_ROLE], platformServiceAccounts: [] };
+
 async function authzen(options: Parameters<typeof decisionUnderTest>[0] = {}) {
-  const decision = await decisionUnderTest(options);
+  const decision = await decisionUnderTest({ searchCallers: PLATFORM_SEARCH, ...options });
   decision.spicedb.answer = async (query) => ({
     allowed: query.subject.id === ALICE && query.resource.id === encodeObjectId(ITEM),
     checkedAt: 'token',
@@ -131,7 +135,12 @@ describe('batches', () => {
     expect(first).toEqual({ decision: true });
     expect(fly).toEqual({
       decision: false,
-      context: { error: { status: 400, message: expect.stringMatching(/^action\.name: relation "fly"/) } },
+      context: {
+        error: {
+          status: 400,
+          message: expect.stringMatching(/^evaluations\[1\]\.action\.name: relation "fly"/),
+        },
+      },
     });
     expect(thing).toMatchObject({ decision: false, context: { error: { status: 400 } } });
     expect(last).toEqual({ decision: true });

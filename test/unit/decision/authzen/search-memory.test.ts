@@ -14,11 +14,17 @@ describe('SearchMemory', () => {
     expect(memory.take('key-a')).toBeUndefined();
   });
 
-  it('holds a bounded number of ids: the least recently used answers go first', () => {
-    const memory = new SearchMemory<string[]>((answer) => answer.length);
-    // 60 answers of 1,000 ids are more than it holds (50,000 ids).
+  it('holds a bounded number of bytes: the least recently used answers go first', () => {
+    const memory = new SearchMemory<string[]>((answer) => answer.length * 1_024);
+    // 60 answers of 1,000 ids of a kilobyte are more than it holds (32 MiB).
     for (let index = 0; index < 60; index++) memory.keep(`key-${index}`, ids(1_000));
     expect(memory.get('key-0')).toBeUndefined();
     expect(memory.get('key-59')).toHaveLength(1_000);
+  });
+
+  it('holds no answer larger than its bound', () => {
+    const memory = new SearchMemory<string[]>(() => 33 * 1024 * 1024);
+    memory.keep('key', ids(1));
+    expect(memory.get('key')).toBeUndefined();
   });
 });

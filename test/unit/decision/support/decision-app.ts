@@ -1,5 +1,10 @@
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
-import { DECISION_CLIENT_ROLE, DEFAULT_CHECK_CALLERS } from '../../../../src/decision/check-callers.js';
+import {
+  DECISION_CLIENT_ROLE,
+  DEFAULT_CHECK_CALLERS,
+  DEFAULT_SEARCH_CALLERS,
+} from '../../../../src/decision/check-callers.js';
+import { PageTokens } from '../../../../src/decision/authzen/page-token.js';
 import { createDecisionApp } from '../../../../src/decision/decision-app.js';
 import type { DecisionApp, DecisionAppOptions } from '../../../../src/decision/decision-app.js';
 import type { PermissionChecker } from '../../../../src/decision/check-evaluator.js';
@@ -89,6 +94,8 @@ export class FakeBarrier implements Barrier {
     source: 'minimize_latency',
   });
 
+  unchangedFor: Barrier['unchangedFor'] = () => true;
+
   readiness(): ReturnType<Barrier['readiness']> {
     return { name: 'spicedb-watch', check: async () => undefined };
   }
@@ -142,6 +149,8 @@ export async function decisionUnderTest(
     barrier,
     authenticators: { bearer },
     checkCallers: DEFAULT_CHECK_CALLERS,
+    searchCallers: DEFAULT_SEARCH_CALLERS,
+    pageTokens: new PageTokens(),
     ...options,
   });
   const url = await serve(decision.app);
