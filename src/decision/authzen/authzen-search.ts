@@ -13,7 +13,7 @@ import type { OrganisationScope } from '../organisation-scope.js';
 import { pageLimit } from './authzen-request.js';
 import type { ActionSearchRequest, ResourceSearchRequest, SubjectSearchRequest } from './authzen-request.js';
 import { canonicalEvaluation, withinVocabulary } from './authzen-vocabulary.js';
-import { callerDigest, requestDigest, searchFingerprint } from './page-token.js';
+import { callerDigest, continuedLimit, requestDigest, searchFingerprint } from './page-token.js';
 import type { ContinuedPage, PageState, PageTokens } from './page-token.js';
 import { SearchMemory } from './search-memory.js';
 import { SortedIds } from './sorted-ids.js';
@@ -79,13 +79,18 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
   const paging = (route: string, request: SearchRequest, searcher: Searcher) => {
     const binding = { request: requestDigest(route, request), caller: callerDigest(searcher.principal) };
     const state = request.page?.token ? pageTokens.read(request.page.token, binding) : undefined;
+    const requested = request.page?.limit === undefined ? undefined : pageLimit(request.page);
+    const limit = (state && continuedLimit(state, requested)) ?? pageLimit(request.page);
     const readAt = state?.readAt ?? pageTokens.now();
     // `page` first, as AuthZEN recommends: a client reading as it arrives learns the count before the results.
     const answer = <T>(results: T[], next: PageState | undefined): SearchPage<T> => ({
-      page: { next_token: next ? pageTokens.issue(next, binding, readAt) : '', count: results.length },
+      page: {
+        next_token: next ? pageTokens.issue({ ...next, limit }, binding, readAt) : '',
+        count: results.length,
+      },
       results,
     });
-    return { state, answer };
+    return { state, limit, answer };
   };
   return {
     async resources(request, searcher) {
@@ -100,8 +105,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         spicedb.permission,
         ...subjectOf(check),
       );
-      const { state, answer } = paging('resource', request, searcher);
-      const limit = state?.limit ?? pageLimit(request.page);
+      const { state, limit, answer } = paging('resource', request, searcher);
       const { ids, next } = await fromSpiceDB(options, state, async () => {
         const consistency = await firstPageConsistency(options, state);
         // SpiceDB accepts a cursor only with the arguments of the call that gave it (the limit too), and reads
@@ -157,7 +161,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
           `subject.type: search/subject answers "user" or "agent", not "${check.subject.type}"`,
         );
       }
-      const { state, answer } = paging('subject', request, searcher);
+      const { state, limit, answer } = paging('subject', request, searcher);
       // Outside the searcher's organisations an item has no subjects it may list: the answer of an item nobody uses.
       const [within] = await withinScope(options.evaluate, [check], searcher.scope);
       if (!within) return answer([], undefined);
@@ -182,7 +186,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         });
       const held = state?.snapshot === undefined ? undefined : sortedSubjects.get(heldKey(state.snapshot));
       const { sorted, snapshot } = held ? { sorted: held, snapshot: state?.snapshot } : await lookUpSorted();
-      const { items, last, more } = sorted.pageAfter(state?.after, pageLimit(request.page));
+      const { items, last, more } = sorted.pageAfter(state?.after, limit);
       if (more && snapshot !== undefined && held === undefined)
         sortedSubjects.keep(heldKey(snapshot), sorted.compact());
       const ids = items.map((id) => ({ encoded: id, id: decodeObjectId(id) }));
@@ -197,7 +201,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
     async actions(request, searcher) {
       const names = withinVocabulary('', () => registry.relationNames(request.resource.type));
       const checks = names.map((name) => canonicalEvaluation(registry, { ...request, action: { name } }));
-      const { state, answer } = paging('action', request, searcher);
+      const { state, limit, answer } = paging('action', request, searcher);
       const [first] = checks;
       const [within] =
         first === undefined ? [true] : await withinScope(options.evaluate, [first], searcher.scope);
@@ -206,7 +210,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         ? await Promise.all(checks.map((check) => options.evaluate(check, undefined)))
         : [];
       const permitted = decided.filter((result) => result.allowed).map((result) => result.relation);
-      const { items, last, more } = new SortedIds(permitted).pageAfter(state?.after, pageLimit(request.page));
+      const { items, last, more } = new SortedIds(permitted).pageAfter(state?.after, limit);
       return answer(
         items.map((name) => ({ name })),
         more ? after(last) : undefined,

@@ -69,15 +69,24 @@ export function searchFingerprint(...parts: readonly string[]): string {
 
 /**
  * The digest of a search request as a page token binds it: the route and every member of the request as the
- * service read it (subject, resource, action, context) and `page.limit`; only `page.token` is left out.
+ * service read it (subject, resource, action, context). `page` is left out: the token carries the page size
+ * itself, which a later request may repeat or omit but not change (`continuedLimit`).
  */
-export function requestDigest(
-  route: string,
-  request: { page?: { token?: string | undefined; limit?: number | undefined } | undefined },
-): string {
-  const { page, ...members } = request;
-  const { token: _token, ...pageMembers } = page ?? {};
-  return digest(canonicalJson([route, members, pageMembers]));
+export function requestDigest(route: string, request: { page?: unknown }): string {
+  const { page: _page, ...members } = request;
+  return digest(canonicalJson([route, members]));
+}
+
+/**
+ * The page size of a request that continues `state`: the token's. AuthZEN requires `page.limit` unchanged, and
+ * its own pagination example sends only the token on the second request, so an absent limit continues; a
+ * different one is a 400 (the limit as `requested`, after its default).
+ */
+export function continuedLimit(state: PageState, requested: number | undefined): number | undefined {
+  if (requested !== undefined && state.limit !== undefined && requested !== state.limit) {
+    throw invalid('continues another request: every member and page.limit must be as in the first request');
+  }
+  return state.limit;
 }
 
 /** The digest of a caller as a page token binds it: its kind, id, client id and ServiceAccount. */

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../../../src/auth/principal.js';
 import {
   callerDigest,
+  continuedLimit,
   PAGE_TOKEN_TTL_MS,
   PageTokens,
   requestDigest,
@@ -40,7 +41,7 @@ describe('page tokens', () => {
     });
   });
 
-  it('are bound to the whole request: any member or page.limit changed is a 400 naming page.token', () => {
+  it('are bound to the whole request: any member or page.limit changed is a 400 naming page.token, an omitted limit continues', () => {
     const { pageTokens } = tokens();
     const token = pageTokens.issue(state, binding, 1_000_000);
     // The token itself is not part of what it binds.
@@ -55,9 +56,12 @@ describe('page tokens', () => {
       subject: { id: 'u', type: 'user' },
     };
     expect(requestDigest('resource', reordered)).toBe(binding.request);
+    // The token carries page.limit: a later request repeats it or leaves it out (as AuthZEN's own example does).
+    expect(requestDigest('resource', { ...request, page: { token } })).toBe(binding.request);
+    expect(continuedLimit(state, undefined)).toBe(5);
+    expect(continuedLimit(state, 5)).toBe(5);
+    refused(() => continuedLimit(state, 6), /another request/);
     for (const changed of [
-      { ...request, page: { limit: 6 } },
-      { ...request, page: {} },
       { ...request, context: { time: 'u' } },
       { ...request, subject: { type: 'user', id: 'v' } },
       { ...request, action: { name: 'file' } },

@@ -128,7 +128,7 @@ export interface CheckAnswer {
 
 /** The decision app over a fake SpiceDB, served on loopback until the end of the test. */
 export async function decisionUnderTest(
-  options: Pick<DecisionAppOptions, 'checkBatch' | 'publicUrl' | 'limits'> = {},
+  options: Partial<Pick<DecisionAppOptions, 'checkBatch' | 'publicUrl' | 'limits' | 'searchCallers'>> = {},
 ): Promise<DecisionUnderTest> {
   const key = await testKey('ES256', 'decision-unit');
   const bearer = await createJwtVerifier({
