@@ -5,10 +5,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { injectTraceContext, inSpan } from '../observability/tracing.js';
 import { linkedTimeout } from '../runtime/timing.js';
 import { KubeApiError, KubernetesUnreachableError } from './api-error.js';
+import type { KubeMethod, QueryParams } from './kube-request.js';
 import { kubeSpan } from './kube-span.js';
-
-export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type QueryParams = Record<string, string | number | boolean | undefined>;
 
 export interface KubeCall {
   method: KubeMethod;

@@ -1,7 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { IncomingMessage } from 'node:http';
 import { KubeApiError } from './api-error.js';
-import { readBody, type KubeClient, type QueryParams } from './kube-client.js';
+import { readBody, type KubeClient } from './kube-client.js';
+import type { QueryParams } from './kube-request.js';
 
 /** Receives the raw watch stream: one parsed JSON event per line, then exactly one close. */
 export interface RawWatchHandlers {
