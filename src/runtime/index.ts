@@ -5,7 +5,6 @@ export { Controller, TerminalError, watchesMapped } from './controller.js';
 export type { ControllerOptions, ReconcileResult, Reconciler, WatchSource } from './controller.js';
 export { Informer } from './informer.js';
 export type { EventHandler, InformerOptions } from './informer.js';
-export type { IndexFunc } from './indexed-cache.js';
 export { LeaderElector } from './leader-election.js';
 export type { LeaderElectionOptions, StoppedLeadingReason } from './leader-election.js';
 export type { ListWatchSource, SelectorOptions, WatchEvent } from '../kube/list-watch.js';
