@@ -16,7 +16,6 @@ export type {
   ManagerOptions,
 } from './manager.js';
 export { objectKey, parseObjectKey } from './object-key.js';
-export type { ObjectRef } from './object-key.js';
 export {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,
