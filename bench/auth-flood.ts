@@ -23,7 +23,7 @@ import { mintToken } from '../dev/tokens/dev-token.js';
 import type { BearerVerifier } from '../src/auth/verifiers.js';
 import { hashSecret } from '../src/auth/secret-hash.js';
 import { decisionRequestLimits } from '../src/config/rate-limit-config.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
 import { percentile } from './support/statistics.js';

@@ -20,7 +20,7 @@ import { Pool } from 'undici';
 import { freePort } from '../dev/localplane/free-port.js';
 import { startProcess, type ManagedProcess } from '../dev/localplane/managed-process.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../dev/tokens/dev-token.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { DEFAULT_REVISION_BARRIER } from '../src/decision/revision-barrier.js';
 import type { BulkCheckItem, RelationshipUpdate, SpiceDBClient } from '../src/spicedb/client.js';
 import { encodeObjectId } from '../src/spicedb/object-id.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
 import type { BasicVerifier } from '../../../../src/auth/verifiers.js';
-import { DECISION_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../../src/config/decision-clients.js';
 import type { CheckCallers } from '../../../../src/decision/check-callers.js';
 import { startDecisionService } from '../../../../src/decision/decision-service.js';
 import type {
