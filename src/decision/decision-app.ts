@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { apiAuthentication } from '../auth/middleware.js';
-import type { TrustedProxies } from '../config/trusted-proxies.js';
+import type { TrustedProxies } from '../http/client-address.js';
 import type { Authenticators } from '../auth/middleware.js';
 import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
