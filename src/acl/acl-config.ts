@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { z } from 'zod';
-import type { Authenticators } from '../auth/middleware.js';
+import type { Authenticators } from '../auth/verifiers.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
 import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
 import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js';

@@ -18,3 +18,11 @@ export interface BasicVerifier {
   /** `address`: the client address the attempt comes from (clientAddress), whose share of the work it takes. */
   verify(clientId: string, secret: string, address?: string): Promise<Principal>;
 }
+
+/** The verifiers a service accepts credentials with. */
+export interface Authenticators {
+  bearer?: BearerVerifier;
+  basic?: BasicVerifier;
+  /** Realm of the WWW-Authenticate challenges. */
+  realm?: string;
+}

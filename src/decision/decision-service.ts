@@ -1,5 +1,5 @@
 import type { Registry as MetricsRegistry } from 'prom-client';
-import type { Authenticators } from '../auth/middleware.js';
+import type { Authenticators } from '../auth/verifiers.js';
 import { createTokenReviewVerifier } from '../auth/token-review-verifier.js';
 import type { TrustedProxies } from '../http/client-address.js';
 import type { TokenReviewApi } from '../auth/token-review-verifier.js';

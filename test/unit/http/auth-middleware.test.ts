@@ -2,8 +2,8 @@ import express from 'express';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
-import { apiAuthentication, claimedIdentity } from '../../../src/auth/middleware.js';
-import type { Authenticators } from '../../../src/auth/middleware.js';
+import { apiAuthentication, claimedIdentity } from '../../../src/http/auth-middleware.js';
+import type { Authenticators } from '../../../src/auth/verifiers.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
 import { errorHandler } from '../../../src/http/error-handler.js';
 import { RouteTable } from '../../../src/http/openapi/route-table.js';
@@ -11,7 +11,7 @@ import { requestContext } from '../../../src/http/request-context.js';
 import { createUrnScheme } from '../../../src/http/urn.js';
 import { capturedLogger, serve } from '../http/support/serve.js';
 import type { CapturedLogs } from '../http/support/serve.js';
-import { FAST } from './support/fast-scrypt.js';
+import { FAST } from '../auth/support/fast-scrypt.js';
 import {
   AUDIENCE,
   ISSUER,
@@ -23,8 +23,8 @@ import {
   standardClaims,
   testKey,
   unsignedToken,
-} from './support/tokens.js';
-import type { TestKey } from './support/tokens.js';
+} from '../auth/support/tokens.js';
+import type { TestKey } from '../auth/support/tokens.js';
 
 let key: TestKey;
 let authenticators: Authenticators;

@@ -1,25 +1,18 @@
 import { hash } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { clientAddress } from '../http/client-address.js';
-import { HttpError } from '../http/errors.js';
-import type { ApiAuthentication, OpenApiSecurityScheme } from '../http/openapi/route-definition.js';
-import { AuthenticationError } from './authentication-error.js';
-import { hasRole } from './principal.js';
-import type { Principal } from './principal.js';
-import type { BasicVerifier, BearerVerifier } from './verifiers.js';
+import { AuthenticationError } from '../auth/authentication-error.js';
+import { hasRole } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
+import type { Authenticators } from '../auth/verifiers.js';
+import { clientAddress } from './client-address.js';
+import { HttpError } from './errors.js';
+import type { ApiAuthentication, OpenApiSecurityScheme } from './openapi/route-definition.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     /** Set by authenticate(). */
     principal?: Principal;
   }
-}
-
-export interface Authenticators {
-  bearer?: BearerVerifier;
-  basic?: BasicVerifier;
-  /** Realm of the WWW-Authenticate challenges. */
-  realm?: string;
 }
 
 export const DEFAULT_REALM = 'policy-grant-operator';
