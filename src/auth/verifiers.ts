@@ -1,8 +1,8 @@
 import type { Principal } from './principal.js';
 
 /**
- * Verifies a bearer token. Throws AuthenticationError when the token is not accepted, and an HttpError of
- * kind DependencyUnavailable when the keys to check it cannot be fetched.
+ * Verifies a bearer token. Throws AuthenticationError when the token is not accepted, and VerifierUnavailableError
+ * when the keys to check it (or the TokenReview API) cannot be reached.
  */
 export interface BearerVerifier {
   verify(token: string): Promise<Principal>;
