@@ -64,7 +64,7 @@ export function openWatchStream(
   const abort = new AbortController();
   let closed = false;
   const isStopped = (): boolean => closed;
-  const guarded: RawWatchHandlers = {
+  const whileOpen: RawWatchHandlers = {
     onEvent: (event) => {
       if (!closed) {
         handlers.onEvent(event);
@@ -88,9 +88,9 @@ export function openWatchStream(
     if (response.statusCode !== 200) {
       throw KubeApiError.fromBody(response.statusCode ?? 0, await readBody(response));
     }
-    streamEvents(response, guarded, isStopped);
+    streamEvents(response, whileOpen, isStopped);
   };
-  open().catch((err: unknown) => guarded.onClose(err));
+  open().catch((err: unknown) => whileOpen.onClose(err));
   return () => {
     closed = true;
     abort.abort();
