@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { pino } from 'pino';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { createBasicVerifier, DEFAULT_SCRYPT_BOUND } from '../src/auth/basic-verifier.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
 import type { BearerVerifier } from '../src/auth/verifiers.js';
 import { hashSecret } from '../src/auth/secret-hash.js';
 import { decisionRequestLimits } from '../src/config/rate-limit-config.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
 import { percentile } from './support/statistics.js';
@@ -167,7 +167,7 @@ function loadInWorker(target: Target): Promise<LoadResult> {
 
 // The service (main thread)
 
-async function scryptRuns(registry: Registry): Promise<number> {
+async function scryptRuns(registry: MetricsRegistry): Promise<number> {
   const metric = await registry.getSingleMetric('policygrant_basic_auth_verifications_total')?.get();
   return (metric?.values ?? [])
     .filter((value) => value.labels.outcome === 'accepted' || value.labels.outcome === 'rejected')

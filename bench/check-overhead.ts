@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import express from 'express';
 import { pino } from 'pino';
 import { mintToken } from '../dev/tokens/dev-token.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { startTracing, type RunningTracing } from '../src/observability/tracing-sdk.js';
 import { listen } from '../src/http/server.js';

@@ -23,7 +23,7 @@ import { mintToken } from '../dev/tokens/dev-token.js';
 import { DEFAULT_CHECK_BATCH } from '../src/decision/check-batcher.js';
 import { spicedbQuery } from '../src/decision/check-evaluator.js';
 import type { CheckRequestBody } from '../src/decision/check-request.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from '../src/decision/revision-barrier.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDevStack } from '../dev/stack/dev-stack.js';
 import { percentile } from './support/statistics.js';
 

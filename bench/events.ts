@@ -17,7 +17,7 @@ import { isNotFound } from '../src/kube/api-error.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDevStack } from '../dev/stack/dev-stack.js';
 import { percentile } from './support/statistics.js';
 

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
-import { DECISION_CLIENT_ROLE } from '../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDevStack, type StackProcess } from '../dev/stack/dev-stack.js';
 import { serviceProcesses } from '../dev/stack/service-processes.js';
 import { metricSum, metricValue } from '../src/observability/metric-text.js';

@@ -9,7 +9,7 @@ import { aclEnvironment } from '../src/acl/acl-config.js';
 import { aclDocument } from '../src/acl/acl-document.js';
 import { aclRoutes } from '../src/acl/acl-routes.js';
 import { AuditedRoutes } from '../src/acl/audit/audited-routes.js';
-import { apiAuthentication } from '../src/auth/middleware.js';
+import { apiAuthentication } from '../src/http/auth-middleware.js';
 import { controllerDocument } from '../src/controller/operational-app.js';
 import { DEFAULT_CHECK_CALLERS, DEFAULT_SEARCH_CALLERS } from '../src/decision/check-callers.js';
 import { checkRoutes } from '../src/decision/check-route.js';

@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { Informer, stripForCache, type ListWatchSource } from '../../src/runtime/index.js';
+import type { ListWatchSource } from '../../src/kube/index.js';
+import { Informer, stripForCache } from '../../src/runtime/index.js';
 
 const PAGE_SIZE = 500;
 

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { startDevStack } from '../stack/dev-stack.js';
 import { tourText } from '../stack/tour.js';
 import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from '../../src/cmd/process-lifecycle.js';
-import { startTracingFromEnvironment } from '../../src/observability/tracing-setup.js';
+import { startTracingFromEnvironment } from '../../src/cmd/tracing-setup.js';
 
 // `npm start`: the whole system on this machine until Ctrl-C. DEV_STATE_DIR moves `.dev/` (the tests do).
 async function main(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../src/config/decision-clients.js';
 import type { DevStackEnv } from './state-file.js';
 
 export interface TourInput {

@@ -1,14 +1,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Registry as MetricsRegistry } from 'prom-client';
 import { z } from 'zod';
-import type { Authenticators } from '../auth/middleware.js';
+import type { Authenticators } from '../auth/verifiers.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
 import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
 import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
-import type { TrustedProxies } from '../config/trusted-proxies.js';
+import type { TrustedProxies } from '../http/client-address.js';
 import { commaList, ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
 import { aclRequestLimits, rateLimitVariable, scryptBound } from '../config/rate-limit-config.js';
 import type { RateLimit, RequestLimits } from '../http/rate-limit/request-limits.js';

@@ -74,10 +74,10 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
   const { urn, creator, revoker, listings, verifier, audited } = services;
   const audits = mutationAudits(services.cache);
   const schemas = responseSchemas(urn);
-  const guarded = guard(services.cache);
+  const withSyncedCache = syncedCacheWrapper(services.cache);
   const listing = listingRoutes({
     urn,
-    guarded,
+    withSyncedCache,
     tags: TAGS,
     query: ListingQuerySchema,
     page: { description: 'A page of policy rows', schema: schemas.listing },
@@ -145,7 +145,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
           ),
           503: unavailable,
         },
-        handler: guarded(async ({ principal, body, headers, request }) => {
+        handler: withSyncedCache(async ({ principal, body, headers, request }) => {
           await chargeWork(request, body.request.length);
           const outcome = await creator.create({
             principal,
@@ -186,7 +186,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
           409: problemResponse('The policy kept changing during the revocation; retry'),
           503: unavailable,
         },
-        handler: guarded(async ({ principal, query, headers, request }) => {
+        handler: withSyncedCache(async ({ principal, query, headers, request }) => {
           const outcome = await revoker.revoke(principal, query.id, request.log);
           const detail = outcome.revoked
             ? count(1, 'deleted')
@@ -256,31 +256,35 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
         403: problemResponse('No active policy (title "No active policy"), or the caller may not ask'),
         503: unavailable,
       },
-      handler: guarded(async ({ principal, body }) => {
+      handler: withSyncedCache(async ({ principal, body }) => {
         const { latest, all } = verifier.verify(principal, body.user.id, body.item.itemId);
         const envelope = successEnvelope(urn, { title: 'Active policy found', results: all });
         return { status: 200, body: { ...envelope, ...latest } };
       }),
     });
-  addMembershipRoutes(table, { urn, cache: services.cache, ...services.memberships }, guarded, {
+  addMembershipRoutes(table, { urn, cache: services.cache, ...services.memberships }, withSyncedCache, {
     routes: audited,
     events: audits.events,
     snapshot: audits.snapshot,
   });
   const { delegations, agents } = services;
-  addDelegationRoutes(table, { urn, delegations, agents }, guarded, {
+  addDelegationRoutes(table, { urn, delegations, agents }, withSyncedCache, {
     routes: audited,
     delegate: audits.delegate,
     undelegate: audits.undelegate,
     enrolAgent: audits.enrolAgent,
     deleteAgent: audits.deleteAgent,
   });
-  addAccessRequestRoutes(table, { urn, accessRequests: services.accessRequests }, guarded, {
+  addAccessRequestRoutes(table, { urn, accessRequests: services.accessRequests }, withSyncedCache, {
     routes: audited,
     ask: audits.ask,
     decide: audits.decide,
   });
-  addExplainRoute(table, { urn, cache: services.cache, explainer: services.explainer, audited }, guarded);
+  addExplainRoute(
+    table,
+    { urn, cache: services.cache, explainer: services.explainer, audited },
+    withSyncedCache,
+  );
   return addAuditRoutes(table, { urn, ...services.auditReads });
 }
 
@@ -288,7 +292,7 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
  * Every handler needs the synced cache and speaks HTTP errors only: a Kubernetes failure that escaped a
  * handler becomes a 503 naming kubernetes (or a 400 for an object the apiserver rejected), never a 500.
  */
-function guard(cache: AclCache) {
+function syncedCacheWrapper(cache: AclCache) {
   return <I, R>(handler: (input: I) => R | Promise<R>) =>
     async (input: I): Promise<R> => {
       const unsynced = cache.unsynced();

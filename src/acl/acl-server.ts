@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import { apiAuthentication } from '../auth/middleware.js';
+import { apiAuthentication } from '../http/auth-middleware.js';
 import { withVerifiedTokenCache } from '../auth/verified-token-cache.js';
 import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';

@@ -4,7 +4,7 @@ import { successEnvelope, type PaginationInfo } from '../http/envelope.js';
 import type { ResponseDefinition, RouteAccess } from '../http/openapi/route-definition.js';
 import { problemResponse } from '../http/openapi/route-responses.js';
 import type { UrnScheme } from '../http/urn.js';
-import type { Guard } from './memberships/membership-routes.js';
+import type { WithSyncedCache } from './memberships/membership-routes.js';
 
 /** One page of a listing, as the envelope carries it. */
 export interface ListingPage<Row> {
@@ -15,7 +15,7 @@ export interface ListingPage<Row> {
 /** What the GET listings of one resource share: the query they take, the page they answer, its title. */
 export interface ListingFamily<Q extends z.ZodObject> {
   urn: UrnScheme;
-  guarded: Guard;
+  withSyncedCache: WithSyncedCache;
   tags: string[];
   query: Q;
   /** The 200 response: a page of rows. */
@@ -46,7 +46,7 @@ export function listingRoutes<Q extends z.ZodObject>(family: ListingFamily<Q>) {
     access,
     request: { query: family.query },
     responses: { 200: family.page, 503: unavailable },
-    handler: family.guarded(({ principal, query }: { principal: Principal; query: z.output<Q> }) => ({
+    handler: family.withSyncedCache(({ principal, query }: { principal: Principal; query: z.output<Q> }) => ({
       status: 200,
       body: successEnvelope(family.urn, { title: family.title, ...list(principal, query) }),
     })),

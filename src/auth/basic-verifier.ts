@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import { busy } from '../http/errors.js';
 import { counter } from '../observability/metrics.js';
 import type { ApplicationCredential } from './application-credentials.js';
 import { AuthenticationError } from './authentication-error.js';
@@ -9,6 +8,7 @@ import type { ConcurrencyBound } from './concurrency-gate.js';
 import type { BasicVerifier } from './verifiers.js';
 import { boundRoles, type Principal } from './principal.js';
 import { verifySecret } from './secret-hash.js';
+import { VerifierBusyError } from './verifier-unavailable.js';
 
 export interface BasicVerifierOptions {
   /** How long a verified secret is accepted without running scrypt again. */
@@ -54,7 +54,7 @@ export function createBasicVerifier(
     bound,
     () => {
       count('busy');
-      return busy('basic credential verification');
+      return new VerifierBusyError('basic credential verification');
     },
     shareOf(bound),
   );

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, createRemoteJWKSet, errors, importJWK, jwtVerify } from 'jose';
 import type { JSONWebKeySet, JWTVerifyGetKey, JWTVerifyOptions } from 'jose';
-import { dependencyUnavailable } from '../http/errors.js';
 import { AuthenticationError } from './authentication-error.js';
+import { VerifierUnavailableError } from './verifier-unavailable.js';
 import type { BearerVerifier } from './verifiers.js';
 import { DEFAULT_TOKEN_CLAIM_NAMES, principalFromClaims } from './token-claims.js';
 import type { TokenClaimNames } from './token-claims.js';
@@ -146,5 +146,5 @@ function rethrowClassified(error: unknown): never {
   if (error instanceof errors.JOSEError && REJECTED_TOKEN_CODES.has(error.code)) {
     throw new AuthenticationError('invalid token', { cause: error });
   }
-  throw dependencyUnavailable(JWKS_DEPENDENCY, error);
+  throw new VerifierUnavailableError(JWKS_DEPENDENCY, { cause: error });
 }

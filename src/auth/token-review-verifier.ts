@@ -1,7 +1,7 @@
 import type { KubeConfig, V1TokenReview } from '@kubernetes/client-node';
 import { collectionPath, KubeClient, TOKEN_REVIEW_RESOURCE } from '../kube/index.js';
-import { dependencyUnavailable } from '../http/errors.js';
 import { AuthenticationError } from './authentication-error.js';
+import { VerifierUnavailableError } from './verifier-unavailable.js';
 import type { Principal } from './principal.js';
 import type { BearerVerifier } from './verifiers.js';
 
@@ -57,7 +57,7 @@ export function createTokenReviewVerifier(options: TokenReviewVerifierOptions): 
         }),
         timeoutMs,
       ).catch((error: unknown) => {
-        throw dependencyUnavailable(KUBERNETES_DEPENDENCY, error);
+        throw new VerifierUnavailableError(KUBERNETES_DEPENDENCY, { cause: error });
       });
       return serviceAccountPrincipal(review, audiences);
     },

@@ -3,8 +3,7 @@ import { decodeJwt } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { AuthenticationError } from './authentication-error.js';
 import type { Principal } from './principal.js';
-import type { Authenticators } from './middleware.js';
-import type { BearerVerifier } from './verifiers.js';
+import type { Authenticators, BearerVerifier } from './verifiers.js';
 
 export interface VerifiedTokenCacheOptions {
   /** Bound on remembered tokens; the least recently used go first. */

@@ -1,8 +1,8 @@
 import type { Principal } from './principal.js';
 
 /**
- * Verifies a bearer token. Throws AuthenticationError when the token is not accepted, and an HttpError of
- * kind DependencyUnavailable when the keys to check it cannot be fetched.
+ * Verifies a bearer token. Throws AuthenticationError when the token is not accepted, and VerifierUnavailableError
+ * when the keys to check it (or the TokenReview API) cannot be reached.
  */
 export interface BearerVerifier {
   verify(token: string): Promise<Principal>;
@@ -17,4 +17,12 @@ export interface BearerVerifier {
 export interface BasicVerifier {
   /** `address`: the client address the attempt comes from (clientAddress), whose share of the work it takes. */
   verify(clientId: string, secret: string, address?: string): Promise<Principal>;
+}
+
+/** The verifiers a service accepts credentials with. */
+export interface Authenticators {
+  bearer?: BearerVerifier;
+  basic?: BasicVerifier;
+  /** Realm of the WWW-Authenticate challenges. */
+  realm?: string;
 }

@@ -4,7 +4,7 @@ import { createAuthenticators } from '../config/auth-config.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
 import { createLogger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
-import { startTracingFromEnvironment } from '../observability/tracing-setup.js';
+import { startTracingFromEnvironment } from './tracing-setup.js';
 import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from './process-lifecycle.js';
 
 // The ACL API: `node dist/cmd/acl-api.js` (or `main.js acl-api`), configured by environment variables

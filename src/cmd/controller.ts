@@ -1,6 +1,6 @@
 import { parseControllerConfig } from '../controller/config.js';
 import { startController } from '../controller/start-controller.js';
-import { startTracingFromEnvironment } from '../observability/tracing-setup.js';
+import { startTracingFromEnvironment } from './tracing-setup.js';
 import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from './process-lifecycle.js';
 
 // The grant controller: `node dist/cmd/controller.js` (or `main.js controller`), configured by environment

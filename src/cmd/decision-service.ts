@@ -6,7 +6,7 @@ import { decisionSettingsFromEnvironment } from '../decision/decision-config.js'
 import { startDecisionService, type DecisionServiceConfig } from '../decision/decision-service.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createMetricsRegistry } from '../observability/metrics.js';
-import { startTracingFromEnvironment } from '../observability/tracing-setup.js';
+import { startTracingFromEnvironment } from './tracing-setup.js';
 import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from './process-lifecycle.js';
 
 // The decision service: `node dist/cmd/decision-service.js` (or `main.js decision-service`), configured by

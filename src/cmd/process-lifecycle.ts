@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import type { RunningTracing } from '../observability/tracing-setup.js';
+import type { RunningTracing } from '../observability/tracing-sdk.js';
 
 /** True when the module at `moduleUrl` is the script node was started with (not imported). */
 export function isEntrypoint(moduleUrl: string): boolean {

@@ -11,8 +11,7 @@ import {
   parseJwks,
 } from '../auth/jwt-verifier.js';
 import type { JwtVerifierOptions } from '../auth/jwt-verifier.js';
-import type { BasicVerifier, BearerVerifier } from '../auth/verifiers.js';
-import type { Authenticators } from '../auth/middleware.js';
+import type { Authenticators, BasicVerifier, BearerVerifier } from '../auth/verifiers.js';
 import type { Logger } from '../observability/logger.js';
 import { booleanFlag, commaList, duration } from './environment.js';
 import { DEFAULT_RELOAD_INTERVAL_MS, MountedContent } from './mounted-content.js';

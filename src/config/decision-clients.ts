@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { DEFAULT_CHECK_CALLERS } from '../decision/check-callers.js';
 import { commaList } from './environment.js';
+
+/** The role that makes a caller an enforcement point when DECISION_CLIENT_ROLES is not set. */
+export const DECISION_CLIENT_ROLE = 'decision_client';
 
 /**
  * DECISION_CLIENT_ROLES, read by the decision service (who may call /v1/check) and the ACL API (which
@@ -9,4 +11,4 @@ import { commaList } from './environment.js';
  */
 export const decisionClientRoles = commaList
   .pipe(z.array(z.string()).min(1, 'at least a role'))
-  .default([...DEFAULT_CHECK_CALLERS.roles]);
+  .default([DECISION_CLIENT_ROLE]);

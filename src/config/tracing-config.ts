@@ -1,10 +1,6 @@
 import { z } from 'zod';
+import type { SamplerSetting } from '../observability/tracing-sdk.js';
 import { booleanFlag, readEnvironment } from './environment.js';
-
-/** How the SDK samples: OTEL_TRACES_SAMPLER's names, with the ratio of the ratio-based ones. */
-export type SamplerSetting =
-  | { kind: 'always_on' | 'always_off' | 'parentbased_always_on' | 'parentbased_always_off' }
-  | { kind: 'traceidratio' | 'parentbased_traceidratio'; ratio: number };
 
 export type TracingSettings = { enabled: false } | { enabled: true; sampler: SamplerSetting };
 

@@ -1,7 +1,5 @@
 import { isIP } from 'node:net';
-
-/** The proxies trusted to name the client address in X-Forwarded-For: addresses and subnets (CIDR). */
-export type TrustedProxies = readonly string[];
+import type { TrustedProxies } from '../http/client-address.js';
 
 const EXAMPLE = 'e.g. 10.0.0.5, 10.1.0.0/16';
 

@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import {
   derivedState,
   ENFORCED_CONDITION,
@@ -43,7 +43,7 @@ export class GrantMetrics {
   private readonly resyncDuration;
   private readonly resyncFailures;
 
-  constructor(registry: Registry, grants: () => PolicyGrant[]) {
+  constructor(registry: MetricsRegistry, grants: () => PolicyGrant[]) {
     this.latency = histogram(registry, {
       name: 'enforcement_latency_seconds',
       help:
@@ -112,7 +112,7 @@ export class GrantMetrics {
 /**
  * How many reconciles' SpiceDB writes shared each WriteRelationships (WriteBatcher); returns the observer.
  */
-export function registerWriteBatchMetrics(registry: Registry): (writes: number) => void {
+export function registerWriteBatchMetrics(registry: MetricsRegistry): (writes: number) => void {
   const writesPerCall = histogram(registry, {
     name: 'spicedb_writes_per_call',
     help: 'SpiceDB writes of reconciles (and resyncs) carried by one WriteRelationships call: the batch size.',
@@ -122,7 +122,7 @@ export function registerWriteBatchMetrics(registry: Registry): (writes: number) 
 }
 
 /** The Membership controller's dead-letter depth, computed from the cache at each scrape. */
-export function registerMembershipMetrics(registry: Registry, memberships: () => Membership[]): void {
+export function registerMembershipMetrics(registry: MetricsRegistry, memberships: () => Membership[]): void {
   gauge(registry, {
     name: 'membership_dead_letter',
     help:

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from '../observability/logger.js';
-import { isConflict } from '../runtime/index.js';
-import { collectionPath, EVENT_RESOURCE, microTime, type KubeClient } from '../kube/index.js';
+import { collectionPath, EVENT_RESOURCE, isConflict, microTime, type KubeClient } from '../kube/index.js';
 
 export const REPORTING_CONTROLLER = 'acl.policygrant.dev/policy-grant-controller';
 

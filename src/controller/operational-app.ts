@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { z } from 'zod';
 import { createHttpApp } from '../http/app.js';
 import type { OpenApiDocument } from '../http/openapi/route-definition.js';
@@ -12,7 +12,7 @@ import type { Logger } from '../observability/logger.js';
 export interface OperationalAppOptions {
   /** `urn:<ERROR_NAMESPACE>:controller:<Kind>`. */
   urn: UrnScheme;
-  metricsRegistry: Registry;
+  metricsRegistry: MetricsRegistry;
   readinessChecks: readonly ReadinessCheck[];
   /** Reported by readiness. A replica that does not lead is still ready: it takes over when the leader goes. */
   leadership: () => { leader: boolean; identity: string | undefined };

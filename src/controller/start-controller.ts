@@ -1,4 +1,4 @@
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { CONTROLLER_FIELD_MANAGER } from '../audit/field-managers.js';
 import { listen } from '../http/server.js';
 import { createUrnScheme } from '../http/urn.js';
@@ -35,7 +35,7 @@ export interface StartControllerOptions {
   /** Default: a pino logger at the configured level. */
   logger?: Logger;
   /** Default: a registry of its own, with the process metrics. */
-  metricsRegistry?: Registry;
+  metricsRegistry?: MetricsRegistry;
   /**
    * Called once this replica lost leadership (the lease, or the fence in SpiceDB) and its reconcilers were
    * stopped; the entrypoint exits here (EXIT_ON_LOST_LEADERSHIP). Absent: the replica campaigns again.
@@ -47,7 +47,7 @@ export interface StartControllerOptions {
 export interface RunningController {
   /** Base URL of the operational endpoints. */
   readonly url: string;
-  readonly metricsRegistry: Registry;
+  readonly metricsRegistry: MetricsRegistry;
   /** The leader-election identity (undefined without election). */
   readonly identity: string | undefined;
   isLeader(): boolean;
@@ -178,7 +178,7 @@ function newManager(
   config: ControllerConfig,
   kube: KubeClient,
   options: StartControllerOptions,
-  metricsRegistry: Registry,
+  metricsRegistry: MetricsRegistry,
   logger: Logger,
 ): Manager {
   const election = config.leaderElection;

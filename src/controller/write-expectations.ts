@@ -1,4 +1,4 @@
-import { isConflict, isNotFound } from '../runtime/index.js';
+import { isConflict, isNotFound } from '../kube/index.js';
 
 /**
  * The resourceVersions this controller's own writes replaced, per object (controller-runtime users call these

@@ -1,5 +1,4 @@
-import type { Authenticators } from '../auth/middleware.js';
-import type { BearerVerifier } from '../auth/verifiers.js';
+import type { Authenticators, BearerVerifier } from '../auth/verifiers.js';
 import { knownIssuersOnly, unverifiedIssuer } from './token-issuers.js';
 import { cachedBearerVerifier } from '../auth/verified-token-cache.js';
 import type { VerifiedTokenCacheOptions } from '../auth/verified-token-cache.js';

@@ -1,5 +1,6 @@
 import { boundOrganisations, hasRole } from '../auth/principal.js';
 import type { Principal } from '../auth/principal.js';
+import { DECISION_CLIENT_ROLE } from '../config/decision-clients.js';
 import type { CallerRule } from '../http/openapi/route-definition.js';
 import type { OrganisationScope } from './organisation-scope.js';
 
@@ -13,8 +14,6 @@ export interface CheckCallers {
   /** ServiceAccounts (verified by TokenReview) as `<namespace>:<name>`. */
   serviceAccounts: readonly string[];
 }
-
-export const DECISION_CLIENT_ROLE = 'decision_client';
 
 export const DEFAULT_CHECK_CALLERS: CheckCallers = { roles: [DECISION_CLIENT_ROLE], serviceAccounts: [] };
 

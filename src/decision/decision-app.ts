@@ -1,8 +1,8 @@
 import type { Express } from 'express';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import { apiAuthentication } from '../auth/middleware.js';
-import type { TrustedProxies } from '../config/trusted-proxies.js';
-import type { Authenticators } from '../auth/middleware.js';
+import { apiAuthentication } from '../http/auth-middleware.js';
+import type { TrustedProxies } from '../http/client-address.js';
+import type { Authenticators } from '../auth/verifiers.js';
 import { createHttpApp } from '../http/app.js';
 import { limitedAuthentication } from '../http/rate-limit/limited-authentication.js';
 import { NO_REQUEST_LIMITS } from '../http/rate-limit/request-limits.js';

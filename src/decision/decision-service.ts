@@ -1,7 +1,7 @@
 import type { Registry as MetricsRegistry } from 'prom-client';
-import type { Authenticators } from '../auth/middleware.js';
+import type { Authenticators } from '../auth/verifiers.js';
 import { createTokenReviewVerifier } from '../auth/token-review-verifier.js';
-import type { TrustedProxies } from '../config/trusted-proxies.js';
+import type { TrustedProxies } from '../http/client-address.js';
 import type { TokenReviewApi } from '../auth/token-review-verifier.js';
 import { Drain } from '../http/drain.js';
 import { listen } from '../http/server.js';

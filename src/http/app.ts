@@ -1,7 +1,7 @@
 import express from 'express';
 import type { Express, Router } from 'express';
 import type { Registry as MetricsRegistry } from 'prom-client';
-import type { TrustedProxies } from '../config/trusted-proxies.js';
+import type { TrustedProxies } from './client-address.js';
 import type { Logger } from '../observability/logger.js';
 import { accessLog } from './access-log.js';
 import type { Drain } from './drain.js';

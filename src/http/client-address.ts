@@ -1,6 +1,9 @@
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Request } from 'express';
 
+/** The proxies trusted to name the client address in X-Forwarded-For: addresses and subnets (CIDR). */
+export type TrustedProxies = readonly string[];
+
 /** IPv6 clients are counted by /56, the smallest prefix an ISP commonly hands out. */
 const IPV6_SUBNET = 56;
 

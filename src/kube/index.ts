@@ -12,7 +12,8 @@ export {
 export type { ApiStatus } from './api-error.js';
 export * from './core-resources.js';
 export { KubeClient, MERGE_PATCH } from './kube-client.js';
-export type { KubeCall, KubeClientOptions, KubeMethod } from './kube-client.js';
+export type { KubeCall, KubeClientOptions } from './kube-client.js';
+export type { KubeMethod } from './kube-request.js';
 export { loadKubeConfig } from './kube-config.js';
 export { kubeLeaseClient, microTime } from './lease-client.js';
 export type { Lease, LeaseClient, LeaseSpec } from './lease-client.js';

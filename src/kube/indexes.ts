@@ -1,4 +1,5 @@
-import type { IndexFunc } from '../runtime/indexed-cache.js';
+/** Maps an object to the values it is indexed under (client-go's IndexFunc). Must not throw. */
+export type IndexFunc<T> = (obj: T) => string[];
 
 /**
  * What a view needs of a cache (client-go's cache.Indexer): the runtime's Informer is one; unit tests and the

@@ -3,12 +3,10 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { injectTraceContext, inSpan } from '../observability/tracing.js';
-import { linkedTimeout } from '../runtime/timing.js';
 import { KubeApiError, KubernetesUnreachableError } from './api-error.js';
+import type { KubeMethod, QueryParams } from './kube-request.js';
 import { kubeSpan } from './kube-span.js';
-
-export type KubeMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type QueryParams = Record<string, string | number | boolean | undefined>;
+import { linkedTimeout } from './linked-timeout.js';
 
 export interface KubeCall {
   method: KubeMethod;

@@ -1,6 +1,6 @@
 import { SpanKind } from '@opentelemetry/api';
 import type { SpanDescription } from '../observability/tracing.js';
-import type { KubeMethod, QueryParams } from './kube-client.js';
+import type { KubeMethod, QueryParams } from './kube-request.js';
 
 /** What a request to the kube-apiserver does, in Kubernetes' words (the audit log's verbs). */
 export interface KubeRequestTarget {

@@ -1,7 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { IncomingMessage } from 'node:http';
 import { KubeApiError } from './api-error.js';
-import { readBody, type KubeClient, type QueryParams } from './kube-client.js';
+import { readBody, type KubeClient } from './kube-client.js';
+import type { QueryParams } from './kube-request.js';
 
 /** Receives the raw watch stream: one parsed JSON event per line, then exactly one close. */
 export interface RawWatchHandlers {
@@ -63,7 +64,7 @@ export function openWatchStream(
   const abort = new AbortController();
   let closed = false;
   const isStopped = (): boolean => closed;
-  const guarded: RawWatchHandlers = {
+  const whileOpen: RawWatchHandlers = {
     onEvent: (event) => {
       if (!closed) {
         handlers.onEvent(event);
@@ -87,9 +88,9 @@ export function openWatchStream(
     if (response.statusCode !== 200) {
       throw KubeApiError.fromBody(response.statusCode ?? 0, await readBody(response));
     }
-    streamEvents(response, guarded, isStopped);
+    streamEvents(response, whileOpen, isStopped);
   };
-  open().catch((err: unknown) => guarded.onClose(err));
+  open().catch((err: unknown) => whileOpen.onClose(err));
   return () => {
     closed = true;
     abort.abort();

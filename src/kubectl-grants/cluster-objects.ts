@@ -2,7 +2,7 @@ import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { WorldObjects } from '../verdict/object-view.js';
 import { KubeClient } from '../kube/kube-client.js';
 import { paths } from '../acl/resources.js';
-import { KubeApiError } from '../runtime/index.js';
+import { KubeApiError } from '../kube/index.js';
 
 // The objects the explanation reads, listed with the user's own kubeconfig: what their RBAC lets them read.
 

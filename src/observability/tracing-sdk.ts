@@ -20,8 +20,12 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import type { SamplerSetting } from '../config/tracing-config.js';
 import { setTracingOn } from './tracing.js';
+
+/** How the SDK samples: OTEL_TRACES_SAMPLER's names, with the ratio of the ratio-based ones. */
+export type SamplerSetting =
+  | { kind: 'always_on' | 'always_off' | 'parentbased_always_on' | 'parentbased_always_off' }
+  | { kind: 'traceidratio' | 'parentbased_traceidratio'; ratio: number };
 
 export interface TracingOptions {
   /** service.name unless OTEL_SERVICE_NAME (or service.name in OTEL_RESOURCE_ATTRIBUTES) names another. */

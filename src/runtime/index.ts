@@ -1,14 +1,11 @@
 export { LAST_APPLIED_ANNOTATION, stripForCache } from './cache-transform.js';
 export { InternPool } from './intern-pool.js';
-export { KubeApiError, isConflict, isGone, isNotFound } from '../kube/api-error.js';
 export { Controller, TerminalError, watchesMapped } from './controller.js';
 export type { ControllerOptions, ReconcileResult, Reconciler, WatchSource } from './controller.js';
 export { Informer } from './informer.js';
 export type { EventHandler, InformerOptions } from './informer.js';
-export type { IndexFunc } from './indexed-cache.js';
 export { LeaderElector } from './leader-election.js';
 export type { LeaderElectionOptions, StoppedLeadingReason } from './leader-election.js';
-export type { ListWatchSource, SelectorOptions, WatchEvent } from '../kube/list-watch.js';
 export { Manager } from './manager.js';
 export type {
   InformerSpec,
@@ -17,7 +14,6 @@ export type {
   ManagerOptions,
 } from './manager.js';
 export { objectKey, parseObjectKey } from './object-key.js';
-export type { ObjectRef } from './object-key.js';
 export {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,

@@ -1,5 +1,4 @@
-/** Maps an object to the values it is indexed under (client-go's IndexFunc). Must not throw. */
-export type IndexFunc<T> = (obj: T) => string[];
+import type { IndexFunc } from '../kube/indexes.js';
 
 /**
  * The object keys under one indexed value: most values (a tuple key, an item id) index a single object, and a

@@ -4,7 +4,7 @@ import { KubeApiError, isGone } from '../kube/api-error.js';
 import { Backoff, DEFAULT_WATCH_BACKOFF } from './backoff.js';
 import type { BackoffOptions } from './backoff.js';
 import { IndexedCache } from './indexed-cache.js';
-import type { IndexFunc } from './indexed-cache.js';
+import type { IndexFunc } from '../kube/indexes.js';
 import type { ListWatchSource, SelectorOptions, WatchEvent } from '../kube/list-watch.js';
 import { silentLogger } from './logger.js';
 import type { Logger } from './logger.js';

@@ -4,10 +4,11 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import { isConflict } from '../kube/api-error.js';
 import type { Lease, LeaseClient, LeaseSpec } from '../kube/lease-client.js';
 import { microTime } from '../kube/lease-client.js';
+import { linkedTimeout } from '../kube/linked-timeout.js';
 import { silentLogger } from './logger.js';
 import type { Logger } from './logger.js';
 import { gaugeOn } from './metric-registry.js';
-import { jittered, linkedTimeout, monotonicNow, sleep } from './timing.js';
+import { jittered, monotonicNow, sleep } from './timing.js';
 
 /** Writes of the release: the observed lease, then at most one re-read after a cancelled renewal landed. */
 const RELEASE_ATTEMPTS = 2;

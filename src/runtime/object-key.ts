@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ObjectRef } from '../kube/paths.js';
 
 /** client-go's MetaNamespaceKeyFunc: `namespace/name` for namespaced objects, `name` for cluster-scoped ones. */
 export function objectKey(obj: KubernetesObject): string {
@@ -8,11 +9,6 @@ export function objectKey(obj: KubernetesObject): string {
   }
   const namespace = obj.metadata?.namespace;
   return namespace ? `${namespace}/${name}` : name;
-}
-
-export interface ObjectRef {
-  namespace?: string;
-  name: string;
 }
 
 /** Inverse of objectKey. */

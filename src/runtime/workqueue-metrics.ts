@@ -1,5 +1,5 @@
 import { exponentialBuckets } from 'prom-client';
-import type { Registry } from 'prom-client';
+import type { Registry as MetricsRegistry } from 'prom-client';
 import { counterOn, gaugeOn, histogramOn } from './metric-registry.js';
 import { monotonicNow } from './timing.js';
 
@@ -23,10 +23,10 @@ export const noQueueMetrics: QueueMetrics = {
 
 type Labels = { name: string; controller: string };
 
-/** Queues whose work in progress the two gauges below compute when scraped, per Registry. */
-const liveQueues = new WeakMap<Registry, Set<PrometheusQueueMetrics>>();
+/** Queues whose work in progress the two gauges below compute when scraped, per MetricsRegistry. */
+const liveQueues = new WeakMap<MetricsRegistry, Set<PrometheusQueueMetrics>>();
 
-function liveQueuesOf(registry: Registry): Set<PrometheusQueueMetrics> {
+function liveQueuesOf(registry: MetricsRegistry): Set<PrometheusQueueMetrics> {
   const queues = liveQueues.get(registry) ?? new Set<PrometheusQueueMetrics>();
   liveQueues.set(registry, queues);
   return queues;
@@ -46,9 +46,9 @@ export class PrometheusQueueMetrics implements QueueMetrics {
   private readonly unfinished;
   private readonly longestRunning;
   private readonly retries;
-  private readonly registry: Registry;
+  private readonly registry: MetricsRegistry;
 
-  constructor(registry: Registry, name: string) {
+  constructor(registry: MetricsRegistry, name: string) {
     this.registry = registry;
     this.labels = { name, controller: name };
     const labelNames = ['name', 'controller'] as const;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../src/config/decision-clients.js';
 import {
   acl,
   eventually,

@@ -4,7 +4,7 @@ import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
 import { listingRoutes } from '../listing-route.js';
-import type { Guard } from '../memberships/membership-routes.js';
+import type { WithSyncedCache } from '../memberships/membership-routes.js';
 import {
   AccessRequestListingQuerySchema,
   AccessRequestParamsSchema,
@@ -39,7 +39,7 @@ const unknown = problemResponse(
 export function addAccessRequestRoutes(
   table: RouteTable,
   services: { urn: UrnScheme; accessRequests: AccessRequests },
-  guarded: Guard,
+  withSyncedCache: WithSyncedCache,
   audit: AccessRequestAudit,
 ): RouteTable {
   const { urn, accessRequests } = services;
@@ -51,7 +51,7 @@ export function addAccessRequestRoutes(
   });
   const listing = listingRoutes({
     urn,
-    guarded,
+    withSyncedCache,
     tags: TAGS,
     query: AccessRequestListingQuerySchema,
     page: { description: 'A page of access-request rows, oldest first', schema: schemas.listing },
@@ -97,7 +97,7 @@ export function addAccessRequestRoutes(
           ),
           503: unavailable,
         },
-        handler: guarded(async ({ principal, body }) => {
+        handler: withSyncedCache(async ({ principal, body }) => {
           const read = await accessRequests.create(principal, body);
           return {
             status: 201,
@@ -140,7 +140,7 @@ export function addAccessRequestRoutes(
         404: unknown,
         503: unavailable,
       },
-      handler: guarded(({ principal, params }) =>
+      handler: withSyncedCache(({ principal, params }) =>
         one(200, 'Access request', accessRequests.get(principal, params.id)),
       ),
     })
@@ -175,7 +175,7 @@ export function addAccessRequestRoutes(
           428: problemResponse('If-Match is missing'),
           503: unavailable,
         },
-        handler: guarded(async ({ principal, params, headers, body, request }) =>
+        handler: withSyncedCache(async ({ principal, params, headers, body, request }) =>
           one(
             200,
             'Decided',

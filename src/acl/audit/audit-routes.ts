@@ -46,7 +46,7 @@ export function addAuditRoutes(
       access: 'authenticated',
       request: { query: AuditQuerySchema },
       responses: { 200: { description: 'A page of records', schema: schemas.page }, 503: unavailable },
-      handler: postgresGuard(async ({ principal, query }) => {
+      handler: withPostgresOutageAs503(async ({ principal, query }) => {
         const { limit, cursor, ...filters } = query;
         const before = cursor === undefined ? undefined : decodeCursor(cursor);
         const page = await reader.list(visibilityOf(principal), filters, {
@@ -73,7 +73,7 @@ export function addAuditRoutes(
         200: { description: 'One record per line', mediaType: NDJSON_MEDIA_TYPE },
         503: unavailable,
       },
-      handler: postgresGuard(async ({ query }) => {
+      handler: withPostgresOutageAs503(async ({ query }) => {
         await ping();
         return { status: 200, body: reader.exportNdjson(query) };
       }),
@@ -92,7 +92,7 @@ export function addAuditRoutes(
       access: { role: COS_ADMIN },
       request: { query: TimeRangeQuerySchema },
       responses: { 200: { description: 'The report', schema: schemas.verified }, 503: unavailable },
-      handler: postgresGuard(async ({ query }) => {
+      handler: withPostgresOutageAs503(async ({ query }) => {
         const report = await verifyChain(reader, query, chainKey);
         const title = report.valid ? 'Audit chain intact' : 'Audit chain broken';
         return { status: 200, body: successEnvelope(urn, { title, results: [report] }) };
@@ -109,7 +109,7 @@ function visibilityOf(principal: Principal): AuditVisibility {
 }
 
 /** A failure of PostgreSQL under a read is a 503 naming it. */
-function postgresGuard<I, R>(handler: (input: I) => Promise<R>) {
+function withPostgresOutageAs503<I, R>(handler: (input: I) => Promise<R>) {
   return async (input: I): Promise<R> => {
     try {
       return await handler(input);

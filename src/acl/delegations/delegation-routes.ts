@@ -4,7 +4,7 @@ import type { RouteTable } from '../../http/openapi/route-table.js';
 import { problemResponse } from '../../http/openapi/route-responses.js';
 import type { UrnScheme } from '../../http/urn.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
-import type { Guard } from '../memberships/membership-routes.js';
+import type { WithSyncedCache } from '../memberships/membership-routes.js';
 import type { Page } from '../policies/policy-rows.js';
 import { COS_ADMIN } from '../authorisation.js';
 import type { AgentOwnership } from './agents.js';
@@ -43,12 +43,12 @@ const unknown = problemResponse('No delegation has this id');
 export function addDelegationRoutes(
   table: RouteTable,
   services: { urn: UrnScheme; delegations: Delegations; agents: AgentOwnership },
-  guarded: Guard,
+  withSyncedCache: WithSyncedCache,
   audit: DelegationAudit,
 ): RouteTable {
   const { urn, delegations } = services;
   const { routes, delegate, undelegate } = audit;
-  addAgentRoutes(table, services, guarded, audit);
+  addAgentRoutes(table, services, withSyncedCache, audit);
   const schemas = delegationResponseSchemas(urn);
   return table
     .add(
@@ -96,7 +96,7 @@ export function addDelegationRoutes(
           ),
           503: unavailable,
         },
-        handler: guarded(async ({ principal, body }) => {
+        handler: withSyncedCache(async ({ principal, body }) => {
           const delegationId = await delegations.create(principal, body);
           return {
             status: 201,
@@ -117,7 +117,7 @@ export function addDelegationRoutes(
         200: { description: 'A page of delegation rows', schema: schemas.listing },
         503: unavailable,
       },
-      handler: guarded(({ principal, query }: { principal: Principal; query: Page }) => ({
+      handler: withSyncedCache(({ principal, query }: { principal: Principal; query: Page }) => ({
         status: 200,
         body: successEnvelope(urn, { title: 'Delegations', ...delegations.list(principal, query) }),
       })),
@@ -136,7 +136,7 @@ export function addDelegationRoutes(
         404: unknown,
         503: unavailable,
       },
-      handler: guarded(({ principal, params }) => ({
+      handler: withSyncedCache(({ principal, params }) => ({
         status: 200,
         body: successEnvelope(urn, { title: 'Delegation', results: [delegations.get(principal, params.id)] }),
       })),
@@ -157,7 +157,7 @@ export function addDelegationRoutes(
           404: unknown,
           503: unavailable,
         },
-        handler: guarded(async ({ principal, params }) => {
+        handler: withSyncedCache(async ({ principal, params }) => {
           await delegations.revoke(principal, params.id);
           return { status: 204 };
         }),
@@ -171,7 +171,7 @@ const agentUnknown = problemResponse('No Agent holds this agent id');
 function addAgentRoutes(
   table: RouteTable,
   services: { urn: UrnScheme; agents: AgentOwnership },
-  guarded: Guard,
+  withSyncedCache: WithSyncedCache,
   audit: DelegationAudit,
 ): void {
   const { urn, agents } = services;
@@ -195,7 +195,7 @@ function addAgentRoutes(
           409: problemResponse('The agent changed while it was being enrolled: retry'),
           503: unavailable,
         },
-        handler: guarded(async ({ params, body }) => {
+        handler: withSyncedCache(async ({ params, body }) => {
           const agent = await agents.enrol(params.agentId, body.ownerId);
           return { status: 200, body: successEnvelope(urn, { title: 'Agent enrolled', results: [agent] }) };
         }),
@@ -213,7 +213,7 @@ function addAgentRoutes(
         access: { role: COS_ADMIN },
         request: { params: AgentParamsSchema },
         responses: { 204: { description: 'Deleted' }, 404: agentUnknown, 503: unavailable },
-        handler: guarded(async ({ params }) => {
+        handler: withSyncedCache(async ({ params }) => {
           await agents.remove(params.agentId);
           return { status: 204 };
         }),

@@ -5,7 +5,7 @@ import type { UrnScheme } from '../../http/urn.js';
 import type { AclCache } from '../acl-cache.js';
 import type { AuditedRoutes, MutationAudit } from '../audit/audited-routes.js';
 import { auditTargets, type AuditTargets } from '../audit/mutation-audits.js';
-import type { Guard } from '../memberships/membership-routes.js';
+import type { WithSyncedCache } from '../memberships/membership-routes.js';
 import { explainResponseSchemas, ExplainQuerySchema, type ExplainQuery } from './explain-schemas.js';
 import type { Explainer } from './explainer.js';
 
@@ -42,7 +42,7 @@ function explainAudit(cache: AclCache): MutationAudit<{ query: ExplainQuery }> {
 export function addExplainRoute(
   table: RouteTable,
   services: { urn: UrnScheme; cache: AclCache; explainer: Explainer; audited: AuditedRoutes },
-  guarded: Guard,
+  withSyncedCache: WithSyncedCache,
 ): RouteTable {
   const { urn, cache, explainer, audited } = services;
   const schemas = explainResponseSchemas(urn);
@@ -71,7 +71,7 @@ export function addExplainRoute(
         ),
         503: problemResponse('Kubernetes or PostgreSQL (the audit) is unavailable; detail names it'),
       },
-      handler: guarded(async ({ principal, query }) => {
+      handler: withSyncedCache(async ({ principal, query }) => {
         const subject =
           query.userId === undefined
             ? { type: 'agent' as const, id: query.agentId ?? '' }

@@ -1,7 +1,7 @@
 import { agentName, type Agent, type Delegation } from '../../api/v1alpha1/index.js';
 import { hasRole, type Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
-import { isNotFound } from '../../runtime/index.js';
+import { isNotFound } from '../../kube/index.js';
 import { explain, type Explanation, type ExplanationView, type Subject } from '../../verdict/explanation.js';
 import type { AclCache } from '../acl-cache.js';
 import { COS_ADMIN, isOrgAdminOf, mayLearnItemFacts } from '../authorisation.js';

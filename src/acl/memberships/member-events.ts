@@ -1,4 +1,4 @@
-import type { Counter, Registry } from 'prom-client';
+import type { Counter, Registry as MetricsRegistry } from 'prom-client';
 import { membershipKeyString } from '../../api/v1alpha1/index.js';
 import { counter } from '../../observability/metrics.js';
 import { settleAll, valuesOrThrow } from '../concurrency.js';
@@ -29,7 +29,7 @@ export class MemberEventApplier {
 
   constructor(
     private readonly store: MembershipStore,
-    metrics: Registry,
+    metrics: MetricsRegistry,
   ) {
     this.received = counter(metrics, {
       name: 'acl_membership_events_total',

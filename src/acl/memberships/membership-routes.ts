@@ -34,7 +34,7 @@ const PRODUCER_RULE =
 const VIEWERS = { anyRole: [ORG_ADMIN, COS_ADMIN] };
 
 /** Wraps a handler: 503 while the cache has not synced, Kubernetes failures as 503/400 (acl-routes.ts). */
-export type Guard = <I, R>(handler: (input: I) => R | Promise<R>) => (input: I) => Promise<R>;
+export type WithSyncedCache = <I, R>(handler: (input: I) => R | Promise<R>) => (input: I) => Promise<R>;
 
 export interface MembershipServices {
   urn: UrnScheme;
@@ -68,13 +68,13 @@ export interface MembershipAudit {
 export function addMembershipRoutes(
   table: RouteTable,
   services: MembershipServices,
-  guarded: Guard,
+  withSyncedCache: WithSyncedCache,
   audit: MembershipAudit,
 ): RouteTable {
   const { urn, cache, applier, snapshots } = services;
   const schemas = membershipResponseSchemas(urn);
 
-  const snapshotHandler = guarded(
+  const snapshotHandler = withSyncedCache(
     async ({
       principal,
       params,
@@ -98,7 +98,7 @@ export function addMembershipRoutes(
       };
     },
   );
-  const listingHandler = guarded(
+  const listingHandler = withSyncedCache(
     ({ principal, params, query }: { principal: Principal; params: MemberSet; query: Page }) => {
       if (!hasRole(principal, COS_ADMIN) && !isOrgAdminOf(principal, params.organisationId)) {
         throw new HttpError(
@@ -146,7 +146,7 @@ export function addMembershipRoutes(
           409: keptChanging,
           503: unavailable,
         },
-        handler: guarded(async ({ principal, body, request }) => {
+        handler: withSyncedCache(async ({ principal, body, request }) => {
           requireSpeaksFor(principal, namedOrganisations(body));
           const events = Array.isArray(body) ? body : [body];
           await chargeWork(request, events.length);

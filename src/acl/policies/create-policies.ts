@@ -346,9 +346,9 @@ class CreateTransaction {
     if (first === -1) return;
     const later = new Set(ordered.slice(first + 1));
     await this.release(this.heldClaims.filter((held) => later.has(held.planned)));
-    const patience = new Patience(this.settings.claimWaitMs);
+    const waitBudget = new WaitBudget(this.settings.claimWaitMs);
     for (const claim of ordered.slice(first)) {
-      const outcome = this.keep(await this.acquire(claim, patience));
+      const outcome = this.keep(await this.acquire(claim, waitBudget));
       if ('blocked' in outcome) throw conflict([outcome]);
     }
   }
@@ -368,8 +368,8 @@ class CreateTransaction {
     valuesOrThrow(results);
   }
 
-  /** Creates the claim, or judges the one that exists; waits for contenders only with `patience`. */
-  private async acquire(planned: PlannedClaim, patience?: Patience): Promise<ClaimOutcome> {
+  /** Creates the claim, or judges the one that exists; waits for contenders only with `waitBudget`. */
+  private async acquire(planned: PlannedClaim, waitBudget?: WaitBudget): Promise<ClaimOutcome> {
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       let outcome: ClaimOutcome | 'changed';
       try {
@@ -381,7 +381,7 @@ class CreateTransaction {
         });
       } catch (error) {
         if (!isAlreadyExists(error)) throw error;
-        outcome = await this.judgeExisting(planned, patience);
+        outcome = await this.judgeExisting(planned, waitBudget);
       }
       if (outcome !== 'changed') return outcome;
     }
@@ -393,10 +393,13 @@ class CreateTransaction {
 
   /**
    * Reads the existing claim and decides; while a contender holds it pending, reads it again until it is
-   * bound or released or patience runs out. 'changed' when the claim went away or another request took it
+   * bound or released or the wait budget is spent. 'changed' when the claim went away or another request took it
    * over first: the caller tries again.
    */
-  private async judgeExisting(planned: PlannedClaim, patience?: Patience): Promise<ClaimOutcome | 'changed'> {
+  private async judgeExisting(
+    planned: PlannedClaim,
+    waitBudget?: WaitBudget,
+  ): Promise<ClaimOutcome | 'changed'> {
     for (;;) {
       const existing = await this.store.getClaim(planned.name);
       if (!existing) return 'changed';
@@ -405,7 +408,7 @@ class CreateTransaction {
       if (claim.grantName === planned.grantName) return { held: { planned, resourceVersion, mine: false } };
       const now = this.settings.now();
       if (isInFlight(claim, now, this.settings.claimPendingTimeoutMs)) {
-        if (patience && (await patience.pause())) continue;
+        if (waitBudget && (await waitBudget.pause())) continue;
         return { blocked: planned, why: 'in-flight' };
       }
       const holder = claim.grantName ? await this.store.getGrant(claim.grantName) : undefined;
@@ -527,7 +530,7 @@ class CreateTransaction {
 }
 
 /** A budget of waiting shared by all claims of one request, spent in growing, jittered pauses. */
-class Patience {
+class WaitBudget {
   private readonly deadline: number;
   // Each pause lies between half and one and a half times a nominal pause that doubles from FIRST_PAUSE_MS to
   // LONGEST_PAUSE_MS: half the nominal, plus up to twice that at random.

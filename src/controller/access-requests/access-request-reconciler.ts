@@ -4,7 +4,8 @@ import {
   type AccessRequestState,
   type AccessRequestStatus,
 } from '../../api/v1alpha1/index.js';
-import { isConflict, isNotFound, type Informer, type ReconcileResult } from '../../runtime/index.js';
+import { isConflict, isNotFound } from '../../kube/index.js';
+import type { Informer, ReconcileResult } from '../../runtime/index.js';
 import type { ObjectWriter } from '../../kube/object-writer.js';
 import type { AuditStore } from '../../audit/audit-store.js';
 import { expiryChange } from '../audit/access-request-expiry.js';

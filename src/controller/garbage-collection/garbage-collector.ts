@@ -12,15 +12,20 @@ import {
   type ResourceDescriptor,
 } from '../../api/v1alpha1/index.js';
 import {
-  isConflict,
-  isNotFound,
   watchesMapped,
   type Informer,
   type Manager,
   type ReconcileResult,
   type Reconciler,
 } from '../../runtime/index.js';
-import { collectionPath, objectPath, refOf, type KubeClient } from '../../kube/index.js';
+import {
+  collectionPath,
+  isConflict,
+  isNotFound,
+  objectPath,
+  refOf,
+  type KubeClient,
+} from '../../kube/index.js';
 import { accessRequestFinishedAt, delegationFinishedAt, membershipFinishedAt } from './finished-objects.js';
 
 const DELETE_TIMEOUT_MS = 15_000;

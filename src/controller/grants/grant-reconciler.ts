@@ -6,7 +6,8 @@ import {
   type PolicyGrantStatus,
 } from '../../api/v1alpha1/index.js';
 import type { Logger } from '../../observability/logger.js';
-import { isConflict, isNotFound, type ReconcileResult } from '../../runtime/index.js';
+import { isConflict, isNotFound } from '../../kube/index.js';
+import type { ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import type { ClusterView } from '../cluster-view.js';
 import type { GrantMetrics } from '../controller-metrics.js';

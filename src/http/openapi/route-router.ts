@@ -2,7 +2,7 @@ import express from 'express';
 import { Readable, pipeline } from 'node:stream';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
-import { requireAnyRole } from '../../auth/middleware.js';
+import { requireAnyRole } from '../auth-middleware.js';
 import { HttpError, methodNotAllowed } from '../errors.js';
 import { jsonBody } from '../json-body.js';
 import { captureRouteTemplate } from '../route-template.js';

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { RequestHandler } from 'express';
 import type { Counter } from 'prom-client';
-import { claimedIdentity, headerDigest } from '../../auth/middleware.js';
+import { claimedIdentity, headerDigest } from '../auth-middleware.js';
 import { clientAddress } from '../client-address.js';
 import { BusyError, HttpError } from '../errors.js';
 import type { UrnScheme } from '../urn.js';

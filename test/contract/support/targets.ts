@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE, PLATFORM_SEARCH_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
+import { PLATFORM_SEARCH_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
 import type { ContractRun } from './schemathesis.js';
 
 /** A running stack as the contract runs see it: the three services, and its identity provider. */

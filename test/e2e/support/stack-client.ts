@@ -6,7 +6,7 @@ import { inject } from 'vitest';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
 import { ensureDevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../../../dev/tokens/dev-token.js';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { repoRoot } from '../../../dev/localplane/repo-root.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import type { E2eEnvironment } from './e2e-environment.js';

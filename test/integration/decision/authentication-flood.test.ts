@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { DEFAULT_SCRYPT_PARAMETERS, hashSecret } from '../../../src/auth/secret-hash.js';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { DEFAULT_TOKEN_REVIEW_AUDIENCE } from '../../../src/decision/decision-service.js';
 import { metricValue } from '../../../src/observability/metric-text.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';

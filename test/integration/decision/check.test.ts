@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';

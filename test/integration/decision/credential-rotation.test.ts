@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
 import { createAuthenticators } from '../../../src/config/auth-config.js';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { startDecisionService } from '../../../src/decision/decision-service.js';
 import type { RunningDecisionService } from '../../../src/decision/decision-service.js';
 import { createLogger } from '../../../src/observability/logger.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { signToken, testKey } from '../../unit/auth/support/tokens.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
 import { metricValue } from '../../../src/observability/metric-text.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { HOOK_TIMEOUT_MS } from '../../support/patience.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
 import { parseTrustedProxies } from '../../../src/config/trusted-proxies.js';
-import { DECISION_CLIENT_ROLE } from '../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { FAST } from '../../unit/auth/support/fast-scrypt.js';
 import { requestFromAddress } from '../../support/http-from-address.js';
 import { testSpiceDB } from '../support/cluster.js';

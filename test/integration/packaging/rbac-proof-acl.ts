@@ -26,7 +26,7 @@ import {
 import { claimName, type ClaimKey } from '../../../src/acl/policies/grant-claims.js';
 import { ensureDevSigningKey, type DevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../dev/tokens/dev-token.js';
-import type { Authenticators } from '../../../src/auth/middleware.js';
+import type { Authenticators } from '../../../src/auth/verifiers.js';
 import { startAclApi, type AclApiConfig, type RunningAclApi } from '../../../src/cmd/acl-api.js';
 import { createAuthenticators } from '../../../src/config/auth-config.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';

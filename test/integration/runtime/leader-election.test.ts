@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
+import { Registry as MetricsRegistry } from 'prom-client';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerLeaderElection } from '../../../src/runtime/manager.js';
@@ -25,7 +25,7 @@ describe('Manager leader election against the real kube-apiserver', () => {
     // A client of its own per manager: two replicas share no connection pool.
     const made = new Manager({
       kube: new KubeClient(kubeConfig),
-      registry: new Registry(),
+      registry: new MetricsRegistry(),
       gracefulShutdownTimeoutMs: 2000,
       leaderElection: { namespace, name: 'runtime-test', ...TIMINGS, ...election },
     });

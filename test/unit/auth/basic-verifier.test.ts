@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import * as secretHash from '../../../src/auth/secret-hash.js';
-import { HttpError } from '../../../src/http/errors.js';
+import { VerifierBusyError } from '../../../src/auth/verifier-unavailable.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { ORG_ID, USER_ID } from './support/tokens.js';
 import { FAST } from './support/fast-scrypt.js';
@@ -74,14 +74,14 @@ describe('createBasicVerifier', () => {
     const reasons = outcomes.map((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined));
     expect(reasons[0]).toBeInstanceOf(AuthenticationError);
     expect(reasons[1]).toBeInstanceOf(AuthenticationError);
-    expect(reasons.slice(2)).toEqual([expect.any(HttpError), expect.any(HttpError)]);
+    expect(reasons.slice(2)).toEqual([expect.any(VerifierBusyError), expect.any(VerifierBusyError)]);
     expect(secretHash.verifySecret).toHaveBeenCalledTimes(2);
     const metrics = await metricsRegistry.metrics();
     expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="unknown_client"} 1');
     expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="busy"} 2');
   });
 
-  it('runs at most the bound of scrypt verifications, refusing past its queue with 503 busy', async () => {
+  it('runs at most the bound of scrypt verifications, refusing past its queue as busy', async () => {
     const metricsRegistry = createMetricsRegistry();
     const verifier = createBasicVerifier(credentials, {
       scrypt: { concurrency: 1, queue: 1 },
@@ -93,9 +93,9 @@ describe('createBasicVerifier', () => {
     );
     const reasons = outcomes.map((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined));
     expect(reasons.filter((reason) => reason instanceof AuthenticationError)).toHaveLength(2);
-    const busy = reasons.filter((reason) => reason instanceof HttpError);
+    const busy = reasons.filter((reason) => reason instanceof VerifierBusyError);
     expect(busy).toHaveLength(3);
-    expect(busy[0]).toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
+    expect(busy[0]).toMatchObject({ what: 'basic credential verification' });
     expect(secretHash.verifySecret).toHaveBeenCalledTimes(2);
     const metrics = await metricsRegistry.metrics();
     expect(metrics).toContain('policygrant_basic_auth_verifications_total{outcome="rejected"} 2');
@@ -109,7 +109,7 @@ describe('createBasicVerifier', () => {
     const outcomes = await Promise.allSettled(flood);
     const reasons = outcomes.map((outcome) => (outcome.status === 'rejected' ? outcome.reason : undefined));
     expect(reasons.filter((reason) => reason instanceof AuthenticationError)).toHaveLength(2);
-    expect(reasons.filter((reason) => reason instanceof HttpError)).toHaveLength(4);
+    expect(reasons.filter((reason) => reason instanceof VerifierBusyError)).toHaveLength(4);
     expect(await valid).toMatchObject({ id: 'gateway' });
   });
 

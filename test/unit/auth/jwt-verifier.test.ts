@@ -8,7 +8,7 @@ import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import { JWKS_CACHE_MAX_AGE_MS, createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
 import type { JwtVerifierOptions } from '../../../src/auth/jwt-verifier.js';
 import type { BearerVerifier } from '../../../src/auth/verifiers.js';
-import { HttpError } from '../../../src/http/errors.js';
+import { VerifierUnavailableError } from '../../../src/auth/verifier-unavailable.js';
 import { serve } from '../http/support/serve.js';
 import {
   AUDIENCE,
@@ -197,7 +197,7 @@ describe('key sources', () => {
     expect((await remote.verify(await signToken(rsa))).id).toBe(USER_ID);
   });
 
-  it('answers 503 naming jwks when the JWKS cannot be fetched', async () => {
+  it('is unavailable naming jwks when the JWKS cannot be fetched', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const { port } = closed.address() as { port: number };
@@ -206,8 +206,8 @@ describe('key sources', () => {
       options({ keys: { kind: 'jwks-url', url: `http://127.0.0.1:${port}/certs` } }),
     );
     const error = await rejection(remote.verify(await signToken(rsa)));
-    expect(error).toBeInstanceOf(HttpError);
-    expect(error).toMatchObject({ status: 503, detail: 'jwks is unavailable' });
+    expect(error).toBeInstanceOf(VerifierUnavailableError);
+    expect(error).toMatchObject({ dependency: 'jwks', message: 'jwks is unavailable' });
   });
 });
 
@@ -273,15 +273,15 @@ describe('JWKS rotation', () => {
 describe('a hanging JWKS endpoint', () => {
   const hangingOptions = (url: string) => options({ keys: { kind: 'jwks-url', url, timeoutMs: 200 } });
 
-  it('answers 503 naming jwks after the fetch timeout; concurrent requests share the one fetch', async () => {
+  it('is unavailable naming jwks after the fetch timeout; concurrent requests share the one fetch', async () => {
     const endpoint = await jwksEndpoint(jwksOf(rsa));
     endpoint.state.hanging = true;
     const remote = await createJwtVerifier(hangingOptions(endpoint.url));
     const token = await signToken(rsa);
     const failures = await Promise.all(Array.from({ length: 5 }, () => rejection(remote.verify(token))));
     for (const failure of failures) {
-      expect(failure).toBeInstanceOf(HttpError);
-      expect(failure).toMatchObject({ status: 503, detail: 'jwks is unavailable' });
+      expect(failure).toBeInstanceOf(VerifierUnavailableError);
+      expect(failure).toMatchObject({ dependency: 'jwks', message: 'jwks is unavailable' });
     }
     expect(endpoint.state.requests).toBe(1);
 

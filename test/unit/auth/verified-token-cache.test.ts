@@ -4,7 +4,7 @@ import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import type { Principal } from '../../../src/auth/principal.js';
 import type { BearerVerifier } from '../../../src/auth/verifiers.js';
 import { cachedBearerVerifier, withVerifiedTokenCache } from '../../../src/auth/verified-token-cache.js';
-import { HttpError } from '../../../src/http/errors.js';
+import { VerifierUnavailableError } from '../../../src/auth/verifier-unavailable.js';
 
 const principal: Principal = { kind: 'user', id: 'u', roles: new Set() };
 
@@ -86,7 +86,7 @@ describe('cachedBearerVerifier', () => {
     let outage = true;
     const { verifier, verified } = countingVerifier(async (token) => {
       if (token === 'bad') throw new AuthenticationError('invalid token');
-      if (outage) throw new HttpError('DependencyUnavailable', 'kubernetes is unavailable');
+      if (outage) throw new VerifierUnavailableError('kubernetes');
       return principal;
     });
     const cached = cachedBearerVerifier(verifier, { rejectionTtlMs: 500, now: time.now });
@@ -97,7 +97,7 @@ describe('cachedBearerVerifier', () => {
     await expect(cached.verify('bad')).rejects.toBeInstanceOf(AuthenticationError);
     expect(verified).toEqual(['bad', 'bad']);
 
-    await expect(cached.verify('good')).rejects.toBeInstanceOf(HttpError);
+    await expect(cached.verify('good')).rejects.toBeInstanceOf(VerifierUnavailableError);
     outage = false;
     expect(await cached.verify('good')).toBe(principal);
     expect(verified).toEqual(['bad', 'bad', 'good', 'good']);
@@ -118,7 +118,7 @@ describe('cachedBearerVerifier', () => {
   it('an evicted token is verified again during an outage: the outage is answered, not a stale verdict', async () => {
     let outage = false;
     const { verifier, verified } = countingVerifier(async () => {
-      if (outage) throw new HttpError('DependencyUnavailable', 'jwks is unavailable');
+      if (outage) throw new VerifierUnavailableError('jwks');
       return principal;
     });
     const cached = cachedBearerVerifier(verifier, { maxEntries: 2 });
@@ -127,8 +127,8 @@ describe('cachedBearerVerifier', () => {
     await cached.verify('c'); // evicts a
     outage = true;
     expect(await cached.verify('c')).toBe(principal); // still remembered: no call during the outage
-    await expect(cached.verify('a')).rejects.toMatchObject({ status: 503 });
-    await expect(cached.verify('a')).rejects.toMatchObject({ status: 503 });
+    await expect(cached.verify('a')).rejects.toBeInstanceOf(VerifierUnavailableError);
+    await expect(cached.verify('a')).rejects.toBeInstanceOf(VerifierUnavailableError);
     expect(verified).toEqual(['a', 'b', 'c', 'a', 'a']);
     outage = false;
     expect(await cached.verify('a')).toBe(principal);
@@ -143,10 +143,7 @@ describe('cachedBearerVerifier', () => {
         new Promise<Principal>((resolve, reject) =>
           pending.push({
             token,
-            settle: (ok) =>
-              ok
-                ? resolve(principal)
-                : reject(new HttpError('DependencyUnavailable', 'kubernetes is unavailable')),
+            settle: (ok) => (ok ? resolve(principal) : reject(new VerifierUnavailableError('kubernetes'))),
           }),
         ),
     );
@@ -161,7 +158,7 @@ describe('cachedBearerVerifier', () => {
     settle(true);
     settle(true);
     settle(true);
-    await expect(first).rejects.toMatchObject({ status: 503 });
+    await expect(first).rejects.toBeInstanceOf(VerifierUnavailableError);
     await Promise.all(others);
     expect(await second).toBe(principal);
     const third = cached.verify('t');

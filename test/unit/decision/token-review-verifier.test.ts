@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AuthenticationError } from '../../../src/auth/authentication-error.js';
 import { createTokenReviewVerifier } from '../../../src/auth/token-review-verifier.js';
 import type { TokenReviewApi } from '../../../src/auth/token-review-verifier.js';
-import { HttpError } from '../../../src/http/errors.js';
+import { VerifierUnavailableError } from '../../../src/auth/verifier-unavailable.js';
 
 function fakeApi(status: V1TokenReview['status'] | (() => Promise<never>)) {
   const requests: V1TokenReview[] = [];
@@ -51,15 +51,15 @@ describe('createTokenReviewVerifier', () => {
   });
 
   // The slow API server never answers: only the review's own timeout ends the wait (else the test times out).
-  it('answers 503 naming kubernetes when the API server fails or is too slow', async () => {
+  it('is unavailable naming kubernetes when the API server fails or is too slow', async () => {
     const failing = fakeApi(() => Promise.reject(new Error('ECONNREFUSED')));
     const slow = fakeApi(() => new Promise<never>(() => {}));
     for (const { api } of [failing, slow]) {
       const error = await createTokenReviewVerifier({ api, audiences: ['decision'], timeoutMs: 100 })
         .verify('t')
         .catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(HttpError);
-      expect(error).toMatchObject({ status: 503, detail: 'kubernetes is unavailable' });
+      expect(error).toBeInstanceOf(VerifierUnavailableError);
+      expect(error).toMatchObject({ dependency: 'kubernetes', message: 'kubernetes is unavailable' });
     }
   });
 });

@@ -1,7 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SamplerSetting } from '../../../src/config/tracing-config.js';
+import type { SamplerSetting } from '../../../src/observability/tracing-sdk.js';
 import { startTracing, type RunningTracing } from '../../../src/observability/tracing-sdk.js';
 import { capturedLogger, serve } from './support/serve.js';
 import { sampleApp } from './support/sample-api.js';

@@ -3,9 +3,8 @@ import { SamplingDecision } from '@opentelemetry/sdk-trace';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { SamplerSetting } from '../../../src/config/tracing-config.js';
-import { samplerOf } from '../../../src/observability/tracing-sdk.js';
-import { startTracingFromEnvironment } from '../../../src/observability/tracing-setup.js';
+import { startTracingFromEnvironment } from '../../../src/cmd/tracing-setup.js';
+import { samplerOf, type SamplerSetting } from '../../../src/observability/tracing-sdk.js';
 import { tracingOn } from '../../../src/observability/tracing.js';
 
 /** An OTLP/HTTP receiver on loopback that records the requests it gets and answers 200. */

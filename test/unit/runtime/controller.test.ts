@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
+import { Registry as MetricsRegistry } from 'prom-client';
 import { Controller, TerminalError, watchesMapped } from '../../../src/runtime/controller.js';
 import type { ControllerOptions, Reconciler } from '../../../src/runtime/controller.js';
 import { Informer } from '../../../src/runtime/informer.js';
@@ -15,7 +15,11 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-async function sample(registry: Registry, name: string, labels: Record<string, string>): Promise<number> {
+async function sample(
+  registry: MetricsRegistry,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number> {
   const metric = await registry.getSingleMetric(name)?.get();
   const value = metric?.values.find((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want));
   return value?.value ?? Number.NaN;
@@ -24,7 +28,7 @@ async function sample(registry: Registry, name: string, labels: Record<string, s
 describe('Controller', () => {
   let source: FakeListWatch;
   let informer: Informer<V1ConfigMap>;
-  let registry: Registry;
+  let registry: MetricsRegistry;
   let controller: Controller<V1ConfigMap> | undefined;
   /** Every reconcile call: key and fake-clock time. */
   let calls: { key: string; at: number }[];
@@ -52,7 +56,7 @@ describe('Controller', () => {
     vi.useFakeTimers({ now: 0 });
     source = new FakeListWatch();
     informer = new Informer({ source, backoff: { initialMs: 100, maxMs: 1000, jitter: 0 } });
-    registry = new Registry();
+    registry = new MetricsRegistry();
     calls = [];
   });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Registry } from 'prom-client';
+import { Registry as MetricsRegistry } from 'prom-client';
 import { LeaderElector } from '../../../src/runtime/leader-election.js';
 import type { LeaderElectionOptions, StoppedLeadingReason } from '../../../src/runtime/leader-election.js';
 import { FakeLeaseStore } from './support/fake-lease-store.js';
@@ -48,7 +48,7 @@ describe('LeaderElector', () => {
   });
 
   it('creates the lease and leads when there is none', async () => {
-    const registry = new Registry();
+    const registry = new MetricsRegistry();
     const a = candidate('a', { registry });
     a.elector.start();
     await vi.advanceTimersByTimeAsync(0);

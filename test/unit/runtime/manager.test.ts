@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { KubeClient } from '../../../src/kube/kube-client.js';
-import { Registry } from 'prom-client';
+import { Registry as MetricsRegistry } from 'prom-client';
 import type { Lease } from '../../../src/kube/lease-client.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerOptions } from '../../../src/runtime/manager.js';
@@ -73,7 +73,7 @@ describe('Manager', () => {
   function manager(reconciled: string[], options: Partial<ManagerOptions> = {}): Manager {
     const made = new Manager({
       kube,
-      registry: new Registry(),
+      registry: new MetricsRegistry(),
       gracefulShutdownTimeoutMs: 1000,
       ...options,
     });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Registry } from 'prom-client';
+import { Registry as MetricsRegistry } from 'prom-client';
 import { WorkQueue } from '../../../src/runtime/workqueue.js';
 import { ItemExponentialFailureRateLimiter } from '../../../src/runtime/rate-limiter.js';
 
@@ -197,7 +197,7 @@ describe('WorkQueue', () => {
 
   describe('metrics', () => {
     async function metricValue(
-      registry: Registry,
+      registry: MetricsRegistry,
       name: string,
       labels: Record<string, string>,
     ): Promise<number> {
@@ -209,7 +209,7 @@ describe('WorkQueue', () => {
     }
 
     it("reports controller-runtime's workqueue metrics with name and controller labels", async () => {
-      const registry = new Registry();
+      const registry = new MetricsRegistry();
       const queue = new WorkQueue({ name: 'grants', registry });
       const labels = { name: 'grants', controller: 'grants' };
       queue.add('a');
@@ -238,7 +238,7 @@ describe('WorkQueue', () => {
     });
 
     it('lets two queues share one registry', () => {
-      const registry = new Registry();
+      const registry = new MetricsRegistry();
       expect(() => {
         new WorkQueue({ name: 'one', registry });
         new WorkQueue({ name: 'two', registry });
@@ -248,7 +248,7 @@ describe('WorkQueue', () => {
     it('computes unfinished work at scrape time', async () => {
       vi.useFakeTimers();
       try {
-        const registry = new Registry();
+        const registry = new MetricsRegistry();
         const queue = new WorkQueue({ name: 'slow', registry });
         queue.add('a');
         queue.add('b');

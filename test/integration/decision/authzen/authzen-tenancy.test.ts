@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DECISION_CLIENT_ROLE,
-  PLATFORM_SEARCH_CLIENT_ROLE,
-  SEARCH_CLIENT_ROLE,
-} from '../../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../../src/config/decision-clients.js';
+import { PLATFORM_SEARCH_CLIENT_ROLE, SEARCH_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
 import type { Relationship, SpiceDBClient } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { signToken } from '../../../unit/auth/support/tokens.js';

@@ -1,11 +1,8 @@
 import { Writable } from 'node:stream';
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
 import type { BasicVerifier } from '../../../../src/auth/verifiers.js';
-import {
-  DECISION_CLIENT_ROLE,
-  PLATFORM_SEARCH_CLIENT_ROLE,
-  SEARCH_CLIENT_ROLE,
-} from '../../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../../src/config/decision-clients.js';
+import { PLATFORM_SEARCH_CLIENT_ROLE, SEARCH_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
 import type { CheckCallers, SearchCallers } from '../../../../src/decision/check-callers.js';
 import { startDecisionService } from '../../../../src/decision/decision-service.js';
 import type {

@@ -9,7 +9,7 @@ import type { KubeClient, KubeCall } from '../../../../src/kube/kube-client.js';
 import type { AccessRequest, CatalogItem } from '../../../../src/api/v1alpha1/index.js';
 import type { Principal } from '../../../../src/auth/principal.js';
 import { DEFAULT_USER_QUOTAS } from '../../../../src/acl/user-quotas.js';
-import { KubeApiError } from '../../../../src/runtime/index.js';
+import { KubeApiError } from '../../../../src/kube/index.js';
 
 // A new request is marked PENDING by the ACL API, and by the controller too when it sees a request without a
 // state first: the ACL API's conditioned status write then meets a 409, which is no failure when the request is

@@ -17,7 +17,7 @@ import {
 import type { Principal } from '../../../../src/auth/principal.js';
 import { HttpError } from '../../../../src/http/errors.js';
 import { createLogger, type Logger } from '../../../../src/observability/logger.js';
-import { KubeApiError } from '../../../../src/runtime/index.js';
+import { KubeApiError } from '../../../../src/kube/index.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
 import { capturedLogger } from '../../http/support/serve.js';
 import { FakeGrantStore, NAMESPACE, type StoreCall } from '../support/fake-grant-store.js';

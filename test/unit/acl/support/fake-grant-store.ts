@@ -3,7 +3,7 @@ import { GROUP_VERSION, POLICY_GRANT_KIND, type PolicyGrant } from '../../../../
 import { claimObject, type ClaimData, type StoredClaim } from '../../../../src/acl/policies/grant-claims.js';
 import type { CreateStore } from '../../../../src/acl/policies/create-policies.js';
 import type { NewGrant } from '../../../../src/acl/policies/grant-store.js';
-import { KubeApiError } from '../../../../src/runtime/index.js';
+import { KubeApiError } from '../../../../src/kube/index.js';
 
 export const NAMESPACE = 'policy-grant-system';
 

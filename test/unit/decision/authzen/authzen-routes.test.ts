@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DECISION_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../../src/config/decision-clients.js';
 import { MAX_REQUEST_ID_LENGTH } from '../../../../src/http/request-context.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { SpiceDBError } from '../../../../src/spicedb/errors.js';

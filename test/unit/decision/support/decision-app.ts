@@ -1,9 +1,6 @@
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
-import {
-  DECISION_CLIENT_ROLE,
-  DEFAULT_CHECK_CALLERS,
-  DEFAULT_SEARCH_CALLERS,
-} from '../../../../src/decision/check-callers.js';
+import { DECISION_CLIENT_ROLE } from '../../../../src/config/decision-clients.js';
+import { DEFAULT_CHECK_CALLERS, DEFAULT_SEARCH_CALLERS } from '../../../../src/decision/check-callers.js';
 import { PageTokens } from '../../../../src/decision/authzen/page-token.js';
 import { createDecisionApp } from '../../../../src/decision/decision-app.js';
 import type { DecisionApp, DecisionAppOptions } from '../../../../src/decision/decision-app.js';

@@ -1,7 +1,5 @@
 import { tracingSettingsFromEnvironment } from '../config/tracing-config.js';
-import type { RunningTracing } from './tracing-sdk.js';
-
-export type { RunningTracing } from './tracing-sdk.js';
+import type { RunningTracing } from '../observability/tracing-sdk.js';
 
 /**
  * What an entrypoint calls first: starts tracing when the OTEL_* variables turn it on (tracing-config.ts),
@@ -13,6 +11,6 @@ export async function startTracingFromEnvironment(
 ): Promise<RunningTracing | undefined> {
   const settings = tracingSettingsFromEnvironment(env);
   if (!settings.enabled) return undefined;
-  const { startTracing } = await import('./tracing-sdk.js');
+  const { startTracing } = await import('../observability/tracing-sdk.js');
   return startTracing({ serviceName, sampler: settings.sampler });
 }

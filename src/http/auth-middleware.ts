@@ -1,25 +1,19 @@
 import { hash } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { clientAddress } from '../http/client-address.js';
-import { HttpError } from '../http/errors.js';
-import type { ApiAuthentication, OpenApiSecurityScheme } from '../http/openapi/route-definition.js';
-import { AuthenticationError } from './authentication-error.js';
-import { hasRole } from './principal.js';
-import type { Principal } from './principal.js';
-import type { BasicVerifier, BearerVerifier } from './verifiers.js';
+import { AuthenticationError } from '../auth/authentication-error.js';
+import { hasRole } from '../auth/principal.js';
+import type { Principal } from '../auth/principal.js';
+import type { Authenticators } from '../auth/verifiers.js';
+import { VerifierBusyError, VerifierUnavailableError } from '../auth/verifier-unavailable.js';
+import { clientAddress } from './client-address.js';
+import { busy, dependencyUnavailable, HttpError } from './errors.js';
+import type { ApiAuthentication, OpenApiSecurityScheme } from './openapi/route-definition.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
     /** Set by authenticate(). */
     principal?: Principal;
   }
-}
-
-export interface Authenticators {
-  bearer?: BearerVerifier;
-  basic?: BasicVerifier;
-  /** Realm of the WWW-Authenticate challenges. */
-  realm?: string;
 }
 
 export const DEFAULT_REALM = 'policy-grant-operator';
@@ -44,7 +38,7 @@ export function authenticate(authenticators: Authenticators): RequestHandler {
       req.principal = await verifyCredentials(credentials, authenticators, clientAddress(req));
       next();
     } catch (error) {
-      if (!(error instanceof AuthenticationError)) throw error;
+      if (!(error instanceof AuthenticationError)) throw verifierOutage(error);
       const cause = error.cause instanceof Error ? error.cause.message : undefined;
       req.log.info({ reason: error.reason, cause }, 'authentication failed');
       next(
@@ -54,6 +48,13 @@ export function authenticate(authenticators: Authenticators): RequestHandler {
       );
     }
   };
+}
+
+/** A verifier that could not decide, as the 503 naming what it waited for; any other error unchanged. */
+function verifierOutage(error: unknown): unknown {
+  if (error instanceof VerifierBusyError) return busy(error.what);
+  if (error instanceof VerifierUnavailableError) return dependencyUnavailable(error.dependency, error.cause);
+  return error;
 }
 
 /** 403 unless the authenticated caller holds one of `roles`. */

@@ -2,8 +2,9 @@ import express from 'express';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createBasicVerifier } from '../../../src/auth/basic-verifier.js';
 import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
-import { apiAuthentication, claimedIdentity } from '../../../src/auth/middleware.js';
-import type { Authenticators } from '../../../src/auth/middleware.js';
+import { apiAuthentication, claimedIdentity } from '../../../src/http/auth-middleware.js';
+import { VerifierBusyError } from '../../../src/auth/verifier-unavailable.js';
+import type { Authenticators, BasicVerifier } from '../../../src/auth/verifiers.js';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
 import { errorHandler } from '../../../src/http/error-handler.js';
 import { RouteTable } from '../../../src/http/openapi/route-table.js';
@@ -11,7 +12,7 @@ import { requestContext } from '../../../src/http/request-context.js';
 import { createUrnScheme } from '../../../src/http/urn.js';
 import { capturedLogger, serve } from '../http/support/serve.js';
 import type { CapturedLogs } from '../http/support/serve.js';
-import { FAST } from './support/fast-scrypt.js';
+import { FAST } from '../auth/support/fast-scrypt.js';
 import {
   AUDIENCE,
   ISSUER,
@@ -23,8 +24,8 @@ import {
   standardClaims,
   testKey,
   unsignedToken,
-} from './support/tokens.js';
-import type { TestKey } from './support/tokens.js';
+} from '../auth/support/tokens.js';
+import type { TestKey } from '../auth/support/tokens.js';
 
 let key: TestKey;
 let authenticators: Authenticators;
@@ -179,6 +180,20 @@ describe('authenticate', () => {
     const response = await fetch(`${base}/me`, { headers: bearer(await signToken(key)) });
     expect(response.status).toBe(503);
     expect(((await response.json()) as { detail: string }).detail).toBe('jwks is unavailable');
+  });
+
+  it('answers 503 with Retry-After when the verifier is busy', async () => {
+    const busy: BasicVerifier = {
+      verify: () => Promise.reject(new VerifierBusyError('basic credential verification')),
+    };
+    const { base } = await start({ basic: busy });
+    const authorization = `Basic ${Buffer.from('gateway:gateway-secret').toString('base64')}`;
+    const response = await fetch(`${base}/me`, { headers: { authorization } });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(((await response.json()) as { detail: string }).detail).toBe(
+      'basic credential verification is busy; retry later',
+    );
   });
 });
 
