@@ -85,6 +85,7 @@ export default defineConfig({
             'test/integration/decision/check.test.ts',
             'test/integration/decision/revision-barrier.test.ts',
             'test/integration/decision/read-only-spicedb.test.ts',
+            'test/integration/decision/replica-freshness.test.ts',
           ],
           environment: 'node',
           globalSetup: ['test/integration/support/global-setup-postgres.ts'],

@@ -15,7 +15,9 @@ import { percentile } from './support/statistics.js';
 // /policy answering to /v1/check denying, polling. With `Prefer: wait`: the whole call plus the first check,
 // which carries no token (the revision barrier must make it right) — and a second check with the returned
 // ZedToken. Counts first checks that answered wrong (an allow after a revocation answered with Prefer: wait
-// must never happen). Loopback only; it starts and stops its own stack.
+// must never happen). Loopback only; it starts and stops its own stack. On the production topology
+// (`SPICEDB_DATASTORE=postgres DEV_DECISION_REPLICAS=3`: SpiceDB on PostgreSQL, the decision replicas on a
+// read-only SpiceDB), every check is asked of every replica, and each replica gets rows of its own.
 
 const GRANTS = Number(process.env.BENCH_GRANTS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -24,7 +26,8 @@ const GIVE_UP_MS = 30_000;
 
 interface Stack {
   acl: string;
-  decision: string;
+  /** Every decision replica: each check goes to each. */
+  decisions: string[];
   /** The item owner's: grants and revokes. */
   token: string;
   /** An enforcement point's: checks. */
@@ -32,19 +35,21 @@ interface Stack {
   itemId: string;
 }
 
+/** Per replica, in the stack's order. */
 interface Timings {
-  toAllow: number[];
-  toDeny: number[];
+  toAllow: number[][];
+  toDeny: number[][];
   /** First checks that answered wrong: denied after a grant, allowed after a revocation. */
-  wrongAfterGrant: number;
-  wrongAfterRevocation: number;
+  wrongAfterGrant: number[];
+  wrongAfterRevocation: number[];
 }
 
+/** Per replica, in the stack's order. */
 interface Lifecycle {
-  toAllow: number;
-  toDeny: number;
-  wrongAfterGrant: boolean;
-  wrongAfterRevocation: boolean;
+  toAllow: number[];
+  toDeny: number[];
+  wrongAfterGrant: boolean[];
+  wrongAfterRevocation: boolean[];
 }
 
 async function main(): Promise<void> {
@@ -59,7 +64,7 @@ async function main(): Promise<void> {
     const key = await ensureDevSigningKey(stateDir);
     const context: Stack = {
       acl: stack.env.ACL_URL,
-      decision: stack.env.DECISION_URL,
+      decisions: stack.decisionUrls,
       token: await mintToken(key, { sub: item.ownerId, ttlSeconds: 3_600 }),
       checkerToken: await mintToken(key, {
         sub: randomUUID(),
@@ -78,33 +83,51 @@ async function main(): Promise<void> {
 }
 
 async function measure(ctx: Stack, count: number, one: (ctx: Stack) => Promise<Lifecycle>) {
-  const timings: Timings = { toAllow: [], toDeny: [], wrongAfterGrant: 0, wrongAfterRevocation: 0 };
+  const perReplica = <T>(make: () => T) => ctx.decisions.map(make);
+  const timings: Timings = {
+    toAllow: perReplica(() => []),
+    toDeny: perReplica(() => []),
+    wrongAfterGrant: perReplica(() => 0),
+    wrongAfterRevocation: perReplica(() => 0),
+  };
   await pLimit(CONCURRENCY).map([...Array(count).keys()], async () => {
     const lifecycle = await one(ctx);
-    timings.toAllow.push(lifecycle.toAllow);
-    timings.toDeny.push(lifecycle.toDeny);
-    if (lifecycle.wrongAfterGrant) timings.wrongAfterGrant += 1;
-    if (lifecycle.wrongAfterRevocation) timings.wrongAfterRevocation += 1;
+    ctx.decisions.forEach((_url, replica) => {
+      timings.toAllow[replica]?.push(lifecycle.toAllow[replica] ?? NaN);
+      timings.toDeny[replica]?.push(lifecycle.toDeny[replica] ?? NaN);
+      if (lifecycle.wrongAfterGrant[replica])
+        timings.wrongAfterGrant[replica] = (timings.wrongAfterGrant[replica] ?? 0) + 1;
+      if (lifecycle.wrongAfterRevocation[replica])
+        timings.wrongAfterRevocation[replica] = (timings.wrongAfterRevocation[replica] ?? 0) + 1;
+    });
   });
   return timings;
+}
+
+/** Milliseconds from `since` until each replica's check answers `expected`, polling each. */
+function untilEveryReplica(
+  ctx: Stack,
+  consumer: string,
+  expected: boolean,
+  since: number,
+): Promise<number[]> {
+  return Promise.all(
+    ctx.decisions.map(async (decision) => {
+      await checkUntil(ctx, decision, consumer, expected);
+      return performance.now() - since;
+    }),
+  );
 }
 
 /** A client without a token: create, then check until allowed; revoke, then check until denied. */
 async function lifecycleByPolling(ctx: Stack): Promise<Lifecycle> {
   const consumer = randomUUID();
   const { policyId } = await createGrant(ctx, consumer, {});
-  const created = performance.now();
-  await checkUntil(ctx, consumer, true);
-  const toAllow = performance.now() - created;
+  const toAllow = await untilEveryReplica(ctx, consumer, true, performance.now());
   await revokeGrant(ctx, policyId, {});
-  const revoked = performance.now();
-  await checkUntil(ctx, consumer, false);
-  return {
-    toAllow,
-    toDeny: performance.now() - revoked,
-    wrongAfterGrant: false,
-    wrongAfterRevocation: false,
-  };
+  const toDeny = await untilEveryReplica(ctx, consumer, false, performance.now());
+  const never = ctx.decisions.map(() => false);
+  return { toAllow, toDeny, wrongAfterGrant: never, wrongAfterRevocation: never };
 }
 
 /**
@@ -115,18 +138,33 @@ async function lifecycleWithWait(ctx: Stack): Promise<Lifecycle> {
   const consumer = randomUUID();
   const started = performance.now();
   const created = await createGrant(ctx, consumer, { prefer: 'wait=30' });
-  const wrongAfterGrant = (await check(ctx, consumer)) !== true;
-  if (wrongAfterGrant) await checkUntil(ctx, consumer, true);
-  const toAllow = performance.now() - started;
-  if ((await check(ctx, consumer, created.zedToken)) !== true) throw new Error('not allowed with the token');
+  const afterGrant = await firstChecks(ctx, consumer, true, started, created.zedToken);
   const revoking = performance.now();
   const revoked = await revokeGrant(ctx, created.policyId, { prefer: 'wait=30' });
-  const wrongAfterRevocation = (await check(ctx, consumer)) !== false;
-  if (wrongAfterRevocation) await checkUntil(ctx, consumer, false);
-  const toDeny = performance.now() - revoking;
-  if ((await check(ctx, consumer, revoked.zedToken)) !== false)
-    throw new Error('still allowed with the token');
-  return { toAllow, toDeny, wrongAfterGrant, wrongAfterRevocation };
+  const afterRevocation = await firstChecks(ctx, consumer, false, revoking, revoked.zedToken);
+  return {
+    toAllow: afterGrant.map(({ took }) => took),
+    toDeny: afterRevocation.map(({ took }) => took),
+    wrongAfterGrant: afterGrant.map(({ wrong }) => wrong),
+    wrongAfterRevocation: afterRevocation.map(({ wrong }) => wrong),
+  };
+}
+
+/**
+ * On each replica: one check without a token, which must already answer `expected` (else it polls, and counts
+ * it), then one with the answer's token, which must.
+ */
+function firstChecks(ctx: Stack, consumer: string, expected: boolean, since: number, token?: string) {
+  return Promise.all(
+    ctx.decisions.map(async (decision) => {
+      const wrong = (await check(ctx, decision, consumer)) !== expected;
+      if (wrong) await checkUntil(ctx, decision, consumer, expected);
+      const took = performance.now() - since;
+      if ((await check(ctx, decision, consumer, token)) !== expected)
+        throw new Error(`${decision}: not ${expected} with the token`);
+      return { took, wrong };
+    }),
+  );
 }
 
 interface Report {
@@ -159,15 +197,20 @@ async function revokeGrant(ctx: Stack, policyId: string, headers: Record<string,
   return ((answer.body.results as Report[] | undefined) ?? [{ policyId }])[0] as Report;
 }
 
-async function checkUntil(ctx: Stack, consumer: string, expected: boolean): Promise<void> {
+async function checkUntil(ctx: Stack, decision: string, consumer: string, expected: boolean): Promise<void> {
   const deadline = performance.now() + GIVE_UP_MS;
-  while ((await check(ctx, consumer)) !== expected) {
+  while ((await check(ctx, decision, consumer)) !== expected) {
     if (performance.now() > deadline) throw new Error(`check never became ${expected}`);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
 
-async function check(ctx: Stack, consumer: string, token?: string): Promise<boolean | undefined> {
+async function check(
+  ctx: Stack,
+  decision: string,
+  consumer: string,
+  token?: string,
+): Promise<boolean | undefined> {
   const body = {
     subject_type: 'user',
     subject_id: consumer,
@@ -177,7 +220,7 @@ async function check(ctx: Stack, consumer: string, token?: string): Promise<bool
     relation: 'api',
     ...(token ? { consistency_token: token } : {}),
   };
-  const answer = await call(`${ctx.decision}/v1/check`, 'POST', ctx.checkerToken, body, {});
+  const answer = await call(`${decision}/v1/check`, 'POST', ctx.checkerToken, body, {});
   return (answer.body.result as { allowed?: boolean } | undefined)?.allowed;
 }
 
@@ -202,16 +245,29 @@ function report(polled: Timings, waited: Timings): void {
     const ms = (p: number) => `${percentile(sorted, p).toFixed(0)} ms`.padStart(9);
     return `${name.padEnd(62)} ${String(values.length).padStart(5)} ${ms(50)} ${ms(99)} ${String(wrong).padStart(11)}`;
   };
-  console.log(`concurrency ${CONCURRENCY}; no check carries a token unless it says so`);
+  const replicas = polled.toAllow.length;
+  console.log(
+    `concurrency ${CONCURRENCY}; no check carries a token unless it says so; ${replicas} decision replica(s)`,
+  );
   console.log(
     `${'measure'.padEnd(62)} ${'n'.padStart(5)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'wrong first'.padStart(11)}`,
   );
-  console.log(row('201 → check allows (polling)', polled.toAllow, '-'));
-  console.log(row('DELETE answered 200 → check denies (polling)', polled.toDeny, '-'));
-  console.log(row('POST with Prefer: wait → first check allows', waited.toAllow, waited.wrongAfterGrant));
-  console.log(
-    row('DELETE with Prefer: wait → first check denies', waited.toDeny, waited.wrongAfterRevocation),
-  );
+  for (let replica = 0; replica < replicas; replica++) {
+    const on = replicas > 1 ? `replica ${replica + 1}: ` : '';
+    const at = <T>(values: T[]) => values[replica] as T;
+    console.log(row(`${on}201 → check allows (polling)`, at(polled.toAllow), '-'));
+    console.log(row(`${on}DELETE answered 200 → check denies (polling)`, at(polled.toDeny), '-'));
+    console.log(
+      row(`${on}POST with Prefer: wait → first check allows`, at(waited.toAllow), at(waited.wrongAfterGrant)),
+    );
+    console.log(
+      row(
+        `${on}DELETE with Prefer: wait → first check denies`,
+        at(waited.toDeny),
+        at(waited.wrongAfterRevocation),
+      ),
+    );
+  }
 }
 
 await main();

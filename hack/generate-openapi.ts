@@ -14,6 +14,7 @@ import { controllerDocument } from '../src/controller/operational-app.js';
 import { DEFAULT_CHECK_CALLERS } from '../src/decision/check-callers.js';
 import { checkRoutes } from '../src/decision/check-route.js';
 import { decisionDocument } from '../src/decision/decision-app.js';
+import { revisionRoutes } from '../src/decision/revision-route.js';
 import { authzenRoutes } from '../src/decision/authzen/authzen-routes.js';
 import type { OpenApiDocument } from '../src/http/openapi/route-definition.js';
 import { createUrnScheme } from '../src/http/urn.js';
@@ -74,7 +75,12 @@ function documents(): Record<string, OpenApiDocument> {
   });
   return {
     'acl-api.json': aclDocument(acl, aclEnvironment.shape.ACL_BASE_PATH.parse(undefined), aclServices.urn),
-    'decision-service.json': decisionDocument(decision, authzen, decisionUrn),
+    'decision-service.json': decisionDocument(
+      decision,
+      authzen,
+      revisionRoutes({ urn: decisionUrn, barrier: notCalled }),
+      decisionUrn,
+    ),
     'controller.json': controllerDocument(createUrnScheme('controller')),
   };
 }

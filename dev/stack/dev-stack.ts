@@ -19,7 +19,7 @@ import { prepareAuditDatabase, type AuditDatabase } from './audit-database.js';
 import { inProcessServices } from './in-process-services.js';
 import { localPostgres } from './local-postgres.js';
 import { applySampleCatalogItems } from './samples.js';
-import type { ServiceLauncher } from './service-launcher.js';
+import type { LaunchedService, ServiceLauncher } from './service-launcher.js';
 import { startReadOnlySpiceDB } from './read-only-spicedb.js';
 import { datastoreChoice, spicedbDatastore } from './spicedb-datastore.js';
 import { writeStateFile, type DevStackEnv } from './state-file.js';
@@ -45,6 +45,8 @@ export interface RunningDevStack {
   env: DevStackEnv;
   aclDocsUrl: string;
   sampleItem: CatalogItem | undefined;
+  /** Every decision replica (DEV_DECISION_REPLICAS); the first is DECISION_URL. */
+  decisionUrls: string[];
   /** Services that run in this process carry its pid. */
   processes: StackProcess[];
   stop(): Promise<void>;
@@ -138,15 +140,22 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
     const controllerEnv = { ...spicedbClientEnv, ...auditEnv(audit), ...identity.controllerEnv };
     const controller = await services.controller(controllerEnv);
     running.push(controller);
-    log('starting the decision service');
-    const decision = await services.decisionService(
-      readOnly
-        ? { ...spicedbClientEnv, SPICEDB_ENDPOINT: readOnly.endpoint, SPICEDB_TOKEN: readOnly.token }
-        : spicedbClientEnv,
-    );
-    running.push(decision);
+    const decisionEnv = readOnly
+      ? { ...spicedbClientEnv, SPICEDB_ENDPOINT: readOnly.endpoint, SPICEDB_TOKEN: readOnly.token }
+      : spicedbClientEnv;
+    const decisions = await startDecisionReplicas(services, decisionEnv, decisionReplicaCount(env), {
+      log,
+      running,
+    });
+    const [decision] = decisions;
     log('starting the ACL API');
-    const aclEnv = { ...serviceEnv, ...auditEnv(audit), ...identity.aclEnv };
+    const aclEnv = {
+      ...serviceEnv,
+      ...auditEnv(audit),
+      ...identity.aclEnv,
+      // Prefer: wait answers once every decision replica of the stack passed the change.
+      ...(env.DECISION_SERVICE ? {} : { DECISION_REPLICAS: decisions.map(({ url }) => url).join(',') }),
+    };
     const acl = await services.aclApi(aclEnv);
     running.push(acl);
     // Only on our own control plane: on another cluster, a replica deployed there may lead for good.
@@ -170,17 +179,54 @@ export async function startDevStack(options: DevStackOptions): Promise<RunningDe
       ...[...(cluster.plane?.processes() ?? []), ...(readOnly ? [readOnly.process] : [])].map(
         ({ name, pid }) => ({ name, pid }),
       ),
-      ...[controller, decision, acl].map(({ name, pid, rootUrl }) => ({
+      ...[controller, ...decisions, acl].map(({ name, pid, rootUrl }) => ({
         name,
         pid,
         metricsUrl: `${rootUrl}/metrics`,
       })),
     ];
-    return { env: stackEnv, aclDocsUrl: `${acl.rootUrl}/docs`, sampleItem: samples[0], processes, stop };
+    return {
+      env: stackEnv,
+      aclDocsUrl: `${acl.rootUrl}/docs`,
+      sampleItem: samples[0],
+      decisionUrls: decisions.map(({ url }) => url),
+      processes,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** DEV_DECISION_REPLICAS: how many decision services the stack runs, each with its own barrier and cache. */
+function decisionReplicaCount(env: NodeJS.ProcessEnv): number {
+  const count = Number(env.DEV_DECISION_REPLICAS ?? 1);
+  if (!Number.isInteger(count) || count < 1 || count > 9) {
+    throw new Error(
+      `DEV_DECISION_REPLICAS must be a whole number from 1 to 9, not "${env.DEV_DECISION_REPLICAS}"`,
+    );
+  }
+  return count;
+}
+
+/** The first on DECISION_PORT, the others on free ports; each joins `running` once started. */
+async function startDecisionReplicas(
+  services: ServiceLauncher,
+  env: NodeJS.ProcessEnv,
+  count: number,
+  { log, running }: { log: (message: string) => void; running: Stoppable[] },
+): Promise<[LaunchedService, ...LaunchedService[]]> {
+  log(count === 1 ? 'starting the decision service' : `starting ${count} decision service replicas`);
+  const first = await services.decisionService(env);
+  running.push(first);
+  const others: LaunchedService[] = [];
+  for (let index = 1; index < count; index++) {
+    const replica = await services.decisionService({ ...env, DECISION_PORT: '0' });
+    running.push(replica);
+    others.push(replica);
+  }
+  return [first, ...others];
 }
 
 interface Cluster {

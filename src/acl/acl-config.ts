@@ -9,7 +9,7 @@ import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustProxy } from '../config/common-config.js';
-import { duration, port, readEnvironment } from '../config/environment.js';
+import { commaList, ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
 import { aclRequestLimits, scryptBound } from '../config/rate-limit-config.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/kube-client.js';
@@ -44,7 +44,22 @@ export const aclEnvironment = z.object({
     .default(DEFAULT_USER_QUOTAS.accessRequests),
   /** Roles of the enforcement points, which may verify any user's access (as they may call /v1/check). */
   DECISION_CLIENT_ROLES: decisionClientRoles,
+  /** The decision replicas that confirm a change before `Prefer: wait` reports it: a fixed list of base URLs… */
+  DECISION_REPLICAS: commaList
+    .pipe(z.array(z.url({ protocol: /^https?$/, error: 'base URLs such as http://127.0.0.1:8081' })))
+    .optional(),
+  /** …or the decision Service in ACL_NAMESPACE, whose Ready endpoints are followed on its EndpointSlices. */
+  DECISION_SERVICE: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a Service name')
+    .optional(),
+  /** The name of that Service's port. */
+  DECISION_SERVICE_PORT_NAME: z.string().default('http'),
 });
+
+/** Where the ACL API finds the decision replicas that must confirm a change (src/acl/decision-replicas). */
+export type DecisionReplicaSource =
+  { kind: 'static'; urls: readonly string[] } | { kind: 'service'; name: string; portName: string };
 
 export interface AclApiConfig {
   port: number;
@@ -72,6 +87,8 @@ export interface AclApiConfig {
   decisionClientRoles?: readonly string[];
   /** Per-user object quotas; DEFAULT_USER_QUOTAS when absent. */
   quotas?: UserQuotas;
+  /** The decision replicas `Prefer: wait` asks to confirm a change; none asked when absent. */
+  decisionReplicas?: DecisionReplicaSource;
   /** Per-subject and failed-authentication limits; none when absent. */
   limits?: RequestLimits;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
@@ -117,6 +134,7 @@ export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     claimPendingTimeoutMs: acl.ACL_CLAIM_PENDING_TIMEOUT,
     kubeTimeoutMs: acl.ACL_KUBE_TIMEOUT,
     decisionClientRoles: acl.DECISION_CLIENT_ROLES,
+    ...decisionReplicaSource(acl),
     quotas: {
       delegations: acl.ACL_MAX_DELEGATIONS_PER_USER,
       agents: acl.ACL_MAX_AGENTS_PER_USER,
@@ -124,4 +142,18 @@ export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     },
     drainMs: drainMs(shutdown),
   };
+}
+
+function decisionReplicaSource(acl: z.output<typeof aclEnvironment>): {
+  decisionReplicas?: DecisionReplicaSource;
+} {
+  const { DECISION_REPLICAS: urls, DECISION_SERVICE: name } = acl;
+  if (urls && name) {
+    throw new ConfigurationError(
+      'invalid configuration: set DECISION_REPLICAS or DECISION_SERVICE, not both',
+    );
+  }
+  if (urls && urls.length > 0) return { decisionReplicas: { kind: 'static', urls } };
+  if (name) return { decisionReplicas: { kind: 'service', name, portName: acl.DECISION_SERVICE_PORT_NAME } };
+  return {};
 }

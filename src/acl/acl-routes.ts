@@ -19,6 +19,7 @@ import {
 import { COS_ADMIN, ORG_ADMIN } from './authorisation.js';
 import type { PolicyCreator } from './policies/create-policies.js';
 import { awaitEnforcement, waitPreference, type WaitTarget } from './policies/enforcement-wait.js';
+import type { ReplicaConfirmations } from './decision-replicas/replica-confirmations.js';
 import { KUBERNETES_DEPENDENCY, kubernetesFailure } from './kube-errors.js';
 import { addAccessRequestRoutes } from './access-requests/access-request-routes.js';
 import type { AccessRequests } from './access-requests/access-requests.js';
@@ -50,6 +51,8 @@ export interface AclServices {
   explainer: Explainer;
   /** Records every mutating route's actions (docs/audit.md). */
   audited: AuditedRoutes;
+  /** Every Ready decision replica confirms a change before `Prefer: wait` reports it enforced; absent: none asked. */
+  replicaConfirmations?: Pick<ReplicaConfirmations, 'confirm'>;
   auditReads: AuditReadServices;
 }
 
@@ -84,7 +87,13 @@ export function aclRoutes(services: AclServices, options: AclRouteOptions): Rout
   const waitIfPreferred = async (prefer: string | undefined, policyIds: string[], target: WaitTarget) => {
     const seconds = waitPreference(prefer);
     if (seconds === undefined) return { detail: '', headers: {} as Record<string, string> };
-    const reports = await awaitEnforcement(services.cache, policyIds, target, seconds * 1_000);
+    const reports = await awaitEnforcement(
+      services.cache,
+      policyIds,
+      target,
+      seconds * 1_000,
+      services.replicaConfirmations,
+    );
     const pending = reports.filter((report) => !report.enforced).length;
     const detail =
       pending === 0 ? '; enforced' : `; ${pending} not enforced after ${seconds} s (committed all the same)`;

@@ -46,6 +46,9 @@ import { schedulePruning } from '../audit/retention.js';
 import { startSchemaMigrator, type SchemaMigrator } from '../audit/schema-migrator.js';
 import { NO_CHAIN_KEY_WARNING, type AuditConfig } from '../config/audit-config.js';
 import { AuditedRoutes } from './audit/audited-routes.js';
+import { staticReplicas, type DecisionReplicas } from './decision-replicas/decision-replicas.js';
+import { endpointSliceReplicas } from './decision-replicas/endpoint-slice-replicas.js';
+import { ReplicaConfirmations } from './decision-replicas/replica-confirmations.js';
 import { MutationAuditor, NO_AUDIT } from './audit/mutation-auditor.js';
 
 export const DEFAULT_STARTUP_SYNC_TIMEOUT_MS = 30_000;
@@ -62,6 +65,8 @@ export interface RunningAclApi {
   cache: AclCache;
   /** The audit store's routes: which operations are audited (tests walk them). */
   audited: AuditedRoutes;
+  /** The decision replicas that confirm a change for `Prefer: wait`, when configured (tests read them). */
+  decisionReplicas?: DecisionReplicas;
   document: OpenApiDocument;
   /**
    * Drains (readiness fails, serving goes on for the drain delay), stops serving (in-flight requests finish
@@ -111,6 +116,9 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   });
 
   const agents = new AgentOwnership({ kube, cache, namespace: config.namespace, now });
+  const replicas =
+    config.decisionReplicas && decisionReplicas(config.decisionReplicas, kube, config.namespace, logger);
+  const replicaConfirmations = replicas && new ReplicaConfirmations({ replicas, logger, metricsRegistry });
   const quotas = config.quotas ?? DEFAULT_USER_QUOTAS;
   const routes = aclRoutes(
     {
@@ -148,6 +156,7 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
       }),
       explainer: new Explainer({ cache, kube, namespace: config.namespace, now }),
       audited,
+      ...(replicaConfirmations ? { replicaConfirmations } : {}),
       auditReads: {
         reader: new AuditReader(audit.store.pool),
         ping: () => audit.store.ping(),
@@ -182,10 +191,12 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
   });
 
   cache.start();
+  replicaConfirmations?.start();
   const synced = await cache.waitForSync(config.startupSyncTimeoutMs ?? DEFAULT_STARTUP_SYNC_TIMEOUT_MS);
   if (!synced) logger.warn({ unsynced: cache.unsynced() }, 'serving before the caches synced: not ready yet');
   const stopClients = async () => {
     await cache.stop();
+    await replicaConfirmations?.stop();
     kube.close();
     await audit.stop();
   };
@@ -211,11 +222,22 @@ export async function startAclApi(config: AclApiConfig, options: StartOptions = 
     cache,
     audited,
     document,
+    ...(replicas ? { decisionReplicas: replicas } : {}),
     async stop() {
       await server.close();
       await stopClients();
     },
   };
+}
+
+function decisionReplicas(
+  source: NonNullable<AclApiConfig['decisionReplicas']>,
+  kube: KubeClient,
+  namespace: string,
+  logger: Logger,
+): DecisionReplicas {
+  if (source.kind === 'static') return staticReplicas(source.urls);
+  return endpointSliceReplicas({ kube, namespace, service: source.name, portName: source.portName, logger });
 }
 
 /** Ready when the apiserver answers and every informer has listed: the ACL API uses nothing else. */

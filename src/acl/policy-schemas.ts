@@ -7,6 +7,7 @@ import {
 } from '../api/v1alpha1/index.js';
 import { itemIdField, uuidField } from '../api/v1alpha1/field-schemas.js';
 import { successEnvelopeSchema } from '../http/envelope.js';
+import { queryInteger } from '../http/query-integer.js';
 import type { UrnScheme } from '../http/urn.js';
 import { WITHHELD_REASONS } from '../verdict/grant-verdict.js';
 
@@ -85,37 +86,6 @@ export const CreateHeadersSchema = z.object({
     .optional()
     .describe('A retry with the same key and body answers the first answer again and creates nothing.'),
 });
-
-const MAX_DECIMAL_DIGITS = 9;
-
-/**
- * A query parameter holding a whole number from `minimum` to `maximum` (at most nine digits), as plain decimal
- * text: no sign, exponent or leading zeros. The document states it as an integer with its bounds and default,
- * which is how a client serialises it; the server reads the text and enforces the same bounds.
- */
-export function queryInteger(
-  name: string,
-  bounds: { minimum: number; maximum?: number; default: number; description: string },
-) {
-  const maximum = bounds.maximum ?? 10 ** MAX_DECIMAL_DIGITS - 1;
-  return z
-    .string()
-    .regex(
-      new RegExp(`^(0|[1-9][0-9]{0,${MAX_DECIMAL_DIGITS - 1}})$`),
-      `${name} must be a non-negative decimal integer`,
-    )
-    .transform(Number)
-    .pipe(z.int().min(bounds.minimum).max(maximum))
-    .optional()
-    .default(bounds.default)
-    .meta({
-      type: 'integer',
-      minimum: bounds.minimum,
-      maximum,
-      default: bounds.default,
-      description: bounds.description,
-    });
-}
 
 export const listingLimit = (rows: string) =>
   queryInteger('limit', {

@@ -9,7 +9,7 @@ export const MAX_NAME_LENGTH = 128;
 export const MAX_CONSISTENCY_TOKEN_LENGTH = 1024;
 
 /** ZedTokens are base64 (standard or URL alphabet); anything else cannot be one. */
-const ZEDTOKEN = /^[A-Za-z0-9+/_-]+={0,2}$/;
+export const ZEDTOKEN = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 const name = (description: string, example: string) =>
   z.string().min(1).max(MAX_NAME_LENGTH).meta({ description, example });

@@ -25,6 +25,7 @@ import { CHECK_OPERATION, checkRoutes } from './check-route.js';
 import { decisionMetrics } from './decision-metrics.js';
 import { failClosed, failClosedHotRoute } from './fail-closed.js';
 import type { RevisionBarrier } from './revision-barrier.js';
+import { revisionRoutes } from './revision-route.js';
 import { authzenEvaluator } from './authzen/authzen-evaluations.js';
 import { AUTHZEN_PATHS } from './authzen/authzen-metadata.js';
 import { AUTHZEN_DENIED } from './authzen/authzen-response.js';
@@ -38,7 +39,10 @@ export interface DecisionAppOptions {
   metricsRegistry: MetricsRegistry;
   registry: Registry;
   spicedb: PermissionChecker & SearchBackend;
-  barrier: Pick<RevisionBarrier, 'consistencyFor' | 'searchConsistency' | 'readiness' | 'decisions'>;
+  barrier: Pick<
+    RevisionBarrier,
+    'consistencyFor' | 'searchConsistency' | 'readiness' | 'decisions' | 'confirm'
+  >;
   /** Concurrent checks sent together as CheckBulkPermissions calls; the defaults when absent. */
   checkBatch?: CheckBatchSettings;
   authenticators: Authenticators;
@@ -70,10 +74,16 @@ const DOCUMENT_INFO = {
 export const CHECK_CLASS = 'check';
 
 /** The decision service's OpenAPI document: served at GET /docs, committed in docs/openapi/. */
-export function decisionDocument(routes: RouteTable, authzen: RouteTable, urn: UrnScheme): OpenApiDocument {
+export function decisionDocument(
+  routes: RouteTable,
+  authzen: RouteTable,
+  revisions: RouteTable,
+  urn: UrnScheme,
+): OpenApiDocument {
   return routes.document(
     { info: DOCUMENT_INFO, servers: [{ url: '/' }] },
     authzen,
+    revisions,
     documentedOperationalRoutes(urn),
   );
 }
@@ -115,7 +125,8 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     }),
     ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
   });
-  const document = decisionDocument(routes, authzen, options.urn);
+  const revisions = revisionRoutes({ urn: options.urn, barrier: options.barrier });
+  const document = decisionDocument(routes, authzen, revisions, options.urn);
   const app = createHttpApp({
     urn: options.urn,
     logger: options.logger,
@@ -134,6 +145,7 @@ export function createDecisionApp(options: DecisionAppOptions): DecisionApp {
     routers: [
       { path: '/', router: failClosed(routes.router()) },
       { path: '/', router: failClosed(authzen.router(), AUTHZEN_DENIED) },
+      { path: '/', router: revisions.router() },
     ],
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     ...(options.drain ? { drain: options.drain } : {}),

@@ -4,8 +4,12 @@ import { CONSISTENCY_SOURCES } from './consistency-choice.js';
 import type { ConsistencySource } from './consistency-choice.js';
 import type { RevisionWatchEvents, WatchMessageKind, WatchRestartReason } from './revision-watch.js';
 
+/** How a confirmation request ended (revision-route.ts). */
+export type ConfirmationOutcome = 'passed' | 'not_delivered' | 'watch_not_current';
+
 export interface RevisionBarrierMetrics extends RevisionWatchEvents {
   chosen(source: ConsistencySource): void;
+  confirmed(outcome: ConfirmationOutcome): void;
 }
 
 export interface RevisionBarrierGauges {
@@ -16,12 +20,18 @@ export interface RevisionBarrierGauges {
 
 const RESTART_REASONS: readonly WatchRestartReason[] = ['error', 'ended', 'unknown_revision'];
 const MESSAGE_KINDS: readonly WatchMessageKind[] = ['change', 'schema', 'checkpoint'];
+const CONFIRMATION_OUTCOMES: readonly ConfirmationOutcome[] = [
+  'passed',
+  'not_delivered',
+  'watch_not_current',
+];
 
 /**
  * `policygrant_decision_revision_watch_up`, `policygrant_decision_revision_watch_last_message_age_seconds`,
  * `policygrant_decision_revision_watch_restarts_total{reason}`,
  * `policygrant_decision_revision_watch_messages_total{kind}`, `policygrant_decision_revision_tracked_entries`
- * and `policygrant_decision_check_consistency_total{consistency}`.
+ * `policygrant_decision_check_consistency_total{consistency}` and
+ * `policygrant_decision_revision_confirmations_total{outcome}`.
  */
 export function revisionBarrierMetrics(
   registry: MetricsRegistry,
@@ -61,14 +71,23 @@ export function revisionBarrierMetrics(
     help: 'Checks by the consistency they were evaluated at: minimize_latency, touched, caller_token, head.',
     labelNames: ['consistency'],
   });
+  const confirmations = counter(registry, {
+    name: 'decision_revision_confirmations_total',
+    help:
+      'Answers of GET /watch/passed, by outcome: passed, not_delivered (the Watch did not deliver the ZedToken ' +
+      'within the wait), watch_not_current.',
+    labelNames: ['outcome'],
+  });
   up.set(0);
   for (const reason of RESTART_REASONS) restarts.inc({ reason }, 0);
   for (const kind of MESSAGE_KINDS) messages.inc({ kind }, 0);
   for (const consistency of CONSISTENCY_SOURCES) chosen.inc({ consistency }, 0);
+  for (const outcome of CONFIRMATION_OUTCOMES) confirmations.inc({ outcome }, 0);
   return {
     current: (isUp) => up.set(isUp ? 1 : 0),
     restarted: (reason) => restarts.inc({ reason }),
     delivered: (kind) => messages.inc({ kind }),
     chosen: (consistency) => chosen.inc({ consistency }),
+    confirmed: (outcome) => confirmations.inc({ outcome }),
   };
 }

@@ -8,6 +8,7 @@ import type { ConsistencyChoice, ConsistencySource } from './consistency-choice.
 import { DecisionCache } from './decision-cache.js';
 import type { DecisionCacheSettings } from './decision-cache.js';
 import { decisionCacheMetrics } from './decision-cache-metrics.js';
+import { DeliveredRevisions } from './delivered-revisions.js';
 import { coalescedHeadRevision } from './head-revision.js';
 import { RelationshipExpiries } from './relationship-expiries.js';
 import { CHECKED_RESOURCE, checkKeys } from './revision-keys.js';
@@ -48,6 +49,16 @@ export interface RevisionBarrierOptions {
   metricsRegistry: MetricsRegistry;
 }
 
+/** What a replica answers when asked whether it has passed a ZedToken (revision-route.ts). */
+export interface RevisionConfirmation {
+  /** The Watch delivered the token, and is current: every check from now on is at least as fresh as it. */
+  passed: boolean;
+  watchCurrent: boolean;
+}
+
+/** How many delivered revisions a replica remembers for confirmations (a token is ~50 bytes). */
+const DELIVERED_REVISIONS = 10_000;
+
 export interface ChosenConsistency {
   consistency: Consistency;
   source: ConsistencySource;
@@ -66,6 +77,7 @@ export class RevisionBarrier {
   readonly decisions: DecisionCache;
   private readonly tracker: RevisionTracker;
   private readonly watch: RevisionWatch;
+  private readonly delivered = new DeliveredRevisions(DELIVERED_REVISIONS);
   private readonly expiries: RelationshipExpiries;
   private readonly liveness: SpiceDBLiveness;
   private readonly headRevision: () => Promise<string>;
@@ -116,6 +128,7 @@ export class RevisionBarrier {
         options.spicedb.checkPermission({ ...options.headProbe, consistency: { atExactSnapshot: token } }),
       logger: options.logger,
       events: this.metrics,
+      delivered: this.delivered,
       changes: {
         touched: (keys, updates, revision) => {
           this.expiries.apply(updates, revision);
@@ -186,6 +199,20 @@ export class RevisionBarrier {
       default:
         return { consistency: { atLeastAsFresh: choice.token }, source: choice.source };
     }
+  }
+
+  /**
+   * Whether this replica has passed a write's ZedToken, waiting up to `waitMs` for its Watch to deliver it: only
+   * a token the Watch delivered counts (never one it may deliver later), and only while the Watch is trusted (a
+   * replica whose Watch is down or stalled has passed nothing). What "acknowledged" rests on across replicas
+   * (docs/decision-service.md, "Confirming a revision").
+   */
+  async confirm(token: string, waitMs: number, signal?: AbortSignal): Promise<RevisionConfirmation> {
+    const delivered = await this.delivered.waitFor(token, waitMs, signal);
+    const watchCurrent = this.watchTrusted();
+    const passed = delivered && watchCurrent;
+    this.metrics.confirmed(passed ? 'passed' : watchCurrent ? 'not_delivered' : 'watch_not_current');
+    return { passed, watchCurrent };
   }
 
   /** Ready only while the Watch is current: `spicedb-watch` names it in the 503. */

@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { Backoff } from '../runtime/backoff.js';
 import type { RelationshipUpdate, SpiceDBClient, WatchEvent } from '../spicedb/client.js';
 import { SpiceDBError } from '../spicedb/errors.js';
+import type { DeliveredRevisions } from './delivered-revisions.js';
 import { grpcStatusName } from './grpc-status.js';
 import { relationshipKeys } from './revision-keys.js';
 import type { RevisionTracker } from './revision-tracker.js';
@@ -51,6 +52,8 @@ export interface RevisionWatchOptions {
   logger: Logger;
   events: RevisionWatchEvents;
   changes?: WatchChangeListener;
+  /** Told each revision delivered, after the tracker and the listener; reset when the Watch starts from the head. */
+  delivered?: DeliveredRevisions;
   /** Delay before reconnecting, doubling up to maxMs while SpiceDB delivers nothing. */
   retry?: { initialMs: number; maxMs: number };
 }
@@ -158,6 +161,7 @@ export class RevisionWatch {
     const head = await this.options.headRevision();
     const { tracker } = this.options;
     tracker.reset();
+    this.options.delivered?.reset();
     tracker.record(head, []);
     tracker.touchEverything();
     this.options.changes?.unknown();
@@ -180,6 +184,7 @@ export class RevisionWatch {
       this.options.changes?.startedFrom(event.changesThrough);
     }
     this.cursor = event.changesThrough;
+    this.options.delivered?.record(event.changesThrough);
   }
 
   private failed(error: unknown): void {

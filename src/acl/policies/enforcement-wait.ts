@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ENFORCED_CONDITION, type PolicyGrant } from '../../api/v1alpha1/index.js';
 import type { AclCache } from '../acl-cache.js';
+import type { ReplicaConfirmations } from '../decision-replicas/replica-confirmations.js';
 
 /** The longest `Prefer: wait=N` honoured; a larger N is clamped (RFC 7240 lets the server choose). */
 export const MAX_WAIT_SECONDS = 60;
@@ -20,7 +21,8 @@ export const EnforcementReportSchema = z
     enforced: z
       .boolean()
       .describe(
-        'Whether the controller reports this change enforced: the grant projected (create), its relationships gone (delete).',
+        'Whether the controller reports this change enforced: the grant projected (create), its relationships ' +
+          'gone (delete); with several decision replicas, also that every Ready replica confirmed it (decisionReplicas).',
       ),
     reason: z
       .string()
@@ -30,6 +32,21 @@ export const EnforcementReportSchema = z
       .string()
       .optional()
       .describe('SpiceDB consistency token of the projection; pass it to /v1/check as consistency_token.'),
+    decisionReplicas: z
+      .object({
+        ready: z.int().min(0).describe('Ready decision replicas when the controller reported the change.'),
+        passed: z
+          .int()
+          .min(0)
+          .describe(
+            'Those whose revision barrier confirmed the zedToken in time: every check they answer sees it.',
+          ),
+      })
+      .optional()
+      .describe(
+        'When the ACL API knows the decision replicas: the change is enforced only once every Ready replica ' +
+          'confirmed it (and at least one is Ready).',
+      ),
   })
   .meta({ id: 'EnforcementReport' });
 
@@ -50,14 +67,19 @@ const SETTLED_REASONS = new Set([
 /**
  * Read-your-grant: waits until the controller has reported, for the grant's current generation, that it
  * is enforced (or, for a revocation, that its relationships are gone), and returns the ZedToken of that
- * projection. A check with that token cannot see the world before the change.
+ * projection. A check with that token cannot see the world before the change. With `replicas`, a change is
+ * enforced only once every Ready decision replica confirmed the token within the same `timeoutMs`: then a check
+ * without a token, on any replica, sees it too.
  */
 export async function awaitEnforcement(
   cache: Pick<AclCache, 'grantByUid' | 'waitForGrant'>,
   policyIds: readonly string[],
   target: WaitTarget,
   timeoutMs: number,
+  replicas?: Pick<ReplicaConfirmations, 'confirm'>,
 ): Promise<EnforcementReport[]> {
+  const deadline = performance.now() + timeoutMs;
+  const confirmed = replicas && sharedConfirmations(replicas, deadline);
   return Promise.all(
     policyIds.map(async (policyId) => {
       const grant = cache.grantByUid(policyId);
@@ -65,9 +87,35 @@ export async function awaitEnforcement(
         const { namespace = '', name = '' } = grant.metadata;
         await cache.waitForGrant(namespace, name, (cached) => settledFor(cached, target), timeoutMs);
       }
-      return report(policyId, cache.grantByUid(policyId), target);
+      const controllerReport = report(policyId, cache.grantByUid(policyId), target);
+      return confirmed ? withReplicas(controllerReport, confirmed) : controllerReport;
     }),
   );
+}
+
+/** One confirmation per token: grants written in one SpiceDB call share it. */
+function sharedConfirmations(replicas: Pick<ReplicaConfirmations, 'confirm'>, deadline: number) {
+  const byToken = new Map<string, ReturnType<ReplicaConfirmations['confirm']>>();
+  return (zedToken: string) => {
+    const confirmation = byToken.get(zedToken) ?? replicas.confirm(zedToken, deadline);
+    byToken.set(zedToken, confirmation);
+    return confirmation;
+  };
+}
+
+/**
+ * The controller's report, enforced only if every Ready replica (at least one) passed its token. The token stays
+ * in a report the replicas did not confirm: a check that carries it sees the change on any replica.
+ */
+async function withReplicas(
+  controllerReport: EnforcementReport,
+  confirmed: ReturnType<typeof sharedConfirmations>,
+): Promise<EnforcementReport> {
+  const { enforced, zedToken } = controllerReport;
+  if (!enforced) return controllerReport;
+  const decisionReplicas = zedToken === undefined ? { ready: 0, passed: 0 } : await confirmed(zedToken);
+  const everyReplica = decisionReplicas.ready > 0 && decisionReplicas.passed === decisionReplicas.ready;
+  return { ...controllerReport, enforced: everyReplica, decisionReplicas };
 }
 
 function currentCondition(grant: PolicyGrant) {

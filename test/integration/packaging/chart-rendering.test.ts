@@ -57,6 +57,7 @@ const EXPECTED_RBAC: Record<string, { ClusterRole: PolicyRule[]; Role: PolicyRul
       rule('acl.policygrant.dev', ['agents'], ['get', 'create', 'update', 'delete']),
       rule('acl.policygrant.dev', ['accessrequests'], ['get', 'list', 'watch', 'create']),
       rule('acl.policygrant.dev', ['accessrequests/status'], ['update']),
+      rule('discovery.k8s.io', ['endpointslices'], ['list', 'watch']),
     ],
   },
   controller: {
@@ -368,6 +369,7 @@ describe('configuration', () => {
       DECISION_PORT: '8081',
       CHECK_TIMEOUT: '750ms',
       DECISION_PUBLIC_URL: 'https://gateway.example/decision',
+      DECISION_SERVICE: 'pgo-policy-grant-operator-decision-service',
       REVISION_BARRIER_LIVENESS: '3s',
       DECISION_CACHE: 'false',
       DECISION_CACHE_MAX_ENTRIES: '500',
@@ -588,9 +590,18 @@ describe('configuration', () => {
     expect(await policies({})).toEqual([]);
     const exposedValues = { trustProxy: '1', httpRoute: { enabled: true, parentRefs: [{ name: 'public' }] } };
     const exposed = await policies(exposedValues);
+    // The decision service twice: its own policy, and the ACL API's confirmations for Prefer: wait.
     expect(exposed.map(componentOf).sort()).toEqual(
-      ['acl-api', 'controller', 'decision-service', 'spicedb-read-only'].sort(),
+      ['acl-api', 'controller', 'decision-service', 'decision-service', 'spicedb-read-only'].sort(),
     );
+    const fromAclApi = exposed.find((object) =>
+      object.metadata?.name?.endsWith('-from-acl-api'),
+    ) as unknown as {
+      spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] };
+    };
+    expect(fromAclApi.spec.ingress[0]?.from[0]?.podSelector.matchLabels).toMatchObject({
+      'app.kubernetes.io/component': 'acl-api',
+    });
     const readOnly = exposed.find((object) => componentOf(object) === 'spicedb-read-only') as unknown as {
       spec: { ingress: { from: { podSelector: { matchLabels: Record<string, string> } }[] }[] };
     };

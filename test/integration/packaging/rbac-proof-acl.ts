@@ -35,12 +35,13 @@ import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluste
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../../support/member-events.js';
 import { PATIENCE_MS } from '../../support/patience.js';
 import { testAuditConfig } from '../support/database.js';
-import type { KubeTraffic } from './kube-traffic.js';
+import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import {
   informerList,
   promptly,
   runSteps,
   WATCH_STEPS,
+  watchStepName,
   watchSteps,
   type FlowOutcome,
   type Step,
@@ -49,6 +50,10 @@ import {
 // The ACL API's main flow over HTTP, for the RBAC proof: the API runs in this process with the KubeConfig it is
 // given (a chart ServiceAccount's, through the relay), writing into the proof's namespace (the release
 // namespace); the cluster is arranged and inspected with the admin's KubeConfig.
+
+/** The decision Service the API follows (DECISION_SERVICE), and the resource its endpoints are read from. */
+const DECISION_SERVICE = 'pgo-policy-grant-operator-decision-service';
+const ENDPOINT_SLICES = 'endpointslices';
 
 const CATALOG_STEPS = [1, 2, 3].map((n) => `judges requests on a new CatalogItem (${n} of 3)`);
 const NAMESPACE_STEPS = [
@@ -67,6 +72,8 @@ const RACING_EVENTS = 6;
 export const ACL_STEP = {
   ready: 'becomes ready (every cache listed)',
   watches: WATCH_STEPS,
+  replicas: 'follows the decision Service’s Ready endpoints (its EndpointSlices)',
+  replicasWatch: watchStepName(ENDPOINT_SLICES),
   catalog: CATALOG_STEPS,
   create: 'create: 201, listed for the consumer and the provider (read-your-write)',
   verify: 'verify: the consumer has the active policy',
@@ -184,6 +191,7 @@ export class AclProof {
       kubeTimeoutMs: PATIENCE_MS,
       closeGraceMs: 500,
       audit: await testAuditConfig('rbac'),
+      decisionReplicas: { kind: 'service', name: DECISION_SERVICE, portName: 'http' },
     };
   }
 
@@ -250,6 +258,8 @@ class AclFlow {
     return [
       { name: ACL_STEP.ready, run: () => this.becomesReady() },
       ...watchSteps(this.traffic),
+      { name: ACL_STEP.replicas, run: () => this.followsDecisionReplicas() },
+      ...watchSteps(this.traffic, [ENDPOINT_SLICES]),
       ...ACL_STEP.catalog.map((name) => ({ name, run: () => this.judgesOnNewItem() })),
       { name: ACL_STEP.create, run: () => this.create() },
       { name: ACL_STEP.verify, run: () => this.verify() },
@@ -289,6 +299,29 @@ class AclFlow {
       },
       { unlessRefused: { traffic: this.traffic, calls: informerList } },
     );
+  }
+
+  /** A Ready endpoint of the decision Service, added once the API listed them, is a replica it asks. */
+  private async followsDecisionReplicas(): Promise<void> {
+    const address = `10.${Math.floor(Math.random() * 250)}.0.1`;
+    await testKubeConfig()
+      .makeApiClient(KubernetesObjectApi)
+      .create({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: {
+          name: uniqueId('decision'),
+          namespace: this.namespace,
+          labels: { 'kubernetes.io/service-name': DECISION_SERVICE },
+        },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: [address], conditions: { ready: true } }],
+        ports: [{ name: 'http', port: 8081, protocol: 'TCP' }],
+      } as KubernetesObject);
+    const slices = (call: KubeCall) => call.resource === ENDPOINT_SLICES;
+    await promptly(() => expect(this.api.decisionReplicas?.ready()).toContain(`http://${address}:8081`), {
+      unlessRefused: { traffic: this.traffic, calls: slices },
+    });
   }
 
   /** A request by someone who does not own the item is refused (403) once the item is known, not 404. */

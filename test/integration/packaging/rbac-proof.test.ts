@@ -105,6 +105,8 @@ describe('the ACL API as its chart ServiceAccount', () => {
     steps: [
       ACL_STEP.ready,
       ...ACL_STEP.watches,
+      ACL_STEP.replicas,
+      ACL_STEP.replicasWatch,
       ...ACL_STEP.catalog,
       ACL_STEP.create,
       ACL_STEP.verify,
@@ -139,6 +141,9 @@ describe('the ACL API as its chart ServiceAccount', () => {
       'ClusterRole watch core/namespaces': [watchStepName('namespaces')],
       'Role list acl.policygrant.dev/memberships': [ACL_STEP.ready],
       'Role watch acl.policygrant.dev/memberships': [watchStepName('memberships')],
+      // The decision replicas that confirm a change for Prefer: wait: the Service's EndpointSlices, followed.
+      'Role list discovery.k8s.io/endpointslices': [ACL_STEP.replicas],
+      'Role watch discovery.k8s.io/endpointslices': [ACL_STEP.replicas, ACL_STEP.replicasWatch],
       // Its writes in the release namespace.
       'Role create acl.policygrant.dev/policygrants': [ACL_STEP.create],
       'Role create acl.policygrant.dev/grantclaims': [ACL_STEP.create],

@@ -74,4 +74,31 @@ describe('the ACL API configuration', () => {
       /AUDIT_RETENTION_DAYS/,
     );
   });
+
+  it('finds the decision replicas from a fixed list or the decision Service, one of the two, or asks none', async () => {
+    expect(await aclConfigFromEnvironment(env)).not.toHaveProperty('decisionReplicas');
+    const listed = await aclConfigFromEnvironment({
+      ...env,
+      DECISION_REPLICAS: 'http://127.0.0.1:8081, http://127.0.0.1:8082',
+    });
+    expect(listed.decisionReplicas).toEqual({
+      kind: 'static',
+      urls: ['http://127.0.0.1:8081', 'http://127.0.0.1:8082'],
+    });
+    const service = await aclConfigFromEnvironment({ ...env, DECISION_SERVICE: 'pgo-decision-service' });
+    expect(service.decisionReplicas).toEqual({
+      kind: 'service',
+      name: 'pgo-decision-service',
+      portName: 'http',
+    });
+    await expect(
+      aclConfigFromEnvironment({ ...env, DECISION_REPLICAS: 'http://a:1', DECISION_SERVICE: 'decision' }),
+    ).rejects.toThrow(/DECISION_REPLICAS or DECISION_SERVICE/);
+    await expect(aclConfigFromEnvironment({ ...env, DECISION_REPLICAS: 'ftp://a:1' })).rejects.toThrow(
+      /DECISION_REPLICAS/,
+    );
+    await expect(aclConfigFromEnvironment({ ...env, DECISION_SERVICE: 'Not_A_Name' })).rejects.toThrow(
+      /DECISION_SERVICE/,
+    );
+  });
 });

@@ -19,6 +19,7 @@ describe('the decision service serves what /docs documents', () => {
       'GET /healthz/live',
       'GET /healthz/ready',
       'GET /metrics',
+      'GET /watch/passed',
       'POST /access/v1/evaluation',
       'POST /access/v1/evaluations',
       'POST /access/v1/search/action',

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { DeliveredRevisions } from '../../../src/decision/delivered-revisions.js';
 import { RevisionTracker } from '../../../src/decision/revision-tracker.js';
 import { RevisionWatch, messageKind } from '../../../src/decision/revision-watch.js';
 import type { WatchRestartReason } from '../../../src/decision/revision-watch.js';
@@ -85,6 +86,7 @@ function startWatch(spicedb: ScriptedWatch, head = heads(), retry = { initialMs:
   const heard: Array<readonly string[] | string> = [];
   /** The relationship updates of each change and its revision, as the listener got them. */
   const updates: Array<{ revision: string; written: readonly RelationshipUpdate[] }> = [];
+  const delivered = new DeliveredRevisions(100);
   watch = new RevisionWatch({
     spicedb,
     tracker,
@@ -104,10 +106,11 @@ function startWatch(spicedb: ScriptedWatch, head = heads(), retry = { initialMs:
       unknown: () => heard.push('unknown'),
       startedFrom: (revision) => heard.push(`started from ${revision}`),
     },
+    delivered,
     retry,
   });
   watch.start();
-  return { tracker, restarts, states, heard, updates, watch };
+  return { tracker, restarts, states, heard, updates, delivered, watch };
 }
 
 describe('RevisionWatch', () => {
@@ -157,6 +160,23 @@ describe('RevisionWatch', () => {
     expect(restarts).toEqual(['error', 'unknown_revision']);
     expect(tracker.positionOf('t1')).toBeUndefined();
     expect(tracker.newestTouching(['resource:elsewhere'])?.token).toBe('n1');
+  });
+
+  it('records each revision it delivered for confirmations, keeps them across a reconnection, forgets them when it starts from the head', async () => {
+    const spicedb = new ScriptedWatch([
+      deliver([change('t1', 'r1')], unavailable),
+      deliver([change('t2', 'r2')], otherDatastore),
+      deliver([change('n1', 'r9')], 'wait'),
+    ]);
+    const { tracker, delivered } = startWatch(spicedb);
+    const firstWaited = delivered.waitFor('t1', 60_000);
+    const secondWaited = delivered.waitFor('t2', 60_000);
+    expect(await firstWaited).toBe(true);
+    expect(await secondWaited).toBe(true);
+    await until(() => tracker.newest?.token === 'n1', 'the new datastore’s change');
+    expect(delivered.has('n1')).toBe(true);
+    expect(delivered.has('t1')).toBe(false); // the old datastore's, forgotten at the start from the head
+    expect(delivered.has(spicedb.starts[0] ?? '')).toBe(false); // a head revision read is not a delivery
   });
 
   it('tells its change listener each change, that what changed is unknown on a restart, and where it started from', async () => {

@@ -206,3 +206,69 @@ describe('waiting for enforcement', () => {
     ]);
   });
 });
+
+describe('waiting for every Ready decision replica', () => {
+  /** Confirms what `answers` says for a token, and records what it was asked. */
+  function replicas(answer: { ready: number; passed: number }) {
+    const asked: string[] = [];
+    return {
+      asked,
+      confirm: async (zedToken: string) => {
+        asked.push(zedToken);
+        return answer;
+      },
+    };
+  }
+
+  it('reports a change enforced once every Ready replica confirmed the projection’s token', async () => {
+    const cache = new FakeCache();
+    cache.put(grant({ status: 'False', reason: 'Revoked' }));
+    const confirming = replicas({ ready: 3, passed: 3 });
+    expect(await awaitEnforcement(cache, [UID], 'revoked', 60_000, confirming)).toEqual([
+      {
+        policyId: UID,
+        enforced: true,
+        reason: 'Revoked',
+        zedToken: 'GhUKEzE3',
+        decisionReplicas: { ready: 3, passed: 3 },
+      },
+    ]);
+    expect(confirming.asked).toEqual(['GhUKEzE3']);
+  });
+
+  it('a replica that did not confirm makes it not enforced, with the token still given', async () => {
+    const cache = new FakeCache();
+    cache.put(grant({ status: 'True', reason: 'Projected' }));
+    expect(
+      await awaitEnforcement(cache, [UID], 'enforced', 60_000, replicas({ ready: 3, passed: 2 })),
+    ).toEqual([
+      {
+        policyId: UID,
+        enforced: false,
+        reason: 'Projected',
+        zedToken: 'GhUKEzE3',
+        decisionReplicas: { ready: 3, passed: 2 },
+      },
+    ]);
+  });
+
+  it('no Ready replica known is not enforced either', async () => {
+    const cache = new FakeCache();
+    cache.put(grant({ status: 'True', reason: 'Projected' }));
+    expect(
+      await awaitEnforcement(cache, [UID], 'enforced', 60_000, replicas({ ready: 0, passed: 0 })),
+    ).toMatchObject([{ enforced: false, decisionReplicas: { ready: 0, passed: 0 } }]);
+  });
+
+  it('asks nothing for a change the controller has not reported, and once per token', async () => {
+    const cache = new FakeCache();
+    cache.put(grant({ status: 'False', reason: 'NotAuthorized' }));
+    const confirming = replicas({ ready: 1, passed: 1 });
+    expect(await awaitEnforcement(cache, [UID], 'enforced', 60_000, confirming)).toEqual([
+      { policyId: UID, enforced: false, reason: 'NotAuthorized' },
+    ]);
+    cache.put(grant({ status: 'True', reason: 'Projected' }));
+    await awaitEnforcement(cache, [UID, UID], 'enforced', 60_000, confirming);
+    expect(confirming.asked).toEqual(['GhUKEzE3']);
+  });
+});

@@ -91,6 +91,11 @@ export class FakeBarrier implements Barrier {
   readiness(): ReturnType<Barrier['readiness']> {
     return { name: 'spicedb-watch', check: async () => undefined };
   }
+
+  /** Tokens the Watch delivered: GET /watch/passed confirms them. */
+  readonly delivered = new Set<string>();
+
+  confirm: Barrier['confirm'] = async (token) => ({ passed: this.delivered.has(token), watchCurrent: true });
 }
 
 export interface DecisionUnderTest extends DecisionApp {
