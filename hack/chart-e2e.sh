@@ -86,24 +86,18 @@ yaml_list() {
   printf '[%s]' "$out"
 }
 
-# PostgreSQL: its superuser owns the audit schema (the ACL API migrates as it), and the services connect as
-# acl_api, a member of policy_grant_audit_writer (INSERT and SELECT only), created on first start by an init
-# script in /docker-entrypoint-initdb.d (the official image's interface, which the one-node cluster's PostgreSQL
-# image offers too), so that the image needs no client tools. Arguments: the database the init script runs in, the
-# SQL that script runs before the audit roles (one statement per line; it creates the database `audit` when the
-# first argument names another), and PostgreSQL's own arguments.
+# PostgreSQL, with an init script in /docker-entrypoint-initdb.d run on first start (the official image's
+# interface, which the one-node cluster's PostgreSQL image offers too: one statement per line, in the database
+# POSTGRES_DB), so that the image needs no client tools. Arguments: that database, the script, and PostgreSQL's own
+# arguments.
 install_postgres() {
-  local database="$1" roles_sql="$2" owner_password service_password
+  local database="$1" init_sql="$2"
   shift 2
-  owner_password="$(openssl rand -hex 16)"
-  service_password="$(openssl rand -hex 16)"
+  postgres_password="$(openssl rand -hex 16)"
   log "running PostgreSQL ($postgres_image) in $db_namespace"
   k create namespace "$db_namespace"
-  k --namespace "$db_namespace" create secret generic postgres --from-literal=password="$owner_password"
-  k --namespace "$db_namespace" create secret generic postgres-init --from-literal=roles.sql="$roles_sql
-CREATE ROLE policy_grant_audit_writer NOLOGIN;
-CREATE ROLE acl_api LOGIN PASSWORD '$service_password' IN ROLE policy_grant_audit_writer;
-"
+  k --namespace "$db_namespace" create secret generic postgres --from-literal=password="$postgres_password"
+  k --namespace "$db_namespace" create secret generic postgres-init --from-literal=init.sql="$init_sql"
   k --namespace "$db_namespace" apply -f - <<EOF
 apiVersion: apps/v1
 kind: Deployment
@@ -149,18 +143,27 @@ spec:
     - port: 5432
 EOF
   k --namespace "$db_namespace" rollout status deployment/postgres --timeout 5m
-  audit_secrets "$owner_password" "$service_password"
+  k create namespace "$namespace"
 }
 
-# The release namespace with the audit trail's Secrets: the services' connection string and the owner's.
+# The audit trail's Secrets in the release namespace: the services' connection string (url) and the schema
+# owner's (migrationUrl), then the chain key.
 audit_secrets() {
-  local owner_password="$1" service_password="$2" host="postgres.$db_namespace.svc:5432" database=audit
-  k create namespace "$namespace"
   k --namespace "$namespace" create secret generic "$release-audit-database" \
-    --from-literal=url="postgres://acl_api:$service_password@$host/$database" \
-    --from-literal=migrationUrl="postgres://postgres:$owner_password@$host/$database"
+    --from-literal=url="$1" --from-literal=migrationUrl="$2"
   k --namespace "$namespace" create secret generic "$release-audit-chain-key" \
     --from-literal=key="$(openssl rand -base64 48)"
+}
+
+# The audit trail's PostgreSQL for the bundled shape: its superuser owns the schema (the migrations run as it), and
+# the services connect as acl_api, a member of policy_grant_audit_writer (INSERT and SELECT only).
+install_audit_postgres() {
+  local service_password host="postgres.$db_namespace.svc:5432"
+  service_password="$(openssl rand -hex 16)"
+  install_postgres audit "CREATE ROLE policy_grant_audit_writer NOLOGIN;
+CREATE ROLE acl_api LOGIN PASSWORD '$service_password' IN ROLE policy_grant_audit_writer;
+"
+  audit_secrets "postgres://acl_api:$service_password@$host/audit" "postgres://postgres:$postgres_password@$host/audit"
 }
 
 install_chart() {
@@ -355,7 +358,7 @@ main() {
   common_values
   case "$shape" in
     bundled)
-      install_postgres audit ""
+      install_audit_postgres
       install_chart
       ;;
     production) install_production ;;

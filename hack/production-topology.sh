@@ -3,26 +3,35 @@
 # functions only, sourced by that script (its k, log, install_postgres, common values and variables).
 spicedb_namespace=spicedb
 
-# PostgreSQL with track_commit_timestamp (SpiceDB's Watch needs it) and max_connections sized for the pools
-# (docs/install.md, "Connections"); SpiceDB's owner, and the read-only SpiceDB's role: SELECT on what SpiceDB's
-# owner creates, granted ahead through default privileges, so that it covers the tables the migrations create.
-install_production_postgres() {
-  spicedb_password="$(openssl rand -hex 16)"
-  reader_password="$(openssl rand -hex 16)"
-  install_postgres spicedb "$(spicedb_roles_sql)" -c track_commit_timestamp=on -c max_connections=200
+# The SQL blocks of docs/production.md, "Roles, in an order that works", as an operator runs them: the first
+# before anything else, the second in SpiceDB's database after its migrations. The page's passwords are the ones
+# this script connects with.
+production_sql() {
+  awk -v want="$1" '/^```sql$/ { block++; inside = (block == want); next } /^```$/ { inside = 0; next } inside' \
+    "$repo/docs/production.md"
 }
 
-# One statement per line, run in the database `spicedb`.
-spicedb_roles_sql() {
-  cat <<EOF
-CREATE ROLE spicedb LOGIN PASSWORD '$spicedb_password';
-ALTER DATABASE spicedb OWNER TO spicedb;
-CREATE ROLE spicedb_reader LOGIN PASSWORD '$reader_password';
-GRANT CONNECT ON DATABASE spicedb TO spicedb_reader;
-GRANT USAGE ON SCHEMA public TO spicedb_reader;
-ALTER DEFAULT PRIVILEGES FOR ROLE spicedb IN SCHEMA public GRANT SELECT ON TABLES TO spicedb_reader;
-CREATE DATABASE audit;
-EOF
+# PostgreSQL as docs/production.md sets it up: track_commit_timestamp (SpiceDB's Watch), max_connections sized
+# for the pools ("Connections"), the roles and databases of the first block on first start.
+install_production_postgres() {
+  local host="postgres.$db_namespace.svc:5432"
+  install_postgres postgres "$(production_sql 1)" -c track_commit_timestamp=on -c max_connections=150
+  audit_secrets "postgres://acl_api:acl-api-password@$host/audit" \
+    "postgres://audit_owner:audit-owner-password@$host/audit"
+}
+
+# SQL as PostgreSQL's superuser, in a database, from this machine (the image has no psql): the project's pg client
+# at the postgres Service's cluster address.
+run_sql() {
+  local database="$1" sql="$2" host
+  host="$(k --namespace "$db_namespace" get service postgres -o jsonpath='{.spec.clusterIP}')"
+  (cd "$repo" && PGHOST="$host" PGUSER=postgres PGPASSWORD="$postgres_password" PGDATABASE="$database" SQL="$sql" \
+    node --input-type=module -e "
+      import pg from 'pg';
+      const client = new pg.Client();
+      await client.connect();
+      for (const statement of process.env.SQL.split('\n').filter((line) => line.trim())) await client.query(statement);
+      await client.end();")
 }
 
 # SpiceDB on PostgreSQL: `kubectl apply -k config/production` through an overlay that names the cluster's SpiceDB
@@ -34,7 +43,7 @@ install_production_spicedb() {
   log "running SpiceDB on PostgreSQL in $spicedb_namespace (config/production)"
   k create namespace "$spicedb_namespace"
   k --namespace "$spicedb_namespace" create secret generic spicedb \
-    --from-literal=datastore-uri="postgres://spicedb:$spicedb_password@$host/spicedb" \
+    --from-literal=datastore-uri="postgres://spicedb:spicedb-owner-password@$host/spicedb" \
     --from-literal=preshared-key="$key"
   mkdir -p "$overlay"
   cat >"$overlay/kustomization.yaml" <<EOF
@@ -46,10 +55,11 @@ images:
 EOF
   k apply -k "$overlay"
   k --namespace "$spicedb_namespace" rollout status deployment/spicedb --timeout 10m
+  run_sql spicedb "$(production_sql 2)"
   k --namespace "$namespace" create secret generic spicedb \
     --from-literal=endpoint="spicedb.$spicedb_namespace.svc:50051" --from-literal=presharedKey="$key"
   k --namespace "$namespace" create secret generic spicedb-datastore \
-    --from-literal=uri="postgres://spicedb_reader:$reader_password@$host/spicedb"
+    --from-literal=uri="postgres://spicedb_reader:spicedb-reader-password@$host/spicedb"
   k --namespace "$namespace" create secret generic spicedb-read-only --from-literal=presharedKey="$(openssl rand -hex 20)"
 }
 

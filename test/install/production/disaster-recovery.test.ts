@@ -33,7 +33,7 @@ import {
 // SpiceDB without its schema, writes it and re-projects everything; meanwhile every check fails closed, and a
 // revoked grant is never allowed. Recovered means SpiceDB holds exactly the relationships it held before (a full
 // ReadRelationships of every definition, before and after). The recovery follows the runbook (docs/install.md,
-// "Disaster recovery: SpiceDB's datastore lost"), its SQL read from that page, so a runbook that does not work
+// "Disaster recovery: SpiceDB's datastore lost"), its SQL read from the docs, so a runbook that does not work
 // fails here.
 
 /** Grants created through the Kubernetes API, as GitOps applies them. */
@@ -145,47 +145,40 @@ async function enforcedBulkGrants(): Promise<number> {
   return lines.split('\n').filter((line) => /^dr-\d+ True$/.test(line)).length;
 }
 
-/**
- * The runbook's SQL (docs/install.md), as psql runs it: statements one a line, on the server's `postgres` database
- * until a `\connect <database>` line, then in that database.
- */
-async function runbookSql(): Promise<{ database: string; statements: string[] }[]> {
-  const page = await readFile(new URL('../../../docs/install.md', import.meta.url), 'utf8');
-  const section = page.slice(page.indexOf(RUNBOOK));
-  const sql = /```sql\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!sql) throw new Error(`docs/install.md has no SQL in its section "${RUNBOOK}"`);
-  const sessions = [{ database: 'postgres', statements: [] as string[] }];
-  for (const line of sql.split('\n').map((text) => text.trim())) {
-    const connect = /^\\connect (\S+)$/.exec(line);
-    if (connect) sessions.push({ database: connect[1] as string, statements: [] });
-    else if (line !== '' && !line.startsWith('--')) sessions.at(-1)?.statements.push(line);
+/** The statements (one a line) of the `index`th SQL block after `heading` in a page of docs/. */
+async function sqlBlock(page: string, heading: string, index = 0): Promise<string[]> {
+  const text = await readFile(new URL(`../../../docs/${page}`, import.meta.url), 'utf8');
+  const blocks = [...text.slice(text.indexOf(heading)).matchAll(/```sql\n([\s\S]*?)```/g)];
+  const sql = blocks[index]?.[1];
+  if (!sql) throw new Error(`docs/${page} has no SQL block ${index} after "${heading}"`);
+  return sql.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('--'));
+}
+
+/** Runs statements as PostgreSQL's superuser in a database. */
+async function runSql(database: string, statements: string[]): Promise<void> {
+  const session = await postgresAsSuperuser(database);
+  try {
+    for (const statement of statements) await session.query(statement);
+  } finally {
+    await session.end();
   }
-  return sessions;
 }
 
 /** The loss: SpiceDB's database dropped under it. */
 async function dropTheDatastore(): Promise<void> {
-  const server = await postgresAsSuperuser('postgres');
-  try {
-    await server.query('DROP DATABASE spicedb WITH (FORCE)');
-  } finally {
-    await server.end();
-  }
+  await runSql('postgres', ['DROP DATABASE spicedb WITH (FORCE)']);
 }
 
-/** The runbook: the database recreated with its grants, then migrated by SpiceDB's rollout (its init container). */
+/**
+ * The runbook: the database recreated, migrated by SpiceDB's rollout (its init container), then the read-only
+ * role's grants of docs/production.md again.
+ */
 async function recreateTheDatastore(): Promise<void> {
-  for (const { database, statements } of await runbookSql()) {
-    const session = await postgresAsSuperuser(database);
-    try {
-      for (const statement of statements) await session.query(statement);
-    } finally {
-      await session.end();
-    }
-  }
+  await runSql('postgres', await sqlBlock('install.md', RUNBOOK));
   const { spicedb: namespace } = topology();
   await kubectl('rollout', 'restart', 'deployment/spicedb', '-n', namespace);
   await kubectl('rollout', 'status', 'deployment/spicedb', '-n', namespace, '--timeout=10m');
+  await runSql('spicedb', await sqlBlock('production.md', '### Roles, in an order that works', 1));
 }
 
 /** The relationships the controller owns: all but the fence, which names the leadership term of the moment. */

@@ -54,6 +54,7 @@ describe('freshness through every decision replica', () => {
       expect(replicas.map((replica) => replica.pod)).toHaveLength(3);
       const tally = { grantDenied: 0, revokedAllowed: 0, unanswered: 0, notAcknowledged: 0 };
       const acknowledgedMs = { grant: [] as number[], revoke: [] as number[] };
+      const confirmedBy = new Map<string, number>();
       for (let round = 0; round < ROUNDS; round++) {
         const consumer = randomUUID();
         let started = performance.now();
@@ -65,6 +66,10 @@ describe('freshness through every decision replica', () => {
         acknowledgedMs.revoke.push(performance.now() - started);
         const afterRevoke = await everyReplica(replicas, checker, consumer, item.itemId);
         tally.notAcknowledged += Number(granted.enforced !== true) + Number(revoked.enforced !== true);
+        for (const { decisionReplicas } of [granted, revoked]) {
+          const key = decisionReplicas ? `${decisionReplicas.passed} of ${decisionReplicas.ready}` : 'none';
+          confirmedBy.set(key, (confirmedBy.get(key) ?? 0) + 1);
+        }
         tally.grantDenied += count(afterGrant, false);
         tally.revokedAllowed += count(afterRevoke, true);
         tally.unanswered += count(afterGrant, undefined) + count(afterRevoke, undefined);
@@ -72,7 +77,8 @@ describe('freshness through every decision replica', () => {
       console.log(
         `[production] ${ROUNDS} acknowledged grants and revocations, each checked at once on ${replicas.length} replicas: ` +
           `${JSON.stringify(tally)}; Prefer: wait answered a grant in ${p50p99(acknowledgedMs.grant)}, ` +
-          `a revocation in ${p50p99(acknowledgedMs.revoke)}`,
+          `a revocation in ${p50p99(acknowledgedMs.revoke)}; decision replicas that confirmed each answer: ` +
+          JSON.stringify(Object.fromEntries(confirmedBy)),
       );
       expect(tally).toEqual({ grantDenied: 0, revokedAllowed: 0, unanswered: 0, notAcknowledged: 0 });
     },

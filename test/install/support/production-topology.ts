@@ -74,9 +74,11 @@ export async function replicaAllows(
 export const everyReplica = (replicas: Replica[], checker: string, userId: string, itemId: string) =>
   Promise.all(replicas.map((replica) => replicaAllows(replica, checker, userId, itemId)));
 
-interface PolicyReport {
+export interface PolicyReport {
   policyId: string;
   enforced?: boolean;
+  /** With `Prefer: wait`: the decision replicas the ACL API found Ready, and how many confirmed the change. */
+  decisionReplicas?: { ready: number; passed: number };
 }
 
 /** `Prefer: wait=30` when acknowledged, the ACL API's header for "answer once enforced". */

@@ -77,7 +77,8 @@ describe('upgrade from the previous release', () => {
       ).flat();
       console.log(
         `[production] helm upgrade from the previous release in ${upgradedMs} ms: ${summary.answered} checks, ` +
-          `${summary.failed} failed, ${summary.violations} violations; ${ours.length} of ${GRANTS} grants kept, ` +
+          `${summary.failed} failed ${JSON.stringify(summary.failures)} in ${JSON.stringify(summary.outages)}, ` +
+          `${summary.violations} violations; ${ours.length} of ${GRANTS} grants kept, ` +
           `${ours.filter(isEnforced).length} Enforced; ${decisions.filter((allowed) => allowed === true).length} ` +
           `of ${decisions.length} replica checks allow`,
       );
