@@ -85,7 +85,7 @@ describe('freshness through every decision replica', () => {
   );
 
   it(
-    'without a token, each replica allows a grant and denies a revocation within milliseconds',
+    'without a token: how long after the answer each replica allows a grant and denies a revocation',
     { timeout: TIMED_CHANGES * ROUND_BUDGET_MS },
     async () => {
       const toAllow = new Map(replicas.map((replica) => [replica.pod, [] as number[]]));
