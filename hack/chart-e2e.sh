@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # The chart's install suite, on any cluster KUBECONFIG names (hack/kind-e2e.sh on kind, hack/cluster/cluster.sh
-# test on this project's one-node cluster): PostgreSQL for the audit trail, the Helm chart with the bundled
-# SpiceDB in a namespace that enforces Pod Security "restricted", then the end-to-end suite (`npm run test:e2e`)
-# through port-forwards, the install suite (test/install: the controller's leader failover by deleting its pod, a
-# `helm upgrade` that rolls the decision service under checks), `helm test`, and `helm uninstall`, after which only
-# the documented leftovers may remain. The images must be in the cluster already.
+# test on this project's one-node cluster), in one of two shapes (SHAPE):
+# - bundled (default): PostgreSQL for the audit trail, the Helm chart with the bundled SpiceDB in a namespace that
+#   enforces Pod Security "restricted", then the end-to-end suite (`npm run test:e2e`) through port-forwards, the
+#   install suite (test/install: the controller's leader failover by deleting its pod, a `helm upgrade` that rolls
+#   the decision service under checks);
+# - production: the production topology as docs/install.md ("Production") installs it: PostgreSQL with
+#   track_commit_timestamp, SpiceDB on it at two replicas with dispatch (config/production), the previous release
+#   of the chart, which the install suite's upgrade test moves to this chart with examples/production.yaml (a
+#   read-only SpiceDB for the decision service, several replicas of everything) under checks, then the production
+#   install suite (test/install/production: freshness through every decision replica, faults, disaster recovery);
+# then `helm test`, and `helm uninstall`, after which only the documented leftovers may remain. The images must be
+# in the cluster already.
 #
 # Environment:
 #   KUBECONFIG       the cluster (required)
+#   SHAPE            bundled (default) or production
 #   IMAGE            the project's image (default policy-grant-operator:e2e; pullPolicy Never)
 #   POSTGRES_IMAGE   PostgreSQL image for the audit trail (default postgres:18)
 #   SPICEDB_IMAGE    the bundled SpiceDB's image, pullPolicy Never (default: the chart's, pulled)
@@ -18,19 +26,22 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=hack/image-reference.sh
 source "$repo/hack/image-reference.sh"
+# shellcheck source=hack/production-topology.sh
+source "$repo/hack/production-topology.sh"
 : "${KUBECONFIG:?KUBECONFIG must name the cluster}"
 image="${IMAGE:-policy-grant-operator:e2e}"
 spicedb_image="${SPICEDB_IMAGE:-}"
 postgres_image="${POSTGRES_IMAGE:-postgres:18}"
 pull_policy="${PULL_POLICY:-IfNotPresent}"
+shape="${SHAPE:-bundled}"
 release=policy-grant-operator
 namespace=policy-grant-system
 db_namespace=policy-grant-db
 chart="$repo/charts/policy-grant-operator"
 work="$(mktemp -d "${TMPDIR:-/tmp}/policy-grant-chart-e2e.XXXXXX")"
 forwards=()
-# Local ports of the port-forwards (write_env_file), by service.
-declare -A local_ports=()
+# host:port of each service (write_env_file), by component.
+declare -A service_addresses=()
 
 log() { printf '[chart-e2e] %s\n' "$*" >&2; }
 die() {
@@ -68,20 +79,25 @@ ensure_dev_signing_key() {
   [ -f "$repo/.dev/jwks.json" ] || die "npm run token did not write .dev/jwks.json"
 }
 
-# PostgreSQL for the audit trail: its superuser owns the schema (the ACL API migrates as it), and the services
-# connect as acl_api, a member of policy_grant_audit_writer (INSERT and SELECT only), created on first start by
-# an init script in /docker-entrypoint-initdb.d (the official image's interface, which the one-node cluster's
-# PostgreSQL image offers too), so that the image needs no client tools.
+# Its arguments as a YAML flow sequence of quoted strings.
+yaml_list() {
+  local out=""
+  for item in "$@"; do out+="${out:+, }\"$item\""; done
+  printf '[%s]' "$out"
+}
+
+# PostgreSQL, with an init script in /docker-entrypoint-initdb.d run on first start (the official image's
+# interface, which the one-node cluster's PostgreSQL image offers too: one statement per line, in the database
+# POSTGRES_DB), so that the image needs no client tools. Arguments: that database, the script, and PostgreSQL's own
+# arguments.
 install_postgres() {
-  local owner_password service_password host
-  owner_password="$(openssl rand -hex 16)"
-  service_password="$(openssl rand -hex 16)"
+  local database="$1" init_sql="$2"
+  shift 2
+  postgres_password="$(openssl rand -hex 16)"
   log "running PostgreSQL ($postgres_image) in $db_namespace"
   k create namespace "$db_namespace"
-  k --namespace "$db_namespace" create secret generic postgres --from-literal=password="$owner_password"
-  k --namespace "$db_namespace" create secret generic postgres-init --from-literal=roles.sql="CREATE ROLE policy_grant_audit_writer NOLOGIN;
-CREATE ROLE acl_api LOGIN PASSWORD '$service_password' IN ROLE policy_grant_audit_writer;
-"
+  k --namespace "$db_namespace" create secret generic postgres --from-literal=password="$postgres_password"
+  k --namespace "$db_namespace" create secret generic postgres-init --from-literal=init.sql="$init_sql"
   k --namespace "$db_namespace" apply -f - <<EOF
 apiVersion: apps/v1
 kind: Deployment
@@ -99,11 +115,12 @@ spec:
         - name: postgres
           image: $postgres_image
           imagePullPolicy: $pull_policy
+          args: $(yaml_list "$@")
           env:
             - name: POSTGRES_PASSWORD
               valueFrom: { secretKeyRef: { name: postgres, key: password } }
             - name: POSTGRES_DB
-              value: audit
+              value: $database
           ports:
             - containerPort: 5432
           readinessProbe:
@@ -126,13 +143,27 @@ spec:
     - port: 5432
 EOF
   k --namespace "$db_namespace" rollout status deployment/postgres --timeout 5m
-  host="postgres.$db_namespace.svc:5432"
   k create namespace "$namespace"
+}
+
+# The audit trail's Secrets in the release namespace: the services' connection string (url) and the schema
+# owner's (migrationUrl), then the chain key.
+audit_secrets() {
   k --namespace "$namespace" create secret generic "$release-audit-database" \
-    --from-literal=url="postgres://acl_api:$service_password@$host/audit" \
-    --from-literal=migrationUrl="postgres://postgres:$owner_password@$host/audit"
+    --from-literal=url="$1" --from-literal=migrationUrl="$2"
   k --namespace "$namespace" create secret generic "$release-audit-chain-key" \
     --from-literal=key="$(openssl rand -base64 48)"
+}
+
+# The audit trail's PostgreSQL for the bundled shape: its superuser owns the schema (the migrations run as it), and
+# the services connect as acl_api, a member of policy_grant_audit_writer (INSERT and SELECT only).
+install_audit_postgres() {
+  local service_password host="postgres.$db_namespace.svc:5432"
+  service_password="$(openssl rand -hex 16)"
+  install_postgres audit "CREATE ROLE policy_grant_audit_writer NOLOGIN;
+CREATE ROLE acl_api LOGIN PASSWORD '$service_password' IN ROLE policy_grant_audit_writer;
+"
+  audit_secrets "postgres://acl_api:$service_password@$host/audit" "postgres://postgres:$postgres_password@$host/audit"
 }
 
 install_chart() {
@@ -140,14 +171,22 @@ install_chart() {
   k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
   "$helm" install "$release" "$chart" \
     --kubeconfig "$KUBECONFIG" --namespace "$namespace" \
-    --set image.repository="$(image_repository "$image")" --set image.tag="$(image_tag "$image")" \
-    --set image.pullPolicy=Never \
+    "${image_values[@]}" \
     ${spicedb_image:+--set spicedb.bundled.image.repository="$(image_repository "$spicedb_image")"} \
     ${spicedb_image:+--set spicedb.bundled.image.tag="$(image_tag "$spicedb_image")" --set spicedb.bundled.image.pullPolicy=Never} \
     --set spicedb.bundled.enabled=true --set spicedb.presharedKey="$(openssl rand -hex 20)" \
-    --set auth.jwt.issuer=policy-grant-operator-dev --set auth.jwt.audience=policy-grant-operator \
-    --set-file auth.jwks.inline="$repo/.dev/jwks.json" \
+    "${auth_values[@]}" \
     --wait --timeout 5m
+}
+
+# The project's image, and the identity provider of the development stack's tokens: both shapes.
+image_values=()
+auth_values=()
+common_values() {
+  image_values=(--set image.repository="$(image_repository "$image")" --set image.tag="$(image_tag "$image")"
+    --set image.pullPolicy=Never)
+  auth_values=(--set auth.jwt.issuer=policy-grant-operator-dev --set auth.jwt.audience=policy-grant-operator
+    --set-file auth.jwks.inline="$repo/.dev/jwks.json")
 }
 
 # Starts `kubectl port-forward service/<name> :<port>` in the background and stores the local port it chose in
@@ -167,21 +206,40 @@ forward() {
   printf -v "$3" '%s' "$local_port"
 }
 
+# Stores host:port of a Service of the release in the variable named by $3: a port-forward's local end, or with
+# SHAPE=production the Service's cluster address, which this script reaches from the node (a port-forward holds to
+# one pod, and the production suite deletes and replaces pods).
+reach() {
+  local service="$1" port="$2" local_port=""
+  if [ "$shape" = production ]; then
+    printf -v "$3" '%s:%s' "$(k --namespace "$namespace" get service "$service" -o jsonpath='{.spec.clusterIP}')" "$port"
+    return
+  fi
+  forward "$service" "$port" local_port
+  printf -v "$3" '127.0.0.1:%s' "$local_port"
+}
+
 # The NAME=value file the suite reads (E2E_ENV_FILE), as the development stack writes .dev/env.
 write_env_file() {
   local acl decision controller spicedb token
-  forward "$release-acl-api" 8080 acl
-  forward "$release-decision-service" 8081 decision
-  forward "$release-controller" 8082 controller
-  forward "$release-spicedb" 50051 spicedb
-  local_ports=([acl-api]="$acl" [decision-service]="$decision" [controller]="$controller")
-  token="$(k --namespace "$namespace" get secret "$release-spicedb" -o jsonpath='{.data.presharedKey}' | base64 --decode)"
+  reach "$release-acl-api" 8080 acl
+  reach "$release-decision-service" 8081 decision
+  reach "$release-controller" 8082 controller
+  # The SpiceDB the decision service reads: the bundled one, or the read-only one (its reads are the datastore's).
+  local spicedb_service="$release-spicedb" spicedb_secret="$release-spicedb"
+  if [ "$shape" = production ]; then
+    spicedb_service="$release-spicedb-read-only"
+    spicedb_secret=spicedb-read-only
+  fi
+  reach "$spicedb_service" 50051 spicedb
+  service_addresses=([acl-api]="$acl" [decision-service]="$decision" [controller]="$controller")
+  token="$(k --namespace "$namespace" get secret "$spicedb_secret" -o jsonpath='{.data.presharedKey}' | base64 --decode)"
   cat >"$work/env" <<EOF
 KUBECONFIG=$KUBECONFIG
-ACL_URL=http://127.0.0.1:$acl/v2
-DECISION_URL=http://127.0.0.1:$decision
-CONTROLLER_URL=http://127.0.0.1:$controller
-SPICEDB_ENDPOINT=127.0.0.1:$spicedb
+ACL_URL=http://$acl/v2
+DECISION_URL=http://$decision
+CONTROLLER_URL=http://$controller
+SPICEDB_ENDPOINT=$spicedb
 SPICEDB_TOKEN=$token
 NAMESPACE=$namespace
 EOF
@@ -191,10 +249,14 @@ EOF
 diagnose() {
   log "the suite failed; the installed release:"
   k --namespace "$namespace" get pods,services,policygrants -o wide >&2 || true
-  for component in acl-api controller decision-service spicedb; do
+  for component in acl-api controller decision-service spicedb spicedb-read-only; do
     log "logs of $release-$component:"
     k --namespace "$namespace" logs "deployment/$release-$component" --all-containers --tail 50 >&2 || true
   done
+  if [ "$shape" = production ]; then
+    log "logs of SpiceDB in $spicedb_namespace:"
+    k --namespace "$spicedb_namespace" logs deployment/spicedb --all-containers --tail 50 >&2 || true
+  fi
   log "logs of PostgreSQL:"
   k --namespace "$db_namespace" logs deployment/postgres --tail 50 >&2 || true
 }
@@ -225,19 +287,35 @@ check_view_role() {
 check_pods_and_probes() {
   local component probe
   k --namespace "$namespace" wait pods --for=condition=Ready --selector "app.kubernetes.io/instance=$release" --timeout 5m >/dev/null
-  for component in "${!local_ports[@]}"; do
+  for component in "${!service_addresses[@]}"; do
     for probe in live ready; do
-      curl --silent --fail --max-time 10 --output /dev/null "http://127.0.0.1:${local_ports[$component]}/healthz/$probe" ||
+      curl --silent --fail --max-time 10 --output /dev/null "http://${service_addresses[$component]}/healthz/$probe" ||
         die "$component: /healthz/$probe does not answer 200"
     done
   done
   log "every pod of the release is Ready; /healthz/live and /healthz/ready answer 200 on each service's port"
 }
 
+# The install suite's files for one shape of vitest.install.config.ts (bundled, upgrade, production).
 run_install_suite() {
-  log "running the install suite (leader failover, helm upgrade under checks)"
-  (cd "$repo" && E2E_ENV_FILE="$work/env" INSTALL_RELEASE="$release" INSTALL_NAMESPACE="$namespace" \
+  local suite="$1"
+  log "running the install suite ($suite)"
+  (cd "$repo" && E2E_ENV_FILE="$work/env" INSTALL_SHAPE="$suite" INSTALL_RELEASE="$release" \
+    INSTALL_UPGRADE_ARGS="$(printf '%s\n' "${production_args[@]}" | jq -R . | jq -s -c .)" \
+    INSTALL_NAMESPACE="$namespace" INSTALL_DB_NAMESPACE="$db_namespace" INSTALL_SPICEDB_NAMESPACE="$spicedb_namespace" \
     INSTALL_CHART="$chart" npx vitest run --config vitest.install.config.ts)
+}
+
+# The suites of the shape: the bundled one runs the end-to-end suite too; the production one upgrades the previous
+# release first.
+run_suites() {
+  if [ "$shape" = bundled ]; then
+    log "running the end-to-end suite"
+    (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e) || return 1
+    run_install_suite bundled
+  else
+    run_install_suite upgrade && run_install_suite production
+  fi
 }
 
 run_helm_test() {
@@ -248,7 +326,7 @@ run_helm_test() {
 # What `helm uninstall` leaves, by design (docs/install.md, "Uninstalling"): the CRDs (crds.keep) and the
 # objects of the API group, among them every grant; the controller's leader-election Lease, which it creates at
 # run time; the Secrets the installer created beside the release; and what every namespace has.
-KEPT_AFTER_UNINSTALL='^(customresourcedefinition\.apiextensions\.k8s\.io/.*\.acl\.policygrant\.dev|[a-z]+\.acl\.policygrant\.dev/.*|lease\.coordination\.k8s\.io/'"$release"'-controller|secret/'"$release"'-audit-(database|chain-key)|configmap/kube-root-ca\.crt|serviceaccount/default|event(\.events\.k8s\.io)?/.*)$'
+KEPT_AFTER_UNINSTALL='^(customresourcedefinition\.apiextensions\.k8s\.io/.*\.acl\.policygrant\.dev|[a-z]+\.acl\.policygrant\.dev/.*|lease\.coordination\.k8s\.io/'"$release"'-controller|secret/('"$release"'-audit-(database|chain-key)|spicedb|spicedb-datastore|spicedb-read-only)|configmap/kube-root-ca\.crt|serviceaccount/default|event(\.events\.k8s\.io)?/.*)$'
 
 # Everything of the release's namespace, and every cluster-scoped object with the release's label.
 remaining_objects() {
@@ -277,18 +355,24 @@ uninstall_and_check_leftovers() {
 main() {
   resolve_tools
   ensure_dev_signing_key
-  install_postgres
-  install_chart
+  common_values
+  case "$shape" in
+    bundled)
+      install_audit_postgres
+      install_chart
+      ;;
+    production) install_production ;;
+    *) die "SHAPE must be bundled or production, not $shape" ;;
+  esac
   apply_samples
   check_view_role
   write_env_file
   check_pods_and_probes
-  log "running the end-to-end suite"
-  if ! (cd "$repo" && E2E_ENV_FILE="$work/env" npm run test:e2e) || ! run_install_suite; then
+  if ! run_suites; then
     diagnose
     exit 1
   fi
-  log "end-to-end and install suites passed"
+  log "the $shape suites passed"
   run_helm_test
   uninstall_and_check_leftovers
 }

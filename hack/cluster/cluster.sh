@@ -2,7 +2,8 @@
 # A real one-node Kubernetes on this machine, without Docker, for the install tests (needs root, Linux).
 #
 # Usage: hack/cluster/cluster.sh up     builds the tools and images, starts the cluster, stays until Ctrl-C
-#        hack/cluster/cluster.sh test   the same, then the chart's install suite (hack/chart-e2e.sh), then down
+#        hack/cluster/cluster.sh test   the same, then the chart's install suite (hack/chart-e2e.sh) for each shape of
+#                                       CLUSTER_SHAPES (default "bundled"; "bundled production" adds the production topology), a fresh cluster each, then down
 #        hack/cluster/cluster.sh down   removes whatever a cluster left: processes, mounts, cgroups, namespace
 #
 # Everything runs in a network namespace of its own (policy-grant-cluster): the node's address, the pod and
@@ -86,6 +87,7 @@ wait_ready() {
   done
 }
 
+# The tools and images, once per run; then the cluster.
 start() {
   [ "$(id -u)" = 0 ] || { log "the cluster needs root (containerd, kubelet, network namespaces)"; exit 1; }
   exec 8>"/run/$netns.lock"
@@ -101,12 +103,37 @@ start() {
   fi
   local imaged=$SECONDS
   trap stop_cluster EXIT INT TERM
+  boot
+  log "timings: tools $((built - started)) s, images $((imaged - built)) s, cluster Ready $((SECONDS - imaged)) s"
+}
+
+boot() {
   create_netns
   # tsx itself (not npx): it passes SIGTERM on to the script, which stops what it started.
   in_netns "$repo/node_modules/.bin/tsx" "$repo/hack/cluster/up.ts" "$state" >"$state/up.log" 2>&1 &
   up_pid=$!
   wait_ready
-  log "timings: tools $((built - started)) s, images $((imaged - built)) s, cluster Ready $((SECONDS - imaged)) s"
+}
+
+# Between two shapes: everything of the first cluster goes (its etcd too), then a fresh one starts on the same
+# images, so that the second release meets no object, Lease or process of the first.
+reboot() {
+  local started=$SECONDS
+  kill -TERM "$up_pid" 2>/dev/null || true
+  wait "$up_pid" 2>/dev/null || true
+  down
+  mkdir -p "$state"
+  boot
+  log "timings: fresh cluster Ready in $((SECONDS - started)) s"
+}
+
+# The install suite on the running cluster, for one shape (hack/chart-e2e.sh's SHAPE).
+install_suite() {
+  local shape="$1" started=$SECONDS
+  in_netns env KUBECONFIG="$state/kubeconfig" IMAGE=localhost/policy-grant-operator:cluster SHAPE="$shape" \
+    POSTGRES_IMAGE="$(jq -r .postgres "$state/images.json")" SPICEDB_IMAGE="$(jq -r .spicedb "$state/images.json")" \
+    bash "$repo/hack/chart-e2e.sh"
+  log "timings: install suite ($shape) $((SECONDS - started)) s"
 }
 
 case "${1:-}" in
@@ -117,11 +144,12 @@ case "${1:-}" in
     ;;
   test)
     start
-    test_started=$SECONDS
-    in_netns env KUBECONFIG="$state/kubeconfig" IMAGE=localhost/policy-grant-operator:cluster \
-      POSTGRES_IMAGE="$(jq -r .postgres "$state/images.json")" SPICEDB_IMAGE="$(jq -r .spicedb "$state/images.json")" \
-      bash "$repo/hack/chart-e2e.sh"
-    log "timings: install suite $((SECONDS - test_started)) s"
+    first=1
+    for shape in ${CLUSTER_SHAPES:-bundled}; do
+      [ "$first" = 1 ] || reboot
+      first=0
+      install_suite "$shape"
+    done
     ;;
   down) down ;;
   *)

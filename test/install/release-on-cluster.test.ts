@@ -1,39 +1,24 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
-import { DECISION_CLIENT_ROLE } from '../../src/config/decision-clients.js';
 import {
   acl,
   eventually,
   kubectl,
   kubectlJson,
   sampleItemParties,
-  token,
   userAllowed,
   userCheckRequest,
 } from '../e2e/support/stack-client.js';
+import { CheckLoopPod } from './support/check-loop-pod.js';
 import { release } from './support/release.js';
 
 const run = promisify(execFile);
 
 interface Lease {
   spec: { holderIdentity?: string; leaseDurationSeconds?: number };
-}
-
-interface PodTemplate {
-  spec: {
-    securityContext?: unknown;
-    containers: { name: string; image: string; securityContext?: unknown }[];
-  };
-}
-
-interface Deployment {
-  spec: { template: PodTemplate };
 }
 
 interface Pod {
@@ -135,13 +120,8 @@ describe('the release on a cluster', () => {
   it('rolls the decision service on helm upgrade with no failed check', async () => {
     const { name, namespace, chart, helm, kubeconfig } = release();
     const before = await decisionPods();
-    const checkerPod = `check-loop-${randomUUID().slice(0, 8)}`;
-    await kubectl('apply', '-f', await checkLoopManifest(checkerPod));
+    const loop = await CheckLoopPod.start([{ body: userCheckRequest(randomUUID(), item.itemId) }]);
     try {
-      await eventually('the check loop to get its first answer', async () =>
-        // No logs while the container is being created: not yet.
-        (await podLogs(checkerPod).catch(() => '')).includes('first answer') ? true : undefined,
-      );
       await run(helm, [
         'upgrade',
         name,
@@ -157,21 +137,7 @@ describe('the release on a cluster', () => {
         '--timeout',
         '5m',
       ]);
-      await kubectl(
-        'exec',
-        checkerPod,
-        '-n',
-        namespace,
-        '--',
-        'node',
-        '-e',
-        "require('fs').writeFileSync('/work/stop', '')",
-      );
-      const phase = await eventually('the check loop to finish', async () => {
-        const pod = await kubectlJson<Pod>('get', 'pod', checkerPod, '-n', namespace);
-        return ['Succeeded', 'Failed'].includes(pod.status?.phase ?? '') ? pod.status?.phase : undefined;
-      });
-      const summary = JSON.parse((await podLogs(checkerPod)).trim().split('\n').at(-1) as string);
+      const { phase, summary } = await loop.stop();
       console.log(`[install] checks during the rollout: ${JSON.stringify(summary)}`);
       expect(phase).toBe('Succeeded');
       expect(summary).toMatchObject({ failed: 0, stopped: true });
@@ -182,58 +148,7 @@ describe('the release on a cluster', () => {
         'every decision pod was replaced',
       ).toEqual([]);
     } finally {
-      await kubectl('delete', 'pod', checkerPod, '-n', namespace, '--wait=false', '--ignore-not-found');
+      await loop.remove();
     }
   });
 });
-
-const podLogs = (pod: string) => kubectl('logs', pod, '-n', release().namespace);
-
-/**
- * A pod that runs the check loop (support/check-loop.mjs) on the release's own image, with the decision
- * service's security contexts, so that it runs in a namespace that enforces Pod Security `restricted`.
- */
-async function checkLoopManifest(pod: string): Promise<string> {
-  const { namespace } = release();
-  const deployment = await kubectlJson<Deployment>(
-    'get',
-    'deployment',
-    component('decision-service'),
-    '-n',
-    namespace,
-  );
-  const template = deployment.spec.template.spec;
-  const container = template.containers[0] as PodTemplate['spec']['containers'][number];
-  const script = await readFile(new URL('./support/check-loop.mjs', import.meta.url), 'utf8');
-  const manifest = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: pod, namespace },
-    spec: {
-      restartPolicy: 'Never',
-      automountServiceAccountToken: false,
-      securityContext: template.securityContext,
-      containers: [
-        {
-          name: 'check-loop',
-          image: container.image,
-          imagePullPolicy: 'Never',
-          securityContext: container.securityContext,
-          command: ['node', '--input-type=module', '-e', script],
-          env: Object.entries({
-            CHECK_URL: `http://${component('decision-service')}.${namespace}.svc:8081/v1/check`,
-            CHECK_BODY: JSON.stringify(userCheckRequest(randomUUID(), item.itemId)),
-            CHECK_TOKEN: await token(randomUUID(), { roles: [DECISION_CLIENT_ROLE] }),
-            STOP_FILE: '/work/stop',
-          }).map(([name, value]) => ({ name, value })),
-          volumeMounts: [{ name: 'work', mountPath: '/work' }],
-          resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-        },
-      ],
-      volumes: [{ name: 'work', emptyDir: {} }],
-    },
-  };
-  const file = join(await mkdtemp(join(tmpdir(), 'policy-grant-install-')), `${pod}.json`);
-  await writeFile(file, JSON.stringify(manifest));
-  return file;
-}

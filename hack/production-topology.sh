@@ -1,0 +1,105 @@
+# shellcheck shell=bash
+# The production topology of docs/install.md ("Production"), as hack/chart-e2e.sh installs it with SHAPE=production:
+# functions only, sourced by that script (its k, log, install_postgres, common values and variables).
+spicedb_namespace=spicedb
+
+# The SQL blocks of docs/production.md, "Roles, in an order that works", as an operator runs them: the first
+# before anything else, the second in SpiceDB's database after its migrations. The page's passwords are the ones
+# this script connects with.
+production_sql() {
+  awk -v want="$1" '/^```sql$/ { block++; inside = (block == want); next } /^```$/ { inside = 0; next } inside' \
+    "$repo/docs/production.md"
+}
+
+# PostgreSQL as docs/production.md sets it up: track_commit_timestamp (SpiceDB's Watch), max_connections sized
+# for the pools ("Connections"), the roles and databases of the first block on first start.
+install_production_postgres() {
+  local host="postgres.$db_namespace.svc:5432"
+  install_postgres postgres "$(production_sql 1)" -c track_commit_timestamp=on -c max_connections=150
+  audit_secrets "postgres://acl_api:acl-api-password@$host/audit" \
+    "postgres://audit_owner:audit-owner-password@$host/audit"
+}
+
+# SQL as PostgreSQL's superuser, in a database, from this machine (the image has no psql): the project's pg client
+# at the postgres Service's cluster address.
+run_sql() {
+  local database="$1" sql="$2" host
+  host="$(k --namespace "$db_namespace" get service postgres -o jsonpath='{.spec.clusterIP}')"
+  (cd "$repo" && PGHOST="$host" PGUSER=postgres PGPASSWORD="$postgres_password" PGDATABASE="$database" SQL="$sql" \
+    node --input-type=module -e "
+      import pg from 'pg';
+      const client = new pg.Client();
+      await client.connect();
+      for (const statement of process.env.SQL.split('\n').filter((line) => line.trim())) await client.query(statement);
+      await client.end();")
+}
+
+# SpiceDB on PostgreSQL: `kubectl apply -k config/production` through an overlay that names the cluster's SpiceDB
+# image (kustomize's `images:`, as for a private registry; kustomize takes a base by relative path only); then the release namespace's Secrets for it: the
+# controller's (endpoint, writing key) and the read-only SpiceDB's (its datastore as spicedb_reader, its own key).
+install_production_spicedb() {
+  local key overlay="$work/spicedb-overlay" host="postgres.$db_namespace.svc:5432"
+  key="$(openssl rand -hex 20)"
+  log "running SpiceDB on PostgreSQL in $spicedb_namespace (config/production)"
+  k create namespace "$spicedb_namespace"
+  k --namespace "$spicedb_namespace" create secret generic spicedb \
+    --from-literal=datastore-uri="postgres://spicedb:spicedb-owner-password@$host/spicedb" \
+    --from-literal=preshared-key="$key"
+  mkdir -p "$overlay"
+  cat >"$overlay/kustomization.yaml" <<EOF
+resources: [$(realpath --relative-to="$overlay" "$repo/config/production")]
+images:
+  - name: authzed/spicedb
+    newName: $(image_repository "$spicedb_image")
+    newTag: $(image_tag "$spicedb_image")
+EOF
+  k apply -k "$overlay"
+  k --namespace "$spicedb_namespace" rollout status deployment/spicedb --timeout 10m
+  run_sql spicedb "$(production_sql 2)"
+  k --namespace "$namespace" create secret generic spicedb \
+    --from-literal=endpoint="spicedb.$spicedb_namespace.svc:50051" --from-literal=presharedKey="$key"
+  k --namespace "$namespace" create secret generic spicedb-datastore \
+    --from-literal=uri="postgres://spicedb_reader:spicedb-reader-password@$host/spicedb"
+  k --namespace "$namespace" create secret generic spicedb-read-only --from-literal=presharedKey="$(openssl rand -hex 20)"
+}
+
+# The working tree's chart as docs/install.md installs it for production: the arguments after
+# `helm install|upgrade <release> <chart>` (examples/production.yaml, the cluster's images, the test's issuer).
+production_args=()
+production_chart_args() {
+  production_args=(-f "$chart/examples/production.yaml" "${image_values[@]}"
+    --set spicedb.readOnly.image.repository="$(image_repository "$spicedb_image")"
+    --set spicedb.readOnly.image.tag="$(image_tag "$spicedb_image")"
+    "${auth_values[@]}" --set auth.jwks.url=)
+}
+
+# The release before this one: the chart as of this commit of main (the last before the production values and
+# the read-only SpiceDB's own image, Watch heartbeat and pools), with the values it knows for this topology, on
+# the working tree's image. The upgrade test (test/install/upgrade) moves it to production_args.
+previous_chart_commit=2f05dd96f37c60506e1d6b397185c39e153f2059
+
+install_previous_chart() {
+  local previous="$work/previous"
+  mkdir -p "$previous"
+  git -C "$repo" archive "$previous_chart_commit" charts/policy-grant-operator | tar -x -C "$previous"
+  log "installing the previous chart (main at ${previous_chart_commit:0:7}) into $namespace"
+  k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
+  "$helm" install "$release" "$previous/charts/policy-grant-operator" \
+    --kubeconfig "$KUBECONFIG" --namespace "$namespace" \
+    "${image_values[@]}" "${auth_values[@]}" \
+    --set spicedb.existingSecret=spicedb --set spicedb.tls.enabled=false \
+    --set spicedb.readOnly.datastore.existingSecret=spicedb-datastore \
+    --set spicedb.readOnly.existingSecret=spicedb-read-only \
+    --set spicedb.bundled.image.repository="$(image_repository "$spicedb_image")" \
+    --set spicedb.bundled.image.tag="$(image_tag "$spicedb_image")" \
+    --set decisionService.replicas=3 --set networkPolicy.enabled=true \
+    --wait --timeout 10m
+}
+
+install_production() {
+  [ -n "$spicedb_image" ] || die "SHAPE=production needs SPICEDB_IMAGE"
+  production_chart_args
+  install_production_postgres
+  install_production_spicedb
+  install_previous_chart
+}
