@@ -318,6 +318,7 @@ describe('configuration', () => {
           platformRoles: ['platform_search_client', 'indexer'],
           serviceAccounts: ['data-plane:indexer'],
         },
+        pageTokens: { keys: ['k'.repeat(32)] },
         tokenReview: {
           enabled: true,
           audiences: ['a', 'b'],
@@ -1211,6 +1212,11 @@ describe('values the chart refuses', () => {
       'ServiceAccounts that may search without TokenReview',
       { decisionService: { searchCallers: { serviceAccounts: ['data-plane:indexer'] } } },
       /searchCallers.serviceAccounts needs decisionService.tokenReview.enabled=true/,
+    ],
+    [
+      'searches on several replicas without page token keys (each replica would sign with its own)',
+      { decisionService: { searchCallers: { platformRoles: ['indexer'] } } },
+      /searchCallers with more than one replica needs decisionService.pageTokens.keys or existingSecret/,
     ],
     [
       'a page token key shorter than 32 characters',
