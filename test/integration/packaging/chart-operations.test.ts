@@ -214,12 +214,13 @@ describe('alerts and dashboard', () => {
 });
 
 describe('availability', () => {
-  it('a PodDisruptionBudget per service, soft spread across nodes and zones, a priority class', async () => {
+  it('a PodDisruptionBudget per service and for the read-only SpiceDB, soft spread across nodes and zones, a priority class', async () => {
     const objects = await renderChart(NAMESPACE, OPERATIONS_VALUES);
     expect(ofKind(objects, 'PodDisruptionBudget').map(component).sort()).toEqual([
       'acl-api',
       'controller',
       'decision-service',
+      'spicedb-read-only',
     ]);
     for (const deployment of ofKind(objects, 'Deployment').filter(
       (object) => !component(object)?.startsWith('spicedb'),
