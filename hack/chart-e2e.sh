@@ -210,13 +210,14 @@ forward() {
 # SHAPE=production the Service's cluster address, which this script reaches from the node (a port-forward holds to
 # one pod, and the production suite deletes and replaces pods).
 reach() {
-  local service="$1" port="$2" local_port=""
+  # Not named local_port: forward's own local of that name would take the value it stores (bash's dynamic scope).
+  local service="$1" port="$2" forwarded=""
   if [ "$shape" = production ]; then
     printf -v "$3" '%s:%s' "$(k --namespace "$namespace" get service "$service" -o jsonpath='{.spec.clusterIP}')" "$port"
     return
   fi
-  forward "$service" "$port" local_port
-  printf -v "$3" '127.0.0.1:%s' "$local_port"
+  forward "$service" "$port" forwarded
+  printf -v "$3" '127.0.0.1:%s' "$forwarded"
 }
 
 # The NAME=value file the suite reads (E2E_ENV_FILE), as the development stack writes .dev/env.
@@ -285,12 +286,15 @@ check_view_role() {
 
 # Every pod of the release Ready, and each service's probes answering 200 on the chart's ports.
 check_pods_and_probes() {
-  local component probe
+  local component probe status
   k --namespace "$namespace" wait pods --for=condition=Ready --selector "app.kubernetes.io/instance=$release" --timeout 5m >/dev/null
   for component in "${!service_addresses[@]}"; do
     for probe in live ready; do
-      curl --silent --fail --max-time 10 --output /dev/null "http://${service_addresses[$component]}/healthz/$probe" ||
-        die "$component: /healthz/$probe does not answer 200"
+      status="$(curl --silent --max-time 10 --output "$work/probe" --write-out '%{http_code}' \
+        "http://${service_addresses[$component]}/healthz/$probe" || true)"
+      [ "$status" = 200 ] ||
+        die "$component: /healthz/$probe answers ${status:-nothing}, not 200: $(head -c 500 "$work/probe" 2>/dev/null)" \
+          "$(tail -n 5 "$work/forward-$release-$component.log" 2>/dev/null)"
     done
   done
   log "every pod of the release is Ready; /healthz/live and /healthz/ready answer 200 on each service's port"
