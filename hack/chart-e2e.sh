@@ -5,7 +5,7 @@
 #   enforces Pod Security "restricted", then the end-to-end suite (`npm run test:e2e`) through port-forwards, the
 #   install suite (test/install: the controller's leader failover by deleting its pod, a `helm upgrade` that rolls
 #   the decision service under checks);
-# - production: the production topology as docs/install.md ("Production") installs it: PostgreSQL with
+# - production: the production topology as docs/production.md installs it: PostgreSQL with
 #   track_commit_timestamp, SpiceDB on it at two replicas with dispatch (config/production), the previous release
 #   of the chart, which the install suite's upgrade test moves to this chart with examples/production.yaml (a
 #   read-only SpiceDB for the decision service, several replicas of everything) under checks, then the production
@@ -327,7 +327,7 @@ run_helm_test() {
   log "helm test passed"
 }
 
-# What `helm uninstall` leaves, by design (docs/install.md, "Uninstalling"): the CRDs (crds.keep) and the
+# What `helm uninstall` leaves, by design (docs/upgrade.md, "Uninstalling"): the CRDs (crds.keep) and the
 # objects of the API group, among them every grant; the controller's leader-election Lease, which it creates at
 # run time; the Secrets the installer created beside the release; and what every namespace has.
 KEPT_AFTER_UNINSTALL='^(customresourcedefinition\.apiextensions\.k8s\.io/.*\.acl\.policygrant\.dev|[a-z]+\.acl\.policygrant\.dev/.*|lease\.coordination\.k8s\.io/'"$release"'-controller|secret/('"$release"'-audit-(database|chain-key)|spicedb|spicedb-datastore|spicedb-read-only)|configmap/kube-root-ca\.crt|serviceaccount/default|event(\.events\.k8s\.io)?/.*)$'

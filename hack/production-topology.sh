@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The production topology of docs/install.md ("Production"), as hack/chart-e2e.sh installs it with SHAPE=production:
+# The production topology of docs/production.md, as hack/chart-e2e.sh installs it with SHAPE=production:
 # functions only, sourced by that script (its k, log, install_postgres, common values and variables).
 spicedb_namespace=spicedb
 
@@ -63,7 +63,7 @@ EOF
   k --namespace "$namespace" create secret generic spicedb-read-only --from-literal=presharedKey="$(openssl rand -hex 20)"
 }
 
-# The working tree's chart as docs/install.md installs it for production: the arguments after
+# The working tree's chart as docs/production.md installs it: the arguments after
 # `helm install|upgrade <release> <chart>` (examples/production.yaml, the cluster's images, the test's issuer).
 production_args=()
 production_chart_args() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Uninstall runbook, last resort (docs/install.md, "Upgrading and uninstalling"): removes the controller's finalizer
+# Uninstall runbook, last resort (docs/upgrade.md): removes the controller's finalizer
 # acl.policygrant.dev/relationships from every object of the group acl.policygrant.dev that holds it (PolicyGrants,
 # Memberships, Delegations and any kind added later), so that objects being deleted, their namespaces and the CRDs
 # can go while no controller runs. Only that finalizer is removed; others stay.

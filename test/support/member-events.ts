@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MembershipKey } from '../../src/api/v1alpha1/index.js';
 
-// Membership events as a producer sends them to POST /events (CloudEvents 1.0, docs/acl-api.md).
+// Membership events as a producer sends them to POST /events (CloudEvents 1.0, docs/acl-memberships.md).
 
 export const STRUCTURED_EVENT = 'application/cloudevents+json';
 export const EVENT_BATCH = 'application/cloudevents-batch+json';

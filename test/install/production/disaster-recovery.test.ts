@@ -32,7 +32,7 @@ import {
 // while grants, Memberships and Delegations exist. The custom resources are the record: the controller finds
 // SpiceDB without its schema, writes it and re-projects everything; meanwhile every check fails closed, and a
 // revoked grant is never allowed. Recovered means SpiceDB holds exactly the relationships it held before (a full
-// ReadRelationships of every definition, before and after). The recovery follows the runbook (docs/install.md,
+// ReadRelationships of every definition, before and after). The recovery follows the runbook (docs/upgrade.md,
 // "Disaster recovery: SpiceDB's datastore lost"), its SQL read from the docs, so a runbook that does not work
 // fails here.
 
@@ -48,7 +48,7 @@ const REBUILD_PATIENCE_MS = 4 * TEST_TIMEOUT_MS;
 
 const run = promisify(execFile);
 
-const RUNBOOK = "### Disaster recovery: SpiceDB's datastore lost";
+const RUNBOOK = "## Disaster recovery: SpiceDB's datastore lost";
 
 let item: CatalogItem['spec'];
 let owner: string;

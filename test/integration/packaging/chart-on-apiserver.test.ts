@@ -40,7 +40,7 @@ const RENDERINGS: [string, object][] = [
 ];
 
 // The shared control plane has the CRDs already (not Helm's: an install refuses to take them over, see
-// docs/install.md): installs against it leave them out.
+// docs/upgrade.md): installs against it leave them out.
 const CRDS_INSTALLED = { crds: { enabled: false } };
 
 let namespace: string;

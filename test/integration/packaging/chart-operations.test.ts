@@ -13,6 +13,7 @@ import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { ControllerMetrics } from '../../../src/runtime/controller-metrics.js';
 import { PrometheusQueueMetrics } from '../../../src/runtime/workqueue-metrics.js';
 import { REPO_ROOT } from '../../../hack/sync-packaging.js';
+import { headingAnchors } from '../../support/markdown.js';
 import {
   CHART_DIR,
   EXTERNAL_SPICEDB_VALUES,
@@ -92,18 +93,6 @@ function alertRules(objects: KubeObject[]): AlertRule[] {
     spec: { groups: { rules: AlertRule[] }[] };
   }[];
   return rule?.spec.groups.flatMap((group) => group.rules) ?? [];
-}
-
-/** The anchors GitHub gives a Markdown page's headings: lower case, punctuation dropped, spaces as dashes. */
-function headingAnchors(markdown: string): Set<string> {
-  return new Set(
-    [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map(([, heading = '']) =>
-      heading
-        .toLowerCase()
-        .replace(/[^a-z0-9 _-]/g, '')
-        .replace(/ /g, '-'),
-    ),
-  );
 }
 
 function dashboardExpressions(objects: KubeObject[]): string[] {

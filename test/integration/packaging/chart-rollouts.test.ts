@@ -156,7 +156,7 @@ describe('restarts where a setting is read only at start', () => {
     expect(new Set([changeme, otherRelease, otherNamespace]).size).toBe(3);
   });
 
-  it('a SpiceDB Secret of the user has no checksum: it is theirs to roll out (docs/install.md)', async () => {
+  it('a SpiceDB Secret of the user has no checksum: it is theirs to roll out (docs/access-control.md)', async () => {
     const objects = await renderChart(NAMESPACE, EXTERNAL_SPICEDB_VALUES);
     const { template } = deploymentOf(objects, 'decision-service');
     expect(template.metadata.annotations).not.toHaveProperty('checksum/spicedb-secret');

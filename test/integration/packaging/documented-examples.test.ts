@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHART_DIR, REPO_ROOT, TEMPLATE_KUBE_VERSION } from '../../../hack/sync-packaging.js';
 import {
   EXAMPLE_PAGES,
+  UPGRADE_PAGES,
   fencedBlocks,
   helmCommands,
   isValuesExample,
@@ -17,8 +18,8 @@ import {
 } from './documented-examples.js';
 import { packagingTools, parseManifests } from './packaging-support.js';
 
-// Every Helm example a reader copies from README.md, docs/install.md, docs/production.md and the chart README
-// renders: each `helm install`/`upgrade`/`template` of a shell block as written (what the reader fills in, such as
+// Every Helm example a reader copies from README.md, docs/install.md, docs/upgrade.md, docs/production.md and the
+// chart README renders: each `helm install`/`upgrade`/`template` of a shell block as written (what the reader fills in, such as
 // `<your registry>` or "$SPICEDB_KEY", as example words), and each YAML block of chart values on top of its page's
 // first install. A documented example the chart refuses fails here.
 
@@ -29,12 +30,16 @@ interface Example {
   command: HelmCommand;
 }
 
-const blocks = EXAMPLE_PAGES.flatMap((page) => fencedBlocks(page));
+const blocks = [...EXAMPLE_PAGES, ...Object.keys(UPGRADE_PAGES)].flatMap((page) => fencedBlocks(page));
 
-/** The page's first `helm install`: what a values example or an upgrade reusing the release's values adds to. */
+/**
+ * The page's first `helm install` (an upgrade page's: its install page's): what a values example or an upgrade
+ * reusing the release's values adds to.
+ */
 function installOf(page: string): HelmCommand {
+  const installPage = UPGRADE_PAGES[page] ?? page;
   const install = blocks
-    .filter((block) => block.page === page)
+    .filter((block) => block.page === installPage)
     .flatMap(helmCommands)
     .find((command) => command.verb === 'install');
   if (!install) throw new Error(`${page} has a values example but no helm install to add it to`);
@@ -109,6 +114,11 @@ describe('the Helm examples of the docs', () => {
     for (const page of EXAMPLE_PAGES)
       expect(
         examples.some((example) => example.name.startsWith(`${page}:`) && example.command.verb === 'install'),
+        page,
+      ).toBe(true);
+    for (const page of Object.keys(UPGRADE_PAGES))
+      expect(
+        examples.some((example) => example.name.startsWith(`${page}:`) && example.command.verb === 'upgrade'),
         page,
       ).toBe(true);
     expect(examples.map((example) => example.command.flags.join(' ')).join('\n')).toContain(

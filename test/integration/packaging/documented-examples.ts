@@ -14,6 +14,9 @@ export const EXAMPLE_PAGES = [
   'charts/policy-grant-operator/README.md',
 ];
 
+/** Pages of upgrades only: their upgrades reuse the values of the install on the page named. */
+export const UPGRADE_PAGES: Record<string, string> = { 'docs/upgrade.md': 'docs/install.md' };
+
 export interface FencedBlock {
   page: string;
   /** 1-based line of the opening fence. */

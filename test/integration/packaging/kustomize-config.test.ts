@@ -80,7 +80,7 @@ function secretKeyRefNames(objects: KubeObject[]): string[] {
   return names;
 }
 
-// The audit trail's PostgreSQL is the user's in every overlay (docs/install.md): only the ACL API reads it.
+// The audit trail's PostgreSQL is the user's in every overlay (docs/kustomize.md): only the ACL API reads it.
 const AUDIT_DATABASE_SECRET = 'policy-grant-operator-audit-database';
 const AUDIT_CHAIN_KEY_SECRET = 'policy-grant-operator-audit-chain-key';
 

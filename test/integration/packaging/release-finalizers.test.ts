@@ -7,7 +7,7 @@ import { RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { controlPlane, createTestNamespace } from '../support/cluster.js';
 import { kubectl, packagingTools, toYamlStream } from './packaging-support.js';
 
-// The uninstall runbook's last resort (docs/install.md): with no controller running, grants being deleted keep
+// The uninstall runbook's last resort (docs/upgrade.md): with no controller running, grants being deleted keep
 // their finalizer for ever; hack/release-finalizers.sh removes exactly that finalizer, and they go.
 
 const run = promisify(execFile);

@@ -93,7 +93,7 @@ describe('toKubernetesTime', () => {
 });
 
 describe('EnforcedReason', () => {
-  it('has the reasons of docs/controller.md, each a valid condition reason', () => {
+  it('has the reasons of docs/controller-status.md, each a valid condition reason', () => {
     expect(Object.values(EnforcedReason).sort()).toEqual(
       [
         'Conflict',

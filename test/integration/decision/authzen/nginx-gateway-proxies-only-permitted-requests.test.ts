@@ -102,8 +102,8 @@ describe('nginx with the docs’ AuthZEN configuration proxies only what the dec
     expect(answer.body).not.toContain(UPSTREAM_BODY);
   });
 
-  it('runs the files docs/decision-service.md shows, verbatim', async () => {
-    const docs = await readFile(join(repoRoot(), 'docs/decision-service.md'), 'utf8');
+  it('runs the files docs/authzen-gateways.md shows, verbatim', async () => {
+    const docs = await readFile(join(repoRoot(), 'docs/authzen-gateways.md'), 'utf8');
     for (const file of ['authzen.js', 'authzen.conf']) {
       expect(docs, file).toContain(await readFile(join(GATEWAY_CONFIG_DIR, file), 'utf8'));
     }
