@@ -9,9 +9,8 @@ const LAYERS = [
   ['config'],
   ['runtime', 'http'],
   ['auth'],
-  ['kube'],
   ['verdict'],
-  ['spicedb', 'audit'],
+  ['spicedb', 'audit', 'kube'],
   ['api', 'observability'],
 ];
 const PEER_IMPORTS = { acl: ['decision'] };

@@ -1,83 +1,17 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { hasFinalizer, type CatalogItem, type PolicyGrant } from '../api/v1alpha1/index.js';
+import { hasFinalizer } from '../api/v1alpha1/index.js';
 import type { Relationship } from '../spicedb/client.js';
 import { decodeObjectId } from '../spicedb/object-id.js';
-import type { Registry } from '../spicedb/registry.js';
-import { GrantEvaluator, type GrantView } from '../verdict/grant-verdict.js';
-import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
+import { ClusterLister } from '../verdict/cluster-lister.js';
+import { GrantEvaluator } from '../verdict/grant-verdict.js';
 import { OWNER_RELATION, projectOwners } from '../verdict/projection.js';
-import { catalogItemIndexes, grantIndexes } from '../kube/cluster-indexes.js';
-import { addIndexes, type IndexDefinition, type Indexer } from '../kube/indexes.js';
 import { parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
 
-export interface ClusterViewOptions {
-  grants: Indexer<PolicyGrant>;
-  items: Indexer<CatalogItem>;
-  /** Only namespaces bound to an organisation need to be here. */
-  namespaces: Indexer<KubernetesObject>;
-  registry: Registry;
-  aclNamespace: string;
-}
-
 /**
- * The controller's view of the cluster: the three caches and the indexes that make the questions of the
- * reconcilers and the resync cheap (which grants are on an item, in a namespace, or project a tuple).
+ * The controller's view of the cluster: the one lister over its caches of grants, items and namespaces, with
+ * the questions of the reconcilers and the resync that are the controller's own (what a tuple's owner or grant
+ * wants, what the resync may write).
  */
-export class ClusterView implements GrantView {
-  readonly registry: Registry;
-  readonly aclNamespace: string;
-  private readonly grants: Indexer<PolicyGrant>;
-  private readonly items: Indexer<CatalogItem>;
-  private readonly namespaces: Indexer<KubernetesObject>;
-  private readonly grantsByTuple: IndexDefinition<PolicyGrant>;
-
-  constructor(options: ClusterViewOptions) {
-    this.grants = options.grants;
-    this.items = options.items;
-    this.namespaces = options.namespaces;
-    this.registry = options.registry;
-    this.aclNamespace = options.aclNamespace;
-    this.grantsByTuple = grantIndexes.byTuple(this.registry);
-    addIndexes(this.grants, [grantIndexes.byItem, grantIndexes.byNamespace, this.grantsByTuple]);
-    addIndexes(this.items, [catalogItemIndexes.byItem]);
-  }
-
-  grant(key: string): PolicyGrant | undefined {
-    return this.grants.get(key);
-  }
-
-  item(name: string): CatalogItem | undefined {
-    return this.items.get(name);
-  }
-
-  allGrants(): PolicyGrant[] {
-    return this.grants.list();
-  }
-
-  allItems(): CatalogItem[] {
-    return this.items.list();
-  }
-
-  itemsWithId(itemId: string): CatalogItem[] {
-    return this.items.byIndex(catalogItemIndexes.byItem.name, itemId);
-  }
-
-  organisationOfNamespace(namespace: string): string | undefined {
-    return this.namespaces.get(namespace)?.metadata?.labels?.[ORGANISATION_LABEL];
-  }
-
-  grantsWithTupleKey(key: TupleKey): PolicyGrant[] {
-    return this.grants.byIndex(this.grantsByTuple.name, key);
-  }
-
-  grantsOnItem(itemId: string): PolicyGrant[] {
-    return this.grants.byIndex(grantIndexes.byItem.name, itemId);
-  }
-
-  grantsInNamespace(namespace: string): PolicyGrant[] {
-    return this.grants.byIndex(grantIndexes.byNamespace.name, namespace);
-  }
-
+export class ClusterView extends ClusterLister {
   /** The owner relationships of an item id: those of its CatalogItem, none when there is none or it is ambiguous. */
   ownersOf(itemId: string): Relationship[] {
     const items = this.itemsWithId(itemId);

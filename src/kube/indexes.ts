@@ -2,8 +2,8 @@
 export type IndexFunc<T> = (obj: T) => string[];
 
 /**
- * What a view needs of a cache (client-go's cache.Indexer): the runtime's Informer is one; unit tests and the
- * benchmarks pass a fake.
+ * What a view needs of a cache (client-go's cache.Indexer): the runtime's Informer is one, and so is its
+ * IndexedCache filled from a list of objects.
  */
 export interface Indexer<T> {
   get(key: string): T | undefined;
@@ -18,9 +18,12 @@ export interface IndexDefinition<T> {
   readonly values: (obj: T) => (string | undefined)[];
 }
 
-/** Registers each definition on the cache; a definition that throws indexes the object nowhere. */
-export function addIndexes<T>(cache: Pick<Indexer<T>, 'addIndex'>, definitions: IndexDefinition<T>[]): void {
-  for (const { name, values } of definitions) cache.addIndex(name, safely(values));
+/** Registers the definition on the cache; a definition that throws indexes the object nowhere. */
+export function registerIndex<T>(
+  cache: Pick<Indexer<T>, 'addIndex'>,
+  { name, values }: IndexDefinition<T>,
+): void {
+  cache.addIndex(name, safely(values));
 }
 
 /** Index functions must not throw: a malformed object is indexed nowhere. */

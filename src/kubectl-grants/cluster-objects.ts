@@ -1,5 +1,5 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import type { WorldObjects } from '../verdict/object-view.js';
+import type { ListedObjects } from './listed-objects.js';
 import { KubeClient } from '../kube/kube-client.js';
 import { paths } from '../acl/resources.js';
 import { KubeApiError } from '../kube/index.js';
@@ -7,7 +7,7 @@ import { KubeApiError } from '../kube/index.js';
 // The objects the explanation reads, listed with the user's own kubeconfig: what their RBAC lets them read.
 
 export interface ClusterRead {
-  objects: WorldObjects;
+  objects: ListedObjects;
   /** The lists the user may not read (403): the explanation is computed without them. */
   forbidden: string[];
 }
@@ -29,12 +29,12 @@ export async function readClusterObjects(kubeConfig: KubeConfig, aclNamespace: s
   };
   try {
     const [grants, items, namespaces, memberships, delegations, agents] = await Promise.all([
-      list<WorldObjects['grants'][number]>(paths.allPolicyGrants),
-      list<WorldObjects['items'][number]>(paths.catalogItems),
+      list<ListedObjects['grants'][number]>(paths.allPolicyGrants),
+      list<ListedObjects['items'][number]>(paths.catalogItems),
       list<KubernetesObject>(paths.namespaces),
-      list<WorldObjects['memberships'][number]>(paths.memberships(aclNamespace)),
-      list<WorldObjects['delegations'][number]>(paths.delegations(aclNamespace)),
-      list<WorldObjects['agents'][number]>(paths.agents(aclNamespace)),
+      list<ListedObjects['memberships'][number]>(paths.memberships(aclNamespace)),
+      list<ListedObjects['delegations'][number]>(paths.delegations(aclNamespace)),
+      list<ListedObjects['agents'][number]>(paths.agents(aclNamespace)),
     ]);
     return { objects: { grants, items, namespaces, memberships, delegations, agents }, forbidden };
   } finally {

@@ -2,8 +2,9 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { loadRegistry } from '../spicedb/registry.js';
 import { explain } from '../verdict/explanation.js';
-import { ObjectView } from '../verdict/object-view.js';
+import type { ClusterLister } from '../verdict/cluster-lister.js';
 import { readClusterObjects } from './cluster-objects.js';
+import { listerOf } from './listed-objects.js';
 import { renderExplanation, renderWhoCan, type OutputFormat } from './render.js';
 import { checkAssertions, parseSubject, validateManifests } from './validate.js';
 import { whoCan } from './who-can.js';
@@ -58,11 +59,11 @@ function kubeConfigOf(values: Values): KubeConfig {
   return kubeConfig;
 }
 
-async function clusterWorld(values: Values, io: Io): Promise<ObjectView> {
+async function clusterView(values: Values, io: Io): Promise<ClusterLister> {
   const aclNamespace = values['acl-namespace'];
   const { objects, forbidden } = await readClusterObjects(kubeConfigOf(values), aclNamespace);
   for (const path of forbidden) io.err(`warning: may not list ${path}; the answer leaves those objects out`);
-  return new ObjectView(objects, aclNamespace, loadRegistry());
+  return listerOf(objects, aclNamespace, loadRegistry());
 }
 
 async function explainCommand(args: string[], values: Values, io: Io): Promise<number> {
@@ -70,10 +71,10 @@ async function explainCommand(args: string[], values: Values, io: Io): Promise<n
   if (!subject || !itemId || !accessType || args.length > 3)
     throw new UsageError('explain needs <subject> <item-id> <access-type>');
   const format = outputFormat(values.output);
-  const world = await clusterWorld(values, io);
+  const view = await clusterView(values, io);
   io.out(
     renderExplanation(
-      explain({ subject: parseSubject(subject), itemId, accessType }, world, new Date()),
+      explain({ subject: parseSubject(subject), itemId, accessType }, view, new Date()),
       format,
     ),
   );
@@ -84,8 +85,8 @@ async function whoCanCommand(args: string[], values: Values, io: Io): Promise<nu
   const [itemId, accessType] = args;
   if (!itemId || args.length > 2) throw new UsageError('who-can needs <item-id> [<access-type>]');
   const format = outputFormat(values.output);
-  const world = await clusterWorld(values, io);
-  io.out(renderWhoCan(whoCan(world, itemId, accessType, new Date()), format));
+  const view = await clusterView(values, io);
+  io.out(renderWhoCan(whoCan(view, itemId, accessType, new Date()), format));
   return 0;
 }
 

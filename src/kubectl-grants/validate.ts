@@ -12,14 +12,14 @@ import {
   PolicyGrantSpecSchema,
 } from '../api/v1alpha1/index.js';
 import { explain, type Subject } from '../verdict/explanation.js';
-import { NO_OBJECTS, ObjectView, type WorldObjects } from '../verdict/object-view.js';
 import type { Registry } from '../spicedb/registry.js';
+import { listerOf, NO_OBJECTS, type ListedObjects } from './listed-objects.js';
 
 // Offline validation of manifests for GitOps CI: the zod schemas the CRDs are generated from (their
 // cross-field rules included), and assertions of expected verdicts on the objects the manifests make.
 
 /** The kinds of the API group that validate knows, with their spec schema and whether they are namespaced. */
-const KINDS: Record<string, { spec: z.ZodType; namespaced: boolean; list: keyof WorldObjects }> = {
+const KINDS: Record<string, { spec: z.ZodType; namespaced: boolean; list: keyof ListedObjects }> = {
   PolicyGrant: { spec: PolicyGrantSpecSchema, namespaced: true, list: 'grants' },
   CatalogItem: { spec: CatalogItemSpecSchema, namespaced: false, list: 'items' },
   Membership: { spec: MembershipSpecSchema, namespaced: true, list: 'memberships' },
@@ -38,7 +38,7 @@ export interface ValidateOptions {
 export interface Validation {
   /** One line per problem: `<file>: <object>: <path>: <message>`. */
   problems: string[];
-  objects: WorldObjects;
+  objects: ListedObjects;
 }
 
 /** The manifest files under `target` (a file, or a folder walked recursively), in name order. */
@@ -94,7 +94,7 @@ function expandedSize(node: unknown, walk: { aliases: number; sizes: Map<object,
 export function validateManifests(targets: string[], options: ValidateOptions): Validation {
   const problems: string[] = [];
   const objects = Object.fromEntries(Object.keys(NO_OBJECTS).map((list) => [list, []])) as unknown as Record<
-    keyof WorldObjects,
+    keyof ListedObjects,
     KubernetesObject[]
   >;
   for (const file of targets.flatMap(manifestFiles)) {
@@ -112,13 +112,13 @@ export function validateManifests(targets: string[], options: ValidateOptions): 
       if (checked.problems.length === 0 && checked.list) objects[checked.list].push(checked.object);
     });
   }
-  return { problems, objects: objects as unknown as WorldObjects };
+  return { problems, objects: objects as unknown as ListedObjects };
 }
 
 interface CheckedDocument {
   label?: string;
   problems: string[];
-  list?: keyof WorldObjects;
+  list?: keyof ListedObjects;
   object: KubernetesObject;
 }
 
@@ -212,11 +212,11 @@ function parseAssertions(file: string, problems: string[]): Assertion[] {
 }
 
 /** The assertions of `file` that the one verdict on `objects` contradicts, one line each. */
-export function checkAssertions(file: string, objects: WorldObjects, options: ValidateOptions): string[] {
+export function checkAssertions(file: string, objects: ListedObjects, options: ValidateOptions): string[] {
   const problems: string[] = [];
-  const world = new ObjectView({ ...NO_OBJECTS, ...objects }, options.aclNamespace, options.registry);
+  const view = listerOf({ ...NO_OBJECTS, ...objects }, options.aclNamespace, options.registry);
   for (const assertion of parseAssertions(file, problems)) {
-    const explanation = explain(assertion, world, options.now);
+    const explanation = explain(assertion, view, options.now);
     const actual = explanation.allowed ? 'allow' : 'deny';
     if (actual !== assertion.expected) {
       problems.push(

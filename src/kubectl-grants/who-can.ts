@@ -1,6 +1,6 @@
 import { accessTypesOf, accessTypesText, isMember } from '../api/v1alpha1/index.js';
 import { GrantEvaluator } from '../verdict/grant-verdict.js';
-import type { ObjectView } from '../verdict/object-view.js';
+import type { ClusterLister } from '../verdict/cluster-lister.js';
 
 /** Who the record gives access: an effective grant, or a member through an effective GROUP grant. */
 export interface WhoCanRow {
@@ -14,17 +14,17 @@ export interface WhoCanRow {
 
 /**
  * The effective grants on the item (naming `accessType` when given), by the one verdict, and for each GROUP
- * grant the members of its organisations that a Membership names.
+ * grant the members of its organisations that a Membership names, organisation by organisation.
  */
 export function whoCan(
-  world: ObjectView,
+  view: ClusterLister,
   itemId: string,
   accessType: string | undefined,
   now: Date,
 ): WhoCanRow[] {
-  const evaluator = new GrantEvaluator(world, now);
+  const evaluator = new GrantEvaluator(view, now);
   const rows: WhoCanRow[] = [];
-  const grants = world
+  const grants = view
     .grantsOnItem(itemId)
     .filter((grant) => accessType === undefined || accessTypesOf(grant.spec).includes(accessType))
     .filter((grant) => evaluator.evaluate(grant).enforce);
@@ -46,10 +46,9 @@ export function whoCan(
       subject: organisations.map((org) => `organisation:${org}`).join(','),
       ...row,
     });
-    for (const membership of world.objects.memberships) {
-      const { organisationId, groupId, userId } = membership.spec;
-      if (groupId !== undefined || !organisations.includes(organisationId)) continue;
-      if (world.membership({ organisationId, userId }) !== membership || !isMember(membership)) continue;
+    for (const membership of [...new Set(organisations)].flatMap((org) => view.membershipsOf(org))) {
+      const { organisationId, userId } = membership.spec;
+      if (view.membership({ organisationId, userId }) !== membership || !isMember(membership)) continue;
       rows.push({
         kind: 'Membership',
         ref: `${membership.metadata.namespace}/${membership.metadata.name}`,

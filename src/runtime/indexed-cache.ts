@@ -1,4 +1,6 @@
-import type { IndexFunc } from '../kube/indexes.js';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { IndexFunc, Indexer } from '../kube/indexes.js';
+import { objectKey } from './object-key.js';
 
 /**
  * The object keys under one indexed value: most values (a tuple key, an item id) index a single object, and a
@@ -7,7 +9,7 @@ import type { IndexFunc } from '../kube/indexes.js';
 type IndexedKeys = string | Set<string>;
 
 /** Objects by key, plus named secondary indexes that every upsert and delete keeps current. */
-export class IndexedCache<T> {
+export class IndexedCache<T> implements Indexer<T> {
   private readonly objects = new Map<string, T>();
   private readonly indexFuncs = new Map<string, IndexFunc<T>>();
   /** index name → indexed value → object keys */
@@ -25,7 +27,7 @@ export class IndexedCache<T> {
     return [...this.objects.keys()];
   }
 
-  values(): T[] {
+  list(): T[] {
     return [...this.objects.values()];
   }
 
@@ -110,4 +112,14 @@ export class IndexedCache<T> {
       }
     }
   }
+}
+
+/**
+ * A list of objects as an indexer, keyed as an informer keys them (client-go's NewIndexer, filled once): what a
+ * command-line tool read from the cluster or parsed from files. Of two objects with one key, the later is kept.
+ */
+export function indexerOf<T extends KubernetesObject>(objects: readonly T[]): Indexer<T> {
+  const cache = new IndexedCache<T>();
+  for (const obj of objects) cache.upsert(objectKey(obj), obj);
+  return cache;
 }

@@ -153,7 +153,7 @@ export class Informer<T extends KubernetesObject> {
   }
 
   list(namespace?: string): T[] {
-    const all = this.cache.values();
+    const all = this.cache.list();
     return namespace === undefined ? all : all.filter((obj) => obj.metadata?.namespace === namespace);
   }
 
@@ -171,7 +171,7 @@ export class Informer<T extends KubernetesObject> {
    */
   addEventHandler(handler: EventHandler<T>): () => void {
     this.handlers.add(handler);
-    for (const obj of this.cache.values()) {
+    for (const obj of this.cache.list()) {
       this.notify(handler, (h) => h.onAdd?.(obj));
     }
     return () => this.handlers.delete(handler);

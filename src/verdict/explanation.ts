@@ -93,7 +93,7 @@ export interface Explanation {
   objects: ExplainedObject[];
 }
 
-/** The verdict's world plus what the explanation reads besides grants. */
+/** The verdict's view plus what the explanation reads besides grants. */
 export interface ExplanationView extends GrantView {
   grantsOnItem(itemId: string): PolicyGrant[];
   membership(key: MembershipKey): Membership | undefined;
@@ -116,24 +116,20 @@ const DELEGATION_OF_ACCESS_TYPE: Readonly<Record<string, Delegation['spec']['rel
   api: 'querier',
 };
 
-export function explain(query: ExplanationQuery, world: ExplanationView, now: Date): Explanation {
-  const evaluator = new GrantEvaluator(world, now);
+export function explain(query: ExplanationQuery, view: ExplanationView, now: Date): Explanation {
+  const evaluator = new GrantEvaluator(view, now);
   return query.subject.type === 'agent'
-    ? explainAgent(query, world, evaluator)
-    : explainUser(query, world, evaluator);
+    ? explainAgent(query, view, evaluator)
+    : explainUser(query, view, evaluator);
 }
 
-function explainUser(
-  query: ExplanationQuery,
-  world: ExplanationView,
-  evaluator: GrantEvaluator,
-): Explanation {
+function explainUser(query: ExplanationQuery, view: ExplanationView, evaluator: GrantEvaluator): Explanation {
   const { itemId, accessType, subject } = query;
-  const objects = [...itemObjects(query, world), ...namespaceObjects(query, world)];
+  const objects = [...itemObjects(query, view), ...namespaceObjects(query, view)];
   const paths: Path[] = [];
   const members = new Map<string, { real: ExplainedObject; shown: ExplainedObject }>();
-  for (const grant of relevantGrants(query, world)) {
-    const explained = grantObject(grant, evaluator.evaluate(grant), world);
+  for (const grant of relevantGrants(query, view)) {
+    const explained = grantObject(grant, evaluator.evaluate(grant), view);
     objects.push(explained);
     if (grant.spec.policyType === 'INDIVIDUAL') {
       paths.push({ record: explained.effective, enforced: isEnforced(explained), via: [explained] });
@@ -142,10 +138,8 @@ function explainUser(
     for (const organisationId of grant.spec.constraints.subjects?.allowedOrgIds ?? []) {
       let member = members.get(organisationId);
       if (member === undefined) {
-        const real = membershipObject(world, organisationId, subject.id);
-        const shown = world.disclosesMembership(organisationId)
-          ? real
-          : undisclosedMembership(organisationId);
+        const real = membershipObject(view, organisationId, subject.id);
+        const shown = view.disclosesMembership(organisationId) ? real : undisclosedMembership(organisationId);
         member = { real, shown };
         members.set(organisationId, member);
       }
@@ -162,15 +156,15 @@ function explainUser(
 
 function explainAgent(
   query: ExplanationQuery,
-  world: ExplanationView,
+  view: ExplanationView,
   evaluator: GrantEvaluator,
 ): Explanation {
   const { itemId, accessType, subject } = query;
   const relation = DELEGATION_OF_ACCESS_TYPE[accessType];
   const objects: ExplainedObject[] = [];
   const paths: Path[] = [];
-  const owner = world.agentOwner(subject.id);
-  const delegations = world
+  const owner = view.agentOwner(subject.id);
+  const delegations = view
     .delegationsOfAgent(subject.id)
     .filter((delegation) => delegation.spec.itemId === itemId && delegation.spec.relation === relation);
   for (const delegation of delegations) {
@@ -179,7 +173,7 @@ function explainAgent(
       itemId,
       accessType,
     };
-    const ownerExplanation = explainUser(ownerQuery, world, evaluator);
+    const ownerExplanation = explainUser(ownerQuery, view, evaluator);
     const explained = delegationObject(delegation, owner, ownerExplanation, evaluator.now);
     objects.push(explained);
     paths.push({
@@ -273,8 +267,8 @@ function isEnforced(object: ExplainedObject): boolean {
 }
 
 /** Grants on the item that name the access type and cover the subject: its INDIVIDUAL ones, every GROUP one. */
-function relevantGrants(query: ExplanationQuery, world: ExplanationView): PolicyGrant[] {
-  return world
+function relevantGrants(query: ExplanationQuery, view: ExplanationView): PolicyGrant[] {
+  return view
     .grantsOnItem(query.itemId)
     .filter(
       (grant) =>
@@ -311,8 +305,8 @@ function enforcementOf(object: {
 }
 
 /** The CatalogItems with the item id: none (missing), one, or several (ambiguous); and the access type on it. */
-function itemObjects(query: ExplanationQuery, world: ExplanationView): ExplainedObject[] {
-  const items = world.itemsWithId(query.itemId);
+function itemObjects(query: ExplanationQuery, view: ExplanationView): ExplainedObject[] {
+  const items = view.itemsWithId(query.itemId);
   if (items.length === 0) {
     return [
       {
@@ -357,16 +351,16 @@ function itemObject(item: CatalogItem, count: number, accessType: string): Expla
 }
 
 /** The namespaces (other than the ACL API's) that hold grants on the item, and their binding. */
-function namespaceObjects(query: ExplanationQuery, world: ExplanationView): ExplainedObject[] {
-  const items = world.itemsWithId(query.itemId);
+function namespaceObjects(query: ExplanationQuery, view: ExplanationView): ExplainedObject[] {
+  const items = view.itemsWithId(query.itemId);
   const organisation = items.length === 1 ? items[0]?.spec.organisationId : undefined;
   const namespaces = new Set(
-    relevantGrants(query, world)
+    relevantGrants(query, view)
       .map((grant) => grant.metadata.namespace ?? '')
-      .filter((namespace) => namespace !== world.aclNamespace),
+      .filter((namespace) => namespace !== view.aclNamespace),
   );
   return [...namespaces].sort().map((namespace) => {
-    const bound = world.organisationOfNamespace(namespace);
+    const bound = view.organisationOfNamespace(namespace);
     const reason =
       bound === undefined
         ? ExplainReason.NamespaceNotBound
@@ -385,7 +379,7 @@ function namespaceObjects(query: ExplanationQuery, world: ExplanationView): Expl
 }
 
 /** The finer cause of a withheld grant: the verdict's reason split the way a reader acts on it. */
-function grantCause(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationView): ExplainReason {
+function grantCause(grant: PolicyGrant, verdict: GrantVerdict, view: ExplanationView): ExplainReason {
   if (verdict.enforce) return ExplainReason.Effective;
   switch (verdict.reason) {
     case GrantReason.Revoked:
@@ -395,18 +389,18 @@ function grantCause(grant: PolicyGrant, verdict: GrantVerdict, world: Explanatio
     case GrantReason.AccessTypeNotAllowed:
       return ExplainReason.AccessTypeWithdrawn;
     case GrantReason.NotAuthorized:
-      return world.organisationOfNamespace(grant.metadata.namespace ?? '') === undefined
+      return view.organisationOfNamespace(grant.metadata.namespace ?? '') === undefined
         ? ExplainReason.NamespaceNotBound
         : ExplainReason.NamespaceBoundToAnotherOrganisation;
     case GrantReason.ItemNotFound:
-      return itemCause(grant, world);
+      return itemCause(grant, view);
     case GrantReason.ProjectionFailed:
       return ExplainReason.NotProjectable;
   }
 }
 
-function itemCause(grant: PolicyGrant, world: ExplanationView): ExplainReason {
-  switch (lookupGrantItem(grant.spec, world).kind) {
+function itemCause(grant: PolicyGrant, view: ExplanationView): ExplainReason {
+  switch (lookupGrantItem(grant.spec, view).kind) {
     case 'missing':
       return ExplainReason.ItemMissing;
     case 'ambiguous':
@@ -419,7 +413,7 @@ function itemCause(grant: PolicyGrant, world: ExplanationView): ExplainReason {
   }
 }
 
-function grantObject(grant: PolicyGrant, verdict: GrantVerdict, world: ExplanationView): ExplainedObject {
+function grantObject(grant: PolicyGrant, verdict: GrantVerdict, view: ExplanationView): ExplainedObject {
   const enforcement = enforcementOf(grant);
   const subject =
     grant.spec.policyType === 'INDIVIDUAL'
@@ -430,7 +424,7 @@ function grantObject(grant: PolicyGrant, verdict: GrantVerdict, world: Explanati
     ref: refOf(grant),
     ...(grant.metadata.uid ? { policyId: grant.metadata.uid } : {}),
     effective: verdict.enforce,
-    reason: grantCause(grant, verdict, world),
+    reason: grantCause(grant, verdict, view),
     message: verdict.enforce
       ? `${grant.spec.policyType} grant to ${subject} until ${grant.spec.expiryTime}`
       : verdict.message,
@@ -439,8 +433,8 @@ function grantObject(grant: PolicyGrant, verdict: GrantVerdict, world: Explanati
 }
 
 /** Default deny: a member only while a Membership of the organisation itself says so. */
-function membershipObject(world: ExplanationView, organisationId: string, userId: string): ExplainedObject {
-  const membership = world.membership({ organisationId, userId });
+function membershipObject(view: ExplanationView, organisationId: string, userId: string): ExplainedObject {
+  const membership = view.membership({ organisationId, userId });
   if (membership === undefined) {
     return {
       kind: 'Membership',

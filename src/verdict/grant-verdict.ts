@@ -76,10 +76,10 @@ export type ItemLookup =
 
 export function lookupGrantItem(
   spec: Pick<PolicyGrant['spec'], 'itemId' | 'itemType'>,
-  world: Pick<GrantView, 'itemsWithId'>,
+  view: Pick<GrantView, 'itemsWithId'>,
 ): ItemLookup {
   const { itemId, itemType } = spec;
-  const items = world.itemsWithId(itemId);
+  const items = view.itemsWithId(itemId);
   const [item] = items;
   if (item === undefined) return { kind: 'missing', items, message: `no CatalogItem has itemId "${itemId}"` };
   if (items.length > 1) {
@@ -100,8 +100,8 @@ export function lookupGrantItem(
   return { kind: 'found', item };
 }
 
-function itemOf(grant: PolicyGrant, world: GrantView): CatalogItem | GrantVerdict {
-  const lookup = lookupGrantItem(grant.spec, world);
+function itemOf(grant: PolicyGrant, view: GrantView): CatalogItem | GrantVerdict {
+  const lookup = lookupGrantItem(grant.spec, view);
   return lookup.kind === 'found' ? lookup.item : withheld(GrantReason.ItemNotFound, lookup.message);
 }
 
@@ -121,35 +121,35 @@ function accessVerdict(grant: PolicyGrant, item: CatalogItem): GrantVerdict | un
 type NamespaceView = Pick<GrantView, 'aclNamespace' | 'organisationOfNamespace'>;
 
 /** What the verdict reads of the grant's namespace. */
-function namespaceFacts(grant: PolicyGrant, world: NamespaceView) {
+function namespaceFacts(grant: PolicyGrant, view: NamespaceView) {
   const grantNamespace = grant.metadata.namespace ?? '';
   return {
     grantNamespace,
-    aclNamespace: world.aclNamespace,
-    namespaceOrganisation: world.organisationOfNamespace(grantNamespace),
+    aclNamespace: view.aclNamespace,
+    namespaceOrganisation: view.organisationOfNamespace(grantNamespace),
   };
 }
 
 /** The binding of the grant's namespace, read as the verdict reads it (the grant's status shows it). */
-export function grantNamespaceBinding(grant: PolicyGrant, world: NamespaceView): NamespaceBinding {
-  return namespaceBinding(namespaceFacts(grant, world));
+export function grantNamespaceBinding(grant: PolicyGrant, view: NamespaceView): NamespaceBinding {
+  return namespaceBinding(namespaceFacts(grant, view));
 }
 
-function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, world: GrantView) {
-  return authoriseNamespace({ ...namespaceFacts(grant, world), itemOrganisation: item.spec.organisationId });
+function authoriseGrantNamespace(grant: PolicyGrant, item: CatalogItem, view: GrantView) {
+  return authoriseNamespace({ ...namespaceFacts(grant, view), itemOrganisation: item.spec.organisationId });
 }
 
 /** Everything but conflicts: state, item, namespace, access types, and whether the registry can project it. */
-export function eligibility(grant: PolicyGrant, world: GrantView, now: Date): GrantVerdict {
+export function eligibility(grant: PolicyGrant, view: GrantView, now: Date): GrantVerdict {
   const byState = stateVerdict(grant, now);
   if (byState) return byState;
-  const item = itemOf(grant, world);
+  const item = itemOf(grant, view);
   if ('enforce' in item) return item;
-  const authorisation = authoriseGrantNamespace(grant, item, world);
+  const authorisation = authoriseGrantNamespace(grant, item, view);
   if (!authorisation.authorised) return withheld(GrantReason.NotAuthorized, authorisation.message);
   const byAccess = accessVerdict(grant, item);
   if (byAccess) return byAccess;
-  const { relationships, unprojectable } = projectGrant(grant.spec, world.registry);
+  const { relationships, unprojectable } = projectGrant(grant.spec, view.registry);
   const [problem] = unprojectable;
   if (problem === undefined) return { enforce: true, relationships };
   const reason = {
@@ -177,7 +177,7 @@ export class GrantEvaluator {
   private readonly blockers = new Map<string, Blocker | null>();
 
   constructor(
-    private readonly world: GrantView,
+    private readonly view: GrantView,
     readonly now: Date,
   ) {}
 
@@ -198,7 +198,7 @@ export class GrantEvaluator {
     key: TupleKey,
     excludedGrantKey?: string,
   ): { grant: PolicyGrant; relationship: Relationship } | undefined {
-    for (const grant of this.world.grantsWithTupleKey(key)) {
+    for (const grant of this.view.grantsWithTupleKey(key)) {
       if (grantKey(grant) === excludedGrantKey) continue;
       const verdict = this.evaluate(grant);
       const relationship = verdict.enforce
@@ -213,7 +213,7 @@ export class GrantEvaluator {
     const key = grantKey(grant);
     let verdict = this.eligibilities.get(key);
     if (!verdict) {
-      verdict = eligibility(grant, this.world, this.now);
+      verdict = eligibility(grant, this.view, this.now);
       this.eligibilities.set(key, verdict);
     }
     return verdict;
@@ -225,7 +225,7 @@ export class GrantEvaluator {
     if (known !== undefined) return known ?? undefined;
     let blocker: Blocker | undefined;
     for (const tuple of relationships.map(tupleKey)) {
-      for (const other of this.world.grantsWithTupleKey(tuple)) {
+      for (const other of this.view.grantsWithTupleKey(tuple)) {
         if (other === grant || grantKey(other) === key || !isOlder(other, grant)) continue;
         const verdict = this.eligibility(other);
         // Recursion only ever goes to older grants, so it ends.
@@ -241,6 +241,6 @@ export class GrantEvaluator {
   }
 }
 
-export function evaluateGrant(grant: PolicyGrant, world: GrantView, now: Date): GrantVerdict {
-  return new GrantEvaluator(world, now).evaluate(grant);
+export function evaluateGrant(grant: PolicyGrant, view: GrantView, now: Date): GrantVerdict {
+  return new GrantEvaluator(view, now).evaluate(grant);
 }

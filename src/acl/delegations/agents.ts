@@ -16,9 +16,7 @@ import { paths } from '../resources.js';
 /** How often a claim re-reads an Agent that changed between its read and its write before giving up. */
 const CLAIM_ATTEMPTS = 3;
 
-export type AgentCache = Pick<AclCache, 'delegationsOf'> & {
-  delegations: Pick<AclCache['delegations'], 'list'>;
-};
+export type AgentCache = Pick<AclCache, 'delegationsOf' | 'delegationsOfAgent'>;
 
 export interface AgentOwnershipOptions {
   kube: KubeClient;
@@ -134,12 +132,9 @@ export class AgentOwnership {
   ): Promise<void> {
     const { kube, namespace, cache } = this.options;
     const now = this.options.now();
-    const ended = cache.delegations
-      .list()
-      .filter(
-        (delegation) =>
-          delegation.spec.agentId === agentId && isActive(delegation, now) && revoke(delegation),
-      );
+    const ended = cache
+      .delegationsOfAgent(agentId)
+      .filter((delegation) => isActive(delegation, now) && revoke(delegation));
     for (const delegation of ended) {
       await kube.call({
         method: 'PATCH',

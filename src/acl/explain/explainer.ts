@@ -1,4 +1,4 @@
-import { agentName, type Agent, type Delegation } from '../../api/v1alpha1/index.js';
+import { agentName, type Agent } from '../../api/v1alpha1/index.js';
 import { hasRole, type Principal } from '../../auth/principal.js';
 import { HttpError } from '../../http/errors.js';
 import { isNotFound } from '../../kube/index.js';
@@ -40,22 +40,14 @@ export class Explainer {
       );
     }
     const owner = subject.type === 'agent' ? await this.agentOwner(subject.id) : undefined;
-    const world: ExplanationView = {
-      registry: cache.registry,
-      aclNamespace: cache.aclNamespace,
-      itemsWithId: (id) => cache.itemsWithId(id),
-      organisationOfNamespace: (name) => cache.organisationOfNamespace(name),
-      grantsWithTupleKey: (key) => cache.grantsWithTupleKey(key),
-      grantsOnItem: (id) => cache.grantsOnItem(id),
-      membership: (key) => cache.membership(key),
-      // A scan of the ACL namespace's delegations: explain is a diagnosis, not a hot path.
-      delegationsOfAgent: (agentId): Delegation[] =>
-        cache.delegations.list().filter((delegation) => delegation.spec.agentId === agentId),
+    // The cache as this caller reads it: the agent's owner looked up for the request, only the memberships
+    // it may see.
+    const view: ExplanationView = Object.assign(Object.create(cache) as AclCache, {
       agentOwner: () => owner,
-      disclosesMembership: (organisationId) =>
+      disclosesMembership: (organisationId: string) =>
         hasRole(principal, COS_ADMIN) || isOrgAdminOf(principal, organisationId),
-    };
-    return explain({ subject, itemId, accessType }, world, now());
+    });
+    return explain({ subject, itemId, accessType }, view, now());
   }
 
   private async agentOwner(agentId: string): Promise<string | undefined> {

@@ -54,7 +54,7 @@ export type CreateStore = Pick<
   'createClaim' | 'getClaim' | 'replaceClaim' | 'deleteClaim' | 'createGrant' | 'getGrant' | 'deleteGrant'
 >;
 
-/** What a create reads from the informer cache: the items, the grants in the way, the verdict's world. */
+/** What a create reads from the informer cache: the items, the grants in the way, the verdict's view. */
 export type CreateCache = GrantView & Pick<AclCache, 'grantsWithClaimKey' | 'waitForGrant'>;
 
 export interface CreateSettings {
@@ -275,7 +275,7 @@ class CreateTransaction {
 
   constructor(
     private readonly store: CreateStore,
-    private readonly world: CreateCache,
+    private readonly cache: CreateCache,
     private readonly settings: CreateSettings,
     private readonly log: Logger,
   ) {}
@@ -446,11 +446,11 @@ class CreateTransaction {
 
   /** The name of an effective grant of this API, other than the request's own, on the claim's triple. */
   private async unclaimedHolder(planned: PlannedClaim): Promise<string | undefined> {
-    const candidates = this.world
+    const candidates = this.cache
       .grantsWithClaimKey(planned.key)
       .filter(
         (grant) =>
-          madeByAclApi(grant, this.world.aclNamespace) &&
+          madeByAclApi(grant, this.cache.aclNamespace) &&
           grant.metadata.name !== planned.grantName &&
           this.isEffective(grant),
       );
@@ -463,7 +463,7 @@ class CreateTransaction {
 
   /** The grant verdict now (a new evaluator each time: one remembers its verdicts by grant). */
   private isEffective(grant: PolicyGrant, now = this.settings.now()): boolean {
-    return new GrantEvaluator(this.world, now).evaluate(grant).enforce;
+    return new GrantEvaluator(this.cache, now).evaluate(grant).enforce;
   }
 
   /** Replaces a vacant claim, conditioned on its resourceVersion: of two takers exactly one wins. */

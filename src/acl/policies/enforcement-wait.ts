@@ -67,7 +67,7 @@ const SETTLED_REASONS = new Set([
 /**
  * Read-your-grant: waits until the controller has reported, for the grant's current generation, that it
  * is enforced (or, for a revocation, that its relationships are gone), and returns the ZedToken of that
- * projection. A check with that token cannot see the world before the change. With `replicas`, a change is
+ * projection. A check with that token cannot see the relationships as they were before the change. With `replicas`, a change is
  * enforced only once every Ready decision replica confirmed the token within the same `timeoutMs`: then a check
  * without a token, on any replica, sees it too.
  */

@@ -20,7 +20,7 @@ export interface Verification {
   all: VerifyResult[];
 }
 
-/** What verify reads: the verdict's world and the Membership cache. */
+/** What verify reads: the verdict's view and the Membership cache. */
 export type VerifyCache = Pick<
   AclCache,
   | 'aclNamespace'

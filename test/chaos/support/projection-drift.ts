@@ -1,38 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CatalogItem, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { ClusterView } from '../../../src/controller/cluster-view.js';
-import type { Indexer } from '../../../src/kube/indexes.js';
 import { managedRelations } from '../../../src/controller/managed-relations.js';
 import { tupleKey, type TupleKey } from '../../../src/verdict/tuple-key.js';
-import { IndexedCache } from '../../../src/runtime/indexed-cache.js';
-import { objectKey } from '../../../src/runtime/object-key.js';
+import { indexerOf } from '../../../src/runtime/indexed-cache.js';
 import type { Relationship, SpiceDBClient } from '../../../src/spicedb/client.js';
 import type { Registry } from '../../../src/spicedb/registry.js';
-
-/** The objects of one list, as the controller's caches would hold them. */
-class ListedObjects<T extends KubernetesObject> implements Indexer<T> {
-  private readonly cache = new IndexedCache<T>();
-
-  constructor(objects: readonly T[]) {
-    objects.forEach((obj) => this.cache.upsert(objectKey(obj), obj));
-  }
-
-  get(key: string): T | undefined {
-    return this.cache.get(key);
-  }
-
-  list(): T[] {
-    return this.cache.values();
-  }
-
-  byIndex(name: string, value: string): T[] {
-    return this.cache.byIndex(name, value);
-  }
-
-  addIndex(name: string, indexFunc: (obj: T) => string[]): void {
-    this.cache.addIndex(name, indexFunc);
-  }
-}
 
 export interface ProjectionInput {
   grants: readonly PolicyGrant[];
@@ -52,9 +25,9 @@ export type TupleExpirations = Map<TupleKey, number | undefined>;
  */
 export function effectiveProjection(input: ProjectionInput): TupleExpirations {
   const world = new ClusterView({
-    grants: new ListedObjects(input.grants),
-    items: new ListedObjects(input.items),
-    namespaces: new ListedObjects<KubernetesObject>([]),
+    grants: indexerOf(input.grants),
+    items: indexerOf(input.items),
+    namespaces: indexerOf<KubernetesObject>([]),
     registry: input.registry,
     aclNamespace: input.aclNamespace,
   });

@@ -23,14 +23,14 @@ import { controlPlane } from '../support/cluster.js';
 // kubectl plugin (over what the user's kubeconfig reads) and POST /v1/check (SpiceDB, as the controller wrote
 // it) agree on the same state. Real kube-apiserver, etcd, SpiceDB, controller, ACL API and decision service.
 
-const world = useControllerFixture('explain-agreement');
+const fixture = useControllerFixture('explain-agreement');
 const acl = new AclHarness();
 let decision: DecisionServiceUnderTest;
 let cosAdmin: Caller;
 
 beforeAll(async () => {
-  await acl.start('explain-agreement', { namespace: world.aclNamespace });
-  decision = await startServiceUnderTest({ spicedb: world.spicedb.server });
+  await acl.start('explain-agreement', { namespace: fixture.aclNamespace });
+  decision = await startServiceUnderTest({ spicedb: fixture.spicedb.server });
   await untilReady(decision);
   cosAdmin = await acl.user({ roles: ['cos_admin'] });
 });
@@ -79,7 +79,7 @@ async function viaPlugin(situation: Situation): Promise<Explanation> {
       '--kubeconfig',
       controlPlane().kubeconfigPath,
       '--acl-namespace',
-      world.aclNamespace,
+      fixture.aclNamespace,
     ],
     { out: (text) => out.push(text), err: (text) => err.push(text) },
   );
@@ -126,12 +126,12 @@ interface IndividualOptions {
 /** An item of a fresh organisation, and an INDIVIDUAL api grant on it to a fresh user. */
 async function individualGrant(options: IndividualOptions = {}) {
   const organisationId = randomUUID();
-  const item = await world.resources.createItem({ organisationId, ...options.item });
-  const namespace = options.namespace ? await options.namespace(organisationId) : world.aclNamespace;
+  const item = await fixture.resources.createItem({ organisationId, ...options.item });
+  const namespace = options.namespace ? await options.namespace(organisationId) : fixture.aclNamespace;
   const spec = individual(options.grantItemId ?? item.spec.itemId, options.accessTypes, {
     ...(options.expiryTime ? { expiryTime: options.expiryTime } : {}),
   });
-  const { name } = await world.resources.createGrant(namespace, spec);
+  const { name } = await fixture.resources.createGrant(namespace, spec);
   return { item, namespace, name, spec, organisationId, ref: `${namespace}/${name}` };
 }
 
@@ -141,7 +141,7 @@ async function settled(
   explained: ExplainReason,
   allowed = false,
 ): Promise<Situation> {
-  await world.resources.waitForReason(grant.namespace, grant.name, reason);
+  await fixture.resources.waitForReason(grant.namespace, grant.name, reason);
   return {
     subject: { type: 'user', id: grant.spec.userId },
     itemId: grant.spec.itemId,
@@ -157,7 +157,7 @@ const cases: [string, () => Promise<Situation>][] = [
     'revoked',
     async () => {
       const grant = await individualGrant();
-      await world.resources.revoke(grant.namespace, grant.name);
+      await fixture.resources.revoke(grant.namespace, grant.name);
       return settled(grant, EnforcedReason.Revoked, 'Revoked');
     },
   ],
@@ -169,7 +169,7 @@ const cases: [string, () => Promise<Situation>][] = [
     'in a namespace not bound to an organisation',
     async () =>
       settled(
-        await individualGrant({ namespace: () => world.resources.namespace('unbound') }),
+        await individualGrant({ namespace: () => fixture.resources.namespace('unbound') }),
         EnforcedReason.NotAuthorized,
         'NamespaceNotBound',
       ),
@@ -179,7 +179,7 @@ const cases: [string, () => Promise<Situation>][] = [
     async () =>
       settled(
         await individualGrant({
-          namespace: () => world.resources.namespace('other', { [ORGANISATION_LABEL]: randomUUID() }),
+          namespace: () => fixture.resources.namespace('other', { [ORGANISATION_LABEL]: randomUUID() }),
         }),
         EnforcedReason.NotAuthorized,
         'NamespaceBoundToAnotherOrganisation',
@@ -198,7 +198,7 @@ const cases: [string, () => Promise<Situation>][] = [
     'on an ambiguous item',
     async () => {
       const grant = await individualGrant();
-      await world.resources.createItem({ itemId: grant.item.spec.itemId });
+      await fixture.resources.createItem({ itemId: grant.item.spec.itemId });
       return settled(grant, EnforcedReason.ItemNotFound, 'ItemAmbiguous');
     },
   ],
@@ -215,7 +215,7 @@ const cases: [string, () => Promise<Situation>][] = [
     'whose access type the item withdrew',
     async () => {
       const grant = await individualGrant({ accessTypes: ['api', 'file'] });
-      await world.resources.updateItemSpec(grant.item.name, { accessTypes: ['file'] });
+      await fixture.resources.updateItemSpec(grant.item.name, { accessTypes: ['file'] });
       return settled(grant, 'AccessTypeNotAllowed', 'AccessTypeWithdrawn');
     },
   ],
@@ -223,20 +223,20 @@ const cases: [string, () => Promise<Situation>][] = [
     'younger than a grant of the same access',
     async () => {
       const older = await individualGrant();
-      await world.resources.waitForReason(older.namespace, older.name, EnforcedReason.Projected);
-      const { name } = await world.resources.createGrant(
-        world.aclNamespace,
+      await fixture.resources.waitForReason(older.namespace, older.name, EnforcedReason.Projected);
+      const { name } = await fixture.resources.createGrant(
+        fixture.aclNamespace,
         older.spec,
         `${older.name}-younger`,
       );
-      const younger = { ...older, name, ref: `${world.aclNamespace}/${name}` };
+      const younger = { ...older, name, ref: `${fixture.aclNamespace}/${name}` };
       return settled(younger, EnforcedReason.Conflict, 'Conflict', true);
     },
   ],
   [
     'GROUP, to a user who is no member',
     async () => {
-      const item = await world.resources.createItem();
+      const item = await fixture.resources.createItem();
       const spec = {
         policyType: 'GROUP' as const,
         itemId: item.spec.itemId,
@@ -244,8 +244,8 @@ const cases: [string, () => Promise<Situation>][] = [
         expiryTime: inDays(30),
         constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: [randomUUID()] } },
       };
-      const { name } = await world.resources.createGrant(world.aclNamespace, spec);
-      await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
+      const { name } = await fixture.resources.createGrant(fixture.aclNamespace, spec);
+      await fixture.resources.waitForReason(fixture.aclNamespace, name, EnforcedReason.Projected);
       return {
         subject: { type: 'user', id: randomUUID() },
         itemId: item.spec.itemId,
@@ -264,7 +264,7 @@ describe('REST, the kubectl plugin and /v1/check agree on why', () => {
 
   it("an agent's delegation: effective while its owner holds api, OwnerLacksAccess once the owner's grant is revoked", async () => {
     const grant = await individualGrant();
-    await world.resources.waitForReason(grant.namespace, grant.name, EnforcedReason.Projected);
+    await fixture.resources.waitForReason(grant.namespace, grant.name, EnforcedReason.Projected);
     const owner = await acl.user({ id: grant.spec.userId });
     const agentId = `agent-${randomUUID()}`;
     const created = await acl.request<{ results: { delegationId: string }[] }>('POST', '/delegations', {
@@ -274,14 +274,14 @@ describe('REST, the kubectl plugin and /v1/check agree on why', () => {
     expect(created.status).toBe(201);
     const delegations = await acl.kube.call<{ items: Delegation[] }>({
       method: 'GET',
-      path: collectionPath(DELEGATION_RESOURCE, world.aclNamespace),
+      path: collectionPath(DELEGATION_RESOURCE, fixture.aclNamespace),
     });
     const delegation = delegations.items.find((candidate) => candidate.spec.agentId === agentId);
-    const ref = `${world.aclNamespace}/${delegation?.metadata.name}`;
+    const ref = `${fixture.aclNamespace}/${delegation?.metadata.name}`;
     const situation = { subject: { type: 'agent', id: agentId } as const, itemId: grant.spec.itemId, ref };
     await expectAgreement({ ...situation, reason: 'Effective', allowed: true });
-    await world.resources.revoke(grant.namespace, grant.name);
-    await world.resources.waitForReason(grant.namespace, grant.name, EnforcedReason.Revoked);
+    await fixture.resources.revoke(grant.namespace, grant.name);
+    await fixture.resources.waitForReason(grant.namespace, grant.name, EnforcedReason.Revoked);
     await expectAgreement({ ...situation, reason: 'OwnerLacksAccess', allowed: false });
   });
 });
@@ -290,7 +290,7 @@ describe('GET /v2/explain', () => {
   it('answers the item owner and its org_admin, 403 for anyone else, 400 for a malformed query, 401 without credentials, and audits each', async () => {
     const organisationId = randomUUID();
     const ownerId = randomUUID();
-    const item = await world.resources.createItem({ ownerId, organisationId });
+    const item = await fixture.resources.createItem({ ownerId, organisationId });
     const query = `itemId=${encodeURIComponent(item.spec.itemId)}&accessType=api`;
     const ask = async (caller: Caller | undefined, path = `/explain?userId=${randomUUID()}&${query}`) =>
       await acl.request<{ type: string; detail?: string }>('GET', path, caller ? { caller } : {});
@@ -317,11 +317,11 @@ describe('GET /v2/explain', () => {
 describe('the kubectl-grants executable', () => {
   it('runs as `kubectl grants` once bin/ is on PATH (the krew-style install), and lists who can', async () => {
     const grant = await individualGrant();
-    await world.resources.waitForReason(grant.namespace, grant.name, EnforcedReason.Projected);
+    await fixture.resources.waitForReason(grant.namespace, grant.name, EnforcedReason.Projected);
     const kubectl = controlPlane().tools.kubectl ?? (await resolveToolPaths()).kubectl;
     const { stdout } = await promisify(execFile)(
       kubectl,
-      ['grants', 'who-can', grant.spec.itemId, 'api', '--acl-namespace', world.aclNamespace],
+      ['grants', 'who-can', grant.spec.itemId, 'api', '--acl-namespace', fixture.aclNamespace],
       {
         env: {
           ...process.env,

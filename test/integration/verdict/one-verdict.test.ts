@@ -11,11 +11,11 @@ import { useControllerFixture } from '../controller/support/harness.js';
 // type) all say the same. Real kube-apiserver, etcd, SpiceDB, controller and ACL API; grants are applied
 // with the kube API (as kubectl would), in the controller's scope, so that the controller reconciles them.
 
-const world = useControllerFixture('one-verdict');
+const fixture = useControllerFixture('one-verdict');
 const acl = new AclHarness();
 
 beforeAll(async () => {
-  await acl.start('one-verdict', { namespace: world.aclNamespace });
+  await acl.start('one-verdict', { namespace: fixture.aclNamespace });
 });
 
 afterAll(() => acl.stop());
@@ -46,7 +46,7 @@ interface Case {
 }
 
 async function itemOf(owner: Caller, organisationId: string, spec: Record<string, unknown> = {}) {
-  return world.resources.createItem({ ownerId: owner.id, organisationId, ...spec });
+  return fixture.resources.createItem({ ownerId: owner.id, organisationId, ...spec });
 }
 
 function individualSpec(itemId: string, userId: string, accessTypes: string[]): PolicyGrantSpec {
@@ -72,7 +72,7 @@ function groupSpec(itemId: string, organisationId: string): PolicyGrantSpec {
 
 /**
  * An INDIVIDUAL grant on a fresh item, applied with the kube API; the options shape the item, the grant and
- * where it lives, and change the world before (`before`) or after (`after`) the grant is applied. The repeated
+ * where it lives, and change the objects before (`before`) or after (`after`) the grant is applied. The repeated
  * create gives the same user access type api on the grant's item id, with the item's type.
  */
 async function individualCase(
@@ -90,10 +90,10 @@ async function individualCase(
   const consumer = await acl.user();
   const item = await itemOf(owner, organisationId, options.item);
   await options.before?.(item.spec.itemId, organisationId);
-  const namespace = options.namespace ? await options.namespace(organisationId) : world.aclNamespace;
+  const namespace = options.namespace ? await options.namespace(organisationId) : fixture.aclNamespace;
   const spec = individualSpec(item.spec.itemId, consumer.id, options.accessTypes ?? ['api']);
   const grant = options.grant ? options.grant(spec) : spec;
-  const { name } = await world.resources.createGrant(namespace, { ...grant, issuerId: owner.id });
+  const { name } = await fixture.resources.createGrant(namespace, { ...grant, issuerId: owner.id });
   const repeat = { ...individualSpec(grant.itemId, consumer.id, ['api']), itemType: item.spec.itemType };
   const arranged = { namespace, name, consumer, owner, repeat };
   await options.after?.(arranged, item.name);
@@ -103,10 +103,14 @@ async function individualCase(
 /** Two grants of the same access: the younger one is under test. */
 async function conflictCase(): Promise<Arranged> {
   const older = await individualCase();
-  await world.resources.waitForReason(older.namespace, older.name, EnforcedReason.Projected);
+  await fixture.resources.waitForReason(older.namespace, older.name, EnforcedReason.Projected);
   const younger = { ...older.repeat, issuerId: older.owner.id };
   // Created in the same second, grants are ordered by name: this one comes after the older one either way.
-  const { name } = await world.resources.createGrant(world.aclNamespace, younger, `${older.name}-younger`);
+  const { name } = await fixture.resources.createGrant(
+    fixture.aclNamespace,
+    younger,
+    `${older.name}-younger`,
+  );
   return { ...older, name };
 }
 
@@ -118,8 +122,8 @@ async function groupCase(member: boolean): Promise<Arranged> {
   const item = await itemOf(owner, itemOrganisation);
   if (member) await acl.addMember(consumerOrganisation, consumer.id);
   const spec = groupSpec(item.spec.itemId, consumerOrganisation);
-  const { name } = await world.resources.createGrant(world.aclNamespace, { ...spec, issuerId: owner.id });
-  return { namespace: world.aclNamespace, name, consumer, owner, repeat: spec };
+  const { name } = await fixture.resources.createGrant(fixture.aclNamespace, { ...spec, issuerId: owner.id });
+  return { namespace: fixture.aclNamespace, name, consumer, owner, repeat: spec };
 }
 
 const REFUSED = { status: 201 };
@@ -140,7 +144,7 @@ const cases: Case[] = [
     arrange: () =>
       individualCase({
         after: async ({ namespace, name }) => {
-          await world.resources.revoke(namespace, name);
+          await fixture.resources.revoke(namespace, name);
         },
       }),
     reason: EnforcedReason.Revoked,
@@ -159,7 +163,7 @@ const cases: Case[] = [
     arrange: () =>
       individualCase({
         namespace: (organisation) =>
-          world.resources.namespace('bound', { [ORGANISATION_LABEL]: organisation }),
+          fixture.resources.namespace('bound', { [ORGANISATION_LABEL]: organisation }),
       }),
     reason: EnforcedReason.Projected,
     verifyIncludes: true,
@@ -169,7 +173,7 @@ const cases: Case[] = [
     name: 'in a namespace not bound to the item organisation',
     arrange: () =>
       individualCase({
-        namespace: () => world.resources.namespace('unbound'),
+        namespace: () => fixture.resources.namespace('unbound'),
       }),
     reason: EnforcedReason.NotAuthorized,
     verifyIncludes: false,
@@ -188,7 +192,7 @@ const cases: Case[] = [
     arrange: () =>
       individualCase({
         before: async (itemId, organisationId) => {
-          await world.resources.createItem({ itemId, organisationId });
+          await fixture.resources.createItem({ itemId, organisationId });
         },
       }),
     reason: EnforcedReason.ItemNotFound,
@@ -208,7 +212,7 @@ const cases: Case[] = [
       individualCase({
         accessTypes: ['api', 'file'],
         after: async (_arranged, itemName) => {
-          await world.resources.updateItemSpec(itemName, { accessTypes: ['api', 'sub'] });
+          await fixture.resources.updateItemSpec(itemName, { accessTypes: ['api', 'sub'] });
         },
       }),
     reason: GrantReason.AccessTypeNotAllowed,
@@ -275,7 +279,7 @@ function recordState(reason: string): string {
 describe('one verdict: the controller, verify, the listings and the 409 rule agree', () => {
   it.each(cases)('a grant $name', async ({ arrange, reason, verifyIncludes, listed, create }) => {
     const arranged = await arrange();
-    const grant = await world.resources.waitForReason(arranged.namespace, arranged.name, reason);
+    const grant = await fixture.resources.waitForReason(arranged.namespace, arranged.name, reason);
     const uid = grant.metadata.uid ?? '';
     const effective = reason === EnforcedReason.Projected;
 

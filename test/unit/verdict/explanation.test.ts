@@ -9,7 +9,8 @@ import type {
 import { evaluateGrant } from '../../../src/verdict/grant-verdict.js';
 import type { ExplainReason } from '../../../src/verdict/explanation.js';
 import { explain, type Explanation } from '../../../src/verdict/explanation.js';
-import { NO_OBJECTS, ObjectView, type WorldObjects } from '../../../src/verdict/object-view.js';
+import type { ClusterLister } from '../../../src/verdict/cluster-lister.js';
+import { listerOf, NO_OBJECTS, type ListedObjects } from '../../../src/kubectl-grants/listed-objects.js';
 import {
   ACL_NAMESPACE,
   boundNamespace,
@@ -28,18 +29,14 @@ import {
 
 const AGENT_ID = 'agent-7';
 
-function worldOf(objects: Partial<WorldObjects>): ObjectView {
-  return new ObjectView(
-    { ...NO_OBJECTS, items: [catalogItem('weather')], ...objects },
-    ACL_NAMESPACE,
-    registry,
-  );
+function viewOf(objects: Partial<ListedObjects>): ClusterLister {
+  return listerOf({ ...NO_OBJECTS, items: [catalogItem('weather')], ...objects }, ACL_NAMESPACE, registry);
 }
 
-function explainUser(objects: Partial<WorldObjects>, userId = USER, accessType = 'api'): Explanation {
+function explainUser(objects: Partial<ListedObjects>, userId = USER, accessType = 'api'): Explanation {
   return explain(
     { subject: { type: 'user', id: userId }, itemId: ITEM_ID, accessType },
-    worldOf(objects),
+    viewOf(objects),
     NOW,
   );
 }
@@ -54,7 +51,7 @@ function grantsOf(explanation: Explanation) {
   return explanation.objects.filter((object) => object.kind === 'PolicyGrant');
 }
 
-function reasonOfGrant(grant: PolicyGrant, objects: Partial<WorldObjects>): string | undefined {
+function reasonOfGrant(grant: PolicyGrant, objects: Partial<ListedObjects>): string | undefined {
   return grantsOf(explainUser({ grants: [grant], ...objects })).find((object) =>
     object.ref.endsWith(grant.metadata.name ?? ''),
   )?.reason;
@@ -109,7 +106,7 @@ describe('the explanation of one access', () => {
   });
 
   // One case per cause of a withheld grant; each agrees with the verdict the controller enforces.
-  const withheld: { reason: ExplainReason; grant: PolicyGrant; objects?: Partial<WorldObjects> }[] = [
+  const withheld: { reason: ExplainReason; grant: PolicyGrant; objects?: Partial<ListedObjects> }[] = [
     { reason: 'Revoked', grant: policyGrant('g', { revokedAt: '2026-05-01T00:00:00Z' }) },
     { reason: 'Expired', grant: policyGrant('g', { expiryTime: '2026-05-01T00:00:00Z' }) },
     { reason: 'NamespaceNotBound', grant: policyGrant('g', {}, { namespace: 'team' }) },
@@ -142,8 +139,8 @@ describe('the explanation of one access', () => {
   ];
   for (const { reason, grant, objects = {} } of withheld) {
     it(`denies with a grant whose cause is ${reason}, as the verdict withholds it`, () => {
-      const world = worldOf({ grants: [grant], ...objects });
-      expect(evaluateGrant(grant, world, NOW).enforce).toBe(false);
+      const view = viewOf({ grants: [grant], ...objects });
+      expect(evaluateGrant(grant, view, NOW).enforce).toBe(false);
       const explanation = explainUser({ grants: [grant], ...objects });
       expect(explanation.allowed).toBe(false);
       expect(grantsOf(explanation)).toEqual([expect.objectContaining({ effective: false, reason })]);
@@ -154,7 +151,7 @@ describe('the explanation of one access', () => {
   }
 
   it('names the item facts on the CatalogItem entries: missing, ambiguous, access type withdrawn', () => {
-    const reasons = (objects: Partial<WorldObjects>) =>
+    const reasons = (objects: Partial<ListedObjects>) =>
       explainUser(objects)
         .objects.filter((object) => object.kind === 'CatalogItem')
         .map((object) => object.reason);
@@ -233,19 +230,14 @@ describe('the explanation of one access', () => {
 
   describe('membership facts of organisations the reader does not administer', () => {
     /** The reader administers ORG_A only, as a provider naming ORG_B in a GROUP grant does not administer it. */
-    class ReaderOfOrgA extends ObjectView {
-      override disclosesMembership(organisationId: string): boolean {
-        return organisationId === ORG_A;
-      }
-    }
-    const explainAsReader = (objects: Partial<WorldObjects>) =>
+    const readerOfOrgA = (objects: Partial<ListedObjects>) =>
+      Object.assign(viewOf(objects), {
+        disclosesMembership: (organisationId: string) => organisationId === ORG_A,
+      });
+    const explainAsReader = (objects: Partial<ListedObjects>) =>
       explain(
         { subject: { type: 'user', id: USER }, itemId: ITEM_ID, accessType: 'api' },
-        new ReaderOfOrgA(
-          { ...NO_OBJECTS, items: [catalogItem('weather')], ...objects },
-          ACL_NAMESPACE,
-          registry,
-        ),
+        readerOfOrgA(objects),
         NOW,
       );
     const toB = policyGrant('to-b', groupFields([ORG_B]), {}, enforced('True'));
@@ -332,8 +324,8 @@ describe('the explanation of one access', () => {
 });
 
 describe('the explanation of an agent', () => {
-  const explainAgent = (objects: Partial<WorldObjects>, accessType = 'api') =>
-    explain({ subject: { type: 'agent', id: AGENT_ID }, itemId: ITEM_ID, accessType }, worldOf(objects), NOW);
+  const explainAgent = (objects: Partial<ListedObjects>, accessType = 'api') =>
+    explain({ subject: { type: 'agent', id: AGENT_ID }, itemId: ITEM_ID, accessType }, viewOf(objects), NOW);
   const delegationsOf = (explanation: Explanation) =>
     explanation.objects.filter((object) => object.kind === 'Delegation');
 

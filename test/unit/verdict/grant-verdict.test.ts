@@ -20,6 +20,11 @@ import {
   USER,
 } from '../controller/support/fakes.js';
 
+/** The controller's view over grants cached as it caches them (compact records). */
+function viewOf(content?: Parameters<typeof testWorld>[0]) {
+  return testWorld(content).world;
+}
+
 function reasonOf(verdict: GrantVerdict): string {
   return verdict.enforce ? GrantReason.Projected : verdict.reason;
 }
@@ -27,7 +32,7 @@ function reasonOf(verdict: GrantVerdict): string {
 describe('the verdict on one grant', () => {
   it('enforces an active grant in the ACL namespace on an existing item that allows its access types', () => {
     const grant = policyGrant('g');
-    const verdict = evaluateGrant(grant, testWorld({ grants: [grant] }).world, NOW);
+    const verdict = evaluateGrant(grant, viewOf({ grants: [grant] }), NOW);
     expect(verdict).toMatchObject({
       enforce: true,
       relationships: [expect.objectContaining({ relation: 'api_consumer' })],
@@ -35,10 +40,10 @@ describe('the verdict on one grant', () => {
   });
 
   it('withdraws revoked, expired and deleted grants, saying when and by whom', () => {
-    const { world } = testWorld();
+    const view = viewOf();
     const revoked = evaluateGrant(
       policyGrant('r', { revokedAt: '2026-05-01T00:00:00Z', revokedBy: OTHER_USER }),
-      world,
+      view,
       NOW,
     );
     expect(revoked).toEqual({
@@ -46,13 +51,13 @@ describe('the verdict on one grant', () => {
       reason: 'Revoked',
       message: `revoked at 2026-05-01T00:00:00Z by ${OTHER_USER}`,
     });
-    const expired = evaluateGrant(policyGrant('e', { expiryTime: '2026-06-01T12:00:00Z' }), world, NOW);
+    const expired = evaluateGrant(policyGrant('e', { expiryTime: '2026-06-01T12:00:00Z' }), view, NOW);
     expect(expired).toEqual({
       enforce: false,
       reason: 'Expired',
       message: 'expired at 2026-06-01T12:00:00Z',
     });
-    const deleting = evaluateGrant(policyGrant('d', {}, { deletionTimestamp: NOW }), world, NOW);
+    const deleting = evaluateGrant(policyGrant('d', {}, { deletionTimestamp: NOW }), view, NOW);
     expect(deleting).toMatchObject({
       enforce: false,
       reason: 'Revoked',
@@ -62,17 +67,17 @@ describe('the verdict on one grant', () => {
 
   it('reports a missing, an ambiguous and a mistyped item as ItemNotFound, each with its own message', () => {
     const grant = policyGrant('g');
-    expect(evaluateGrant(grant, testWorld({ items: [] }).world, NOW)).toEqual({
+    expect(evaluateGrant(grant, viewOf({ items: [] }), NOW)).toEqual({
       enforce: false,
       reason: 'ItemNotFound',
       message: `no CatalogItem has itemId "${ITEM_ID}"`,
     });
-    const twins = testWorld({ items: [catalogItem('b-item'), catalogItem('a-item')] }).world;
+    const twins = viewOf({ items: [catalogItem('b-item'), catalogItem('a-item')] });
     expect(evaluateGrant(grant, twins, NOW)).toMatchObject({
       reason: 'ItemNotFound',
       message: expect.stringContaining('is ambiguous: CatalogItems a-item, b-item all have it'),
     });
-    const mistyped = testWorld({ items: [catalogItem('x', { itemType: 'DATASET' })] }).world;
+    const mistyped = viewOf({ items: [catalogItem('x', { itemType: 'DATASET' })] });
     expect(evaluateGrant(grant, mistyped, NOW)).toMatchObject({
       reason: 'ItemNotFound',
       message: expect.stringContaining('itemType DATASET, not DATABANK'),
@@ -81,19 +86,19 @@ describe('the verdict on one grant', () => {
 
   it("authorises by namespace: the ACL namespace, or one bound to the item's organisation", () => {
     const inTeam = policyGrant('g', {}, { namespace: 'team' });
-    expect(reasonOf(evaluateGrant(inTeam, testWorld().world, NOW))).toBe('NotAuthorized');
-    const boundRight = testWorld({ namespaces: [boundNamespace('team', ORG_A)] }).world;
+    expect(reasonOf(evaluateGrant(inTeam, viewOf(), NOW))).toBe('NotAuthorized');
+    const boundRight = viewOf({ namespaces: [boundNamespace('team', ORG_A)] });
     expect(reasonOf(evaluateGrant(inTeam, boundRight, NOW))).toBe('Projected');
-    const boundWrong = testWorld({ namespaces: [boundNamespace('team', ORG_B)] }).world;
+    const boundWrong = viewOf({ namespaces: [boundNamespace('team', ORG_B)] });
     expect(reasonOf(evaluateGrant(inTeam, boundWrong, NOW))).toBe('NotAuthorized');
   });
 
   it('refuses access types the item does not allow, naming them and the allowed ones', () => {
-    const world = testWorld({ items: [catalogItem('weather', { accessTypes: ['file'] })] }).world;
+    const view = viewOf({ items: [catalogItem('weather', { accessTypes: ['file'] })] });
     const grant = policyGrant('g', {
       constraints: { access: [{ accessType: 'api' }, { accessType: 'sub' }, { accessType: 'file' }] },
     });
-    expect(evaluateGrant(grant, world, NOW)).toEqual({
+    expect(evaluateGrant(grant, view, NOW)).toEqual({
       enforce: false,
       reason: 'AccessTypeNotAllowed',
       message: 'CatalogItem weather does not allow access type "api", "sub" (allowed: file)',
@@ -101,17 +106,17 @@ describe('the verdict on one grant', () => {
   });
 
   it('refuses an access type the item allows but the registry cannot project', () => {
-    const world = testWorld({ items: [catalogItem('weather', { accessTypes: ['api', 'telepathy'] })] }).world;
+    const view = viewOf({ items: [catalogItem('weather', { accessTypes: ['api', 'telepathy'] })] });
     const grant = policyGrant('g', { constraints: { access: [{ accessType: 'telepathy' }] } });
-    expect(evaluateGrant(grant, world, NOW)).toMatchObject({
+    expect(evaluateGrant(grant, view, NOW)).toMatchObject({
       reason: 'AccessTypeNotAllowed',
       message: expect.stringContaining('registry'),
     });
   });
 
   it('refuses an item type the registry cannot project as ItemNotFound', () => {
-    const world = testWorld({ items: [catalogItem('odd', { itemType: 'HOLOGRAM' })] }).world;
-    expect(evaluateGrant(policyGrant('g', { itemType: 'HOLOGRAM' }), world, NOW)).toMatchObject({
+    const view = viewOf({ items: [catalogItem('odd', { itemType: 'HOLOGRAM' })] });
+    expect(evaluateGrant(policyGrant('g', { itemType: 'HOLOGRAM' }), view, NOW)).toMatchObject({
       enforce: false,
       reason: 'ItemNotFound',
       message: 'item type "HOLOGRAM" has no SpiceDB object type in the registry',
@@ -119,18 +124,18 @@ describe('the verdict on one grant', () => {
   });
 
   it('refuses a grant without subjects, or with ids SpiceDB cannot hold, as ProjectionFailed', () => {
-    const { world } = testWorld();
+    const view = viewOf();
     const noOrganisations = policyGrant('g', {
       policyType: 'GROUP',
       userId: undefined,
       constraints: { access: [{ accessType: 'api' }], subjects: { allowedOrgIds: [] } },
     });
-    expect(evaluateGrant(noOrganisations, world, NOW)).toMatchObject({
+    expect(evaluateGrant(noOrganisations, view, NOW)).toMatchObject({
       reason: 'ProjectionFailed',
       message: 'a GROUP grant needs constraints.subjects.allowedOrgIds',
     });
     const hugeUser = policyGrant('h', { userId: 'u'.repeat(2_000) });
-    expect(evaluateGrant(hugeUser, world, NOW)).toMatchObject({
+    expect(evaluateGrant(hugeUser, view, NOW)).toMatchObject({
       reason: 'ProjectionFailed',
       message: expect.stringContaining('subject id'),
     });
@@ -138,7 +143,7 @@ describe('the verdict on one grant', () => {
 
   it('checks the state before anything else: a revoked grant on a missing item is Revoked', () => {
     const grant = policyGrant('g', { revokedAt: '2026-05-01T00:00:00Z' });
-    expect(reasonOf(evaluateGrant(grant, testWorld({ items: [] }).world, NOW))).toBe('Revoked');
+    expect(reasonOf(evaluateGrant(grant, viewOf({ items: [] }), NOW))).toBe('Revoked');
   });
 });
 
@@ -150,9 +155,9 @@ describe('conflicts between grants that project the same tuple', () => {
   it('gives Conflict to the newer grant, naming the older one and the tuple', () => {
     const older = policyGrant('older', {}, at(1));
     const newer = policyGrant('newer', {}, at(2));
-    const { world } = testWorld({ grants: [newer, older] });
-    expect(reasonOf(evaluateGrant(older, world, NOW))).toBe('Projected');
-    expect(evaluateGrant(newer, world, NOW)).toEqual({
+    const view = viewOf({ grants: [newer, older] });
+    expect(reasonOf(evaluateGrant(older, view, NOW))).toBe('Projected');
+    expect(evaluateGrant(newer, view, NOW)).toEqual({
       enforce: false,
       reason: 'Conflict',
       message: expect.stringMatching(
@@ -176,7 +181,7 @@ describe('conflicts between grants that project the same tuple', () => {
   it('counts overlap on any one tuple: a GROUP grant sharing one organisation conflicts', () => {
     const older = policyGrant('older', groupFields([ORG_A]), at(1));
     const newer = policyGrant('newer', groupFields([ORG_B, ORG_A]), at(2));
-    expect(reasonOf(evaluateGrant(newer, testWorld({ grants: [older, newer] }).world, NOW))).toBe('Conflict');
+    expect(reasonOf(evaluateGrant(newer, viewOf({ grants: [older, newer] }), NOW))).toBe('Conflict');
   });
 
   it('does not let grants that are not enforceable block: revoked, expired, unauthorised or other subjects', () => {
@@ -188,17 +193,15 @@ describe('conflicts between grants that project the same tuple', () => {
       policyGrant('other-user', { userId: OTHER_USER }, at(1)),
       policyGrant('other-access', { constraints: { access: [{ accessType: 'file' }] } }, at(1)),
     ];
-    expect(reasonOf(evaluateGrant(newer, testWorld({ grants: [newer, ...blockers] }).world, NOW))).toBe(
-      'Projected',
-    );
+    expect(reasonOf(evaluateGrant(newer, viewOf({ grants: [newer, ...blockers] }), NOW))).toBe('Projected');
   });
 
   it('lets a grant blocked by an older one not block a newer one in turn', () => {
     const first = policyGrant('first', groupFields([ORG_A]), at(1));
     const second = policyGrant('second', groupFields([ORG_A, ORG_B]), at(2)); // blocked by first on ORG_A
     const third = policyGrant('third', groupFields([ORG_B]), at(3)); // overlaps only the blocked second
-    const { world } = testWorld({ grants: [first, second, third] });
-    expect([first, second, third].map((grant) => reasonOf(evaluateGrant(grant, world, NOW)))).toEqual([
+    const view = viewOf({ grants: [first, second, third] });
+    expect([first, second, third].map((grant) => reasonOf(evaluateGrant(grant, view, NOW)))).toEqual([
       'Projected',
       'Conflict',
       'Projected',
@@ -207,34 +210,34 @@ describe('conflicts between grants that project the same tuple', () => {
 
   it('gives the same verdicts whatever the order the grants are looked at', () => {
     const grants = [policyGrant('a', {}, at(3)), policyGrant('b', {}, at(1)), policyGrant('c', {}, at(2))];
-    const { world } = testWorld({ grants });
-    const verdicts = grants.map((grant) => reasonOf(evaluateGrant(grant, world, NOW)));
+    const view = viewOf({ grants });
+    const verdicts = grants.map((grant) => reasonOf(evaluateGrant(grant, view, NOW)));
     const reversed = [...grants]
       .reverse()
-      .map((grant) => reasonOf(evaluateGrant(grant, world, NOW)))
+      .map((grant) => reasonOf(evaluateGrant(grant, view, NOW)))
       .reverse();
     expect(verdicts).toEqual(['Conflict', 'Projected', 'Conflict']);
     expect(reversed).toEqual(verdicts);
   });
 });
 
-describe('the world', () => {
+describe('the cluster view', () => {
   it('explains a tuple by the grant that enforces it, ignoring the grant asking', () => {
     const grant = policyGrant('g');
-    const { world } = testWorld({ grants: [grant] });
+    const view = viewOf({ grants: [grant] });
     const key = `resource:urn=3Adx=3Acat=3Aitem=3Aweather-stations#api_consumer@user:${USER}`;
-    expect(world.explain(key, world.evaluator(NOW))).toMatchObject({ relation: 'api_consumer' });
-    expect(world.explain(key, world.evaluator(NOW), 'policy-grant-system/g')).toBeUndefined();
+    expect(view.explain(key, view.evaluator(NOW))).toMatchObject({ relation: 'api_consumer' });
+    expect(view.explain(key, view.evaluator(NOW), 'policy-grant-system/g')).toBeUndefined();
   });
 
   it('explains owner tuples by the one CatalogItem of the item id, none when ambiguous', () => {
     const key = 'resource:urn=3Adx=3Acat=3Aitem=3Aweather-stations#owner@organization:' + ORG_A;
-    expect(testWorld().world.explain(key, testWorld().world.evaluator(NOW))).toMatchObject({
+    expect(viewOf().explain(key, viewOf().evaluator(NOW))).toMatchObject({
       relation: 'owner',
     });
-    const twins = testWorld({ items: [catalogItem('a'), catalogItem('b')] }).world;
+    const twins = viewOf({ items: [catalogItem('a'), catalogItem('b')] });
     expect(twins.explain(key, twins.evaluator(NOW))).toBeUndefined();
-    const garbled = testWorld().world;
+    const garbled = viewOf();
     expect(garbled.explain('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
   });
 });

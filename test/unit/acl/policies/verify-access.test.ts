@@ -23,15 +23,18 @@ const user: Principal = { kind: 'user', id: USER, roles: new Set() };
 const [ANOTHER_ORG, ANOTHER_USER] = [randomUUID(), randomUUID()];
 
 function verifier(grants: PolicyGrant[], members: [string, string][] = []): AccessVerifier {
-  const { world } = testWorld({ grants, items: [catalogItem('weather', { accessTypes: ['api', 'file'] })] });
+  const { world: view } = testWorld({
+    grants,
+    items: [catalogItem('weather', { accessTypes: ['api', 'file'] })],
+  });
   const cache: VerifyCache = {
-    aclNamespace: world.aclNamespace,
-    registry: world.registry,
-    itemsWithId: (itemId) => world.itemsWithId(itemId),
-    organisationOfNamespace: (namespace) => world.organisationOfNamespace(namespace),
-    grantsWithTupleKey: (key) => world.grantsWithTupleKey(key),
+    aclNamespace: view.aclNamespace,
+    registry: view.registry,
+    itemsWithId: (itemId) => view.itemsWithId(itemId),
+    organisationOfNamespace: (namespace) => view.organisationOfNamespace(namespace),
+    grantsWithTupleKey: (key) => view.grantsWithTupleKey(key),
     grantsOfConsumer: (userId) => grants.filter((grant) => grant.spec.userId === userId),
-    grantsOnItem: (itemId) => world.grantsOnItem(itemId),
+    grantsOnItem: (itemId) => view.grantsOnItem(itemId),
     isOrganisationMember: (org, userId) => members.some(([o, u]) => o === org && u === userId),
   };
   return new AccessVerifier(cache, () => NOW, DEFAULT_CHECK_CALLERS);

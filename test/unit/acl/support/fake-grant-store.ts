@@ -19,7 +19,7 @@ export interface StoreCall {
 /**
  * The apiserver as a create sees it, in memory, with its rules: names are unique (409 AlreadyExists),
  * updates and deletes are conditioned on resourceVersion or uid (409), missing objects are 404. Every call
- * first awaits `before`, which a test sets to reorder calls, change the world in between, or fail them.
+ * first awaits `before`, which a test sets to reorder calls, change the cluster in between, or fail them.
  */
 export class FakeGrantStore implements CreateStore {
   readonly claims = new Map<string, StoredClaim>();

@@ -1,17 +1,18 @@
 import {
   membershipKeyString,
   type AccessRequest,
+  type Agent,
   type CatalogItem,
   type Delegation,
   type Membership,
   type PolicyGrant,
 } from '../api/v1alpha1/index.js';
+import type { IndexDefinition } from '../kube/indexes.js';
 import type { Registry } from '../spicedb/registry.js';
-import { candidateTupleKeys } from '../verdict/projection.js';
-import type { IndexDefinition } from './indexes.js';
+import { candidateTupleKeys } from './projection.js';
 
-// The indexes of the project's kinds, defined once: the ACL API's cache and the controller's views register
-// the ones their questions need on their informers and read them by these names.
+// The indexes of the project's kinds, defined once: a ClusterLister registers on its indexers the ones its
+// questions read, whether informers (the controller, the ACL API) or lists of objects (kubectl grants) feed them.
 
 type Index<T> = IndexDefinition<T>;
 const index = <T>(name: string, values: (obj: T) => (string | undefined)[]): Index<T> => ({ name, values });
@@ -63,6 +64,11 @@ export const membershipIndexes = {
 export const delegationIndexes = {
   byUid: byUid<Delegation>(),
   byOwner: index('owner', (delegation: Delegation) => [delegation.spec.ownerId]),
+  byAgent: index('agentId', (delegation: Delegation) => [delegation.spec.agentId]),
+};
+
+export const agentIndexes = {
+  byAgent: index('agentId', (agent: Agent) => [agent.spec.agentId]),
 };
 
 export const accessRequestIndexes = {
