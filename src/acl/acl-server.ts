@@ -1,6 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Express } from 'express';
-import type { Registry as MetricsRegistry } from 'prom-client';
 import { ACL_API_FIELD_MANAGER } from '../audit/field-managers.js';
 import { createAuthenticators } from '../auth/authenticators.js';
 import { withVerifiedTokenCache } from '../auth/verified-token-cache.js';
@@ -17,8 +16,7 @@ import { listen } from '../http/server.js';
 import { createUrnScheme } from '../http/urn.js';
 import { KubeClient } from '../kube/kube-client.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
-import { createLogger, type Logger } from '../observability/logger.js';
-import { createMetricsRegistry } from '../observability/metrics.js';
+import { serviceObservability, type ObservabilityParts } from '../observability/service-observability.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { setupAccessRequests } from './access-requests/setup-access-requests.js';
 import { AclCache } from './acl-cache.js';
@@ -64,11 +62,7 @@ export interface RunningAclApi {
   stop(): Promise<void>;
 }
 
-export interface StartAclApiOptions {
-  /** Default: a pino logger at the configured level. */
-  logger?: Logger;
-  /** Default: a registry of its own, with the process metrics (the Basic verifier counts into it too). */
-  metricsRegistry?: MetricsRegistry;
+export interface StartAclApiOptions extends ObservabilityParts {
   /** Default: the kubeconfig file `config.kubeconfigPath` names, or the in-cluster ServiceAccount. */
   kubeConfig?: KubeConfig;
   /** Check every answer against its declared schema (tests). */
@@ -87,8 +81,10 @@ export async function startAclApi(
   config: AclApiConfig,
   options: StartAclApiOptions = {},
 ): Promise<RunningAclApi> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'acl-api' });
-  const metricsRegistry = options.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
+  const { logger, metricsRegistry } = serviceObservability(options, {
+    name: 'acl-api',
+    logLevel: config.logLevel,
+  });
   const authenticators = await createAuthenticators(config.auth, { metricsRegistry, logger });
   const kube = setupKubeClient(config, options.kubeConfig);
   const cache = new AclCache(kube, config.namespace, loadRegistry(), logger);

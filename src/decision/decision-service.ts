@@ -8,11 +8,10 @@ import { Drain } from '../http/drain.js';
 import { listen } from '../http/server.js';
 import { createUrnScheme, DEFAULT_URN_NAMESPACE } from '../http/urn.js';
 import { loadKubeConfig } from '../kube/kube-config.js';
-import { createLogger } from '../observability/logger.js';
 import type { Logger } from '../observability/logger.js';
-import { createMetricsRegistry } from '../observability/metrics.js';
+import { serviceObservability, type ObservabilityParts } from '../observability/service-observability.js';
 import { SpiceDBClient } from '../spicedb/client.js';
-import { loadRegistry } from '../spicedb/registry.js';
+import { loadRegistry, type Registry } from '../spicedb/registry.js';
 import { spicedbClientOptions, type SpiceDBSettings } from '../spicedb/spicedb-settings.js';
 import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
 import type { RequestLimits } from '../http/rate-limit/request-limits.js';
@@ -96,11 +95,7 @@ export interface RunningDecisionService {
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::']);
 
-export interface StartDecisionServiceOptions {
-  /** Default: a pino logger at the configured level. */
-  logger?: Logger;
-  /** The service's own registry (never the global one); default: a new one with the process metrics. */
-  metricsRegistry?: MetricsRegistry;
+export interface StartDecisionServiceOptions extends ObservabilityParts {
   /** The callers' verifiers, instead of those `config.auth` describes (tests and benchmarks bring their keys). */
   authenticators?: Authenticators;
   /** Default: the TokenReview API of `config.kubeconfigPath`, or of the in-cluster ServiceAccount. */
@@ -126,23 +121,17 @@ export async function startDecisionService(
   options: StartDecisionServiceOptions = {},
 ): Promise<RunningDecisionService> {
   const checkTimeoutMs = config.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
-  const logger =
-    options.logger ?? createLogger({ level: config.logLevel ?? 'info', name: 'decision-service' });
-  const metricsRegistry = options.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
+  const { logger, metricsRegistry } = serviceObservability(options, {
+    name: 'decision-service',
+    logLevel: config.logLevel ?? 'info',
+  });
   const authenticators = await setupCallerAuthentication(config, options, { logger, metricsRegistry });
   const registry = loadRegistry();
   const spicedb = new SpiceDBClient({
     ...spicedbClientOptions(config.spicedb),
     deadlines: { checkMs: checkTimeoutMs },
   });
-  const barrier = new RevisionBarrier({
-    spicedb,
-    headProbe: probeQuery(registry),
-    settings: config.revisionBarrier ?? DEFAULT_REVISION_BARRIER,
-    ...(config.decisionCache ? { cache: config.decisionCache } : {}),
-    logger,
-    metricsRegistry,
-  });
+  const barrier = setupRevisionBarrier(config, { spicedb, registry, logger, metricsRegistry });
   barrier.start();
   const release = async () => {
     await barrier.stop();
@@ -186,6 +175,21 @@ export async function startDecisionService(
     await release();
     throw error;
   }
+}
+
+/** What answers from memory and which checks must read SpiceDB: the revision barrier on SpiceDB's Watch. */
+function setupRevisionBarrier(
+  config: Pick<DecisionServiceConfig, 'revisionBarrier' | 'decisionCache'>,
+  parts: { spicedb: SpiceDBClient; registry: Registry; logger: Logger; metricsRegistry: MetricsRegistry },
+): RevisionBarrier {
+  return new RevisionBarrier({
+    spicedb: parts.spicedb,
+    headProbe: probeQuery(parts.registry),
+    settings: config.revisionBarrier ?? DEFAULT_REVISION_BARRIER,
+    ...(config.decisionCache ? { cache: config.decisionCache } : {}),
+    logger: parts.logger,
+    metricsRegistry: parts.metricsRegistry,
+  });
 }
 
 /**
