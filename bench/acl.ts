@@ -18,7 +18,7 @@ import { ACL_API_FIELD_MANAGER } from '../src/audit/field-managers.js';
 import { paths } from '../src/acl/resources.js';
 import { ensureDevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
-import type { RunningAclApi } from '../src/cmd/acl-api.js';
+import type { RunningAclApi } from '../src/acl/acl-server.js';
 import { startLocalControlPlane } from '../dev/localplane/control-plane.js';
 import { resolvePostgresBinaries } from '../dev/localplane/postgres-binaries.js';
 import { startPostgres } from '../dev/localplane/postgres-server.js';

@@ -6,7 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import pg from 'pg';
 import { ensureDevSigningKey, type DevSigningKey } from '../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../dev/tokens/dev-token.js';
-import type { RunningAclApi } from '../src/cmd/acl-api.js';
+import type { RunningAclApi } from '../src/acl/acl-server.js';
 import { startLocalControlPlane } from '../dev/localplane/control-plane.js';
 import { resolvePostgresBinaries } from '../dev/localplane/postgres-binaries.js';
 import { startPostgres } from '../dev/localplane/postgres-server.js';

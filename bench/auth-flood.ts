@@ -186,15 +186,19 @@ async function runMode(
     metricsRegistry,
     scrypt: mode === 'protected' ? DEFAULT_SCRYPT_BOUND : { concurrency: 10_000, queue: 10_000 },
   });
-  const service = await startDecisionService({
-    port: 0,
-    host: '127.0.0.1',
-    spicedb: { ...spicedb, transport: 'plaintext' },
-    authenticators: { bearer, basic },
-    limits: mode === 'protected' ? decisionRequestLimits({}) : { perSubject: {} },
-    metricsRegistry,
-    logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
-  });
+  const service = await startDecisionService(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      spicedb: { ...spicedb, transport: 'plaintext' },
+      limits: mode === 'protected' ? decisionRequestLimits({}) : { perSubject: {} },
+    },
+    {
+      authenticators: { bearer, basic },
+      metricsRegistry,
+      logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+    },
+  );
   try {
     await untilReady(service.url);
     const runsBefore = await scryptRuns(metricsRegistry);

@@ -166,14 +166,18 @@ async function main(): Promise<void> {
     schemaClient.close();
 
     const { key, bearer } = await devBearer(stateDir);
-    const service = await startDecisionService({
-      port: 0,
-      host: '127.0.0.1',
-      spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
-      authenticators: { bearer },
-      // Production's level; the lines are formatted as in production, then dropped.
-      logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
-    });
+    const service = await startDecisionService(
+      {
+        port: 0,
+        host: '127.0.0.1',
+        spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
+      },
+      {
+        authenticators: { bearer },
+        // Production's level; the lines are formatted as in production, then dropped.
+        logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+      },
+    );
     stopping.unshift(() => service.stop());
     const authorization = `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`;
     let answer = '';

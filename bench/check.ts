@@ -704,16 +704,20 @@ async function main(): Promise<void> {
 
     const { key, bearer } = await devBearer(stateDir);
     const metricsRegistry = createMetricsRegistry();
-    const service = await startDecisionService({
-      metricsRegistry,
-      port: 0,
-      host: '127.0.0.1',
-      spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
-      authenticators: { bearer },
-      checkBatch,
-      // Production's level; the lines are formatted as in production, then dropped.
-      logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
-    });
+    const service = await startDecisionService(
+      {
+        port: 0,
+        host: '127.0.0.1',
+        spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
+        checkBatch,
+      },
+      {
+        metricsRegistry,
+        authenticators: { bearer },
+        // Production's level; the lines are formatted as in production, then dropped.
+        logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+      },
+    );
     stopping.unshift(() => service.stop());
     const serviceStarted = performance.now();
     await untilReady(service.url);

@@ -4,8 +4,7 @@ import { collectionPath, KubeClient, NAMESPACE_RESOURCE } from '../../src/kube/i
 import { CATALOG_ITEM_KIND, CATALOG_ITEM_RESOURCE, GROUP_VERSION } from '../../src/api/v1alpha1/index.js';
 import type { DevSigningKey } from '../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../dev/tokens/dev-token.js';
-import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
-import { startAclApi, type RunningAclApi } from '../../src/cmd/acl-api.js';
+import { startAclApi, type RunningAclApi } from '../../src/acl/acl-server.js';
 
 // The ACL API as the benchmarks run it: in process, on loopback, trusting the development signing key.
 
@@ -28,18 +27,14 @@ export async function startBenchAclApi(options: BenchAclApiOptions): Promise<Run
       basePath: '/v2',
       namespace: options.namespace,
       errorNamespace: 'dx',
-      logger: { level: 'silent' },
-      kubeConfig: options.kubeConfig,
+      logLevel: 'silent',
       audit: { databaseUrl: options.databaseUrl, migrate: true },
-      authenticators: {
-        bearer: await createJwtVerifier({
-          keys: { kind: 'jwks', jwks: options.key.jwks },
-          issuer: DEV_TOKEN_ISSUER,
-          audience: DEV_TOKEN_AUDIENCE,
-        }),
-      },
+      auth: { jwks: { file: options.key.jwksPath }, issuer: DEV_TOKEN_ISSUER, audience: DEV_TOKEN_AUDIENCE },
     },
-    options.auditing === undefined ? {} : { auditing: options.auditing },
+    {
+      kubeConfig: options.kubeConfig,
+      ...(options.auditing === undefined ? {} : { auditing: options.auditing }),
+    },
   );
   while (api.cache.itemsWithId(options.itemId).length === 0) await new Promise((r) => setTimeout(r, 20));
   return api;

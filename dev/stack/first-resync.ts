@@ -1,4 +1,4 @@
-import type { RunningController } from '../../src/cmd/controller.js';
+import type { RunningController } from '../../src/controller/start-controller.js';
 import { delay } from '../localplane/managed-process.js';
 
 /**

@@ -1,27 +1,23 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Registry as MetricsRegistry } from 'prom-client';
 import { z } from 'zod';
-import type { Authenticators } from '../auth/verifiers.js';
+import type { AuthenticatorSettings } from '../auth/authenticators.js';
 import { auditConfig, auditEnvironment, type AuditConfig } from '../config/audit-config.js';
-import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
-import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js';
+import { authSettingsFromEnvironment } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
 import type { TrustedProxies } from '../http/client-address.js';
 import { commaList, ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
-import { aclRequestLimits, rateLimitVariable, scryptBound } from '../config/rate-limit-config.js';
+import { aclRequestLimits, rateLimitVariable } from '../config/rate-limit-config.js';
 import type { RateLimit, RequestLimits } from '../http/rate-limit/request-limits.js';
 import { DEFAULT_KUBE_TIMEOUT_MS } from '../kube/kube-client.js';
-import type { Logger } from '../observability/logger.js';
+import { DEFAULT_USER_QUOTAS, type UserQuotas } from './user-quotas.js';
 
 export const DEFAULT_READ_YOUR_WRITE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CLAIM_PENDING_TIMEOUT_MS = 60_000;
 /** Refusals (403) recorded per actor: a person mistyping an id stays far below it, a flood does not. */
 export const DEFAULT_AUDIT_REFUSAL_LIMIT = '30/1m';
-import { DEFAULT_USER_QUOTAS, type UserQuotas } from './user-quotas.js';
 
-/** Variables of the ACL API beyond the shared ones (common, auth, KUBECONFIG). It holds no SpiceDB credential. */
+/** Variables of the ACL API beyond the shared ones (common, auth). It holds no SpiceDB credential. */
 export const aclEnvironment = z.object({
   ACL_PORT: port.default(8080),
   ACL_HOST: z.string().min(1).default('0.0.0.0'),
@@ -73,9 +69,11 @@ export interface AclApiConfig {
   namespace: string;
   /** `<ns>` of `urn:<ns>:acl:<Kind>`. */
   errorNamespace: string;
-  logger: Logger | { level: string };
-  kubeConfig: KubeConfig;
-  authenticators: Authenticators;
+  logLevel: string;
+  /** A kubeconfig file; absent: the in-cluster ServiceAccount. */
+  kubeconfigPath?: string;
+  /** How callers authenticate (JWT, and Basic application credentials). */
+  auth: AuthenticatorSettings;
   /** The audit store every mutation is recorded in (docs/audit.md). */
   audit: AuditConfig;
   readYourWriteTimeoutMs?: number;
@@ -99,29 +97,13 @@ export interface AclApiConfig {
   refusalLimit?: RateLimit;
   /** Express's `trust proxy`: which proxies' X-Forwarded-For gives the client address; none when absent. */
   trustProxy?: TrustedProxies;
-  /** The API's registry (the Basic verifier counts into it too); a new one with process metrics when absent. */
-  metricsRegistry?: MetricsRegistry;
 }
 
-/**
- * What the environment configures the ACL API with, as data: the entrypoint builds the live parts from it (the
- * kubeconfig, the authenticators, the logger, the metrics registry).
- */
-export interface AclSettings extends Omit<
-  AclApiConfig,
-  'kubeConfig' | 'authenticators' | 'logger' | 'metricsRegistry'
-> {
-  auth: AuthEnvironment;
-  /** The Basic verifier's scrypt bound. */
-  scrypt: ConcurrencyBound;
-  logLevel: string;
-}
-
-/** The ACL API's settings from environment variables (docs/acl-api.md). */
-export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env): AclSettings {
+/** The ACL API's configuration from environment variables (docs/acl-api.md): data, the live parts are startAclApi's. */
+export function aclConfigFromEnvironment(env: NodeJS.ProcessEnv = process.env): AclApiConfig {
   const common = readEnvironment(commonEnvironment, env);
   const acl = readEnvironment(aclEnvironment, env);
-  const auth = readEnvironment(authEnvironment, env);
+  const auth = authSettingsFromEnvironment(env);
   const audit = readEnvironment(auditEnvironment, env);
   const shutdown = readEnvironment(shutdownEnvironment, env);
   return {
@@ -131,8 +113,8 @@ export function aclSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     namespace: common.ACL_NAMESPACE,
     errorNamespace: common.ERROR_NAMESPACE,
     logLevel: common.LOG_LEVEL,
+    ...(common.KUBECONFIG ? { kubeconfigPath: common.KUBECONFIG } : {}),
     auth,
-    scrypt: scryptBound(env),
     limits: aclRequestLimits(env),
     ...(acl.AUDIT_REFUSAL_LIMIT === undefined ? {} : { refusalLimit: acl.AUDIT_REFUSAL_LIMIT }),
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),

@@ -1,25 +1,19 @@
-import { parseControllerConfig } from '../controller/config.js';
+import { controllerConfigFromEnvironment } from '../controller/controller-config.js';
 import { startController } from '../controller/start-controller.js';
-import { startTracingFromEnvironment } from './tracing-setup.js';
-import { runIfEntrypoint, stopOnSignals, thenFlushTraces } from './process-lifecycle.js';
+import { runIfEntrypoint, serve } from './process-lifecycle.js';
 
 // The grant controller: `node dist/cmd/controller.js` (or `main.js controller`), configured by environment
-// variables (docs/controller.md). The all-in-one development stack imports startController.
-export { parseControllerConfig, startController };
-export type { ControllerConfig } from '../controller/config.js';
-export type { RunningController, StartControllerOptions } from '../controller/start-controller.js';
-
-export async function main(): Promise<void> {
-  const config = parseControllerConfig(process.env);
-  const tracing = await startTracingFromEnvironment('controller');
-  const controller = await startController(
-    config,
-    config.leaderElection.exitOnLoss ? { onLeadershipLost: exitOnLostLeadership } : {},
-  );
-  stopOnSignals(
-    'controller',
-    thenFlushTraces(() => controller.stop(), tracing),
-  );
+// variables (docs/controller.md).
+export function main(): Promise<void> {
+  return serve({
+    name: 'controller',
+    configFromEnvironment: controllerConfigFromEnvironment,
+    start: (config) =>
+      startController(
+        config,
+        config.leaderElection.exitOnLoss ? { onLeadershipLost: exitOnLostLeadership } : {},
+      ),
+  });
 }
 
 /** As controller-runtime: a replica that lost leadership exits, and starts afresh (Kubernetes restarts it). */

@@ -1,6 +1,34 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { RunningTracing } from '../observability/tracing-sdk.js';
+import { startTracingFromEnvironment } from './tracing-setup.js';
+
+/** A service as its entrypoint runs it: how it reads its configuration (data), and how it starts from it. */
+export interface ServiceDefinition<Config> {
+  /** Names the process in traces and in its messages. */
+  name: string;
+  configFromEnvironment(env: NodeJS.ProcessEnv): Config;
+  /** Builds the service's parts from the configuration and starts them; resolves once it serves. */
+  start(config: Config): Promise<{ stop(): Promise<void> }>;
+}
+
+/**
+ * A service's life as a process, the same for each (kubebuilder's main.go): the configuration from the
+ * environment, so that a bad setting fails before anything starts; tracing; the service; then SIGINT or SIGTERM
+ * stops it gracefully and flushes the traces.
+ */
+export async function serve<Config>(
+  service: ServiceDefinition<Config>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const config = service.configFromEnvironment(env);
+  const tracing = await startTracingFromEnvironment(service.name, env);
+  const running = await service.start(config);
+  stopOnSignals(
+    service.name,
+    thenFlushTraces(() => running.stop(), tracing),
+  );
+}
 
 /** True when the module at `moduleUrl` is the script node was started with (not imported). */
 export function isEntrypoint(moduleUrl: string): boolean {

@@ -1,20 +1,9 @@
 import { z } from 'zod';
-import { readFile } from 'node:fs/promises';
-import type { Registry as MetricsRegistry } from 'prom-client';
-import { parseApplicationCredentials, readMountedSecret } from '../auth/application-credentials.js';
-import { createBasicVerifier } from '../auth/basic-verifier.js';
-import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
-import {
-  createJwtVerifier,
-  DEFAULT_JWT_ALGORITHMS,
-  DEFAULT_MAX_TOKEN_AGE_SECONDS,
-  parseJwks,
-} from '../auth/jwt-verifier.js';
-import type { JwtVerifierOptions } from '../auth/jwt-verifier.js';
-import type { Authenticators, BasicVerifier, BearerVerifier } from '../auth/verifiers.js';
-import type { Logger } from '../observability/logger.js';
-import { booleanFlag, commaList, duration } from './environment.js';
-import { DEFAULT_RELOAD_INTERVAL_MS, MountedContent } from './mounted-content.js';
+import type { AuthenticatorSettings } from '../auth/authenticators.js';
+import { DEFAULT_JWT_ALGORITHMS, DEFAULT_MAX_TOKEN_AGE_SECONDS } from '../auth/jwt-verifier.js';
+import { DEFAULT_RELOAD_INTERVAL_MS } from '../auth/mounted-content.js';
+import { booleanFlag, commaList, duration, readEnvironment } from './environment.js';
+import { scryptBound } from './rate-limit-config.js';
 
 /** How callers of the ACL API and the decision service authenticate. */
 export const authEnvironment = z
@@ -53,74 +42,18 @@ function allowedJwksUrl(url: string, allowHttp: boolean): boolean {
 
 export type AuthEnvironment = z.output<typeof authEnvironment>;
 
-export interface AuthenticatorOptions {
-  /** Bound on scrypt verifications of Basic secrets. */
-  scrypt?: ConcurrencyBound;
-  /** The service's registry, for the Basic verifier's counter and the reload metrics. */
-  metricsRegistry?: MetricsRegistry;
-  /** Where a refused reload is logged. */
-  logger?: Logger;
-  /** Stops reading the mounted credentials again. */
-  signal?: AbortSignal;
-}
-
-/**
- * The flag only decides what the configuration accepts; the verifier fetches whatever URL it is given (and
- * fetches it again every 30 s). A JWKS file and the Basic credentials folder are read again every
- * CREDENTIALS_RELOAD_INTERVAL: a change applies without a restart.
- */
-export async function createAuthenticators(
-  env: Omit<AuthEnvironment, 'JWKS_ALLOW_HTTP' | 'CREDENTIALS_RELOAD_INTERVAL' | 'JWT_MAX_AGE'> &
-    Partial<Pick<AuthEnvironment, 'CREDENTIALS_RELOAD_INTERVAL' | 'JWT_MAX_AGE'>>,
-  options: AuthenticatorOptions = {},
-): Promise<Authenticators> {
-  const verifierOptions: Omit<JwtVerifierOptions, 'keys'> = {
-    issuer: env.JWT_ISSUER,
-    audience: env.JWT_AUDIENCE,
-    algorithms: env.JWT_ALGORITHMS,
-    ...(env.JWT_MAX_AGE === undefined ? {} : { maxTokenAgeSeconds: Math.floor(env.JWT_MAX_AGE / 1000) }),
-    claimNames: { roles: env.ROLES_CLAIM, organisation: env.ORG_CLAIM },
+/** The authenticators' settings (createAuthenticators builds them) from environment variables. */
+export function authSettingsFromEnvironment(env: NodeJS.ProcessEnv): AuthenticatorSettings {
+  const auth = readEnvironment(authEnvironment, env);
+  return {
+    jwks: auth.JWKS_URL ? { url: auth.JWKS_URL } : { file: auth.JWKS_FILE as string },
+    issuer: auth.JWT_ISSUER,
+    audience: auth.JWT_AUDIENCE,
+    algorithms: auth.JWT_ALGORITHMS,
+    maxTokenAgeMs: auth.JWT_MAX_AGE,
+    claimNames: { roles: auth.ROLES_CLAIM, organisation: auth.ORG_CLAIM },
+    ...(auth.BASIC_CREDENTIALS_DIR ? { basicCredentialsDir: auth.BASIC_CREDENTIALS_DIR } : {}),
+    reloadIntervalMs: auth.CREDENTIALS_RELOAD_INTERVAL,
+    scrypt: scryptBound(env),
   };
-  const watch = <T>(source: string, read: () => Promise<string>, build: (content: string) => Promise<T>) =>
-    MountedContent.start({
-      source,
-      read,
-      build,
-      ...(env.CREDENTIALS_RELOAD_INTERVAL === undefined
-        ? {}
-        : { intervalMs: env.CREDENTIALS_RELOAD_INTERVAL }),
-      ...(options.logger ? { logger: options.logger } : {}),
-      ...(options.metricsRegistry ? { metricsRegistry: options.metricsRegistry } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  const bearer: BearerVerifier = env.JWKS_URL
-    ? await createJwtVerifier({ ...verifierOptions, keys: { kind: 'jwks-url', url: env.JWKS_URL } })
-    : currentBearer(
-        await watch(
-          'jwks',
-          () => readFile(env.JWKS_FILE as string, 'utf8'),
-          async (text) =>
-            createJwtVerifier({ ...verifierOptions, keys: { kind: 'jwks', jwks: await parseJwks(text) } }),
-        ),
-      );
-  if (!env.BASIC_CREDENTIALS_DIR) return { bearer };
-  const directory = env.BASIC_CREDENTIALS_DIR;
-  const basic = await watch(
-    'basic-credentials',
-    async () => JSON.stringify(await readMountedSecret(directory)),
-    async (content) =>
-      createBasicVerifier(
-        parseApplicationCredentials(JSON.parse(content) as Record<string, string>),
-        options,
-      ),
-  );
-  return { bearer, basic: currentBasic(basic) };
-}
-
-function currentBearer(verifiers: MountedContent<BearerVerifier>): BearerVerifier {
-  return { verify: (token) => verifiers.current.verify(token), keysVersion: () => verifiers.version };
-}
-
-function currentBasic(verifiers: MountedContent<BasicVerifier>): BasicVerifier {
-  return { verify: (clientId, secret, address) => verifiers.current.verify(clientId, secret, address) };
 }

@@ -4,6 +4,8 @@ import { parseTrustedProxies } from './trusted-proxies.js';
 
 /** Variables every service reads. */
 export const commonEnvironment = z.object({
+  /** A kubeconfig file; unset: the in-cluster ServiceAccount (loadKubeConfig). */
+  KUBECONFIG: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The `<ns>` of `urn:<ns>:acl:<Kind>`, `urn:<ns>:authz:<Kind>` and `urn:<ns>:controller:<Kind>`. */
   ERROR_NAMESPACE: z

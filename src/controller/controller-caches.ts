@@ -18,7 +18,7 @@ import { InternPool, type Informer, type Manager } from '../runtime/index.js';
 import type { Registry } from '../spicedb/registry.js';
 import { ORGANISATION_LABEL } from '../verdict/namespace-authorisation.js';
 import { ClusterView } from './cluster-view.js';
-import type { ControllerConfig } from './config.js';
+import type { ControllerConfig } from './controller-config.js';
 import { delegationKind } from './delegations/delegation-projection.js';
 import { grantCacheTransform } from './grants/cached-grant.js';
 import { membershipCacheTransform } from './memberships/cached-membership.js';

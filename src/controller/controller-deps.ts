@@ -5,7 +5,7 @@ import type { GrantAuditor } from './audit/grant-auditor.js';
 import type { Registry } from '../spicedb/registry.js';
 import type { Logger } from '../observability/logger.js';
 import type { ControllerCaches } from './controller-caches.js';
-import type { ControllerConfig } from './config.js';
+import type { ControllerConfig } from './controller-config.js';
 import type { GrantMetrics } from './controller-metrics.js';
 import type { EventRecorder } from './event-recorder.js';
 import type { KeyedMutex } from './keyed-mutex.js';

@@ -2,17 +2,17 @@ import type { Registry as MetricsRegistry } from 'prom-client';
 import { CONTROLLER_FIELD_MANAGER } from '../audit/field-managers.js';
 import { listen } from '../http/server.js';
 import { createUrnScheme } from '../http/urn.js';
-import { createLogger, type Logger } from '../observability/logger.js';
-import { createMetricsRegistry } from '../observability/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import { serviceObservability, type ObservabilityParts } from '../observability/service-observability.js';
 import { Manager, stripForCache } from '../runtime/index.js';
 import { KubeClient, loadKubeConfig } from '../kube/index.js';
 import { SpiceDBClient } from '../spicedb/client.js';
 import { loadRegistry } from '../spicedb/registry.js';
 import { readSchemaText } from '../spicedb/schema.js';
+import { spicedbClientOptions } from '../spicedb/spicedb-settings.js';
 import { setupAccessRequestController } from './access-requests/setup-access-request-controller.js';
 import { setupCatalogItemController } from './catalog-items/setup-catalog-item-controller.js';
-import { spicedbClientOptions } from '../config/spicedb-config.js';
-import type { ControllerConfig } from './config.js';
+import type { ControllerConfig } from './controller-config.js';
 import { buildControllerCaches } from './controller-caches.js';
 import { SHUTDOWN_TIMEOUT_MS, type BaseDeps, type ControllerDeps } from './controller-deps.js';
 import { GrantMetrics, registerMembershipMetrics, registerWriteBatchMetrics } from './controller-metrics.js';
@@ -31,11 +31,7 @@ import { setupDriftResync } from './setup-drift-resync.js';
 import { setupSpiceDBHealthProber } from './setup-spicedb-health-prober.js';
 import { WriteBatcher } from './write-batcher.js';
 
-export interface StartControllerOptions {
-  /** Default: a pino logger at the configured level. */
-  logger?: Logger;
-  /** Default: a registry of its own, with the process metrics. */
-  metricsRegistry?: MetricsRegistry;
+export interface StartControllerOptions extends ObservabilityParts {
   /**
    * Called once this replica lost leadership (the lease, or the fence in SpiceDB) and its reconcilers were
    * stopped; the entrypoint exits here (EXIT_ON_LOST_LEADERSHIP). Absent: the replica campaigns again.
@@ -73,8 +69,10 @@ export async function startController(
   config: ControllerConfig,
   options: StartControllerOptions = {},
 ): Promise<RunningController> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel, name: 'controller' });
-  const metricsRegistry = options.metricsRegistry ?? createMetricsRegistry({ processMetrics: true });
+  const { logger, metricsRegistry } = serviceObservability(options, {
+    name: 'controller',
+    logLevel: config.logLevel,
+  });
   // One pooled transport for lists, watches, the Lease, Events and writes, all under the controller's field manager.
   const kube = new KubeClient(loadKubeConfig(config.kubeconfigPath), {
     fieldManager: CONTROLLER_FIELD_MANAGER,

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import type { ConcurrencyBound } from '../auth/concurrency-gate.js';
-import { authEnvironment, type AuthEnvironment } from '../config/auth-config.js';
+import { authSettingsFromEnvironment } from '../config/auth-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { decisionClientRoles } from '../config/decision-clients.js';
 import { booleanFlag, commaList, duration, port, readEnvironment } from '../config/environment.js';
 import { drainMs, shutdownEnvironment } from '../config/shutdown-config.js';
-import { spicedbEnvironment, spicedbSettings, type SpiceDBSettings } from '../config/spicedb-config.js';
-import { decisionRequestLimits, scryptBound } from '../config/rate-limit-config.js';
+import { spicedbEnvironment, spicedbSettings } from '../config/spicedb-config.js';
+import { decisionRequestLimits } from '../config/rate-limit-config.js';
 import { DEFAULT_TOKEN_REVIEW_BOUND } from './bounded-token-reviews.js';
 import { DEFAULT_CHECK_BATCH } from './check-batcher.js';
 import { DEFAULT_DECISION_CACHE } from './decision-cache.js';
@@ -29,7 +28,6 @@ const serviceAccountName = z
 
 const nonEmptyList = (what: string) => commaList.pipe(z.array(z.string()).min(1, `at least ${what}`));
 
-/** Variables of the decision service beyond the common, SpiceDB and authentication ones. */
 /**
  * An AuthZEN decision point identifier: no query or fragment (AuthZEN), and a path of plain characters only, as
  * its metadata is served at a route of that path.
@@ -39,6 +37,7 @@ const decisionPointUrl = z.url().refine((value) => {
   return url.search === '' && url.hash === '' && /^[A-Za-z0-9._~%/-]*$/.test(url.pathname);
 }, 'a URL without query or fragment, its path of letters, digits, "-", ".", "_", "~", "/" and %-escapes');
 
+/** Variables of the decision service beyond the common, SpiceDB and authentication ones. */
 export const decisionEnvironment = z
   .object({
     DECISION_HOST: z.string().min(1).default('0.0.0.0'),
@@ -107,27 +106,13 @@ export const decisionEnvironment = z
   });
 
 /**
- * What the environment configures the decision service with, as data: the entrypoint builds the live parts
- * from it (the SpiceDB client's options, the authenticators, the TokenReview client, the logger, the metrics).
+ * The decision service's configuration from environment variables (docs/decision-service.md): data, the live
+ * parts are startDecisionService's.
  */
-export interface DecisionSettings extends Omit<
-  DecisionServiceConfig,
-  'spicedb' | 'authenticators' | 'tokenReview' | 'logger' | 'metricsRegistry'
-> {
-  spicedb: SpiceDBSettings;
-  auth: AuthEnvironment;
-  /** The Basic verifier's scrypt bound. */
-  scrypt: ConcurrencyBound;
-  /** Present when TOKEN_REVIEW=true. */
-  tokenReview?: Omit<NonNullable<DecisionServiceConfig['tokenReview']>, 'api'>;
-  logLevel: string;
-}
-
-/** The decision service's settings from environment variables (see the docs). */
-export function decisionSettingsFromEnvironment(env: NodeJS.ProcessEnv = process.env): DecisionSettings {
+export function decisionConfigFromEnvironment(env: NodeJS.ProcessEnv = process.env): DecisionServiceConfig {
   const common = readEnvironment(commonEnvironment, env);
   const spicedb = readEnvironment(spicedbEnvironment, env);
-  const auth = readEnvironment(authEnvironment, env);
+  const auth = authSettingsFromEnvironment(env);
   const decision = readEnvironment(decisionEnvironment, env);
   const shutdown = readEnvironment(shutdownEnvironment, env);
   return {
@@ -137,7 +122,6 @@ export function decisionSettingsFromEnvironment(env: NodeJS.ProcessEnv = process
     checkTimeoutMs: decision.CHECK_TIMEOUT,
     drainMs: drainMs(shutdown),
     auth,
-    scrypt: scryptBound(env),
     limits: decisionRequestLimits(env),
     ...(common.TRUST_PROXY === undefined ? {} : { trustProxy: common.TRUST_PROXY }),
     ...(decision.DECISION_PUBLIC_URL === undefined ? {} : { publicUrl: decision.DECISION_PUBLIC_URL }),
@@ -154,7 +138,7 @@ export function decisionSettingsFromEnvironment(env: NodeJS.ProcessEnv = process
     ...(decision.TOKEN_REVIEW
       ? {
           tokenReview: {
-            jwtIssuers: [auth.JWT_ISSUER],
+            jwtIssuers: [auth.issuer],
             audiences: decision.TOKEN_REVIEW_AUDIENCES,
             issuers: decision.TOKEN_REVIEW_ISSUERS,
             bound: { concurrency: decision.TOKEN_REVIEW_CONCURRENCY, queue: decision.TOKEN_REVIEW_QUEUE },
@@ -178,6 +162,7 @@ export function decisionSettingsFromEnvironment(env: NodeJS.ProcessEnv = process
       maxItems: decision.CHECK_BATCH_MAX,
       concurrency: decision.CHECK_BATCH_CONCURRENCY,
     },
+    ...(common.KUBECONFIG ? { kubeconfigPath: common.KUBECONFIG } : {}),
     errorNamespace: common.ERROR_NAMESPACE,
     logLevel: common.LOG_LEVEL,
   };

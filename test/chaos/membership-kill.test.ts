@@ -47,7 +47,7 @@ const acl = new AclHarness();
 beforeAll(async () => {
   pair = await startReplicaPair('membership-kill');
   ({ spicedb, kubeConfig, aclNamespace, replicas, lease } = pair);
-  await acl.start('membership-kill', { namespace: aclNamespace, kubeConfig });
+  await acl.start('membership-kill', { namespace: aclNamespace }, { kubeConfig });
 }, 300_000);
 
 afterAll(async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { claimKeys } from '../../../src/acl/policies/grant-claims.js';
-import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
+import { startAclApi, type RunningAclApi } from '../../../src/acl/acl-server.js';
 import { AclHarness, group, individual, type Caller } from './support/acl-harness.js';
 
 // The 409 rule under concurrency and across replicas: claims make it hold without a check-then-create race,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MembershipKey } from '../../../src/api/v1alpha1/index.js';
-import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
+import { startAclApi, type RunningAclApi } from '../../../src/acl/acl-server.js';
 import {
   EVENT_BATCH,
   memberEvent,
@@ -461,9 +461,9 @@ describe('Kubernetes unreachable', () => {
     const server = new URL(harness.kubeConfig.getCurrentCluster()?.server as string);
     proxy = await TcpProxy.start({ target: `${server.hostname}:${server.port}` });
     const port = Number(proxy.endpoint.split(':')[1]);
-    api = await startAclApi(
-      await harness.config({ kubeConfig: harness.kubeConfigVia(port), kubeTimeoutMs: 1_000 }),
-    );
+    api = await startAclApi(await harness.config({ kubeTimeoutMs: 1_000 }), {
+      kubeConfig: harness.kubeConfigVia(port),
+    });
   });
 
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAclApi, type RunningAclApi } from '../../../src/cmd/acl-api.js';
+import { startAclApi, type RunningAclApi } from '../../../src/acl/acl-server.js';
 import { compareRoutes } from '../../../src/http/openapi/route-contract.js';
 import { AclHarness, individual, type Caller } from './support/acl-harness.js';
 
@@ -227,9 +227,9 @@ describe('Kubernetes unreachable', () => {
   beforeAll(async () => {
     const relay = await relayTo(new URL(harness.kubeConfig.getCurrentCluster()?.server as string));
     cut = relay.cut;
-    api = await startAclApi(
-      await harness.config({ kubeConfig: harness.kubeConfigVia(relay.port), kubeTimeoutMs: 1_000 }),
-    );
+    api = await startAclApi(await harness.config({ kubeTimeoutMs: 1_000 }), {
+      kubeConfig: harness.kubeConfigVia(relay.port),
+    });
   });
 
   afterAll(() => api?.stop());
@@ -273,13 +273,9 @@ describe('Kubernetes unreachable', () => {
     const relay = await relayTo(new URL(harness.kubeConfig.getCurrentCluster()?.server as string));
     const port = relay.port;
     await relay.cut();
-    const dead = await startAclApi(
-      await harness.config({
-        kubeConfig: harness.kubeConfigVia(port),
-        startupSyncTimeoutMs: 200,
-        kubeTimeoutMs: 500,
-      }),
-    );
+    const dead = await startAclApi(await harness.config({ startupSyncTimeoutMs: 200, kubeTimeoutMs: 500 }), {
+      kubeConfig: harness.kubeConfigVia(port),
+    });
     try {
       for (const [method, path, body] of [
         ['GET', '/policy/consumer', undefined],

@@ -79,10 +79,11 @@ describe('failed authentication per client address', () => {
   const harness = new AclHarness();
   const metricsRegistry = createMetricsRegistry();
   beforeAll(() =>
-    harness.start('acl-auth-failures', {
-      limits: { perSubject: {}, failedAuthentication: FAILURES },
-      metricsRegistry,
-    }),
+    harness.start(
+      'acl-auth-failures',
+      { limits: { perSubject: {}, failedAuthentication: FAILURES } },
+      { metricsRegistry },
+    ),
   );
   afterAll(() => harness.stop());
 

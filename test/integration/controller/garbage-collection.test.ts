@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AGENT_KIND, AGENT_RESOURCE, agentName, GROUP_VERSION } from '../../../src/api/v1alpha1/index.js';
-import type { ControllerEnvironment } from '../../../src/controller/config.js';
+import type { ControllerEnvironment } from '../../../src/controller/controller-config.js';
 import { isNotFound } from '../../../src/kube/index.js';
 import { TestObjects } from '../support/objects.js';
 import { until } from '../../support/until.js';

@@ -15,7 +15,7 @@ import { verifyChain } from '../../../src/audit/chain-verifier.js';
 import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { migrate, WRITER_ROLE } from '../../../src/audit/migrations.js';
 import { recordFromRow, RECORD_COLUMNS, type RecordRow } from '../../../src/audit/record-rows.js';
-import type { ControllerEnvironment } from '../../../src/controller/config.js';
+import type { ControllerEnvironment } from '../../../src/controller/controller-config.js';
 import { POLICY_GRANT_RESOURCE } from '../../../src/api/v1alpha1/index.js';
 import { REQUESTER_ANNOTATION, UNKNOWN_DELETER } from '../../../src/controller/audit/kubernetes-actor.js';
 import { collectionPath, isConflict, KubeClient } from '../../../src/kube/index.js';

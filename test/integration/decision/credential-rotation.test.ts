@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../../src/auth/secret-hash.js';
-import { createAuthenticators } from '../../../src/config/auth-config.js';
+import { createAuthenticators } from '../../../src/auth/authenticators.js';
 import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { startDecisionService } from '../../../src/decision/decision-service.js';
 import type { RunningDecisionService } from '../../../src/decision/decision-service.js';
@@ -55,25 +55,19 @@ beforeAll(async () => {
   await jwksVolume(await oldKey);
   const authenticators = await createAuthenticators(
     {
-      JWKS_FILE: join(jwksDir, JWKS_KEY),
-      BASIC_CREDENTIALS_DIR: basicDir,
-      JWT_ISSUER: ISSUER,
-      JWT_AUDIENCE: AUDIENCE,
-      JWT_ALGORITHMS: ['ES256'],
-      ROLES_CLAIM: 'roles',
-      ORG_CLAIM: 'org',
-      CREDENTIALS_RELOAD_INTERVAL: RELOAD_INTERVAL_MS,
+      jwks: { file: join(jwksDir, JWKS_KEY) },
+      basicCredentialsDir: basicDir,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      algorithms: ['ES256'],
+      reloadIntervalMs: RELOAD_INTERVAL_MS,
     },
     { metricsRegistry, signal: stopWatching.signal, logger: createLogger({ level: 'silent' }) },
   );
-  service = await startDecisionService({
-    port: 0,
-    host: '127.0.0.1',
-    spicedb: { ...testSpiceDB(), transport: 'plaintext' },
-    authenticators,
-    metricsRegistry,
-    logger: createLogger({ level: 'silent' }),
-  });
+  service = await startDecisionService(
+    { port: 0, host: '127.0.0.1', spicedb: { ...testSpiceDB(), transport: 'plaintext' } },
+    { authenticators, metricsRegistry, logger: createLogger({ level: 'silent' }) },
+  );
   await untilReady(service);
 });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSpiceDB, type SpiceDBServer } from '../../../dev/localplane/spicedb-server.js';
-import type { RunningController } from '../../../src/cmd/controller.js';
+import type { RunningController } from '../../../src/controller/start-controller.js';
 import type { EnforcementReport } from '../../../src/acl/policies/enforcement-wait.js';
 import { POLICY_GRANT_RESOURCE, type PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { objectPath } from '../../../src/kube/index.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MutationAuditor } from '../../../src/acl/audit/mutation-auditor.js';
 import { GrantMetrics, registerMembershipMetrics } from '../../../src/controller/controller-metrics.js';
-import { parseControllerConfig } from '../../../src/controller/config.js';
+import { controllerConfigFromEnvironment } from '../../../src/controller/controller-config.js';
 import { decisionMetrics } from '../../../src/decision/decision-metrics.js';
 import { revisionBarrierMetrics } from '../../../src/decision/revision-barrier-metrics.js';
 import { httpMetrics } from '../../../src/http/http-metrics.js';
@@ -275,7 +275,7 @@ describe('controller settings', () => {
     });
     const settings = ofKind(objects, 'ConfigMap').find((object) => component(object) === 'settings')
       ?.data as Record<string, string>;
-    const config = parseControllerConfig({
+    const config = controllerConfigFromEnvironment({
       ...settings,
       SPICEDB_ENDPOINT: 'spicedb:50051',
       SPICEDB_TOKEN: 'key',

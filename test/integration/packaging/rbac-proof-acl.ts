@@ -2,12 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CustomObjectsApi,
-  KubernetesObjectApi,
-  type KubeConfig,
-  type KubernetesObject,
-} from '@kubernetes/client-node';
+import { CustomObjectsApi, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import {
   API_GROUP,
@@ -26,9 +21,8 @@ import {
 import { claimName, type ClaimKey } from '../../../src/acl/policies/grant-claims.js';
 import { ensureDevSigningKey, type DevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../dev/tokens/dev-token.js';
-import type { Authenticators } from '../../../src/auth/verifiers.js';
-import { startAclApi, type AclApiConfig, type RunningAclApi } from '../../../src/cmd/acl-api.js';
-import { createAuthenticators } from '../../../src/config/auth-config.js';
+import type { AclApiConfig } from '../../../src/acl/acl-config.js';
+import { startAclApi, type RunningAclApi } from '../../../src/acl/acl-server.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
 import { individual, Resources } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
@@ -126,7 +120,6 @@ export class AclProof {
     readonly namespace: string,
     private readonly tempDir: string,
     private readonly key: DevSigningKey,
-    private readonly authenticators: Authenticators,
     private readonly resources: Resources,
     /** Grants to this user are refused by an admission policy: a write failure the API must roll back. */
     private readonly refusedUserId: string,
@@ -137,23 +130,18 @@ export class AclProof {
     const namespace = await createTestNamespace('rbac-proof-acl');
     const tempDir = await mkdtemp(join(tmpdir(), 'rbac-proof-acl-'));
     const key = await ensureDevSigningKey(tempDir);
-    const authenticators = await createAuthenticators({
-      JWKS_FILE: key.jwksPath,
-      JWT_ISSUER: DEV_TOKEN_ISSUER,
-      JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
-      JWT_ALGORITHMS: ['ES256'],
-      ROLES_CLAIM: 'roles',
-      ORG_CLAIM: 'org',
-    });
     const refusedUserId = randomUUID();
     const refusal = await refuseGrantsTo(refusedUserId, namespace);
     const resources = new Resources(testKubeConfig(), uniqueId('rbac-proof-acl'));
-    return new AclProof(namespace, tempDir, key, authenticators, resources, refusedUserId, refusal);
+    return new AclProof(namespace, tempDir, key, resources, refusedUserId, refusal);
   }
 
   /** Starts the ACL API as the ServiceAccount that `traffic` relays, runs its flow, and stops it. */
   async run(traffic: KubeTraffic): Promise<FlowOutcome> {
-    const api = await startAclApi(await this.config(traffic.kubeConfig), { validateResponses: true });
+    const api = await startAclApi(await this.config(), {
+      validateResponses: true,
+      kubeConfig: traffic.kubeConfig,
+    });
     try {
       const flow = new AclFlow(
         api,
@@ -176,16 +164,20 @@ export class AclProof {
     await rm(this.tempDir, { recursive: true, force: true });
   }
 
-  private async config(kubeConfig: KubeConfig): Promise<AclApiConfig> {
+  private async config(): Promise<AclApiConfig> {
     return {
       port: 0,
       host: '127.0.0.1',
       basePath: '/v2',
       namespace: this.namespace,
       errorNamespace: 'dx',
-      logger: { level: process.env.ACL_TEST_LOG_LEVEL ?? 'silent' },
-      kubeConfig,
-      authenticators: this.authenticators,
+      logLevel: process.env.ACL_TEST_LOG_LEVEL ?? 'silent',
+      auth: {
+        jwks: { file: this.key.jwksPath },
+        issuer: DEV_TOKEN_ISSUER,
+        audience: DEV_TOKEN_AUDIENCE,
+        algorithms: ['ES256'],
+      },
       readYourWriteTimeoutMs: PATIENCE_MS,
       startupSyncTimeoutMs: 1_000,
       kubeTimeoutMs: PATIENCE_MS,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../../src/config/environment.js';
-import { decisionConfigFromEnvironment } from '../../../src/cmd/decision-service.js';
+import { decisionConfigFromEnvironment } from '../../../src/decision/decision-config.js';
 import { jwksOf, testKey } from '../auth/support/tokens.js';
 
 let directory: string;
@@ -27,16 +27,16 @@ afterAll(async () => {
 });
 
 describe('decisionConfigFromEnvironment', () => {
-  it('applies the documented defaults', async () => {
-    const config = await decisionConfigFromEnvironment(minimal);
+  it('applies the documented defaults', () => {
+    const config = decisionConfigFromEnvironment(minimal);
     expect(config).toMatchObject({
       port: 8081,
       checkTimeoutMs: 2_000,
       errorNamespace: 'dx',
       spicedb: { endpoint: 'spicedb:50051', token: 'key', transport: 'tls' },
     });
-    expect(config.authenticators.bearer).toBeDefined();
-    expect(config.authenticators.basic).toBeUndefined();
+    expect(config.auth.jwks).toEqual({ file: minimal.JWKS_FILE });
+    expect(config.auth.basicCredentialsDir).toBeUndefined();
     expect(config.tokenReview).toBeUndefined();
     expect(config.checkCallers).toEqual({ roles: ['decision_client'], serviceAccounts: [] });
     // Nobody searches, and page tokens are signed with a key of the process's own.
@@ -58,8 +58,8 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.checkBatch).toEqual({ enabled: true, maxItems: 100, concurrency: 4 });
   });
 
-  it('reads the check batching’s switch, size and calls in flight', async () => {
-    const config = await decisionConfigFromEnvironment({
+  it('reads the check batching’s switch, size and calls in flight', () => {
+    const config = decisionConfigFromEnvironment({
       ...minimal,
       CHECK_BATCHING: 'false',
       CHECK_BATCH_MAX: '25',
@@ -68,8 +68,8 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.checkBatch).toEqual({ enabled: false, maxItems: 25, concurrency: 8 });
   });
 
-  it('reads the decision cache’s switch, bound and lifetimes', async () => {
-    const config = await decisionConfigFromEnvironment({
+  it('reads the decision cache’s switch, bound and lifetimes', () => {
+    const config = decisionConfigFromEnvironment({
       ...minimal,
       DECISION_CACHE: 'false',
       DECISION_CACHE_MAX_ENTRIES: '500',
@@ -84,8 +84,8 @@ describe('decisionConfigFromEnvironment', () => {
     });
   });
 
-  it('reads the revision barrier’s window, margin and bound', async () => {
-    const config = await decisionConfigFromEnvironment({
+  it('reads the revision barrier’s window, margin and bound', () => {
+    const config = decisionConfigFromEnvironment({
       ...minimal,
       SPICEDB_QUANTIZATION_INTERVAL: '1s',
       REVISION_BARRIER_MARGIN: '500ms',
@@ -100,8 +100,8 @@ describe('decisionConfigFromEnvironment', () => {
     });
   });
 
-  it('reads port, deadline, namespace and the TokenReview switch', async () => {
-    const config = await decisionConfigFromEnvironment({
+  it('reads port, deadline, namespace and the TokenReview switch', () => {
+    const config = decisionConfigFromEnvironment({
       ...minimal,
       DECISION_PORT: '9000',
       CHECK_TIMEOUT: '500ms',
@@ -122,16 +122,23 @@ describe('decisionConfigFromEnvironment', () => {
         bound: { concurrency: 4, queue: 64 },
       },
     });
-    expect(typeof config.tokenReview?.api.createTokenReview).toBe('function');
   });
 
-  it('reviews ServiceAccount tokens for the service’s own audience unless told another', async () => {
-    const config = await decisionConfigFromEnvironment({ ...minimal, TOKEN_REVIEW: 'true' });
+  it('reviews tokens through the cluster KUBECONFIG names, or the in-cluster ServiceAccount when it is unset', () => {
+    expect(decisionConfigFromEnvironment({ ...minimal, TOKEN_REVIEW: 'true' })).not.toHaveProperty(
+      'kubeconfigPath',
+    );
+    const config = decisionConfigFromEnvironment({ ...minimal, KUBECONFIG: '/etc/kube/config' });
+    expect(config.kubeconfigPath).toBe('/etc/kube/config');
+  });
+
+  it('reviews ServiceAccount tokens for the service’s own audience unless told another', () => {
+    const config = decisionConfigFromEnvironment({ ...minimal, TOKEN_REVIEW: 'true' });
     expect(config.tokenReview?.audiences).toEqual(['policy-grant-decision']);
   });
 
-  it('reads who may check: roles and ServiceAccounts', async () => {
-    const config = await decisionConfigFromEnvironment({
+  it('reads who may check: roles and ServiceAccounts', () => {
+    const config = decisionConfigFromEnvironment({
       ...minimal,
       TOKEN_REVIEW: 'true',
       DECISION_CLIENT_ROLES: 'gateway, decision_client',
@@ -143,9 +150,9 @@ describe('decisionConfigFromEnvironment', () => {
     });
   });
 
-  it('reads who may search, and the page token keys in order', async () => {
+  it('reads who may search, and the page token keys in order', () => {
     const [newKey, oldKey] = ['n'.repeat(32), 'o'.repeat(40)];
-    const config = await decisionConfigFromEnvironment({
+    const config = decisionConfigFromEnvironment({
       ...minimal,
       TOKEN_REVIEW: 'true',
       DECISION_SEARCH_ROLES: 'search_client',
@@ -168,8 +175,8 @@ describe('decisionConfigFromEnvironment', () => {
       { DECISION_SEARCH_SERVICE_ACCOUNTS: 'apps:indexer' },
       'DECISION_SEARCH_SERVICE_ACCOUNTS',
     ],
-  ])('refuses %s', async (_case, env, variable) => {
-    await expect(decisionConfigFromEnvironment({ ...minimal, ...env })).rejects.toThrow(
+  ])('refuses %s', (_case, env, variable) => {
+    expect(() => decisionConfigFromEnvironment({ ...minimal, ...env })).toThrow(
       new RegExp(`^invalid configuration: ${variable}`),
     );
   });
@@ -182,14 +189,14 @@ describe('decisionConfigFromEnvironment', () => {
       { TOKEN_REVIEW: 'true', DECISION_CLIENT_SERVICE_ACCOUNTS: 'system:serviceaccount:apps:gw' },
     ],
     ['ServiceAccounts without TokenReview', { DECISION_CLIENT_SERVICE_ACCOUNTS: 'apps:gateway' }],
-  ])('refuses DECISION_CLIENT_SERVICE_ACCOUNTS with %s', async (_case, env) => {
-    await expect(decisionConfigFromEnvironment({ ...minimal, ...env })).rejects.toThrow(
+  ])('refuses DECISION_CLIENT_SERVICE_ACCOUNTS with %s', (_case, env) => {
+    expect(() => decisionConfigFromEnvironment({ ...minimal, ...env })).toThrow(
       /^invalid configuration: DECISION_CLIENT_SERVICE_ACCOUNTS/,
     );
   });
 
-  it('reads the limits, the ServiceAccount issuers, the TokenReview bound and the trusted proxies', async () => {
-    const config = await decisionConfigFromEnvironment({
+  it('reads the limits, the ServiceAccount issuers, the TokenReview bound and the trusted proxies', () => {
+    const config = decisionConfigFromEnvironment({
       ...minimal,
       TOKEN_REVIEW: 'true',
       TOKEN_REVIEW_ISSUERS: 'https://oidc.eks.example/id/1, https://kubernetes.default.svc',
@@ -210,13 +217,13 @@ describe('decisionConfigFromEnvironment', () => {
     expect(config.limits?.failedAuthentication).toBeUndefined();
   });
 
-  it('refuses a hop count in TRUST_PROXY, naming the variable', async () => {
-    await expect(decisionConfigFromEnvironment({ ...minimal, TRUST_PROXY: '1' })).rejects.toThrow(
+  it('refuses a hop count in TRUST_PROXY, naming the variable', () => {
+    expect(() => decisionConfigFromEnvironment({ ...minimal, TRUST_PROXY: '1' })).toThrow(
       /^invalid configuration: TRUST_PROXY: a hop count \(1\)/,
     );
   });
 
-  it('names the variable that is wrong', async () => {
+  it('names the variable that is wrong', () => {
     const wrong: Array<[string, string]> = [
       ['CHECK_TIMEOUT', '2 seconds'],
       ['TOKEN_REVIEW', 'yes'],
@@ -237,9 +244,9 @@ describe('decisionConfigFromEnvironment', () => {
       ['DECISION_PUBLIC_URL', 'https://gateway.example/:tenant'],
     ];
     for (const [name, value] of wrong) {
-      const failure = decisionConfigFromEnvironment({ ...minimal, [name]: value });
-      await expect(failure).rejects.toBeInstanceOf(ConfigurationError);
-      await expect(failure).rejects.toThrow(name);
+      const failure = () => decisionConfigFromEnvironment({ ...minimal, [name]: value });
+      expect(failure).toThrow(ConfigurationError);
+      expect(failure).toThrow(name);
     }
   });
 });

@@ -25,10 +25,15 @@ import {
 import { ensureDevSigningKey, type DevSigningKey } from '../../../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER, mintToken } from '../../../../dev/tokens/dev-token.js';
 import { hashSecret } from '../../../../src/auth/secret-hash.js';
-import { createAuthenticators } from '../../../../src/config/auth-config.js';
 import type { AclApiConfig } from '../../../../src/acl/acl-config.js';
-import { startAclApi, type RunningAclApi } from '../../../../src/cmd/acl-api.js';
-import { createTestNamespace, testKubeClient, testKubeConfig, uniqueId } from '../../support/cluster.js';
+import { startAclApi, type RunningAclApi, type StartAclApiOptions } from '../../../../src/acl/acl-server.js';
+import {
+  controlPlane,
+  createTestNamespace,
+  testKubeClient,
+  testKubeConfig,
+  uniqueId,
+} from '../../support/cluster.js';
 import { testAuditConfig } from '../../support/database.js';
 import { until } from '../../../support/until.js';
 
@@ -68,12 +73,19 @@ export class AclHarness {
   audit: AclApiConfig['audit'] | undefined;
   private readonly itemNames: string[] = [];
 
-  /** Starts the API in a namespace of its own, or in `overrides.namespace` (a controller's ACL namespace). */
-  async start(prefix: string, overrides: Partial<AclApiConfig> = {}): Promise<this> {
+  /**
+   * Starts the API in a namespace of its own, or in `overrides.namespace` (a controller's ACL namespace); `options`
+   * brings live parts of the test's own (a registry, a kubeconfig).
+   */
+  async start(
+    prefix: string,
+    overrides: Partial<AclApiConfig> = {},
+    options: StartAclApiOptions = {},
+  ): Promise<this> {
     this.namespace = overrides.namespace ?? (await createTestNamespace(prefix));
     this.tempDir = await mkdtemp(join(tmpdir(), 'acl-test-'));
     this.key = await ensureDevSigningKey(join(this.tempDir, 'keys'));
-    this.api = await startAclApi(await this.config(overrides), { validateResponses: true });
+    this.api = await startAclApi(await this.config(overrides), { validateResponses: true, ...options });
     return this;
   }
 
@@ -96,20 +108,15 @@ export class AclHarness {
       basePath: '/v2',
       namespace: this.namespace,
       errorNamespace: 'dx',
-      logger: { level: process.env.ACL_TEST_LOG_LEVEL ?? 'silent' },
-      kubeConfig: this.kubeConfig,
-      authenticators: await createAuthenticators(
-        {
-          JWKS_FILE: this.key.jwksPath,
-          JWT_ISSUER: DEV_TOKEN_ISSUER,
-          JWT_AUDIENCE: DEV_TOKEN_AUDIENCE,
-          JWT_ALGORITHMS: ['ES256'],
-          ROLES_CLAIM: 'roles',
-          ORG_CLAIM: 'org',
-          BASIC_CREDENTIALS_DIR: credentialsDir,
-        },
-        overrides.metricsRegistry ? { metricsRegistry: overrides.metricsRegistry } : {},
-      ),
+      logLevel: process.env.ACL_TEST_LOG_LEVEL ?? 'silent',
+      kubeconfigPath: controlPlane().kubeconfigPath,
+      auth: {
+        jwks: { file: this.key.jwksPath },
+        issuer: DEV_TOKEN_ISSUER,
+        audience: DEV_TOKEN_AUDIENCE,
+        algorithms: ['ES256'],
+        basicCredentialsDir: credentialsDir,
+      },
       closeGraceMs: 1_000,
       audit: (this.audit ??= await testAuditConfig('acl')),
       ...overrides,

@@ -24,7 +24,10 @@ import {
   type PolicyGrant,
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
-import { parseControllerConfig, type ControllerEnvironment } from '../../../../src/controller/config.js';
+import {
+  controllerConfigFromEnvironment,
+  type ControllerEnvironment,
+} from '../../../../src/controller/controller-config.js';
 import { startController, type RunningController } from '../../../../src/controller/start-controller.js';
 import { createLogger } from '../../../../src/observability/logger.js';
 import { freePort } from '../../../../dev/localplane/free-port.js';
@@ -153,7 +156,7 @@ export function testControllerEnv(options: TestControllerOptions): Record<string
 /** Runs the controller in this process via startController, logging to `logFile`. */
 export async function startTestController(options: TestControllerOptions): Promise<RunningController> {
   const env = testControllerEnv(options);
-  const config = parseControllerConfig(env);
+  const config = controllerConfigFromEnvironment(env);
   const logger = createLogger({
     level: config.logLevel,
     name: 'controller',

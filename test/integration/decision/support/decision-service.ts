@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { createJwtVerifier } from '../../../../src/auth/jwt-verifier.js';
+import type { TokenReviewApi } from '../../../../src/auth/token-review-verifier.js';
 import type { BasicVerifier } from '../../../../src/auth/verifiers.js';
 import { DECISION_CLIENT_ROLE } from '../../../../src/config/decision-clients.js';
 import { PLATFORM_SEARCH_CLIENT_ROLE, SEARCH_CLIENT_ROLE } from '../../../../src/decision/check-callers.js';
@@ -60,7 +61,7 @@ export interface ServiceOptions {
   spicedb: { endpoint: string; token: string };
   checkTimeoutMs?: number;
   basic?: BasicVerifier;
-  tokenReview?: DecisionServiceConfig['tokenReview'];
+  tokenReview?: NonNullable<DecisionServiceConfig['tokenReview']> & { api: TokenReviewApi };
   /** Default: the service's (the role `decision_client`). */
   checkCallers?: CheckCallers;
   /** Default: searches within their organisations for `search_client`, everywhere for `platform_search_client`. */
@@ -70,6 +71,16 @@ export interface ServiceOptions {
   revisionBarrier?: DecisionServiceConfig['revisionBarrier'];
   trustProxy?: DecisionServiceConfig['trustProxy'];
   publicUrl?: string;
+}
+
+/** The TokenReview settings (configuration) apart from the API they are sent to (a live part). */
+function splitTokenReview(options: ServiceOptions['tokenReview']): {
+  tokenReview?: DecisionServiceConfig['tokenReview'];
+  tokenReviewApi?: TokenReviewApi;
+} {
+  if (!options) return {};
+  const { api, ...tokenReview } = options;
+  return { tokenReview, tokenReviewApi: api };
 }
 
 /** The decision service as it runs in production, on loopback, with a JWT key of its own. */
@@ -88,23 +99,29 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
       done();
     },
   });
-  const service = await startDecisionService({
-    port: 0,
-    host: '127.0.0.1',
-    spicedb: { ...options.spicedb, transport: 'plaintext' },
-    ...(options.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: options.checkTimeoutMs }),
-    authenticators: { bearer, ...(options.basic ? { basic: options.basic } : {}) },
-    ...(options.tokenReview ? { tokenReview: options.tokenReview } : {}),
-    ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
-    searchCallers: options.searchCallers ?? TEST_SEARCH_CALLERS,
-    ...(options.limits ? { limits: options.limits } : {}),
-    ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
-    ...(options.revisionBarrier ? { revisionBarrier: options.revisionBarrier } : {}),
-    ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
-    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
-    logger: createLogger({ level: 'info', destination }),
-    metricsRegistry: metrics,
-  });
+  const { tokenReview, tokenReviewApi } = splitTokenReview(options.tokenReview);
+  const service = await startDecisionService(
+    {
+      port: 0,
+      host: '127.0.0.1',
+      spicedb: { ...options.spicedb, transport: 'plaintext' },
+      ...(options.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: options.checkTimeoutMs }),
+      ...(tokenReview ? { tokenReview } : {}),
+      ...(options.checkCallers ? { checkCallers: options.checkCallers } : {}),
+      searchCallers: options.searchCallers ?? TEST_SEARCH_CALLERS,
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.checkBatch ? { checkBatch: options.checkBatch } : {}),
+      ...(options.revisionBarrier ? { revisionBarrier: options.revisionBarrier } : {}),
+      ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
+      ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    },
+    {
+      authenticators: { bearer, ...(options.basic ? { basic: options.basic } : {}) },
+      ...(tokenReviewApi ? { tokenReviewApi } : {}),
+      logger: createLogger({ level: 'info', destination }),
+      metricsRegistry: metrics,
+    },
+  );
   // An enforcement point that checks and searches every organisation.
   const authorization = `Bearer ${await signToken(
     key,

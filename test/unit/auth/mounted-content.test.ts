@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readMountedSecret } from '../../../src/auth/application-credentials.js';
-import { MountedContent } from '../../../src/config/mounted-content.js';
+import { MountedContent } from '../../../src/auth/mounted-content.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { writeKubeletVolume } from '../../support/kubelet-volume.js';
 import { metricValue } from '../../../src/observability/metric-text.js';

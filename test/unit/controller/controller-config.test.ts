@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, parseDuration } from '../../../src/config/environment.js';
-import { parseControllerConfig } from '../../../src/controller/config.js';
+import { controllerConfigFromEnvironment } from '../../../src/controller/controller-config.js';
 
 const required = { SPICEDB_ENDPOINT: 'spicedb:50051', SPICEDB_TOKEN: 'key' };
 
-describe('parseControllerConfig', () => {
+describe('controllerConfigFromEnvironment', () => {
   it('needs only SpiceDB; everything else has a default', () => {
-    expect(parseControllerConfig(required)).toEqual({
+    expect(controllerConfigFromEnvironment(required)).toEqual({
       spicedb: { endpoint: 'spicedb:50051', token: 'key', transport: 'tls', probePeriodMs: 5_000 },
       aclNamespace: 'policy-grant-system',
       http: { host: '0.0.0.0', port: 8082 },
@@ -30,7 +30,7 @@ describe('parseControllerConfig', () => {
   });
 
   it('reads every variable', () => {
-    const config = parseControllerConfig({
+    const config = controllerConfigFromEnvironment({
       ...required,
       KUBECONFIG: '/etc/kube/config',
       SPICEDB_TLS: 'plaintext',
@@ -83,23 +83,25 @@ describe('parseControllerConfig', () => {
   });
 
   it('trusts a CA file over TLS', () => {
-    expect(parseControllerConfig({ ...required, SPICEDB_CA_FILE: '/ca.pem' }).spicedb.transport).toEqual({
+    expect(
+      controllerConfigFromEnvironment({ ...required, SPICEDB_CA_FILE: '/ca.pem' }).spicedb.transport,
+    ).toEqual({
       caFile: '/ca.pem',
     });
     expect(() =>
-      parseControllerConfig({ ...required, SPICEDB_CA_FILE: '/ca.pem', SPICEDB_TLS: 'plaintext' }),
+      controllerConfigFromEnvironment({ ...required, SPICEDB_CA_FILE: '/ca.pem', SPICEDB_TLS: 'plaintext' }),
     ).toThrow(/SPICEDB_CA_FILE: a CA file needs SPICEDB_TLS=tls/);
   });
 
   it('treats empty variables as unset', () => {
-    expect(parseControllerConfig({ ...required, KUBECONFIG: '', RESYNC_PERIOD: '' }).resyncPeriodMs).toBe(
-      600_000,
-    );
+    expect(
+      controllerConfigFromEnvironment({ ...required, KUBECONFIG: '', RESYNC_PERIOD: '' }).resyncPeriodMs,
+    ).toBe(600_000);
   });
 
   it('fails naming every wrong variable', () => {
     const attempt = () =>
-      parseControllerConfig({
+      controllerConfigFromEnvironment({
         SPICEDB_ENDPOINT: 'no-port',
         SPICEDB_TLS: 'maybe',
         RESYNC_PERIOD: 'often',
@@ -131,16 +133,18 @@ describe('parseControllerConfig', () => {
   });
 
   it('refuses a resync period under a second, and inconsistent leader-election timings', () => {
-    expect(() => parseControllerConfig({ ...required, RESYNC_PERIOD: '500ms' })).toThrow(
+    expect(() => controllerConfigFromEnvironment({ ...required, RESYNC_PERIOD: '500ms' })).toThrow(
       /RESYNC_PERIOD: must be at least 1000 ms/,
     );
     expect(() =>
-      parseControllerConfig({ ...required, LEASE_DURATION: '10s', RENEW_DEADLINE: '10s' }),
+      controllerConfigFromEnvironment({ ...required, LEASE_DURATION: '10s', RENEW_DEADLINE: '10s' }),
     ).toThrow(/LEASE_DURATION > RENEW_DEADLINE/);
-    expect(() => parseControllerConfig({ ...required, LEASE_DURATION: '10500ms' })).toThrow(/whole seconds/);
+    expect(() => controllerConfigFromEnvironment({ ...required, LEASE_DURATION: '10500ms' })).toThrow(
+      /whole seconds/,
+    );
   });
   it('turns garbage collection off with GARBAGE_COLLECTION=false', () => {
-    expect(parseControllerConfig({ ...required, GARBAGE_COLLECTION: 'false' })).not.toHaveProperty(
+    expect(controllerConfigFromEnvironment({ ...required, GARBAGE_COLLECTION: 'false' })).not.toHaveProperty(
       'garbageCollectionRetentionMs',
     );
   });

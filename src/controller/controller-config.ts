@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { auditEnvironment } from '../config/audit-config.js';
 import { commonEnvironment } from '../config/common-config.js';
 import { booleanFlag, ConfigurationError, duration, port, readEnvironment } from '../config/environment.js';
-import { spicedbEnvironment, spicedbSettings, type SpiceDBSettings } from '../config/spicedb-config.js';
+import { spicedbEnvironment, spicedbSettings } from '../config/spicedb-config.js';
+import type { SpiceDBSettings } from '../spicedb/spicedb-settings.js';
 import { actorEnvironment, actorSource, type ActorSource } from './audit/kubernetes-actor.js';
 
-/** The controller's configuration; `parseControllerConfig` builds it from environment variables. */
+/** The controller's configuration, as data; `controllerConfigFromEnvironment` reads it from environment variables. */
 export interface ControllerConfig {
   /** A kubeconfig file; absent: the in-cluster service account. */
   kubeconfigPath?: string;
@@ -70,7 +71,6 @@ const nonEmpty = z.string().min(1, 'must not be empty');
 const environmentSchema = z.object({
   ...commonEnvironment.shape,
   ...spicedbEnvironment.shape,
-  KUBECONFIG: nonEmpty.optional(),
   SPICEDB_PROBE_PERIOD: atLeast('5s', 100),
   CONTROLLER_HOST: nonEmpty.default('0.0.0.0'),
   CONTROLLER_PORT: port.default(8082),
@@ -94,8 +94,8 @@ const environmentSchema = z.object({
 
 export type ControllerEnvironment = Partial<Record<keyof z.input<typeof environmentSchema>, string>>;
 
-/** Reads the configuration; throws ConfigurationError naming every variable that is wrong. */
-export function parseControllerConfig(env: Record<string, string | undefined>): ControllerConfig {
+/** The controller's configuration from environment variables (docs/controller.md); throws ConfigurationError naming every variable that is wrong. */
+export function controllerConfigFromEnvironment(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
   const e = readEnvironment(environmentSchema, env);
   if (e.LEASE_DURATION % 1000 !== 0) throw new ConfigurationError('LEASE_DURATION: must be whole seconds');
   if (!(e.LEASE_DURATION > e.RENEW_DEADLINE && e.RENEW_DEADLINE > 1.2 * e.RETRY_PERIOD)) {
