@@ -155,7 +155,7 @@ describe('a GROUP grant', () => {
   });
 });
 
-describe('the GitOps guard', () => {
+describe('namespace authorisation of a grant applied with kubectl', () => {
   it('does not enforce a grant in a namespace bound to no organisation: NotAuthorized, no tuples', async () => {
     const item = await world.resources.createItem();
     const unbound = await world.resources.namespace('gitops-unbound');

@@ -219,23 +219,23 @@ describe('conflicts between grants that project the same tuple', () => {
 });
 
 describe('the world', () => {
-  it('explains a tuple by the grant that enforces it, ignoring the grant asking', () => {
+  it('accounts for a tuple by the grant that enforces it, ignoring the grant asking', () => {
     const grant = policyGrant('g');
     const { world } = testWorld({ grants: [grant] });
     const key = `resource:urn=3Adx=3Acat=3Aitem=3Aweather-stations#api_consumer@user:${USER}`;
-    expect(world.explain(key, world.evaluator(NOW))).toMatchObject({ relation: 'api_consumer' });
-    expect(world.explain(key, world.evaluator(NOW), 'policy-grant-system/g')).toBeUndefined();
+    expect(world.accountFor(key, world.evaluator(NOW))).toMatchObject({ relation: 'api_consumer' });
+    expect(world.accountFor(key, world.evaluator(NOW), 'policy-grant-system/g')).toBeUndefined();
   });
 
-  it('explains owner tuples by the one CatalogItem of the item id, none when ambiguous', () => {
+  it('accounts for owner tuples by the one CatalogItem of the item id, none when ambiguous', () => {
     const key = 'resource:urn=3Adx=3Acat=3Aitem=3Aweather-stations#owner@organization:' + ORG_A;
-    expect(testWorld().world.explain(key, testWorld().world.evaluator(NOW))).toMatchObject({
+    expect(testWorld().world.accountFor(key, testWorld().world.evaluator(NOW))).toMatchObject({
       relation: 'owner',
     });
     const twins = testWorld({ items: [catalogItem('a'), catalogItem('b')] }).world;
-    expect(twins.explain(key, twins.evaluator(NOW))).toBeUndefined();
+    expect(twins.accountFor(key, twins.evaluator(NOW))).toBeUndefined();
     const garbled = testWorld().world;
-    expect(garbled.explain('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
+    expect(garbled.accountFor('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
   });
 });
 

@@ -53,7 +53,7 @@ import { controlPlane, testKubeConfig, uniqueId } from '../../support/cluster.js
 import { testDatabase } from '../../support/database.js';
 
 // Controllers under test run in this process against the shared kube-apiserver (or a control plane of their
-// own), but always against a SpiceDB of their own: the resync deletes every grant tuple no CR it sees explains,
+// own), but always against a SpiceDB of their own: the resync deletes every grant tuple no CR it sees accounts for,
 // which on the shared SpiceDB would be other test files' tuples. Each test file also scopes its controller to
 // its own objects with a label selector, so that controllers of different files never reconcile one grant.
 
