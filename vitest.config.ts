@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
-import { HOOK_TIMEOUT_MS, PATIENCE_MS, TEST_TIMEOUT_MS } from './test/support/patience.js';
+import { POLL_TIMEOUT_MS } from './dev/wait/until.js';
+import { HOOK_TIMEOUT_MS, TEST_TIMEOUT_MS } from './test/support/timeouts.js';
 
 /** A coverage threshold: the least percentage of statements, branches, functions and lines. */
 const floor = (statements: number, branches: number, functions: number, lines: number) => ({
@@ -9,8 +10,8 @@ const floor = (statements: number, branches: number, functions: number, lines: n
   lines,
 });
 
-// Polls of another process (expect.poll) wait as long as the shared until() does: see test/support/patience.ts.
-const patientPolls = { poll: { timeout: PATIENCE_MS, interval: 100 } };
+// Polls of another process (expect.poll) wait as long as the shared until() does (dev/wait/until.ts).
+const pollDefaults = { poll: { timeout: POLL_TIMEOUT_MS, interval: 100 } };
 
 // Six projects: unit tests of pure logic, integration tests that share one real control plane (etcd,
 // kube-apiserver, SpiceDB) started once per run by the global setup, a few of them again with SpiceDB on
@@ -67,7 +68,7 @@ export default defineConfig({
           globalSetup: ['test/integration/support/global-setup.ts'],
           testTimeout: TEST_TIMEOUT_MS,
           hookTimeout: HOOK_TIMEOUT_MS,
-          expect: patientPolls,
+          expect: pollDefaults,
           // Two cores: files share the control plane, so run a few at once, not one per core of a CI box.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
@@ -91,7 +92,7 @@ export default defineConfig({
           globalSetup: ['test/integration/support/global-setup-postgres.ts'],
           testTimeout: TEST_TIMEOUT_MS,
           hookTimeout: HOOK_TIMEOUT_MS,
-          expect: patientPolls,
+          expect: pollDefaults,
           maxWorkers: 2,
           sequence: { groupOrder: 2 },
         },
@@ -104,7 +105,7 @@ export default defineConfig({
           globalSetup: ['test/e2e/support/global-setup.ts'],
           testTimeout: TEST_TIMEOUT_MS,
           hookTimeout: HOOK_TIMEOUT_MS,
-          expect: patientPolls,
+          expect: pollDefaults,
           maxWorkers: 1,
           sequence: { groupOrder: 3 },
         },

@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
-import { HOOK_TIMEOUT_MS, PATIENCE_MS, TEST_TIMEOUT_MS } from './test/support/patience.js';
+import { POLL_TIMEOUT_MS } from './dev/wait/until.js';
+import { HOOK_TIMEOUT_MS, TEST_TIMEOUT_MS } from './test/support/timeouts.js';
 
 // The install suite: what only the chart installed on a cluster can show. hack/chart-e2e.sh runs it against the
 // release that E2E_ENV_FILE describes, the files INSTALL_SHAPE names: `bundled` (test/install/*.test.ts: the
@@ -24,7 +25,7 @@ export default defineConfig({
     globalSetup: ['test/install/support/global-setup.ts'],
     testTimeout: TEST_TIMEOUT_MS,
     hookTimeout: HOOK_TIMEOUT_MS,
-    expect: { poll: { timeout: PATIENCE_MS, interval: 100 } },
+    expect: { poll: { timeout: POLL_TIMEOUT_MS, interval: 100 } },
     fileParallelism: false,
   },
 });

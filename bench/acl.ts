@@ -26,6 +26,7 @@ import { createBenchItem, createNamespace, individualGrant, startBenchAclApi } f
 import { parseNodeRuntime, runCompiled } from './support/node-runtime.js';
 import { processCpuMs, processTreeCpuMs } from './support/process-cpu.js';
 import { median, percentile } from './support/statistics.js';
+import { until } from '../dev/wait/until.js';
 
 // npm run bench:acl — create throughput through the ACL API against raw PolicyGrant creates with
 // @kubernetes/client-node, and listing latency with 10,000 grants in the cache. Loopback only: it starts
@@ -255,7 +256,8 @@ async function main(): Promise<void> {
     );
     await pooledCreates(kube, namespace, specs, 32);
     kube.close();
-    while (api.cache.allGrants().length < CACHE_SIZE) await new Promise((r) => setTimeout(r, 50));
+    const { cache } = api;
+    await until(() => cache.allGrants().length >= CACHE_SIZE, `the cache to hold ${CACHE_SIZE} grants`);
 
     const providerToken = await bearer(providerId);
     const cosToken = await bearer(randomUUID(), ['cos_admin']);

@@ -29,6 +29,7 @@ import { createMetricsRegistry } from '../src/observability/metrics.js';
 import { percentile } from './support/statistics.js';
 import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { devBearer } from './support/dev-bearer.js';
+import { until } from '../dev/wait/until.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 100);
@@ -82,11 +83,11 @@ function post(url: string, authorization: string, agent: http.Agent): Promise<nu
 /** JWT_CONCURRENCY callers checking back to back for SECONDS, each request with a token not seen before. */
 async function measureJwtChecks({ url, tokens }: Target): Promise<Latencies> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: JWT_CONCURRENCY });
-  const until = performance.now() + SECONDS * 1_000;
+  const endsAt = performance.now() + SECONDS * 1_000;
   const samples: number[] = [];
   let failures = 0;
   const caller = async () => {
-    while (performance.now() < until) {
+    while (performance.now() < endsAt) {
       const started = performance.now();
       const token = tokens.pop();
       if (token === undefined) throw new Error('out of tokens: raise BENCH_TOKENS');
@@ -210,11 +211,8 @@ async function runMode(
 }
 
 async function untilReady(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    if ((await fetch(`${url}/healthz/ready`).catch(() => undefined))?.status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('the decision service did not become ready');
+  const ready = async () => (await fetch(`${url}/healthz/ready`).catch(() => undefined))?.status === 200;
+  await until(ready, 'the decision service to be ready', 60_000, 200);
 }
 
 const ms = (value: number) => value.toFixed(1);

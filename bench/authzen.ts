@@ -34,7 +34,8 @@ import { devBearer } from './support/dev-bearer.js';
 import { printTable } from './support/markdown-table.js';
 import { parseNodeRuntime, runCompiled, siblingModule } from './support/node-runtime.js';
 import { median } from './support/statistics.js';
-import { until } from '../test/support/until.js';
+import { until } from '../dev/wait/until.js';
+import { sleep } from '../dev/wait/sleep.js';
 
 const ITEMS = 10_000;
 const USABLE = 1_000;
@@ -421,7 +422,7 @@ async function main(): Promise<void> {
     );
     // Past the barrier's window (quantization and margin): the steady state, where a search is read at
     // minimize_latency as the direct calls are, not the window right after the world was written.
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await sleep(SETTLE_MS);
     const samples = await measure(post, client);
     console.log(
       `bench:authzen: ${rounds} rounds, ${singles} single evaluations (after ${warmUp} warm-up rounds); ` +

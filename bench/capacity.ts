@@ -43,10 +43,11 @@ import { EtcdGateway, type EtcdEntry } from './support/etcd-gateway.js';
 import { indexSyntheticGrants } from './support/grant-view.js';
 import { liveHeap } from './support/live-heap.js';
 import { printTable } from './support/markdown-table.js';
-import { until } from '../test/support/until.js';
+import { until } from '../dev/wait/until.js';
 import { syncedInformer } from './support/static-informer.js';
 import { ACL_NAMESPACE, syntheticGrant } from './support/synthetic-grant.js';
 import { syntheticMembership } from './support/synthetic-membership.js';
+import { sleep } from '../dev/wait/sleep.js';
 
 const OVERALL_TIMEOUT_MS = 60 * 60_000;
 const LIST_TIMEOUT_MS = 300_000;
@@ -111,10 +112,6 @@ const etcdKey = (kind: Kind, name: string) =>
 function storedValue(object: KubernetesObject): string {
   const { resourceVersion: _dropped, ...metadata } = object.metadata ?? {};
   return `${JSON.stringify({ ...object, metadata })}\n`;
-}
-
-async function sleep(ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

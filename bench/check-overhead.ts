@@ -29,7 +29,7 @@ import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { printTable } from './support/markdown-table.js';
 import { median } from './support/statistics.js';
 import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
-import { until } from '../test/support/until.js';
+import { until } from '../dev/wait/until.js';
 import { devBearer } from './support/dev-bearer.js';
 import { parseNodeRuntime, runCompiled, siblingModule } from './support/node-runtime.js';
 

@@ -35,6 +35,8 @@ import { startBenchSpiceDB } from './support/bench-spicedb.js';
 import { devBearer } from './support/dev-bearer.js';
 import { parseNodeRuntime, runCompiled, runsFromSource } from './support/node-runtime.js';
 import { machineCpuMs, processCpuMs } from './support/process-cpu.js';
+import { sleep } from '../dev/wait/sleep.js';
+import { until } from '../dev/wait/until.js';
 
 type Mode = 'direct' | 'service';
 type Workload = 'unique' | 'repeated';
@@ -532,7 +534,7 @@ async function settleExpectations(client: SpiceDBClient, checks: Check[], zedTok
     // Right after the schema was written, minimize_latency checks fail until their snapshot has it.
     const latest = await answers({ minimizeLatency: true }).catch(() => undefined);
     if (latest?.every((allowed, index) => allowed === checks[index]?.expected)) return;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
   }
   throw new Error('minimize_latency checks do not agree with the seeded relationships after 20 passes');
 }
@@ -554,7 +556,7 @@ async function patiently<T>(attempt: () => Promise<T>): Promise<T> {
       return await attempt();
     } catch (error) {
       if (tries === 5) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await sleep(1_000);
     }
   }
 }
@@ -771,7 +773,7 @@ async function main(): Promise<void> {
     // minimize_latency like the direct path's.
     const { quantizationMs, marginMs } = DEFAULT_REVISION_BARRIER;
     const startupLeft = serviceStarted + quantizationMs + marginMs - performance.now();
-    if (startupLeft > 0) await new Promise((resolve) => setTimeout(resolve, startupLeft));
+    if (startupLeft > 0) await sleep(startupLeft);
     console.log(
       `machine: ${availableParallelism()} cores, load average ${loadavg()
         .map((l) => l.toFixed(2))
@@ -896,11 +898,8 @@ function ownCpuMs(spicedbPid: number): number {
 }
 
 async function untilReady(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 150; attempt++) {
-    if ((await fetch(`${url}/healthz/ready`)).status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('decision service not ready after 30 s');
+  const ready = async () => (await fetch(`${url}/healthz/ready`)).status === 200;
+  await until(ready, 'the decision service to be ready', 30_000, 200);
 }
 
 const COLUMNS = [

@@ -67,7 +67,7 @@ import { readSchemaText } from '../src/spicedb/schema.js';
 import { SpiceDBClient, type RelationshipUpdate } from '../src/spicedb/client.js';
 import { loadRegistry } from '../src/spicedb/registry.js';
 import { printTable } from './support/markdown-table.js';
-import { until } from '../test/support/until.js';
+import { until } from '../dev/wait/until.js';
 import { entrypointArgs, parseNodeRuntime, type NodeRuntime } from './support/node-runtime.js';
 import { staticInformer } from './support/static-informer.js';
 import { percentile } from './support/statistics.js';

@@ -8,6 +8,7 @@ import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDevStack } from '../dev/stack/dev-stack.js';
 import { percentile } from './support/statistics.js';
+import { until } from '../dev/wait/until.js';
 
 // npm run bench:e2e — how long a grant takes to reach the hot path, from outside, over BENCH_GRANTS grants
 // (default 200) for each way of asking, BENCH_CONCURRENCY lifecycles at a time (default 4: a steady pace, not a
@@ -198,11 +199,8 @@ async function revokeGrant(ctx: Stack, policyId: string, headers: Record<string,
 }
 
 async function checkUntil(ctx: Stack, decision: string, consumer: string, expected: boolean): Promise<void> {
-  const deadline = performance.now() + GIVE_UP_MS;
-  while ((await check(ctx, decision, consumer)) !== expected) {
-    if (performance.now() > deadline) throw new Error(`check never became ${expected}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  const agrees = async () => (await check(ctx, decision, consumer)) === expected;
+  await until(agrees, `the check to become ${expected}`, GIVE_UP_MS, POLL_MS);
 }
 
 async function check(

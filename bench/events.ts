@@ -20,6 +20,7 @@ import { mintToken } from '../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDevStack } from '../dev/stack/dev-stack.js';
 import { percentile } from './support/statistics.js';
+import { until } from '../dev/wait/until.js';
 
 // npm run bench:events — membership events applied per second through POST /events, one event per request
 // (BENCH_EVENTS, default 500, BENCH_CONCURRENCY requests in flight, default 16) and in batches of 100
@@ -250,12 +251,19 @@ async function readMembership(ctx: Context, key: MembershipKey): Promise<Members
 
 /** Polls the check until it allows; false when `giveUpMs` passes first. */
 async function checkUntil(ctx: Context, userId: string, giveUpMs: number): Promise<boolean> {
-  const deadline = performance.now() + giveUpMs;
-  while (!(await check(ctx, userId))) {
-    if (performance.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-  return true;
+  const gaveUp = new Error(`the check did not allow ${userId} within ${giveUpMs} ms`);
+  return until(
+    () => check(ctx, userId),
+    () => gaveUp,
+    giveUpMs,
+    POLL_MS,
+  ).then(
+    () => true,
+    (error: unknown) => {
+      if (error === gaveUp) return false;
+      throw error;
+    },
+  );
 }
 
 async function check(ctx: Context, userId: string): Promise<boolean> {

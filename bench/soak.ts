@@ -27,6 +27,7 @@ import { individualGrant } from './support/acl-api.js';
 import { openLoop, type OpenLoop, type OperationCounts } from './support/open-loop.js';
 import { residentBytes } from './support/resident-memory.js';
 import { percentile } from './support/statistics.js';
+import { sleep } from '../dev/wait/sleep.js';
 
 /**
  * RSS growth allowed after warm-up, from the median of the first minute's samples to the median of the last
@@ -210,15 +211,10 @@ async function soak(
   return samples;
 }
 
-function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, Math.max(0, at - performance.now()));
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
+/** Resolves at `at` (performance.now()'s clock), or as soon as `signal` aborts. */
+async function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
+  await sleep(Math.max(0, at - performance.now()), signal).catch((error: unknown) => {
+    if (!signal.aborted) throw error;
   });
 }
 

@@ -4,7 +4,9 @@ import { collectionPath, KubeClient, NAMESPACE_RESOURCE } from '../../src/kube/i
 import { CATALOG_ITEM_KIND, CATALOG_ITEM_RESOURCE, GROUP_VERSION } from '../../src/api/v1alpha1/index.js';
 import type { DevSigningKey } from '../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../dev/tokens/dev-token.js';
+import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
 import { startAclApi, type RunningAclApi } from '../../src/acl/acl-server.js';
+import { until } from '../../dev/wait/until.js';
 
 // The ACL API as the benchmarks run it: in process, on loopback, trusting the development signing key.
 
@@ -36,7 +38,7 @@ export async function startBenchAclApi(options: BenchAclApiOptions): Promise<Run
       ...(options.auditing === undefined ? {} : { auditing: options.auditing }),
     },
   );
-  while (api.cache.itemsWithId(options.itemId).length === 0) await new Promise((r) => setTimeout(r, 20));
+  await until(() => api.cache.itemsWithId(options.itemId).length > 0, `item ${options.itemId} in the cache`);
   return api;
 }
 

@@ -9,7 +9,7 @@ import {
   KubeClient,
   objectPath,
 } from '../../src/kube/index.js';
-import { delay } from './managed-process.js';
+import { until } from '../wait/until.js';
 
 const CRDS = CUSTOM_RESOURCE_DEFINITION_RESOURCE;
 
@@ -58,17 +58,14 @@ async function applyCrd(kube: KubeClient, crd: V1CustomResourceDefinition): Prom
 }
 
 async function waitEstablished(kube: KubeClient, name: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const established = async () => {
     const crd = await kube.call<V1CustomResourceDefinition>({
       method: 'GET',
       path: objectPath(CRDS, { name }),
     });
-    const established = crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    if (established) return;
-    await delay(200);
-  }
-  throw new Error(`CRD ${name} was not Established within ${timeoutMs} ms`);
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  };
+  await until(established, `CRD ${name} to be Established`, timeoutMs, 200);
 }
 
 /**
@@ -83,12 +80,7 @@ async function waitWatchable(kube: KubeClient, crd: V1CustomResourceDefinition, 
     plural: names.plural,
     namespaced: false,
   });
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await answersWatch(kube, path)) return;
-    await delay(200);
-  }
-  throw new Error(`watching ${path} did not work within ${timeoutMs} ms`);
+  await until(() => answersWatch(kube, path), `a watch on ${path} to be accepted`, timeoutMs, 200);
 }
 
 /** Whether a watch on `path` is accepted (200); the stream is closed at once. */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import { readLogTail } from './log-tail.js';
+import { until } from '../wait/until.js';
 
 export interface ProcessSpec {
   name: string;
@@ -106,10 +107,6 @@ export function asNonRoot(command: string, args: string[]): [string, string[]] {
   ];
 }
 
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** What `promise` resolves to, or undefined after `ms`; the timer does not outlive the answer. */
 export async function withinTime<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
@@ -133,21 +130,14 @@ export async function waitUntilHealthy(
   timeoutMs: number,
 ): Promise<void> {
   const exit = process.exited.then((status) => ({ exit: status }));
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<{ timedOut: true }>((resolve) => {
-    timer = setTimeout(() => resolve({ timedOut: true }), timeoutMs);
-  });
-  try {
-    for (;;) {
-      const outcome = await Promise.race([probe().catch(() => false), exit, timedOut]);
-      if (outcome === true) return;
-      if (outcome !== false) throw await startFailure(process, outcome, timeoutMs);
-      const pause = await Promise.race([exit, timedOut, delay(200)]);
-      if (pause) throw await startFailure(process, pause, timeoutMs);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
+  const deadline = Date.now() + timeoutMs;
+  const healthy = async (): Promise<boolean> => {
+    const answer = Promise.race([probe().catch(() => false), exit]);
+    const outcome = await withinTime(answer, Math.max(0, deadline - Date.now()));
+    if (typeof outcome === 'object') throw await startFailure(process, `exited with ${outcome.exit}`);
+    return outcome === true;
+  };
+  await until(healthy, () => startFailure(process, `was not healthy within ${timeoutMs} ms`), timeoutMs, 200);
 }
 
 /** Starts a process and waits until `probe` says it serves; if it never does, the process is stopped. */
@@ -166,12 +156,7 @@ export async function startHealthyProcess(
   }
 }
 
-async function startFailure(
-  process: ManagedProcess,
-  outcome: { exit: number | string } | { timedOut: true },
-  timeoutMs: number,
-): Promise<Error> {
-  const what = 'exit' in outcome ? `exited with ${outcome.exit}` : `was not healthy within ${timeoutMs} ms`;
+async function startFailure(process: ManagedProcess, what: string): Promise<Error> {
   const tail = await readLogTail(process.logFile);
   return new Error(`${process.name} ${what}; last lines of ${process.logFile}:\n${tail}`);
 }

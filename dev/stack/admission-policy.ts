@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import {
   GROUP_VERSION,
@@ -10,6 +9,7 @@ import {
 import { REQUESTER_ANNOTATION } from '../../src/controller/audit/kubernetes-actor.js';
 import { collectionPath, KubeApiError, KubeClient } from '../../src/kube/index.js';
 import { readManifests } from './manifests.js';
+import { until } from '../wait/until.js';
 
 /** The kinds of config/admission (and of the chart's admission templates). */
 export const ADMISSION_KINDS = new Set([
@@ -67,14 +67,15 @@ export async function untilGrantPoliciesEnforced(
 ): Promise<void> {
   const asAdmin = new KubeClient(admin);
   const asAclApi = new KubeClient(aclApi);
-  const deadline = Date.now() + POLICIES_TIMEOUT_MS;
+  const enforced = async () =>
+    (await stamped(asAclApi, namespace)) && (await marksRefused(asAdmin, namespace));
   try {
-    while (!(await stamped(asAclApi, namespace)) || !(await marksRefused(asAdmin, namespace))) {
-      if (Date.now() > deadline) {
-        throw new Error(`the grant admission policies were not in effect within ${POLICIES_TIMEOUT_MS} ms`);
-      }
-      await sleep(POLICIES_POLL_MS);
-    }
+    await until(
+      enforced,
+      'the grant admission policies to be in effect',
+      POLICIES_TIMEOUT_MS,
+      POLICIES_POLL_MS,
+    );
   } finally {
     asAdmin.close();
     asAclApi.close();

@@ -1,5 +1,5 @@
 import type { RunningController } from '../../src/controller/start-controller.js';
-import { delay } from '../localplane/managed-process.js';
+import { until } from '../wait/until.js';
 
 /**
  * Waits until the controller has compared SpiceDB with the PolicyGrants once. After a restart SpiceDB (memory
@@ -10,12 +10,11 @@ export async function waitForFirstResync(
   controller: Pick<RunningController, 'lastResync' | 'isLeader' | 'hasSynced'>,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (controller.lastResync() === undefined) {
-    if (Date.now() > deadline) {
-      const state = `leading: ${controller.isLeader()}, caches synced: ${controller.hasSynced()}`;
-      throw new Error(`the controller did not finish its first resync within ${timeoutMs} ms (${state})`);
-    }
-    await delay(200);
-  }
+  const state = () => `leading: ${controller.isLeader()}, caches synced: ${controller.hasSynced()}`;
+  await until(
+    () => controller.lastResync() !== undefined,
+    () => new Error(`the controller did not finish its first resync within ${timeoutMs} ms (${state()})`),
+    timeoutMs,
+    200,
+  );
 }

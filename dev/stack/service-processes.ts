@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { aclEnvironment } from '../../src/acl/acl-config.js';
 import { readEnvironment } from '../../src/config/environment.js';
 import { freePort } from '../localplane/free-port.js';
-import { delay, startHealthyProcess } from '../localplane/managed-process.js';
+import { startHealthyProcess } from '../localplane/managed-process.js';
+import { until } from '../wait/until.js';
 import { repoRoot } from '../localplane/repo-root.js';
 import { metricValue } from '../../src/observability/metric-text.js';
 import type { LaunchedService, ServiceLauncher } from './service-launcher.js';
@@ -66,13 +67,7 @@ async function startServiceProcess(
 
 /** From outside, the first resync shows as the first observation of its duration. */
 async function untilResynced(controllerUrl: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await hasResynced(controllerUrl))) {
-    if (Date.now() > deadline) {
-      throw new Error(`the controller did not finish its first resync within ${timeoutMs} ms`);
-    }
-    await delay(200);
-  }
+  await until(() => hasResynced(controllerUrl), 'the controller to finish its first resync', timeoutMs, 200);
 }
 
 async function hasResynced(controllerUrl: string): Promise<boolean> {

@@ -24,14 +24,14 @@ export class ClusterView extends ClusterLister {
   }
 
   /**
-   * What the resync may write under `key`: as `explain`, but a grant's tuple only once the grant holds its
+   * What the resync may write under `key`: as `accountFor`, but a grant's tuple only once the grant holds its
    * finalizer and has a status (its first reconcile is done). Before that, nothing guarantees that deleting
    * the grant removes the tuple again: a grant deleted before its first reconcile goes without one, and the
    * ACL API releases the finalizer of a grant it rolls back while no status is written (docs/controller.md,
    * "Finalizer from birth"). Its reconcile writes the tuple, finalizer first.
    */
-  explainWritable(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
-    if (parseTupleKey(key).relation === OWNER_RELATION) return this.explain(key, evaluator);
+  accountForWritable(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
+    if (parseTupleKey(key).relation === OWNER_RELATION) return this.accountFor(key, evaluator);
     const enforced = evaluator.enforcedBy(key);
     const reconciled = enforced && hasFinalizer(enforced.grant) && enforced.grant.status !== undefined;
     return reconciled ? enforced.relationship : undefined;
@@ -39,9 +39,9 @@ export class ClusterView extends ClusterLister {
 
   /**
    * The relationship that some resource wants under `key` now (with its expiration), or undefined when no
-   * grant or CatalogItem explains the tuple: it is then an orphan.
+   * grant or CatalogItem accounts for the tuple: it is then an orphan.
    */
-  explain(key: TupleKey, evaluator: GrantEvaluator, excludedGrantKey?: string): Relationship | undefined {
+  accountFor(key: TupleKey, evaluator: GrantEvaluator, excludedGrantKey?: string): Relationship | undefined {
     const parsed = parseTupleKey(key);
     if (parsed.relation !== OWNER_RELATION) return evaluator.enforcedBy(key, excludedGrantKey)?.relationship;
     let itemId: string;

@@ -73,7 +73,7 @@ export class GrantMetrics {
       name: 'drift_repaired_total',
       help:
         'Relationships the resync repaired: missing ones written (or rewritten with the right expiration), ' +
-        'orphans (explained by no grant or CatalogItem) deleted.',
+        'orphans (accounted for by no grant or CatalogItem) deleted.',
       labelNames: ['direction'],
     });
     this.drift.inc({ direction: 'missing' }, 0);

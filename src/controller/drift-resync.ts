@@ -28,7 +28,7 @@ export interface DriftResyncOptions {
 
 export type ResyncedWorld = Pick<
   ProjectedView<never>,
-  'manages' | 'explain' | 'explainWritable' | 'wantedRelationships'
+  'manages' | 'accountFor' | 'accountForWritable' | 'wantedRelationships'
 >;
 
 export interface ResyncReport {
@@ -157,7 +157,9 @@ export class DriftResync {
     let deleted = 0;
     for (const batch of chunk(keys, this.batchSize)) {
       const removed = await this.repair(batch, isCancelled, (key, evaluator) =>
-        this.explain(key, evaluator) ? undefined : { operation: 'delete', relationship: parseTupleKey(key) },
+        this.accountFor(key, evaluator)
+          ? undefined
+          : { operation: 'delete', relationship: parseTupleKey(key) },
       );
       this.options.metrics.driftRepaired('orphan', removed.length);
       this.options.onTuplesDeleted(removed);
@@ -172,8 +174,8 @@ export class DriftResync {
       const repaired = await this.repair(batch, isCancelled, (key, evaluator) => {
         const projected = this.projectedManaging(key);
         const writable = projected
-          ? projected.explainWritable(key)
-          : this.options.world.explainWritable(key, evaluator);
+          ? projected.accountForWritable(key)
+          : this.options.world.accountForWritable(key, evaluator);
         return writable ? { operation: 'touch', relationship: writable } : undefined;
       });
       this.options.metrics.driftRepaired('missing', repaired.length);
@@ -182,9 +184,9 @@ export class DriftResync {
     return written;
   }
 
-  private explain(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
+  private accountFor(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
     const projected = this.projectedManaging(key);
-    return projected ? projected.explain(key) : this.options.world.explain(key, evaluator);
+    return projected ? projected.accountFor(key) : this.options.world.accountFor(key, evaluator);
   }
 
   private projectedManaging(key: TupleKey): ResyncedWorld | undefined {

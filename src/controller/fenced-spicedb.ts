@@ -112,7 +112,7 @@ export class FencedSpiceDB implements RelationshipStore {
     try {
       return await this.options.client.writeRelationships(batch, { preconditions: [this.heldBy(term)] });
     } catch (error) {
-      if (isFailedPrecondition(error)) await this.explainFailedPrecondition(term);
+      if (isFailedPrecondition(error)) await this.diagnoseFailedPrecondition(term);
       throw error;
     }
   }
@@ -170,7 +170,7 @@ export class FencedSpiceDB implements RelationshipStore {
    * is gone (SpiceDB lost its data: set it again on the next write), or the failure was about something else
    * (a schema SpiceDB lacks), which the caller's error already says.
    */
-  private async explainFailedPrecondition(term: string): Promise<void> {
+  private async diagnoseFailedPrecondition(term: string): Promise<void> {
     const holders = await this.readFence().catch(() => undefined);
     if (holders === undefined || holders.some((relationship) => relationship.subject.id === term)) return;
     if (holders.length === 0) {

@@ -10,7 +10,7 @@ import { ResyncScheduler } from './resync-scheduler.js';
 /**
  * Every relation the controller is the only writer of: those of grants and CatalogItems, the members and
  * owners of organisations and groups, and the delegations and agent ownerships. The resync reads exactly these
- * and deletes what no resource explains.
+ * and deletes what no resource accounts for.
  */
 export function resyncedRelations(registry: Registry): ManagedRelation[] {
   return [...managedRelations(registry), ...MEMBERSHIP_RELATIONS, ...delegationRelations(registry)];

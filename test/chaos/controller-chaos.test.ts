@@ -1,14 +1,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EnforcedReason, type PolicyGrant } from '../../src/api/v1alpha1/index.js';
-import { delay } from '../../dev/localplane/managed-process.js';
+import { sleep } from '../../dev/wait/sleep.js';
 import { loadRegistry } from '../../src/spicedb/registry.js';
 import {
   enforcedCondition,
   type OwnSpiceDB,
   type Resources,
 } from '../integration/controller/support/harness.js';
-import { until } from '../support/until.js';
+import { until } from '../../dev/wait/until.js';
 import type { ControllerReplica } from './support/controller-replica.js';
 import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
 import { accountForTuple } from './support/drift-account.js';
@@ -80,14 +80,16 @@ async function waitForSettledStatuses(): Promise<void> {
   await until(
     async () => {
       pending = unsettled(await listGrants(kubeConfig, aclNamespace));
-      if (pending.length > 0) await delay(1_000);
       return pending.length === 0;
     },
-    'every grant status to be current',
+    () =>
+      new Error(
+        `timed out after ${SETTLE_TIMEOUT_MS} ms waiting for every grant status to be current; ` +
+          `still: ${pending.slice(0, 20).join('; ')}`,
+      ),
     SETTLE_TIMEOUT_MS,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}; still: ${pending.slice(0, 20).join('; ')}`);
-  });
+    1_000,
+  );
 }
 
 /** Faults and changes of leader, in the order they happened. */
@@ -136,7 +138,7 @@ describe('two controller replicas under chaos', () => {
     await waitForSettledStatuses();
     for (let pass = 0; pass < 3; pass += 1) {
       await checker.pass();
-      await delay(CHECK_INTERVAL_MS);
+      await sleep(CHECK_INTERVAL_MS);
     }
     const grants = await listGrants(kubeConfig, aclNamespace);
     const wanted = effectiveProjection({

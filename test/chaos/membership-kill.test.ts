@@ -7,9 +7,8 @@ import {
 } from '../../src/controller/memberships/membership-projection.js';
 import { currentReason } from '../../src/controller/memberships/membership-status.js';
 import { tupleKey, type TupleKey } from '../../src/verdict/tuple-key.js';
-import { delay } from '../../dev/localplane/managed-process.js';
 import type { OwnSpiceDB } from '../integration/controller/support/harness.js';
-import { until } from '../support/until.js';
+import { until } from '../../dev/wait/until.js';
 import type { ControllerReplica } from './support/controller-replica.js';
 import { startReplicaPair, type ReplicaPair } from './support/replica-pair.js';
 import { FaultInjector, kill, type LeaseWatcher } from './support/fault-injector.js';
@@ -71,14 +70,16 @@ async function waitForSettledStatuses(): Promise<Membership[]> {
     async () => {
       memberships = await listMemberships(kubeConfig, aclNamespace);
       pending = unsettled(memberships);
-      if (pending.length > 0) await delay(1_000);
       return pending.length === 0;
     },
-    'every membership status to be current',
+    () =>
+      new Error(
+        `timed out after ${SETTLE_TIMEOUT_MS} ms waiting for every membership status to be current; ` +
+          `${pending.length} still: ${pending.slice(0, 20).join('; ')}`,
+      ),
     SETTLE_TIMEOUT_MS,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}; ${pending.length} still: ${pending.slice(0, 20).join('; ')}`);
-  });
+    1_000,
+  );
   return memberships;
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
-import { SHORT_LIFETIME_MS } from '../support/patience.js';
+import { SHORT_LIFETIME_MS } from '../support/timeouts.js';
 import { acl, check, e2e, eventually, sampleItemParties, token } from './support/stack-client.js';
 
 // The delegation lifecycle from outside, through `npm start`: an owner holding an api grant delegates querier to

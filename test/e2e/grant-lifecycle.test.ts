@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../support/member-events.js';
-import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../dev/wait/until.js';
+import { SHORT_LIFETIME_MS } from '../support/timeouts.js';
 import { untilBarrierAgrees } from '../support/barrier-agreement.js';
 import {
   acl,
@@ -63,7 +64,7 @@ async function enforcedStatus(policyId: string): Promise<string | undefined> {
 }
 
 const allowedNow = (userId: string, relation = 'api') => userAllowed(checker, userId, item.itemId, relation);
-const becomes = (userId: string, expected: boolean, relation = 'api', timeoutMs = PATIENCE_MS) =>
+const becomes = (userId: string, expected: boolean, relation = 'api', timeoutMs = POLL_TIMEOUT_MS) =>
   eventually(
     `check ${relation} for ${userId} to be ${expected}`,
     async () => ((await allowedNow(userId, relation)) === expected ? true : undefined),
@@ -153,7 +154,7 @@ describe('a grant, from the outside', () => {
       grantItem({ userId: consumer, expiryTime: new Date(Date.now() + SHORT_LIFETIME_MS).toISOString() }),
     );
     await becomes(consumer, true);
-    await becomes(consumer, false, 'api', SHORT_LIFETIME_MS + PATIENCE_MS);
+    await becomes(consumer, false, 'api', SHORT_LIFETIME_MS + POLL_TIMEOUT_MS);
     await eventually('state EXPIRED', async () =>
       (await grantByPolicyId(policyId))?.status?.state === 'EXPIRED' ? true : undefined,
     );

@@ -1,4 +1,4 @@
-import { PATIENCE_MS } from './patience.js';
+import { POLL_TIMEOUT_MS, until } from '../../dev/wait/until.js';
 
 /**
  * How the decision service evaluated checks, by
@@ -32,10 +32,9 @@ export interface BarrierAgreement {
  * agreed fails at once: the barrier never goes back to an older revision. Returns how many answers came before.
  */
 export async function untilBarrierAgrees(agreement: BarrierAgreement): Promise<number> {
-  const deadline = Date.now() + PATIENCE_MS;
   let answersBefore = 0;
   let agreedOnce = false;
-  for (;;) {
+  const agreesThroughBarrier = async (): Promise<boolean> => {
     const quantizedBefore = consistencyCount(await agreement.metricsText(), 'minimize_latency');
     const agrees = (await agreement.allowed()) === agreement.expected;
     const quantized = consistencyCount(await agreement.metricsText(), 'minimize_latency') > quantizedBefore;
@@ -44,13 +43,13 @@ export async function untilBarrierAgrees(agreement: BarrierAgreement): Promise<n
         `${agreement.what}: the check agreed, then answered ${String(!agreement.expected)} again`,
       );
     }
-    if (agrees && !quantized) return answersBefore;
+    if (agrees && !quantized) return true;
     agreedOnce ||= agrees;
     answersBefore += 1;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${agreement.what}: no check agreed through the revision barrier within ${PATIENCE_MS} ms`,
-      );
-    }
-  }
+    return false;
+  };
+  const noAgreement = () =>
+    new Error(`${agreement.what}: no check agreed through the revision barrier within ${POLL_TIMEOUT_MS} ms`);
+  await until(agreesThroughBarrier, noAgreement, POLL_TIMEOUT_MS, 0);
+  return answersBefore;
 }

@@ -1,6 +1,7 @@
 import {
   ACCESS_REQUEST_KIND,
   ACCESS_REQUEST_LABEL,
+  ACCESS_REQUEST_RESOURCE,
   accessRequestState,
   GROUP_VERSION,
   type AccessRequest,
@@ -16,6 +17,7 @@ import { administersItem, assertHasUserId, lookupItem, ORG_ADMIN } from '../auth
 import type { KubeClient } from '../../kube/kube-client.js';
 import type { ListingPage } from '../listing-route.js';
 import { isNotFound, isPreconditionConflict } from '../../kube/api-error.js';
+import { ObjectWriter } from '../../kube/object-writer.js';
 import type { PolicyCreator } from '../policies/create-policies.js';
 import type { GrantStore } from '../policies/grant-store.js';
 import { compareGrants, utcTimestamp } from '../policies/policy-rows.js';
@@ -72,7 +74,12 @@ export type Listing = ListingPage<AccessRequestRow>;
  * included, and is undone when the request changed under it.
  */
 export class AccessRequests {
-  constructor(private readonly options: AccessRequestsOptions) {}
+  /** Status writes go to the status subresource, as the controller's do, conditioned on the version read. */
+  private readonly writer: ObjectWriter<AccessRequest>;
+
+  constructor(private readonly options: AccessRequestsOptions) {
+    this.writer = new ObjectWriter<AccessRequest>(options.kube, ACCESS_REQUEST_RESOURCE);
+  }
 
   async create(principal: Principal, body: CreateAccessRequestBody): Promise<ReadRequest> {
     assertHasUserId(principal, 'ask for access');
@@ -203,7 +210,7 @@ export class AccessRequests {
   /** The status write of a decision, conditioned on the version it was decided on: 412 when it changed. */
   private async writeDecision(request: AccessRequest, status: AccessRequestStatus): Promise<AccessRequest> {
     try {
-      return await this.writeStatus(request, status);
+      return await this.writer.updateStatus(request, status);
     } catch (error) {
       if (!isPreconditionConflict(error) && !isNotFound(error)) throw error;
       throw new HttpError(
@@ -219,22 +226,13 @@ export class AccessRequests {
    */
   private async markPending(created: AccessRequest): Promise<AccessRequest> {
     try {
-      return await this.writeStatus(created, { state: 'PENDING' });
+      return await this.writer.updateStatus(created, { state: 'PENDING' });
     } catch (error) {
       if (!isPreconditionConflict(error)) throw error;
       const current = await this.fresh(created);
       if (current.status?.state !== 'PENDING') throw error;
       return current;
     }
-  }
-
-  private writeStatus(request: AccessRequest, status: AccessRequestStatus): Promise<AccessRequest> {
-    const { kube, namespace } = this.options;
-    return kube.call<AccessRequest>({
-      method: 'PUT',
-      path: `${paths.accessRequest(namespace, request.metadata.name ?? '')}/status`,
-      body: { ...request, status },
-    });
   }
 
   /** The request as the apiserver has it now: the cache may lag behind the caller's last read. */

@@ -15,7 +15,7 @@ export const KUBERNETES_ACTIONS = {
   deleted: 'policy.deleted',
 } as const;
 
-/** Entries of this manager never explain a change of the grant's spec: it writes finalizers and status. */
+/** Entries of this manager never account for a change of the grant's spec: it writes finalizers and status. */
 const IGNORED_MANAGERS = new Set([CONTROLLER_FIELD_MANAGER]);
 
 /** An Update or Apply of the object itself (not its status) by someone else than the controller. */

@@ -34,7 +34,7 @@ export interface ProjectionWrite {
   signal?: AbortSignal;
   /**
    * Objects (`<type>:<id>`) on which the grant may have written tuples nobody remembers (no record of its last write
-   * or in its status): their grant relations are read, and what no grant explains is deleted with the write.
+   * or in its status): their grant relations are read, and what no grant accounts for is deleted with the write.
    */
   repair?: string[];
 }
@@ -74,7 +74,7 @@ export class GrantProjector {
       [...keys, ...stale].map(objectOfTupleKey).concat(repair),
       async () => {
         const found = (await this.grantTuplesOn(repair)).filter((key) => !wanted.has(key));
-        const deletable = this.unexplained([...new Set([...stale, ...found])], grantKey);
+        const deletable = this.unaccountedFor([...new Set([...stale, ...found])], grantKey);
         const write = store.writeRelationshipsInBatches(
           [...relationships.map(touch), ...deletable.map(remove)],
           signal,
@@ -106,7 +106,7 @@ export class GrantProjector {
     const objects = keys.map(objectOfTupleKey).concat(repair);
     const { deleted, queued } = await mutex.withLock(objects, async () => {
       const found = await this.grantTuplesOn(repair);
-      const deletable = this.unexplained([...new Set([...keys, ...found])], grantKey);
+      const deletable = this.unaccountedFor([...new Set([...keys, ...found])], grantKey);
       const write =
         deletable.length > 0 ? store.writeRelationshipsInBatches(deletable.map(remove), signal) : undefined;
       return { deleted: deletable, queued: { write } };
@@ -164,9 +164,9 @@ export class GrantProjector {
     return keys;
   }
 
-  private unexplained(keys: TupleKey[], grantKey: string): TupleKey[] {
+  private unaccountedFor(keys: TupleKey[], grantKey: string): TupleKey[] {
     const { world } = this.options;
     const evaluator = world.evaluator(this.now());
-    return keys.filter((key) => world.explain(key, evaluator, grantKey) === undefined);
+    return keys.filter((key) => world.accountFor(key, evaluator, grantKey) === undefined);
   }
 }

@@ -79,7 +79,7 @@ export class ProjectedProjector<T extends ProjectedObject> {
     const { world } = this.options;
     return world.kind
       .project(object)
-      .filter((relationship) => !world.explain(tupleKey(relationship), key))
+      .filter((relationship) => !world.accountFor(tupleKey(relationship), key))
       .map((relationship) => ({ operation: 'delete', relationship }));
   }
 

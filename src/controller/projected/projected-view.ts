@@ -9,7 +9,7 @@ const BY_TUPLE = 'tupleKey';
 
 /**
  * The controller's view of one projected kind (its informer's cache), indexed by the tuples the objects
- * project: which objects explain a tuple, what the resync wants.
+ * project: which objects account for a tuple, what the resync wants.
  */
 export class ProjectedView<T extends ProjectedObject> {
   constructor(
@@ -48,21 +48,21 @@ export class ProjectedView<T extends ProjectedObject> {
   }
 
   /** The relationship a counting object other than `except` (an object key) wants under `key`, if any. */
-  explain(key: TupleKey, except?: string): Relationship | undefined {
-    return this.explainBy(key, (object) => objectKey(object) !== except);
+  accountFor(key: TupleKey, except?: string): Relationship | undefined {
+    return this.accountForIf(key, (object) => objectKey(object) !== except);
   }
 
   /**
-   * As `explain`, but only for an object that holds its finalizer: before that nothing guarantees that
+   * As `accountFor`, but only for an object that holds its finalizer: before that nothing guarantees that
    * deleting it removes the tuple again, so its reconcile writes it, finalizer first.
    */
-  explainWritable(key: TupleKey): Relationship | undefined {
-    return this.explainBy(key, hasFinalizer);
+  accountForWritable(key: TupleKey): Relationship | undefined {
+    return this.accountForIf(key, hasFinalizer);
   }
 
-  private explainBy(key: TupleKey, accept: (object: T) => boolean): Relationship | undefined {
-    const explaining = this.withTupleKey(key).find((object) => counts(this.kind, object) && accept(object));
-    return explaining && this.projectionOf(explaining).find((relationship) => tupleKey(relationship) === key);
+  private accountForIf(key: TupleKey, accept: (object: T) => boolean): Relationship | undefined {
+    const accounting = this.withTupleKey(key).find((object) => counts(this.kind, object) && accept(object));
+    return accounting && this.projectionOf(accounting).find((relationship) => tupleKey(relationship) === key);
   }
 
   /** None when an id cannot be a SpiceDB object id: index functions must not throw. */

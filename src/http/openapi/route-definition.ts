@@ -28,7 +28,7 @@ export interface CallerRule {
 export type RouteAccess =
   'public' | 'authenticated' | { role: string } | { anyRole: readonly string[] } | { callers: CallerRule };
 
-/** The roles of which a caller needs one; none for public, merely authenticated and rule-guarded routes. */
+/** The roles of which a caller needs one; none for public, merely authenticated and caller-rule routes. */
 export function requiredRoles(access: RouteAccess): readonly string[] {
   if (typeof access !== 'object' || 'callers' in access) return [];
   return 'role' in access ? [access.role] : access.anyRole;

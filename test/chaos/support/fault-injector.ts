@@ -1,9 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { delay } from '../../../dev/localplane/managed-process.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 import { KubeClient } from '../../../src/kube/kube-client.js';
 import { kubeLeaseClient, type LeaseClient } from '../../../src/kube/lease-client.js';
 import type { PauseMode } from '../../support/tcp-proxy.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import type { ControllerReplica, PartitionTarget } from './controller-replica.js';
 
 export type Fault = { kind: 'kill' } | { kind: 'partition'; target: PartitionTarget; mode: PauseMode };
@@ -72,7 +72,7 @@ export class LeaseWatcher {
     this.loop = (async () => {
       while (this.running) {
         await this.poll();
-        await delay(LEASE_POLL_MS);
+        await sleep(LEASE_POLL_MS);
       }
     })();
   }
@@ -105,7 +105,7 @@ export class FaultInjector {
   /** Injects faults while `shouldContinue(faultsSoFar)`; every replica is running when it returns. */
   async run(shouldContinue: (faults: number) => boolean): Promise<void> {
     while (shouldContinue(this.records.length)) {
-      await delay(this.timings.betweenMs);
+      await sleep(this.timings.betweenMs);
       const leader = await this.leader();
       const fault = this.plan[this.records.length % this.plan.length] as Fault;
       this.records.push({ at: new Date(), replica: leader.name, fault });
@@ -123,11 +123,11 @@ export class FaultInjector {
         found = this.replicas.find(
           (replica) => replica.isRunning() && replica.identity === this.lease.currentHolder,
         );
-        if (!found) await delay(LEASE_POLL_MS);
         return found !== undefined;
       },
       'a running replica to hold the lease',
       LEADER_TIMEOUT_MS,
+      LEASE_POLL_MS,
     );
     return found as ControllerReplica;
   }
@@ -139,12 +139,12 @@ export class FaultInjector {
   private async inject(leader: ControllerReplica, fault: Fault): Promise<void> {
     if (fault.kind === 'kill') {
       await leader.kill();
-      await delay(this.timings.restartAfterMs);
+      await sleep(this.timings.restartAfterMs);
       await leader.start();
       return;
     }
     leader.partition(fault.target, fault.mode);
-    await delay(this.timings.partitionMs);
+    await sleep(this.timings.partitionMs);
     leader.heal();
   }
 

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { PolicyGrantSpec } from '../../../src/api/v1alpha1/index.js';
-import { delay } from '../../../dev/localplane/managed-process.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 import { individual, type Resources } from '../../integration/controller/support/harness.js';
 
 export const ACCESS_TYPES = ['api', 'file', 'sub'] as const;
@@ -129,7 +129,7 @@ export class GrantChurn {
     const worker = async () => {
       while (shouldContinue()) {
         await this.step(pickOperation());
-        await delay(intervalMs);
+        await sleep(intervalMs);
       }
     };
     await Promise.all(Array.from({ length: workers }, worker));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MembershipKey } from '../../../src/api/v1alpha1/index.js';
-import { delay } from '../../../dev/localplane/managed-process.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 import type { MembershipChange, MembershipWriter } from './membership-writer.js';
 
 export interface MembershipStreamOptions {
@@ -43,7 +43,7 @@ export class MembershipStream {
     await Promise.all(
       Array.from({ length: this.options.concurrency }, async () => {
         for (let index = this.next++; index < this.plan.length; index = this.next++) {
-          await delay(Math.max(0, started + index * interval - Date.now()));
+          await sleep(Math.max(0, started + index * interval - Date.now()));
           await this.apply(index);
         }
       }),

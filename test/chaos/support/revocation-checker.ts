@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EnforcedReason, type PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { delay } from '../../../dev/localplane/managed-process.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 import type { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import type { Registry } from '../../../src/spicedb/registry.js';
@@ -60,7 +60,7 @@ export class RevocationChecker {
   async run(shouldContinue: () => boolean, intervalMs: number): Promise<void> {
     while (shouldContinue()) {
       await this.pass();
-      await delay(intervalMs);
+      await sleep(intervalMs);
     }
   }
 

@@ -3,14 +3,10 @@ import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../../dev/localplane/repo-root.js';
-import {
-  delay,
-  startProcess,
-  withinTime,
-  type ManagedProcess,
-} from '../../../dev/localplane/managed-process.js';
+import { startProcess, withinTime, type ManagedProcess } from '../../../dev/localplane/managed-process.js';
 import { readLogTail } from '../../../dev/localplane/log-tail.js';
 import { parseStateFile, type DevStackEnv } from '../../../dev/stack/state-file.js';
+import { until } from '../../../dev/wait/until.js';
 
 const run = promisify(execFile);
 
@@ -86,14 +82,14 @@ export async function waitUntilReady(
   startedAt: number,
   timeoutMs = 180_000,
 ): Promise<DevStackEnv> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await writtenSince(stack.envFile, startedAt))) {
+  const ready = async () => {
+    if (await writtenSince(stack.envFile, startedAt)) return true;
     if (!stack.process.isRunning())
       throw await stackFailure(stack, `exited with ${await stack.process.exited}`);
-    if (Date.now() > deadline)
-      throw await stackFailure(stack, `did not write ${stack.envFile} in ${timeoutMs} ms`);
-    await delay(250);
-  }
+    return false;
+  };
+  const notReady = () => stackFailure(stack, `did not write ${stack.envFile} in ${timeoutMs} ms`);
+  await until(ready, notReady, timeoutMs, 250);
   return parseStateFile(await readFile(stack.envFile, 'utf8')) as DevStackEnv;
 }
 
@@ -123,16 +119,13 @@ export async function processesOfStack(stack: DevStackProcess): Promise<number[]
  * shortly after the stack, so the group gets a while to empty; etcd or kube-apiserver left running would not.
  */
 export async function assertNoProcessLeft(stack: DevStackProcess, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const survivors = await processesOfStack(stack);
-    if (survivors.length === 0) return;
-    if (Date.now() > deadline) {
-      const { stdout } = await run('ps', ['-o', 'pid=,args=', '-p', survivors.join(',')]).catch(() => ({
-        stdout: survivors.join(', '),
-      }));
-      throw new Error(`processes of the development stack outlived it:\n${stdout}`);
-    }
-    await delay(250);
-  }
+  let survivors: number[] = [];
+  const outlived = async () => {
+    const { stdout } = await run('ps', ['-o', 'pid=,args=', '-p', survivors.join(',')]).catch(() => ({
+      stdout: survivors.join(', '),
+    }));
+    return new Error(`processes of the development stack outlived it:\n${stdout}`);
+  };
+  const noneLeft = async () => (survivors = await processesOfStack(stack)).length === 0;
+  await until(noneLeft, outlived, timeoutMs, 250);
 }

@@ -8,7 +8,7 @@ import { ensureDevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../../../dev/tokens/dev-token.js';
 import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { repoRoot } from '../../../dev/localplane/repo-root.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS, until } from '../../../dev/wait/until.js';
 import type { E2eEnvironment } from './e2e-environment.js';
 
 const run = promisify(execFile);
@@ -152,13 +152,9 @@ export const {
 export async function eventually<T>(
   what: string,
   probe: () => Promise<T | undefined>,
-  timeoutMs = PATIENCE_MS,
+  timeoutMs = POLL_TIMEOUT_MS,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  let value: T | undefined;
+  await until(async () => (value = await probe()) !== undefined, what, timeoutMs, 200);
+  return value as T;
 }

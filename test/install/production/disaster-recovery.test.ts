@@ -14,7 +14,7 @@ import {
 } from '../../../src/api/v1alpha1/group-version.js';
 import { membershipName } from '../../../src/api/v1alpha1/membership.js';
 import { FENCE_OBJECT_TYPE } from '../../../src/controller/fenced-spicedb.js';
-import { TEST_TIMEOUT_MS } from '../../support/patience.js';
+import { TEST_TIMEOUT_MS } from '../../support/timeouts.js';
 import { acl, e2e, eventually, kubectl, sampleItemParties, token } from '../../e2e/support/stack-client.js';
 import { release } from '../support/release.js';
 import {
@@ -27,6 +27,7 @@ import {
   revoke,
   topology,
 } from '../support/production-topology.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // Disaster recovery on the production topology: SpiceDB's database is dropped and recreated (migrated, empty)
 // while grants, Memberships and Delegations exist. The custom resources are the record: the controller finds
@@ -44,7 +45,7 @@ const DELEGATIONS = 5;
 /** Creating and projecting ten thousand grants, then rebuilding them: many minutes on a loaded node. */
 const DISASTER_RECOVERY_BUDGET_MS = 8 * TEST_TIMEOUT_MS;
 /** Waits that scale with the grants (projection, rebuild). */
-const REBUILD_PATIENCE_MS = 4 * TEST_TIMEOUT_MS;
+const REBUILD_TIMEOUT_MS = 4 * TEST_TIMEOUT_MS;
 
 const run = promisify(execFile);
 
@@ -228,7 +229,7 @@ function watchRevoked(revokedUser: string) {
       const decisions = await everyReplica(await decisionReplicas(), checker, revokedUser, item.itemId);
       checks += decisions.length;
       allowed += decisions.filter((decision) => decision === true).length;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
     }
   })();
   return {
@@ -252,7 +253,7 @@ describe('disaster recovery: SpiceDB datastore lost', () => {
       await eventually(
         `the ${GRANTS} grants to be Enforced`,
         async () => ((await enforcedBulkGrants()) === GRANTS ? true : undefined),
-        REBUILD_PATIENCE_MS,
+        REBUILD_TIMEOUT_MS,
       );
       const projected = Date.now();
       const kept = randomUUID();
@@ -276,7 +277,7 @@ describe('disaster recovery: SpiceDB datastore lost', () => {
           const { missing, extra } = difference(before, after);
           return missing === 0 && extra === 0 ? true : undefined;
         },
-        REBUILD_PATIENCE_MS,
+        REBUILD_TIMEOUT_MS,
       );
       const rebuilt = Date.now();
       await eventually('the kept grant to be allowed by every replica', async () =>

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
-import { TEST_TIMEOUT_MS } from '../../support/patience.js';
+import { TEST_TIMEOUT_MS } from '../../support/timeouts.js';
 import { eventually, kubectl, sampleItemParties, userCheckRequest } from '../../e2e/support/stack-client.js';
 import { CheckLoopPod, type Outage } from '../support/check-loop-pod.js';
 import { release } from '../support/release.js';

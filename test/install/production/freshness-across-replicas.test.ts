@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { sampleItemParties } from '../../e2e/support/stack-client.js';
 import {
   decisionReplicas,
@@ -42,7 +42,8 @@ async function untilDecides(replica: Replica, userId: string, allowed: boolean, 
   for (;;) {
     if ((await replicaAllows(replica, checker, userId, item.itemId)) === allowed)
       return performance.now() - since;
-    if (performance.now() - since > PATIENCE_MS) throw new Error(`${replica.pod} never decided ${allowed}`);
+    if (performance.now() - since > POLL_TIMEOUT_MS)
+      throw new Error(`${replica.pod} never decided ${allowed}`);
   }
 }
 

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
+import type { PolicyGrant, ResourceDescriptor } from '../../../src/api/v1alpha1/index.js';
 import { CREATED_BY_ACL_API, CREATED_BY_LABEL } from '../../../src/acl/policies/grant-names.js';
 import { ACL_API_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
-import { until } from '../../support/until.js';
-import { testKubeConfig, uniqueId } from '../support/cluster.js';
+import { until } from '../../../dev/wait/until.js';
+import { NAMESPACE_RESOURCE } from '../../../src/kube/index.js';
+import { uniqueId } from '../support/cluster.js';
+import { TestObjects } from '../support/objects.js';
 import { grantObject, grantPolicies, grantSpec, writeAs, type Write } from './grant-policies.js';
 
 // The chart's admission policies on PolicyGrants on the real kube-apiserver. grant-marks: issuerId, revokedBy and
@@ -16,8 +17,13 @@ import { grantObject, grantPolicies, grantSpec, writeAs, type Write } from './gr
 // the client sent or its field manager says; a write that leaves the spec alone keeps the stamp.
 
 const policies = grantPolicies();
-const core = () => testKubeConfig().makeApiClient(CoreV1Api);
-const admission = () => testKubeConfig().makeApiClient(AdmissionregistrationV1Api);
+const objects = new TestObjects();
+const POLICY_BINDINGS: ResourceDescriptor = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'validatingadmissionpolicybindings',
+  namespaced: false,
+};
 let namespace: string;
 /** A namespace where the stamp's check is bound and the mutating policy is not: the gate off, as it were. */
 let unstamped: string;
@@ -25,24 +31,22 @@ let unstamped: string;
 beforeAll(async () => {
   namespace = uniqueId('grant-policies');
   unstamped = uniqueId('grant-unstamped');
-  for (const name of [namespace, unstamped]) await core().createNamespace({ body: { metadata: { name } } });
+  for (const name of [namespace, unstamped]) await objects.create(NAMESPACE_RESOURCE, { metadata: { name } });
   await policies.install([namespace]);
-  await admission().createValidatingAdmissionPolicyBinding({
-    body: {
-      metadata: { name: unstamped },
-      spec: {
-        policyName: policies.requesterPolicy,
-        validationActions: ['Deny'],
-        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': unstamped } } },
-      },
+  await objects.create(POLICY_BINDINGS, {
+    metadata: { name: unstamped },
+    spec: {
+      policyName: policies.requesterPolicy,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': unstamped } } },
     },
   });
 });
 
 afterAll(async () => {
-  await admission().deleteValidatingAdmissionPolicyBinding({ name: unstamped });
+  await objects.delete(POLICY_BINDINGS, unstamped);
   await policies.remove();
-  for (const name of [namespace, unstamped]) await core().deleteNamespace({ name });
+  for (const name of [namespace, unstamped]) await objects.delete(NAMESPACE_RESOURCE, name);
 });
 
 const revocation = () => ({ revokedAt: new Date().toISOString(), revokedBy: randomUUID() });

@@ -3,7 +3,7 @@ import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-n
 import { expect } from 'vitest';
 import { GROUP_VERSION, POLICY_GRANT_KIND, type PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import { REQUESTER_ANNOTATION } from '../../../src/controller/audit/kubernetes-actor.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
 import type { KubeObject } from '../../../hack/sync-packaging.js';
 import { kubectl, renderChart, REQUIRED_VALUES, toYamlStream } from '../packaging/packaging-support.js';

@@ -14,7 +14,7 @@ import { REPO_ROOT } from '../../../hack/sync-packaging.js';
 import { ADMISSION_KINDS, applyAdmissionPolicies } from '../../../dev/stack/admission-policy.js';
 import { readManifests } from '../../../dev/stack/manifests.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { confinedBinding } from './grant-policies.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
 import {

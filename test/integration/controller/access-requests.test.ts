@@ -7,7 +7,7 @@ import { migrate } from '../../../src/audit/migrations.js';
 import { recordFromRow, RECORD_COLUMNS, type RecordRow } from '../../../src/audit/record-rows.js';
 import { EXPIRED_BY } from '../../../src/controller/access-requests/access-request-reconciler.js';
 import type { ControllerEnvironment } from '../../../src/controller/controller-config.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { asSuperuser, testDatabase } from '../support/database.js';
 import { AccessRequestResources } from './support/access-requests.js';
 import { useControllerFixture } from './support/harness.js';

@@ -44,7 +44,7 @@ async function enforcedGrant() {
 }
 
 describe('the resync', () => {
-  it('removes an orphan grant tuple that no grant explains', async () => {
+  it('removes an orphan grant tuple that no grant accounts for', async () => {
     const { item } = await enforcedGrant();
     const intruder = randomUUID();
     const before = await driftRepaired('orphan');
@@ -128,7 +128,7 @@ describe('the resync', () => {
     await expect.poll(() => driftRepaired('orphan')).toBe(before + 2_500);
   });
 
-  it('never touches what the grants explain: a resync that saw the grant repairs nothing, and it checks true', async () => {
+  it('never touches what the grants account for: a resync that saw the grant repairs nothing, and it checks true', async () => {
     const { item, spec } = await enforcedGrant();
     const report = await freshResync(world.controller);
     expect(report.desired).toBeGreaterThan(0);

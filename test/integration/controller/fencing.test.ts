@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../../dev/wait/until.js';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import { FENCE_OBJECT_TYPE, FENCE_RELATION } from '../../../src/controller/fenced-spicedb.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
@@ -112,7 +113,7 @@ describe('leadership changes', () => {
     // A process of its own (default settings: it exits on lost leadership).
     const frozen = await startLeadingControllerProcess('frozen-leader', options('frozen-leader'));
     const successor = await replica('successor');
-    await vi.waitFor(() => expect(successor.hasSynced()).toBe(true), { timeout: 30_000 });
+    await until(() => successor.hasSynced(), 'the successor controller to sync its caches', 30_000);
     const item = await resources.createItem();
     const spec = individual(item.spec.itemId);
     const grant = await resources.createGrant(aclNamespace, spec);

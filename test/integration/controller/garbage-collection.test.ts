@@ -4,7 +4,7 @@ import { AGENT_KIND, AGENT_RESOURCE, agentName, GROUP_VERSION } from '../../../s
 import type { ControllerEnvironment } from '../../../src/controller/controller-config.js';
 import { isNotFound } from '../../../src/kube/index.js';
 import { TestObjects } from '../support/objects.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { AccessRequestResources } from './support/access-requests.js';
 import { DelegationResources, querierDelegation } from './support/delegations.js';
 import { useControllerFixture } from './support/harness.js';

@@ -20,7 +20,7 @@ import { POLICY_GRANT_RESOURCE } from '../../../src/api/v1alpha1/index.js';
 import { REQUESTER_ANNOTATION, UNKNOWN_DELETER } from '../../../src/controller/audit/kubernetes-actor.js';
 import { collectionPath, isConflict, KubeClient } from '../../../src/kube/index.js';
 import { grantPolicies } from '../admission/grant-policies.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { testKubeClient, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { asSuperuser, testDatabase, withDatabase } from '../support/database.js';
 import {
@@ -105,7 +105,7 @@ async function recordsOf(uid: string): Promise<AuditRecord[]> {
 
 /** Polls until the grant has `count` records; returns them. */
 async function awaitRecords(uid: string, count: number): Promise<AuditRecord[]> {
-  await expect.poll(async () => (await recordsOf(uid)).length, { timeout: PATIENCE_MS }).toBe(count);
+  await expect.poll(async () => (await recordsOf(uid)).length, { timeout: POLL_TIMEOUT_MS }).toBe(count);
   return recordsOf(uid);
 }
 
@@ -207,7 +207,7 @@ describe('grant changes made in Kubernetes', () => {
 
     await world.resources.deleteGrant(world.aclNamespace, name);
     await expect
-      .poll(() => world.resources.grantExists(world.aclNamespace, name), { timeout: PATIENCE_MS })
+      .poll(() => world.resources.grantExists(world.aclNamespace, name), { timeout: POLL_TIMEOUT_MS })
       .toBe(false);
     // The record is written before the finalizer goes: once the grant is gone, it is there.
     const records = await recordsOf(uid);
@@ -282,7 +282,7 @@ describe('grant changes made in Kubernetes', () => {
             controller: 'policygrant-audit',
             result: 'success',
           }),
-        { timeout: PATIENCE_MS },
+        { timeout: POLL_TIMEOUT_MS },
       )
       .toBeGreaterThanOrEqual(grants.length);
     // ... and recorded nothing twice, and nothing of what the ACL API's identity did.

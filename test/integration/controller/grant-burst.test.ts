@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { EnforcedReason, RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { LAST_APPLIED_ANNOTATION } from '../../../src/runtime/index.js';
-import { PATIENCE_MS, TEST_TIMEOUT_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
+import { TEST_TIMEOUT_MS } from '../../support/timeouts.js';
 import { individual, metricValue, userCan, useControllerFixture } from './support/harness.js';
 
 // Many grants at once, written the way kubectl apply writes them (last-applied-configuration annotation): all
@@ -43,7 +44,7 @@ describe('a burst of grants', () => {
             world.aclNamespace,
             name,
             EnforcedReason.Projected,
-            PATIENCE_MS * 4,
+            POLL_TIMEOUT_MS * 4,
           ),
         );
       }

@@ -6,7 +6,7 @@ import { GrantStore } from '../../../src/acl/policies/grant-store.js';
 import { CONTROLLER_FIELD_MANAGER } from '../../../src/audit/field-managers.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { projectGrant } from '../../../src/verdict/projection.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { testKubeConfig } from '../support/cluster.js';
 import {
   individual,

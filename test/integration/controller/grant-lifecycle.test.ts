@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EnforcedReason, RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation.js';
-import { PATIENCE_MS, SHORT_LIFETIME_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
+import { SHORT_LIFETIME_MS } from '../../support/timeouts.js';
 import {
   enforcedCondition,
   freshResync,
@@ -13,6 +14,7 @@ import {
   userCan,
   useControllerFixture,
 } from './support/harness.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // The life of a grant, end to end: kube-apiserver (shared) → controller (in process) → SpiceDB (its own).
 
@@ -101,7 +103,7 @@ describe('an INDIVIDUAL grant', () => {
       world.aclNamespace,
       name,
       EnforcedReason.Expired,
-      SHORT_LIFETIME_MS + PATIENCE_MS,
+      SHORT_LIFETIME_MS + POLL_TIMEOUT_MS,
     );
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt.getTime());
     await expect.poll(() => transitions('expired')).toBeGreaterThan(expiredBefore);
@@ -153,7 +155,7 @@ describe('a GROUP grant', () => {
   });
 });
 
-describe('the GitOps guard', () => {
+describe('namespace authorisation of a grant applied with kubectl', () => {
   it('does not enforce a grant in a namespace bound to no organisation: NotAuthorized, no tuples', async () => {
     const item = await world.resources.createItem();
     const unbound = await world.resources.namespace('gitops-unbound');
@@ -293,7 +295,7 @@ describe('overlapping grants', () => {
     const spec = individual(item.spec.itemId);
     const older = await world.resources.createGrant(world.aclNamespace, spec);
     await world.resources.waitForReason(world.aclNamespace, older.name, EnforcedReason.Projected);
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // creationTimestamp has whole seconds
+    await sleep(1_100); // creationTimestamp has whole seconds
     const newer = await world.resources.createGrant(world.aclNamespace, spec);
 
     const conflicting = await world.resources.waitForReason(

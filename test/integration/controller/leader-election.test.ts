@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../../dev/wait/until.js';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import type { RunningController } from '../../../src/controller/start-controller.js';
 import { testKubeConfig, uniqueId } from '../support/cluster.js';
@@ -46,7 +47,7 @@ beforeAll(async () => {
     logFile: join(stateDir, 'first.log'),
   });
   second = await startTestController(options);
-  await vi.waitFor(() => expect(second.hasSynced()).toBe(true), { timeout: 30_000 });
+  await until(() => second.hasSynced(), 'the second controller to sync its caches', 30_000);
 }, 120_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { kubectl } from '../packaging/packaging-support.js';
 import { individual, useControllerFixture } from './support/harness.js';
 
@@ -9,7 +9,7 @@ import { individual, useControllerFixture } from './support/harness.js';
 // removed), False with Enforced's reason when the verdict refuses it or its write failed. Real kube-apiserver,
 // controller and SpiceDB; the pinned kubectl.
 const world = useControllerFixture('ready-condition');
-const WAIT = `--timeout=${PATIENCE_MS / 1000}s`;
+const WAIT = `--timeout=${POLL_TIMEOUT_MS / 1000}s`;
 
 /** `kubectl wait` for the condition, then the Ready condition's status and reason as kubectl prints them. */
 async function waitFor(kind: string, namespace: string, name: string, condition: string): Promise<string> {

@@ -11,7 +11,7 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { writeKubeletVolume } from '../../support/kubelet-volume.js';
 import { metricValue } from '../../../src/observability/metric-text.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { FAST } from '../../unit/auth/support/fast-scrypt.js';
 import { AUDIENCE, ISSUER, jwksOf, signToken, testKey } from '../../unit/auth/support/tokens.js';
 import type { TestKey } from '../../unit/auth/support/tokens.js';

@@ -5,6 +5,7 @@ import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js
 import { testSpiceDB, uniqueId } from '../support/cluster.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // An agent's check is one SpiceDB check of the schema's intersection: the delegation AND its owner's access
 // now. Relationships are written here as the delegation controller projects them (docs/controller.md,
@@ -188,7 +189,7 @@ describe('POST /v1/check of an agent against the real SpiceDB', () => {
     expect(await agentAllowed(expiringDelegation, 'delegated_querier', token)).toBe(true);
     expect(await agentAllowed(expiringGrant, 'delegated_querier', token)).toBe(true);
 
-    await new Promise((resolve) => setTimeout(resolve, soon.getTime() - Date.now() + 1_000));
+    await sleep(soon.getTime() - Date.now() + 1_000);
     const later = await write(...ownership(expiringGrant).map(touch));
     expect(await agentAllowed(expiringDelegation, 'delegated_querier', later)).toBe(false);
     expect(await agentAllowed(expiringGrant, 'delegated_querier', later)).toBe(false);

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { untilBarrierAgrees } from '../../support/barrier-agreement.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { EnforcedReason } from '../../../src/api/v1alpha1/index.js';
 import type { PolicyGrant } from '../../../src/api/v1alpha1/index.js';
-import { enforcedCondition, individual, useControllerFixture } from '../controller/support/harness.js';
+import {
+  enforcedCondition,
+  individual,
+  untilReason,
+  useControllerFixture,
+} from '../controller/support/harness.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 
 // The promise a user reads off kubectl: once a grant shows Enforced=True the check allows, and once it shows
@@ -15,16 +20,8 @@ const world = useControllerFixture('enforced-status');
 const ITERATIONS = 15;
 
 /** Reads the grant as fast as the API server answers until its Enforced condition has `reason`. */
-async function readUntilReason(namespace: string, name: string, reason: string): Promise<PolicyGrant> {
-  const deadline = Date.now() + PATIENCE_MS;
-  for (;;) {
-    const grant = await world.resources.getGrant(namespace, name);
-    const condition = enforcedCondition(grant);
-    if (condition?.reason === reason && condition.observedGeneration === grant.metadata.generation)
-      return grant;
-    if (Date.now() > deadline)
-      throw new Error(`${name}: Enforced is ${JSON.stringify(condition)}, not ${reason}`);
-  }
+function readUntilReason(namespace: string, name: string, reason: string): Promise<PolicyGrant> {
+  return untilReason(name, () => world.resources.getGrant(namespace, name), reason, POLL_TIMEOUT_MS, 0);
 }
 
 describe('the check agrees with the grant’s status through the revision barrier once kubectl shows it', () => {

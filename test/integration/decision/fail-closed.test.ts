@@ -10,7 +10,7 @@ import { resolveToolPaths } from '../../../dev/localplane/tool-paths.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { controlPlane } from '../support/cluster.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { CheckResponse, DecisionServiceUnderTest } from './support/decision-service.js';
@@ -126,7 +126,7 @@ describe('the decision service fails closed', () => {
         expectDeniedBecauseOfSpiceDB(answer);
         expect(elapsed).toBeGreaterThanOrEqual(450);
         // Answered at all: a check without a deadline would wait on the silent server for ever.
-        expect(elapsed).toBeLessThan(PATIENCE_MS);
+        expect(elapsed).toBeLessThan(POLL_TIMEOUT_MS);
       }
       expect(await service.metrics.metrics()).toContain(
         'policygrant_decision_spicedb_errors_total{grpc_code="DEADLINE_EXCEEDED"} 3',

@@ -25,21 +25,21 @@ const check = {
 };
 
 let limitedService: DecisionServiceUnderTest;
-let guardedService: DecisionServiceUnderTest;
+let authFailureLimitedService: DecisionServiceUnderTest;
 
 beforeAll(async () => {
-  [limitedService, guardedService] = await Promise.all([
+  [limitedService, authFailureLimitedService] = await Promise.all([
     startServiceUnderTest({ spicedb: testSpiceDB(), limits: { perSubject: { check: CHECK } } }),
     startServiceUnderTest({
       spicedb: testSpiceDB(),
       limits: { perSubject: {}, failedAuthentication: FAILURES },
     }),
   ]);
-  await Promise.all([untilReady(limitedService), untilReady(guardedService)]);
+  await Promise.all([untilReady(limitedService), untilReady(authFailureLimitedService)]);
 });
 
 afterAll(async () => {
-  await Promise.all([limitedService?.stop(), guardedService?.stop()]);
+  await Promise.all([limitedService?.stop(), authFailureLimitedService?.stop()]);
 });
 
 async function postCheck(service: DecisionServiceUnderTest, authorization: string) {
@@ -100,7 +100,7 @@ describe('the check’s rate limit per subject', () => {
 
 describe('failed authentication per client address', () => {
   it('answers bad tokens 429 after K from one address; valid callers are still answered, even from there', async () => {
-    const service = guardedService;
+    const service = authFailureLimitedService;
     const forger = await testKey('ES256', 'forger');
     const statuses: number[] = [];
     for (let i = 0; i < FAILURES.requests + 5; i++) {

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';
 import { consistencyCount as countOf, type ConsistencySource } from '../../support/barrier-agreement.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import type { OwnSpiceDB } from '../controller/support/harness.js';
 import { uniqueId } from '../support/cluster.js';
 import type { DecisionServiceUnderTest } from './support/decision-service.js';
 import { apiCheck, startServiceOnOwnSpiceDB } from './support/service-on-own-spicedb.js';
 import type { ServiceOnOwnSpiceDB } from './support/service-on-own-spicedb.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // SpiceDB quantizes minimize_latency reads to 5 s (its default): without the barrier, a check right after a
 // change answers from before it for up to that long. No check here carries a token. A SpiceDB of this file's
@@ -87,7 +87,7 @@ describe('the revision barrier, without any token', () => {
     });
     await write('touch', { resource, relation: 'editor', subject: { ...groupObject, relation: 'member' } });
     // Let the barrier forget the grants: from here on only the memberships are recent.
-    await new Promise((resolve) => setTimeout(resolve, RETENTION_MS + 500));
+    await sleep(RETENTION_MS + 500);
     const viewerCheck = { ...apiCheck(member, itemId), relation: 'viewer' };
 
     const orgMembership: Relationship = {
@@ -126,7 +126,7 @@ describe('the revision barrier, without any token', () => {
     ]) {
       await write('touch', relationship);
     }
-    await new Promise((resolve) => setTimeout(resolve, RETENTION_MS + 500));
+    await sleep(RETENTION_MS + 500);
     const agentCheck = {
       ...apiCheck(agent.id, itemId),
       subject_type: 'agent',

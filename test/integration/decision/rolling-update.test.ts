@@ -1,19 +1,19 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DECISION_CLIENT_ROLE } from '../../../src/config/decision-clients.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
-import { HOOK_TIMEOUT_MS } from '../../support/patience.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
+import { HOOK_TIMEOUT_MS } from '../../support/timeouts.js';
 import { signToken, testKey } from '../../unit/auth/support/tokens.js';
 import type { TestKey } from '../../unit/auth/support/tokens.js';
 import { testSpiceDB, uniqueId } from '../support/cluster.js';
 import { startDecisionReplica } from './support/decision-replica.js';
 import type { DecisionReplica } from './support/decision-replica.js';
 import { EndpointsProxy } from './support/endpoints-proxy.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // A rolling update of the fail-closed decision service (maxSurge 1, maxUnavailable 0) under a stream of
 // checks: each old replica is replaced by a new one, started first, then sent SIGTERM. With the drain, the old

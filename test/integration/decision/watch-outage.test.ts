@@ -9,15 +9,15 @@ import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_REVISION_BARRIER } from '../../../src/decision/revision-barrier.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { controlPlane, uniqueId } from '../support/cluster.js';
 import { testDatabase } from '../support/database.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { CheckResponse, DecisionServiceUnderTest } from './support/decision-service.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
 import type { TcpProxy } from './support/tcp-proxy.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // Outages of the revision barrier's Watch, for real: a SpiceDB of this file's own, reached through a TCP proxy
 // that the tests cut, and killed and started again (its memory datastore then comes back empty). No check

@@ -8,7 +8,7 @@ import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../../dev/tokens/dev-to
 import type { LaunchedService } from '../../../dev/stack/service-launcher.js';
 import { serviceProcesses } from '../../../dev/stack/service-processes.js';
 import { metricValue } from '../../../src/observability/metric-text.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { controlPlane, createTestNamespace, uniqueId } from '../support/cluster.js';
 import { testDatabase } from '../support/database.js';
 import { startOwnSpiceDB, testControllerEnv, type OwnSpiceDB } from '../controller/support/harness.js';
@@ -139,7 +139,7 @@ describe('the services as processes of their own', () => {
     const controller = await serviceProcesses(stateDir).controller({ ...sharedEnv, ...env });
     try {
       await expectOwnProcess(controller);
-      await controller.waitForFirstResync(PATIENCE_MS);
+      await controller.waitForFirstResync(POLL_TIMEOUT_MS);
       const metrics = await metricsOf(controller);
       expect(metricValue(metrics, 'policygrant_resync_duration_seconds_count')).toBeGreaterThan(0);
     } finally {

@@ -1,14 +1,16 @@
-import { CoreV1Api } from '@kubernetes/client-node';
+import type { V1Namespace } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalControlPlane } from '../../../dev/localplane/control-plane.js';
+import { startLocalControlPlane, type LocalControlPlane } from '../../../dev/localplane/control-plane.js';
 import { freePort } from '../../../dev/localplane/free-port.js';
 import { startSpiceDB } from '../../../dev/localplane/spicedb-server.js';
 import { resolveToolPaths, type ToolPaths } from '../../../dev/localplane/tool-paths.js';
+import { KubeClient, NAMESPACE_RESOURCE } from '../../../src/kube/index.js';
 import { uniqueId } from '../support/cluster.js';
+import { TestObjects } from '../support/objects.js';
 import { childProcesses, childrenStartedSince } from './child-processes.js';
 import { occupyPort } from './occupied-port.js';
 
@@ -22,6 +24,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true })));
 });
+
+/** Runs `use` with the objects of `plane`'s API server; the client is closed after. */
+async function withObjects<T>(
+  plane: LocalControlPlane,
+  use: (objects: TestObjects) => Promise<T>,
+): Promise<T> {
+  const kube = new KubeClient(plane.kubeConfig());
+  try {
+    return await use(new TestObjects(kube));
+  } finally {
+    kube.close();
+  }
+}
 
 async function stateFolder(): Promise<string> {
   const folder = await mkdtemp(join(tmpdir(), 'policy-grant-plane-'));
@@ -38,17 +53,18 @@ describe('the local control plane, started again on the same state folder', () =
       const processes = first.processes();
       expect(processes.map((child) => child.name)).toEqual(['etcd', 'kube-apiserver', 'spicedb']);
       expect(processes.every((child) => child.isRunning())).toBe(true);
-      await first
-        .kubeConfig()
-        .makeApiClient(CoreV1Api)
-        .createNamespace({ body: { metadata: { name: namespace } } });
+      await withObjects(first, (objects) =>
+        objects.create(NAMESPACE_RESOURCE, { metadata: { name: namespace } }),
+      );
     } finally {
       await first.stop();
     }
 
     const second = await startLocalControlPlane({ stateDir, tools });
     try {
-      const kept = await second.kubeConfig().makeApiClient(CoreV1Api).readNamespace({ name: namespace });
+      const kept = await withObjects(second, (objects) =>
+        objects.get<V1Namespace>(NAMESPACE_RESOURCE, namespace),
+      );
       expect(kept.metadata?.name).toBe(namespace);
       expect(second.apiServerUrl).not.toBe(first.apiServerUrl);
     } finally {

@@ -27,7 +27,7 @@ import { ORGANISATION_LABEL } from '../../../src/verdict/namespace-authorisation
 import { individual, Resources } from '../controller/support/harness.js';
 import { createTestNamespace, testKubeConfig, uniqueId } from '../support/cluster.js';
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../../support/member-events.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { testAuditConfig } from '../support/database.js';
 import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import {
@@ -178,9 +178,9 @@ export class AclProof {
         audience: DEV_TOKEN_AUDIENCE,
         algorithms: ['ES256'],
       },
-      readYourWriteTimeoutMs: PATIENCE_MS,
+      readYourWriteTimeoutMs: POLL_TIMEOUT_MS,
       startupSyncTimeoutMs: 1_000,
-      kubeTimeoutMs: PATIENCE_MS,
+      kubeTimeoutMs: POLL_TIMEOUT_MS,
       closeGraceMs: 500,
       audit: await testAuditConfig('rbac'),
       decisionReplicas: { kind: 'service', name: DECISION_SERVICE, portName: 'http' },

@@ -3,8 +3,7 @@ import { renderChart, REQUIRED_VALUES, type KubeObject } from './packaging-suppo
 import type { KubeCall, KubeTraffic } from './kube-traffic.js';
 import { rbacOf, type Permission } from './service-account-kubeconfig.js';
 import { uniqueId } from '../support/cluster.js';
-import { PATIENCE_MS } from '../../support/patience.js';
-import { until } from '../../support/until.js';
+import { POLL_TIMEOUT_MS, until } from '../../../dev/wait/until.js';
 
 // The RBAC proof runs a component's main flow as its chart ServiceAccount, once with the chart's RBAC (every
 // step passes) and once per permission taken away (some step must break). A flow is a list of named steps; the
@@ -13,11 +12,11 @@ import { until } from '../../support/until.js';
 // Nothing in it is timed: the service's calls to the API server go through a relay (KubeTraffic) that records
 // each answer. A missing `watch` would only make changes late (the informers relist after each refused watch),
 // so the flow shows the watches themselves: a step per informer passes when its first watch is answered 200.
-// Steps wait with the suite's patience for what must happen, and give up at once when the relay shows the
+// Steps wait with the suite's poll timeout for what must happen, and give up at once when the relay shows the
 // service was refused (403) what the step needs, so that a run without a permission does not wait it out.
 
 /** Any step that takes longer than this counts as broken: a call that hangs. */
-const STEP_LIMIT_MS = 2 * PATIENCE_MS;
+const STEP_LIMIT_MS = 2 * POLL_TIMEOUT_MS;
 
 /** What the project's informers list and watch, in both the ACL API and the controller. */
 const SHARED_INFORMER_RESOURCES = [
@@ -81,19 +80,23 @@ export interface PromptlyOptions {
   unlessRefused?: { traffic: KubeTraffic; calls: (call: KubeCall) => boolean };
 }
 
-/** Retries `check` until it passes (returns without throwing), for at most `timeout` ms (the patience). */
+/** Retries `check` until it passes (returns without throwing), for at most `timeout` ms (by default the poll timeout); the last failure when it never does. */
 export async function promptly<T>(check: () => T | Promise<T>, options: PromptlyOptions = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeout ?? PATIENCE_MS);
-  for (;;) {
+  let passed: { value: T } | undefined;
+  let lastFailure: unknown;
+  const passes = async () => {
     try {
-      return await check();
+      passed = { value: await check() };
+      return true;
     } catch (error) {
       const [refused] = options.unlessRefused?.traffic.refusals(options.unlessRefused.calls) ?? [];
       if (refused) throw new Error(`refused: ${describeCall(refused)}`);
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      lastFailure = error;
+      return false;
     }
-  }
+  };
+  await until(passes, () => lastFailure as Error, options.timeout ?? POLL_TIMEOUT_MS, 50);
+  return (passed as { value: T }).value;
 }
 
 function describeCall(call: KubeCall): string {

@@ -6,8 +6,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import type { KubeObject } from '../../../hack/sync-packaging.js';
-import { PATIENCE_MS } from '../../support/patience.js';
-import { until } from '../../support/until.js';
+import { POLL_TIMEOUT_MS, until } from '../../../dev/wait/until.js';
 
 // Runs code as a chart ServiceAccount: the component's rendered RBAC (ServiceAccount, Roles, bindings) is created
 // in the API server, a token is minted for the account (TokenRequest), and a KubeConfig authenticates with it.
@@ -104,7 +103,7 @@ export interface ServiceAccountSession {
 export interface ServiceAccountOptions {
   /** Lifetime of the minted token (default one hour; the API server's minimum is 10 minutes). */
   expirationSeconds?: number;
-  /** How long to wait until the API server's authorizer sees every granted permission (default: the suite's patience). */
+  /** How long to wait until the API server's authorizer sees every granted permission (default: the poll timeout). */
   propagationTimeoutMs?: number;
 }
 
@@ -130,7 +129,11 @@ export async function serviceAccountKubeConfig(
     for (const object of rbac) created.push(await objects.create(object as KubernetesObject));
     const token = await mintToken(admin, namespace, name, options.expirationSeconds ?? 3_600);
     const kubeConfig = tokenKubeConfig(admin, namespace, name, token);
-    await waitUntilAuthorized(kubeConfig, permissionsOf(rbac), options.propagationTimeoutMs ?? PATIENCE_MS);
+    await waitUntilAuthorized(
+      kubeConfig,
+      permissionsOf(rbac),
+      options.propagationTimeoutMs ?? POLL_TIMEOUT_MS,
+    );
     return {
       namespace,
       name,

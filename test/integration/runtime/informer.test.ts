@@ -1,17 +1,16 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api } from '@kubernetes/client-node';
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { Informer } from '../../../src/runtime/informer.js';
 import { kubeListWatch } from '../../../src/kube/list-watch.js';
-import { createTestNamespace, testKubeClient, testKubeConfig } from '../support/cluster.js';
+import { createTestNamespace, testKubeClient } from '../support/cluster.js';
+import { CONFIG_MAP_RESOURCE, TestObjects } from '../support/objects.js';
 import { SabotagedSource } from './sabotaged-source.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 
 type Seen = [string, string, string?];
 
 describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
-  let kubeConfig: KubeConfig;
-  let core: CoreV1Api;
+  const objects = new TestObjects();
   let namespace: string;
   let informer: Informer<V1ConfigMap>;
   let seen: Seen[];
@@ -20,12 +19,12 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
   const put = async (name: string, v: string): Promise<void> => {
     const body = { metadata: { name, labels: { test: 'runtime' } }, data: { v } };
     try {
-      await core.replaceNamespacedConfigMap({ name, namespace, body });
+      await objects.replace(CONFIG_MAP_RESOURCE, name, body, namespace);
     } catch {
-      await core.createNamespacedConfigMap({ namespace, body });
+      await objects.create(CONFIG_MAP_RESOURCE, body, namespace);
     }
   };
-  const remove = (name: string): Promise<unknown> => core.deleteNamespacedConfigMap({ name, namespace });
+  const remove = (name: string): Promise<unknown> => objects.delete(CONFIG_MAP_RESOURCE, name, namespace);
 
   function startInformer(source = kubeListWatch<V1ConfigMap>(testKubeClient(), path())): void {
     informer = new Informer({
@@ -46,7 +45,11 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
 
   /** The cache agrees with the server: same names, same resourceVersions. */
   async function expectCacheMatchesServer(): Promise<void> {
-    const listed = await core.listNamespacedConfigMap({ namespace, labelSelector: 'test=runtime' });
+    const listed = await testKubeClient().call<{ items: V1ConfigMap[] }>({
+      method: 'GET',
+      path: path(),
+      query: { labelSelector: 'test=runtime' },
+    });
     const server = Object.fromEntries(
       listed.items.map((cm) => [`${namespace}/${cm.metadata?.name}`, cm.metadata?.resourceVersion]),
     );
@@ -64,11 +67,6 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
     );
   }
 
-  beforeAll(() => {
-    kubeConfig = testKubeConfig();
-    core = kubeConfig.makeApiClient(CoreV1Api);
-  });
-
   afterEach(async () => {
     await informer?.stop();
   });
@@ -77,10 +75,11 @@ describe('Informer against the real kube-apiserver (ConfigMaps)', () => {
     namespace = await createTestNamespace('rt-informer');
     seen = [];
     await put('before', '1');
-    await core.createNamespacedConfigMap({
+    await objects.create(
+      CONFIG_MAP_RESOURCE,
+      { metadata: { name: 'unlabelled' }, data: { v: 'x' } },
       namespace,
-      body: { metadata: { name: 'unlabelled' }, data: { v: 'x' } },
-    });
+    );
     startInformer();
     informer.addIndex('v', (cm) => (cm.data?.v ? [cm.data.v] : []));
     await informer.waitForSync();

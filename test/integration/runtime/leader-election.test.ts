@@ -1,12 +1,13 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import type { KubeConfig, V1ConfigMap, V1Lease } from '@kubernetes/client-node';
 import { Registry as MetricsRegistry } from 'prom-client';
 import { KubeClient } from '../../../src/kube/kube-client.js';
+import { LEASE_RESOURCE } from '../../../src/kube/index.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerLeaderElection } from '../../../src/runtime/manager.js';
 import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
-import { until } from '../../support/until.js';
+import { CONFIG_MAP_RESOURCE, TestObjects } from '../support/objects.js';
+import { until } from '../../../dev/wait/until.js';
 
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
 /**
@@ -39,12 +40,8 @@ describe('Manager leader election against the real kube-apiserver', () => {
   }
 
   const leaders = (): Manager[] => managers.filter((m) => m.isLeader());
-  const readLease = async () =>
-    (
-      await kubeConfig
-        .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ name: 'runtime-test', namespace })
-    ).spec;
+  const objects = new TestObjects();
+  const readLease = async () => (await objects.get<V1Lease>(LEASE_RESOURCE, 'runtime-test', namespace)).spec;
   const leaseHolder = async (): Promise<string | undefined> => (await readLease())?.holderIdentity;
 
   beforeAll(() => {
@@ -60,9 +57,7 @@ describe('Manager leader election against the real kube-apiserver', () => {
   ): Promise<[Manager, Manager]> {
     namespace = await createTestNamespace('rt-election');
     managers = [];
-    await kubeConfig
-      .makeApiClient(CoreV1Api)
-      .createNamespacedConfigMap({ namespace, body: { metadata: { name: 'work' }, data: {} } });
+    await objects.create(CONFIG_MAP_RESOURCE, { metadata: { name: 'work' }, data: {} }, namespace);
     const first = manager(election);
     await until(() => first.isLeader(), 'the first manager to lead');
     const second = manager();

@@ -5,7 +5,8 @@ import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js
 import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
 import { testSpiceDB, uniqueId } from '../support/cluster.js';
-import { SHORT_LIFETIME_MS } from '../../support/patience.js';
+import { SHORT_LIFETIME_MS } from '../../support/timeouts.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // The shared SpiceDB of the run: every test names its own objects.
 const registry = loadRegistry();
@@ -59,7 +60,7 @@ describe('SpiceDBClient against the real SpiceDB', () => {
     );
     expect(stored).toEqual([grant]);
 
-    await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 500));
+    await sleep(expiresAt.getTime() - Date.now() + 500);
     // Ask at a revision written after the expiry: SpiceDB v1.56 may reuse a check result cached at an
     // older revision (e.g. fully consistent checks with no write since), so the test pins a new one.
     const afterExpiry = await membership(uniqueId('org'), user());

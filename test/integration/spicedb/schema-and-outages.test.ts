@@ -9,7 +9,7 @@ import { resolveToolPaths } from '../../../dev/localplane/tool-paths.js';
 import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { GrpcCode, SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
-import { PATIENCE_MS } from '../../support/patience.js';
+import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
 import { controlPlane } from '../support/cluster.js';
 
 // A schema is global to a SpiceDB, so these tests start their own instead of changing the shared one.
@@ -117,7 +117,7 @@ describe('fail closed', () => {
       expect(error).toMatchObject({ code: GrpcCode.DEADLINE_EXCEEDED });
       expect(elapsed).toBeGreaterThanOrEqual(450);
       // Gave up at all: a call without a deadline would wait on the silent server for ever.
-      expect(elapsed).toBeLessThan(PATIENCE_MS);
+      expect(elapsed).toBeLessThan(POLL_TIMEOUT_MS);
     } finally {
       stalled.close();
       for (const socket of sockets) socket.destroy();

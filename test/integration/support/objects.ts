@@ -2,6 +2,14 @@ import type { ResourceDescriptor } from '../../../src/api/v1alpha1/index.js';
 import { collectionPath, objectPath, type KubeClient } from '../../../src/kube/index.js';
 import { testKubeClient } from './cluster.js';
 
+/** ConfigMaps: the built-in kind the runtime's tests watch and write (the product uses none). */
+export const CONFIG_MAP_RESOURCE: ResourceDescriptor = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  namespaced: true,
+};
+
 /** Create, read, replace, list and delete of any kind, through the project's transport, as kubectl would. */
 export class TestObjects {
   constructor(private readonly kube: KubeClient = testKubeClient()) {}

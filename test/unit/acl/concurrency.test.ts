@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { settleAll, valuesOrThrow } from '../../../src/acl/concurrency.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 describe('settleAll', () => {
   it('runs at most `limit` tasks at once and keeps results in input order', async () => {
@@ -8,7 +9,7 @@ describe('settleAll', () => {
     const results = await settleAll([5, 1, 4, 2, 3], 2, async (value) => {
       running++;
       peak = Math.max(peak, running);
-      await new Promise((resolve) => setTimeout(resolve, value));
+      await sleep(value);
       running--;
       return value * 10;
     });
@@ -20,7 +21,7 @@ describe('settleAll', () => {
     const finished: number[] = [];
     const results = await settleAll([1, 2, 3], 3, async (value) => {
       if (value === 1) throw new Error('one');
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
       finished.push(value);
       return value;
     });

@@ -19,12 +19,19 @@ const ANSWERED_WITHIN_MS = 2_000;
 
 const user: Principal = { kind: 'user', id: randomUUID(), roles: new Set() };
 
-/** The apiserver: echoes every write back as stored, with a uid and a resourceVersion. */
+/**
+ * The apiserver: stores every write and answers the object as stored, with a uid and a resourceVersion; a write
+ * to the status subresource changes only the stored object's status.
+ */
+let stored: object = {};
 const apiserver = {
-  call: async ({ body }: KubeCall) => ({
-    ...(body as object),
-    metadata: { name: 'x', uid: randomUUID(), resourceVersion: '1' },
-  }),
+  call: async ({ path, body }: KubeCall) => {
+    const written = body as { status?: unknown };
+    stored = path.endsWith('/status')
+      ? { ...stored, status: written.status }
+      : { ...written, metadata: { name: 'x', uid: randomUUID(), resourceVersion: '1' } };
+    return stored;
+  },
 } as unknown as KubeClient;
 
 async function elapsedMs(write: () => Promise<unknown>): Promise<number> {

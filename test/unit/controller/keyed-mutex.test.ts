@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+const tick = () => sleep(1);
 
 describe('KeyedMutex', () => {
   it('runs holders of one key one after the other, in arrival order', async () => {

@@ -4,9 +4,9 @@ import { ResyncCancelledError, type ResyncReport } from '../../../src/controller
 import { ResyncScheduler } from '../../../src/controller/resync-scheduler.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import { silentLogger } from '../../../src/runtime/logger.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 const report: ResyncReport = { examined: 0, desired: 0, missing: 0, orphan: 0, durationMs: 0 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let scheduler: ResyncScheduler | undefined;
 afterEach(() => scheduler?.stop());

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/runtime/logger.js';
 import { SpiceDBHealthProber } from '../../../src/controller/spicedb-health-prober.js';
 import { SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 /** SpiceDB's health and schema, as the prober sees them. */
 class FakeSchemaStore {
@@ -76,7 +77,7 @@ describe('SpiceDBHealthProber', () => {
     await prober.start();
     store.down = true;
     prober.nudge();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
     expect(prober.isAvailable()).toBe(false);
     store.down = false;
     prober.nudge();
@@ -109,7 +110,7 @@ describe('SpiceDBHealthProber', () => {
       return Promise.reject(new SpiceDBError('ReadSchema', 3, 'invalid argument'));
     };
     prober.nudge();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
     expect(store.probes).toBe(2); // the refused probe did happen
     expect(prober.isAvailable()).toBe(true);
     store.health = answer;
@@ -125,7 +126,7 @@ describe('SpiceDBHealthProber', () => {
     const { store, prober, recoveries } = setUp(new FakeSchemaStore(), leadership);
     await prober.start();
     prober.nudge();
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
     expect(store.probes).toBe(2);
     expect(store.writes).toBe(0);
     expect(prober.isAvailable()).toBe(true);

@@ -6,6 +6,7 @@ import type { Relationship, RelationshipUpdate } from '../../../src/spicedb/clie
 import { GrpcCode, SpiceDBError } from '../../../src/spicedb/errors.js';
 import { tupleKey } from '../../../src/verdict/tuple-key.js';
 import { consumerTuple, FakeRelationshipStore, FakeSpiceDB } from './support/fakes.js';
+import { until } from '../../../dev/wait/until.js';
 
 const user = (index: number) => `00000000-0000-4000-8000-${index.toString(16).padStart(12, '0')}`;
 const touch = (relationship: Relationship): RelationshipUpdate[] => [{ operation: 'touch', relationship }];
@@ -28,13 +29,9 @@ class GatedStore extends FakeRelationshipStore {
   }
 
   async release(): Promise<void> {
-    await until(() => this.gates.length > 0);
+    await until(() => this.gates.length > 0, 'a write at the gate', undefined, 1);
     this.gates.shift()?.();
   }
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));
 }
 
 function batcher(store: ConstructorParameters<typeof WriteBatcher>[0]['store'], maxUpdatesPerWrite?: number) {

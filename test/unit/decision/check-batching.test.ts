@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CheckBatchSettings } from '../../../src/decision/check-batcher.js';
 import type { CheckPermissionResult } from '../../../src/spicedb/client.js';
 import { SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { aliceChecksApi, decisionUnderTest } from './support/decision-app.js';
 import type { DecisionUnderTest } from './support/decision-app.js';
 

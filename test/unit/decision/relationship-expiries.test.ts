@@ -3,7 +3,7 @@ import { RelationshipExpiries } from '../../../src/decision/relationship-expirie
 import { CHECKED_RESOURCE } from '../../../src/decision/revision-keys.js';
 import type { Relationship, RelationshipPage, RelationshipUpdate } from '../../../src/spicedb/client.js';
 import { parseSchemaShape, readSchemaText } from '../../../src/spicedb/schema.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { capturedLogger } from '../http/support/serve.js';
 
 const NOW = 1_000_000;

@@ -3,7 +3,7 @@ import { RevisionBarrier } from '../../../src/decision/revision-barrier.js';
 import { createMetricsRegistry } from '../../../src/observability/metrics.js';
 import type { CheckPermissionInput, WatchEvent, WatchOptions } from '../../../src/spicedb/client.js';
 import { GrpcCode, SpiceDBError } from '../../../src/spicedb/errors.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { capturedLogger } from '../http/support/serve.js';
 
 const PROBE: CheckPermissionInput = {

@@ -5,8 +5,9 @@ import { RevisionWatch, messageKind } from '../../../src/decision/revision-watch
 import type { WatchRestartReason } from '../../../src/decision/revision-watch.js';
 import type { RelationshipUpdate, WatchEvent, WatchOptions } from '../../../src/spicedb/client.js';
 import { GrpcCode, SpiceDBError } from '../../../src/spicedb/errors.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 import { capturedLogger } from '../http/support/serve.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 /** Stands in for SpiceDB's Watch: each call takes the next scripted stream. */
 class ScriptedWatch {
@@ -232,7 +233,7 @@ describe('RevisionWatch', () => {
     fail();
     await until(() => spicedb.starts.length >= 2, 'the Watch to resume');
     expect(spicedb.starts[1]).toBe('t1');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     expect(running.current).toBe(false);
   });
 
@@ -251,7 +252,7 @@ describe('RevisionWatch', () => {
     head.state.foreign.add('t1'); // SpiceDB came back on an empty datastore
     const { tracker, states, restarts } = startWatch(spicedb, head);
     await until(() => spicedb.starts.length >= 2, 'the Watch to resume from t1');
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the confirmation's time to be answered
+    await sleep(50); // the confirmation's time to be answered
     expect(states).toEqual([true, false]); // the first stream's message, then its failure: nothing since
     refuse();
     await until(() => tracker.newest?.token === 'n1', 'the new datastore’s change');

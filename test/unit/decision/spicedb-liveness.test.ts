@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SpiceDBLiveness } from '../../../src/decision/spicedb-liveness.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 /** A probe whose answers the test releases or fails, one at a time. */
 function probes() {
@@ -83,7 +84,7 @@ describe('SpiceDBLiveness', () => {
     await until(() => live.recent(), 'the answer');
     live.stop();
     spicedb.pending.length = 0;
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await sleep(60);
     expect(spicedb.pending).toHaveLength(0);
   });
 });

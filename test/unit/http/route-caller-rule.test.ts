@@ -5,7 +5,7 @@ import { RouteTable } from '../../../src/http/openapi/route-table.js';
 import { serveRoutes, testAuthentication } from './support/sample-api.js';
 import { capturedLogger } from './support/serve.js';
 
-// Routes guarded by a rule of their own (who may call is more than a role): the router answers 403 with the
+// Routes with a caller rule of their own (who may call is more than a role): the router answers 403 with the
 // rule's requirement before it reads the body, and the document describes that 403.
 
 const onlyEnforcers: CallerRule = {
@@ -38,7 +38,7 @@ async function start(logs = capturedLogger()) {
   };
 }
 
-describe('a route guarded by a caller rule', () => {
+describe('a route with a caller rule', () => {
   it('answers the callers the rule admits', async () => {
     const ask = await start();
     expect(await ask('enforcer-1', '{"question":"q"}')).toEqual({

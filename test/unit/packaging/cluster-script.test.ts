@@ -6,7 +6,7 @@ import { delimiter, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../hack/sync-packaging.js';
 import { machineNpm } from '../../../hack/cluster/images.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 
 // hack/cluster/cluster.sh as a developer starts it: from `npm run` (the project's node_modules/.bin first on the
 // PATH) and in the background (`cluster.sh up &`, stopped with kill -INT).

@@ -4,7 +4,7 @@ import { KubeClient } from '../../../src/kube/kube-client.js';
 import { Informer } from '../../../src/runtime/informer.js';
 import { kubeListWatch } from '../../../src/kube/list-watch.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 
 // The informer's supervision over real sockets: stalls that only a timeout can see, and a server that dies.
 

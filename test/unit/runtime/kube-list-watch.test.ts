@@ -6,7 +6,8 @@ import { kubeLeaseClient } from '../../../src/kube/lease-client.js';
 import { kubeListWatch } from '../../../src/kube/list-watch.js';
 import type { WatchEvent } from '../../../src/kube/list-watch.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 const PATH = '/api/v1/namespaces/ns/configmaps';
 const cm = (name: string, resourceVersion: string): V1ConfigMap => ({
@@ -158,7 +159,7 @@ describe('kubeListWatch over HTTP', () => {
     await until(() => api.openResponses().length === 1);
     watch.stop();
     await until(() => api.openResponses().length === 0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     expect(watch.closed).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import type { Lease } from '../../../src/kube/lease-client.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import type { ManagerOptions } from '../../../src/runtime/manager.js';
 import { FakeHttpApi, sendJson, startStream } from './support/fake-http-api.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
 
 // Managers against a fake API server over HTTP: ConfigMaps to reconcile, one Lease to elect on.
 

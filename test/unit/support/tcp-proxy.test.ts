@@ -1,7 +1,8 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import { until } from '../../support/until.js';
+import { until } from '../../../dev/wait/until.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 
 // Real sockets on loopback: the proxy is plumbing, and its contract is what bytes reach the other side.
 
@@ -55,7 +56,7 @@ class RecordingClient {
 }
 
 /** Long enough for loopback bytes to arrive if they were going to. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+const settle = () => sleep(300);
 
 let target: RecordingTarget;
 let proxy: TcpProxy;

@@ -222,23 +222,23 @@ describe('conflicts between grants that project the same tuple', () => {
 });
 
 describe('the cluster view', () => {
-  it('explains a tuple by the grant that enforces it, ignoring the grant asking', () => {
+  it('accounts for a tuple by the grant that enforces it, ignoring the grant asking', () => {
     const grant = policyGrant('g');
     const view = viewOf({ grants: [grant] });
     const key = `resource:urn=3Adx=3Acat=3Aitem=3Aweather-stations#api_consumer@user:${USER}`;
-    expect(view.explain(key, view.evaluator(NOW))).toMatchObject({ relation: 'api_consumer' });
-    expect(view.explain(key, view.evaluator(NOW), 'policy-grant-system/g')).toBeUndefined();
+    expect(view.accountFor(key, view.evaluator(NOW))).toMatchObject({ relation: 'api_consumer' });
+    expect(view.accountFor(key, view.evaluator(NOW), 'policy-grant-system/g')).toBeUndefined();
   });
 
-  it('explains owner tuples by the one CatalogItem of the item id, none when ambiguous', () => {
+  it('accounts for owner tuples by the one CatalogItem of the item id, none when ambiguous', () => {
     const key = 'resource:urn=3Adx=3Acat=3Aitem=3Aweather-stations#owner@organization:' + ORG_A;
-    expect(viewOf().explain(key, viewOf().evaluator(NOW))).toMatchObject({
+    expect(viewOf().accountFor(key, viewOf().evaluator(NOW))).toMatchObject({
       relation: 'owner',
     });
     const twins = viewOf({ items: [catalogItem('a'), catalogItem('b')] });
-    expect(twins.explain(key, twins.evaluator(NOW))).toBeUndefined();
+    expect(twins.accountFor(key, twins.evaluator(NOW))).toBeUndefined();
     const garbled = viewOf();
-    expect(garbled.explain('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
+    expect(garbled.accountFor('resource:not=ZZencoded#owner@user:x', garbled.evaluator(NOW))).toBeUndefined();
   });
 });
 

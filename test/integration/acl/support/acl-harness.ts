@@ -35,7 +35,7 @@ import {
   uniqueId,
 } from '../../support/cluster.js';
 import { testAuditConfig } from '../../support/database.js';
-import { until } from '../../../support/until.js';
+import { until } from '../../../../dev/wait/until.js';
 
 // One ACL API per test file, in-process on an ephemeral port, writing into its own namespace, with a dev
 // signing key and a Basic credential in a temp folder; helpers for catalog items, tokens and requests.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { afterAll, beforeAll, vi } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import {
   CATALOG_ITEM_KIND,
   CATALOG_ITEM_RESOURCE,
@@ -43,7 +43,7 @@ import { SpiceDBClient, type Relationship } from '../../../../src/spicedb/client
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { readSchemaText } from '../../../../src/spicedb/schema.js';
 import type { ResyncReport } from '../../../../src/controller/drift-resync.js';
-import { PATIENCE_MS } from '../../../support/patience.js';
+import { POLL_TIMEOUT_MS, until } from '../../../../dev/wait/until.js';
 import {
   EVENT_RESOURCE,
   isConflict,
@@ -52,12 +52,11 @@ import {
   NAMESPACE_RESOURCE,
 } from '../../../../src/kube/index.js';
 import { TestObjects } from '../../support/objects.js';
-import { until } from '../../../support/until.js';
 import { controlPlane, testKubeConfig, uniqueId } from '../../support/cluster.js';
 import { testDatabase } from '../../support/database.js';
 
 // Controllers under test run in this process against the shared kube-apiserver (or a control plane of their
-// own), but always against a SpiceDB of their own: the resync deletes every grant tuple no CR it sees explains,
+// own), but always against a SpiceDB of their own: the resync deletes every grant tuple no CR it sees accounts for,
 // which on the shared SpiceDB would be other test files' tuples. Each test file also scopes its controller to
 // its own objects with a label selector, so that controllers of different files never reconcile one grant.
 
@@ -188,26 +187,27 @@ export async function startLeadingControllerProcess(
     logFile: options.logFile,
     env: { ...process.env, ...testControllerEnv(options), CONTROLLER_PORT: String(port) },
   });
-  await vi.waitFor(
-    async () => {
-      const response = await fetch(`${url}/healthz/ready`);
-      const { leader } = (await response.json()) as { leader?: boolean };
-      if (response.status !== 200 || !leader)
-        throw new Error(`${name}: ${response.status}, leader ${leader}`);
-    },
-    { timeout: PATIENCE_MS, interval: 200 },
-  );
+  let answer = 'no answer yet';
+  const readyAndLeading = async () => {
+    const response = await fetch(`${url}/healthz/ready`).catch((error: Error) => error);
+    if (response instanceof Error) {
+      answer = response.message;
+      return false;
+    }
+    const { leader } = (await response.json()) as { leader?: boolean };
+    answer = `${response.status}, leader ${leader}`;
+    return response.status === 200 && leader === true;
+  };
+  await until(readyAndLeading, () => new Error(`${name} did not lead: ${answer}`), POLL_TIMEOUT_MS, 200);
   return { process: child, url };
 }
 
-export async function waitUntilLeading(controller: RunningController, timeout = PATIENCE_MS): Promise<void> {
-  await vi.waitFor(
-    () => {
-      // Not only the lease: the term's fence and relist too, or SpiceDB faults injected next stall its start.
-      if (!controller.actsAsLeader()) throw new Error('not leading yet');
-    },
-    { timeout, interval: 100 },
-  );
+export async function waitUntilLeading(
+  controller: RunningController,
+  timeout = POLL_TIMEOUT_MS,
+): Promise<void> {
+  // Not only the lease: the term's fence and relist too, or SpiceDB faults injected next stall its start.
+  await until(() => controller.actsAsLeader(), 'the controller to act as leader', timeout, 100);
 }
 
 /**
@@ -411,7 +411,7 @@ export class Resources {
     namespace: string,
     name: string,
     reason: string,
-    timeout = PATIENCE_MS,
+    timeout = POLL_TIMEOUT_MS,
   ): Promise<PolicyGrant> {
     return untilReason(`${namespace}/${name}`, () => this.getGrant(namespace, name), reason, timeout);
   }
@@ -487,23 +487,25 @@ export function enforcedCondition(object: Pick<WithConditions, 'status'>): Condi
 }
 
 /** Polls `read` until the object's Enforced condition has `reason` for its current generation. */
-export function untilReason<T extends WithConditions>(
+export async function untilReason<T extends WithConditions>(
   what: string,
   read: () => Promise<T>,
   reason: string,
-  timeout = PATIENCE_MS,
+  timeout = POLL_TIMEOUT_MS,
+  pollMs = 100,
 ): Promise<T> {
-  return vi.waitFor(
-    async () => {
-      const object = await read();
-      const condition = enforcedCondition(object);
-      if (condition?.reason !== reason || condition.observedGeneration !== object.metadata.generation) {
-        throw new Error(`${what}: Enforced is ${JSON.stringify(condition)}, waiting for ${reason}`);
-      }
-      return object;
-    },
-    { timeout, interval: 100 },
-  );
+  let object: T | undefined;
+  const hasReason = async () => {
+    object = await read();
+    const condition = enforcedCondition(object);
+    return condition?.reason === reason && condition.observedGeneration === object.metadata.generation;
+  };
+  const otherReason = () =>
+    new Error(
+      `${what}: Enforced is ${JSON.stringify(object && enforcedCondition(object))}, waiting for ${reason}`,
+    );
+  await until(hasReason, otherReason, timeout, pollMs);
+  return object as T;
 }
 
 export type IndividualSpec = PolicyGrantSpec & { userId: string };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Relationship } from '../../../../src/spicedb/client.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
-import { until } from '../../../support/until.js';
+import { until } from '../../../../dev/wait/until.js';
 import { makeStateDir } from '../../controller/support/harness.js';
 import { repoRoot } from '../../../../dev/localplane/repo-root.js';
 import { GATEWAY_CONFIG_DIR, startNginxGateway, type NginxGateway } from '../support/nginx-gateway.js';

@@ -14,8 +14,7 @@ import { createLogger } from '../../../../src/observability/logger.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
 import { AUDIENCE, ISSUER, jwksOf, signToken, testKey } from '../../../unit/auth/support/tokens.js';
 import type { TestKey } from '../../../unit/auth/support/tokens.js';
-import { PATIENCE_MS } from '../../../support/patience.js';
-import { until } from '../../../support/until.js';
+import { POLL_TIMEOUT_MS, until } from '../../../../dev/wait/until.js';
 
 export { AUDIENCE, ISSUER };
 
@@ -172,7 +171,10 @@ export async function startServiceUnderTest(options: ServiceOptions): Promise<De
  * Waits for /healthz/ready, as Kubernetes would before sending traffic: right after the shared SpiceDB got its
  * schema, checks at minimize_latency fail for a few seconds.
  */
-export async function untilReady(service: RunningDecisionService, timeoutMs = PATIENCE_MS): Promise<void> {
+export async function untilReady(
+  service: RunningDecisionService,
+  timeoutMs = POLL_TIMEOUT_MS,
+): Promise<void> {
   const ready = async () => (await fetch(`${service.url}/healthz/ready`)).status === 200;
   await until(ready, 'the decision service to be ready', timeoutMs);
 }

@@ -1,6 +1,6 @@
 import { connect, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../../../../dev/wait/sleep.js';
 
 /** How often readiness is probed, as a kubelet's periodSeconds would (shorter: the test runs for seconds). */
 const PROBE_PERIOD_MS = 100;

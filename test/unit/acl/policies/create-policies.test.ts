@@ -21,6 +21,7 @@ import { KubeApiError } from '../../../../src/kube/index.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
 import { capturedLogger } from '../../http/support/serve.js';
 import { FakeGrantStore, NAMESPACE, type StoreCall } from '../support/fake-grant-store.js';
+import { sleep } from '../../../../dev/wait/sleep.js';
 
 const OWNER = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
 const USER = '3f1c2a9e-0b4d-4e8a-9c7f-2d5e6a7b8c9d';
@@ -267,7 +268,7 @@ describe('racing creates: of requests that overlap, one always wins', () => {
     store.before = async (call) => {
       if (call.op !== 'createClaim') return;
       peak = Math.max(peak, ++inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
       inFlight--;
     };
     expect((await create(store, [individual(['api', 'file', 'sub'])])).status).toBe(201);

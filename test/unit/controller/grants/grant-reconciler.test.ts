@@ -175,7 +175,7 @@ describe('GrantReconciler', () => {
       ]);
     });
 
-    it('with no record in the status repairs the resource: what no grant explains goes, the rest stays', async () => {
+    it('with no record in the status repairs the resource: what no grant accounts for goes, the rest stays', async () => {
       const first = setUp(policyGrant('g', apiAndFile));
       await first.reconciler.reconcile(KEY, signal);
       const { projected: _dropped, ...unrecorded } = first.current().status ?? {};

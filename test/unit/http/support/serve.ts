@@ -5,7 +5,7 @@ import { afterEach } from 'vitest';
 import { listen } from '../../../../src/http/server.js';
 import { createLogger } from '../../../../src/observability/logger.js';
 import type { Logger } from '../../../../src/observability/logger.js';
-import { until } from '../../../support/until.js';
+import { until } from '../../../../dev/wait/until.js';
 
 const running: Array<() => Promise<void>> = [];
 
