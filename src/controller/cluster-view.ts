@@ -89,6 +89,15 @@ export class ClusterView implements GrantView {
     return new GrantEvaluator(this, now);
   }
 
+  /** `explain` and `explainWritable` under one evaluator: the verdicts a batch of questions needs are made once. */
+  explainer(now: Date) {
+    const evaluator = this.evaluator(now);
+    return {
+      explain: (key: TupleKey, except?: string) => this.explain(key, evaluator, except),
+      explainWritable: (key: TupleKey) => this.explainWritable(key, evaluator),
+    };
+  }
+
   /**
    * What the resync may write under `key`: as `explain`, but a grant's tuple only once the grant holds its
    * finalizer and has a status (its first reconcile is done). Before that, nothing guarantees that deleting

@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Membership, MembershipSpec, MembershipStatus } from '../../../../src/api/v1alpha1/index.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../../src/api/v1alpha1/index.js';
-import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
 import { projectMembership } from '../../../../src/controller/memberships/membership-projection.js';
-import { ProjectedProjector } from '../../../../src/controller/projected/projected-projector.js';
-import { ProjectedReconciler } from '../../../../src/controller/projected/projected-reconciler.js';
 import { ProjectedView } from '../../../../src/controller/projected/projected-view.js';
 import { membershipKind } from '../../../../src/controller/memberships/membership-projection.js';
 import { membershipCacheTransform } from '../../../../src/controller/memberships/cached-membership.js';
 import { InternPool } from '../../../../src/runtime/index.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
-import { silentLogger } from '../../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
 import {
   ACL_NAMESPACE,
@@ -19,6 +15,7 @@ import {
   MemoryStore,
   NOW,
   OTHER_USER,
+  projectionMachine,
 } from '../support/fakes.js';
 
 const signal = new AbortController().signal;
@@ -57,27 +54,12 @@ class FakeMembershipWriter {
 function setUp(...objects: Membership[]) {
   // Cached as the controller caches them: the reconciler reads compact records.
   const cache = new MemoryStore(objects, membershipCacheTransform(new InternPool()));
-  const world = new ProjectedView(cache, membershipKind);
+  const kind = new ProjectedView(cache, membershipKind);
   const store = new FakeRelationshipStore();
-  const rechecked: string[][] = [];
-  const projector = new ProjectedProjector<Membership>({
-    store,
-    world,
-    mutex: new KeyedMutex(),
-    onTuplesDeleted: (keys) => rechecked.push(keys),
-  });
   const writer = new FakeMembershipWriter(cache);
-  const spiceDBErrors: unknown[] = [];
   let trusted = true;
-  const reconciler = new ProjectedReconciler<Membership>({
-    world,
-    projector,
-    writer,
-    logger: silentLogger,
-    onSpiceDBError: (error) => spiceDBErrors.push(error),
-    trustStatus: () => trusted,
-    now: () => NOW,
-  });
+  const machine = projectionMachine(kind, store, writer, { now: () => NOW, trustStatus: () => trusted });
+  const { projector, reconciler, deleted: rechecked, spiceDBErrors } = machine;
   const reconcile = (name: string) => reconciler.reconcile(keyOf(name), signal);
   const reasonOf = (name: string) => cache.get(keyOf(name))?.status?.conditions?.[0]?.reason;
   const change = (name: string, spec: Partial<MembershipSpec>, metadata: Membership['metadata'] = {}) => {
