@@ -2,6 +2,7 @@ import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import {
   GROUP_VERSION,
   MEMBERSHIP_KIND,
+  RELATIONSHIPS_FINALIZER,
   type CatalogItem,
   type CatalogItemSpec,
   type Membership,
@@ -194,6 +195,39 @@ export function testWorld(
   const namespaces = new MemoryStore(content.namespaces ?? []);
   const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   return { world, grants, items, namespaces };
+}
+
+/**
+ * The kube-apiserver as a projected kind's reconciler writes to it: stores what it is sent in `cache`, bumps
+ * resourceVersion, and lets an object being deleted go with its last finalizer.
+ */
+export class FakeObjectWriter<T extends KubernetesObject & { metadata: V1ObjectMeta }, Status = unknown> {
+  readonly calls: string[] = [];
+
+  constructor(private readonly cache: MemoryStore<T>) {}
+
+  async setFinalizer(object: T, present: boolean): Promise<T> {
+    this.calls.push(present ? 'addFinalizer' : 'removeFinalizer');
+    const { namespace, name } = object.metadata;
+    if (!present && object.metadata.deletionTimestamp) {
+      this.cache.remove(`${namespace}/${name}`);
+      return object;
+    }
+    const finalizers = present ? [RELATIONSHIPS_FINALIZER] : [];
+    return this.store({ ...object, metadata: { ...object.metadata, finalizers } });
+  }
+
+  async updateStatus(object: T, status: Status): Promise<T> {
+    this.calls.push('updateStatus');
+    return this.store({ ...object, status });
+  }
+
+  private store(object: T): T {
+    const resourceVersion = String(Number(object.metadata.resourceVersion ?? '0') + 1);
+    const stored = { ...object, metadata: { ...object.metadata, resourceVersion } };
+    this.cache.put(stored);
+    return stored;
+  }
 }
 
 /** The grants of `cluster` as a projected kind; its Events, metrics and logs go nowhere unless given. */
