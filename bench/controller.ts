@@ -42,7 +42,9 @@ import {
 import { ClusterView } from '../src/controller/cluster-view.js';
 import { GrantMetrics } from '../src/controller/controller-metrics.js';
 import { DriftResync } from '../src/controller/drift-resync.js';
+import { itemOwners } from '../src/controller/catalog-items/item-owners.js';
 import { grantCacheTransform } from '../src/controller/grants/cached-grant.js';
+import { GrantKind } from '../src/controller/grants/grant-kind.js';
 import { KeyedMutex } from '../src/controller/keyed-mutex.js';
 import { managedRelations } from '../src/controller/managed-relations.js';
 import { membershipCacheTransform } from '../src/controller/memberships/cached-membership.js';
@@ -139,7 +141,8 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
   );
   const items = await staticInformer(1, () => input.item);
   const namespaces = await staticInformer<KubernetesObject>(0, () => ({}));
-  const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  const cluster = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  const metrics = new GrantMetrics(createMetricsRegistry(), () => []);
   const client = new SpiceDBClient({ ...input.spicedb, transport: 'plaintext' });
   const resync = new DriftResync({
     // Unfenced: this process measures the resync alone, with no leader election.
@@ -148,16 +151,16 @@ async function resyncChild(input: ChildInput): Promise<ChildOutput> {
       writeRelationshipsInBatches: (updates) => client.writeRelationshipsInBatches(updates),
       ensureSchema: () => client.ensureSchema(readSchemaText()),
     },
-    world,
-    projected: [
+    kinds: [
+      new GrantKind({ cluster, events: { record: async () => undefined }, metrics, logger: silentLogger }),
+      itemOwners(cluster),
       new ProjectedView(
         await staticInformer<Membership>(0, () => ({}) as Membership, membershipCacheTransform(pool)),
         membershipKind,
       ),
     ],
-    relations: managedRelations(registry),
     mutex: new KeyedMutex(),
-    metrics: new GrantMetrics(createMetricsRegistry(), () => []),
+    metrics,
     logger: silentLogger,
     onTuplesDeleted: () => undefined,
   });

@@ -23,6 +23,15 @@ export class ClusterView extends ClusterLister {
     return new GrantEvaluator(this, now);
   }
 
+  /** `accountFor` and `accountForWritable` under one evaluator: the verdicts a batch of questions needs are made once. */
+  accounting(now: Date) {
+    const evaluator = this.evaluator(now);
+    return {
+      accountFor: (key: TupleKey, except?: string) => this.accountFor(key, evaluator, except),
+      accountForWritable: (key: TupleKey) => this.accountForWritable(key, evaluator),
+    };
+  }
+
   /**
    * What the resync may write under `key`: as `accountFor`, but a grant's tuple only once the grant holds its
    * finalizer and has a status (its first reconcile is done). Before that, nothing guarantees that deleting

@@ -36,7 +36,7 @@ export interface ControllerCaches {
   grants: Informer<PolicyGrant>;
   items: Informer<CatalogItem>;
   namespaces: Informer<KubernetesObject>;
-  world: ClusterView;
+  cluster: ClusterView;
   membershipCache: Informer<Membership>;
   memberships: ProjectedView<Membership>;
   delegationCache: Informer<Delegation>;
@@ -83,7 +83,7 @@ export function buildControllerCaches(
     grants,
     items,
     namespaces,
-    world: new ClusterView({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace }),
+    cluster: new ClusterView({ grants, items, namespaces, registry, aclNamespace: config.aclNamespace }),
     membershipCache,
     memberships: new ProjectedView(membershipCache, membershipKind),
     delegationCache,

@@ -1,35 +1,26 @@
 import type { Logger } from '../observability/logger.js';
-import type { Relationship, RelationshipUpdate } from '../spicedb/client.js';
+import type { RelationshipUpdate } from '../spicedb/client.js';
 import { chunk, DEFAULT_MAX_UPDATES_PER_WRITE } from '../spicedb/client.js';
-import type { ClusterView } from './cluster-view.js';
 import type { GrantMetrics } from './controller-metrics.js';
-import type { GrantEvaluator } from '../verdict/grant-verdict.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { ManagedRelation } from './managed-relations.js';
-import type { ProjectedView } from './projected/projected-view.js';
+import type { TupleAccounting, ResyncedKind } from './projected/projected-kind.js';
 import type { RelationshipStore } from './relationship-store.js';
 import { objectOfTupleKey, parseTupleKey, tupleKey, type TupleKey } from '../verdict/tuple-key.js';
 
 export interface DriftResyncOptions {
   store: RelationshipStore;
-  world: ClusterView;
-  /** The kinds besides grants and items that own their relations: Memberships, Delegations. */
-  projected: ResyncedWorld[];
-  relations: ManagedRelation[];
+  /** Every kind that owns its relations: grants, CatalogItems' owners, Memberships, Delegations. */
+  kinds: ResyncedKind[];
   mutex: KeyedMutex;
   metrics: GrantMetrics;
   logger: Logger;
-  /** Told about the orphans it deleted, as GrantProjector's option of the same name. */
+  /** Told about the orphans it deleted, as the Projector's option of the same name. */
   onTuplesDeleted(keys: TupleKey[]): void;
   /** Relationships per ReadRelationships page and per WriteRelationships call; default SpiceDB's limit, 1000. */
   batchSize?: number;
   now?: () => Date;
 }
-
-export type ResyncedWorld = Pick<
-  ProjectedView<never>,
-  'manages' | 'accountFor' | 'accountForWritable' | 'wantedRelationships'
->;
 
 export interface ResyncReport {
   /** Relationships read from SpiceDB. */
@@ -49,7 +40,7 @@ export class ResyncCancelledError extends Error {
  * The periodic full comparison of SpiceDB with the custom resources (the invariant of docs/architecture.md:
  * the grant tuples in SpiceDB are exactly the projection of the active, unexpired, authorised grants; owner
  * tuples, of the CatalogItems; membership tuples, of the Memberships). It reads the managed relations page
- * by page, projecting the grants while each page is on its way, and writes in batches, so no request holds more
+ * by page, projecting the objects while each page is on its way, and writes in batches, so no request holds more
  * than one page or batch of relationships; what SpiceDB holds and what the resources want are kept as keys and
  * expirations only.
  *
@@ -59,10 +50,17 @@ export class ResyncCancelledError extends Error {
 export class DriftResync {
   private readonly batchSize: number;
   private readonly now: () => Date;
+  /** `<type>#<relation>` → the kind that is its only writer. */
+  private readonly kindOfRelation = new Map<string, ResyncedKind>();
 
   constructor(private readonly options: DriftResyncOptions) {
     this.batchSize = options.batchSize ?? DEFAULT_MAX_UPDATES_PER_WRITE;
     this.now = options.now ?? (() => new Date());
+    for (const kind of options.kinds) {
+      for (const { objectType, relation } of kind.relations) {
+        this.kindOfRelation.set(`${objectType}#${relation}`, kind);
+      }
+    }
   }
 
   async run(isCancelled: () => boolean = () => false): Promise<ResyncReport> {
@@ -73,7 +71,7 @@ export class DriftResync {
     const wanted = new Map<TupleKey, number | undefined>();
     const projecting = this.projectWanted(wanted);
     const present = new Map<TupleKey, number | undefined>();
-    for (const relation of this.options.relations) {
+    for (const relation of this.options.kinds.flatMap((kind) => kind.relations)) {
       await this.readInto(present, relation, () => projecting.next(), isCancelled);
     }
     while (!projecting.next().done);
@@ -131,35 +129,28 @@ export class DriftResync {
   }
 
   /**
-   * Fills `wanted` with the tuple key → expiration (ms, or undefined for none) of every relationship the
-   * resources want now, pausing after every page's worth of grants (the caller goes on while SpiceDB reads).
+   * Fills `wanted` with the tuple key → expiration (ms, or undefined for none) of every relationship the kinds
+   * want now, pausing after every page's worth of objects (the caller goes on while SpiceDB reads).
    */
   private *projectWanted(wanted: Map<TupleKey, number | undefined>): Generator<void> {
-    const { world } = this.options;
     const now = this.now();
-    const want = (relationship: Relationship) =>
-      wanted.set(tupleKey(relationship), relationship.expiresAt?.getTime());
-    let grantsProjected = 0;
-    for (const grant of world.allGrants()) {
-      // One evaluator per grant: remembering every verdict of a pass would hold all relationships at once.
-      const verdict = world.evaluator(now).evaluate(grant);
-      if (verdict.enforce) verdict.relationships.forEach(want);
-      grantsProjected += 1;
-      if (grantsProjected % this.batchSize === 0) yield;
+    let objectsProjected = 0;
+    for (const kind of this.options.kinds) {
+      for (const relationships of kind.wanted(now)) {
+        for (const relationship of relationships) {
+          wanted.set(tupleKey(relationship), relationship.expiresAt?.getTime());
+        }
+        objectsProjected += 1;
+        if (objectsProjected % this.batchSize === 0) yield;
+      }
     }
-    for (const itemId of new Set(world.allItems().map((item) => item.spec.itemId))) {
-      world.ownersOf(itemId).forEach(want);
-    }
-    for (const projected of this.options.projected) projected.wantedRelationships().forEach(want);
   }
 
   private async deleteOrphans(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let deleted = 0;
     for (const batch of chunk(keys, this.batchSize)) {
-      const removed = await this.repair(batch, isCancelled, (key, evaluator) =>
-        this.accountFor(key, evaluator)
-          ? undefined
-          : { operation: 'delete', relationship: parseTupleKey(key) },
+      const removed = await this.repair(batch, isCancelled, (key, accounting) =>
+        accounting?.accountFor(key) ? undefined : { operation: 'delete', relationship: parseTupleKey(key) },
       );
       this.options.metrics.driftRepaired('orphan', removed.length);
       this.options.onTuplesDeleted(removed);
@@ -171,11 +162,8 @@ export class DriftResync {
   private async writeMissing(keys: TupleKey[], isCancelled: () => boolean): Promise<number> {
     let written = 0;
     for (const batch of chunk(keys, this.batchSize)) {
-      const repaired = await this.repair(batch, isCancelled, (key, evaluator) => {
-        const projected = this.projectedManaging(key);
-        const writable = projected
-          ? projected.accountForWritable(key)
-          : this.options.world.accountForWritable(key, evaluator);
+      const repaired = await this.repair(batch, isCancelled, (key, accounting) => {
+        const writable = accounting?.accountForWritable(key);
         return writable ? { operation: 'touch', relationship: writable } : undefined;
       });
       this.options.metrics.driftRepaired('missing', repaired.length);
@@ -184,29 +172,28 @@ export class DriftResync {
     return written;
   }
 
-  private accountFor(key: TupleKey, evaluator: GrantEvaluator): Relationship | undefined {
-    const projected = this.projectedManaging(key);
-    return projected ? projected.accountFor(key) : this.options.world.accountFor(key, evaluator);
-  }
-
-  private projectedManaging(key: TupleKey): ResyncedWorld | undefined {
-    return this.options.projected.find((projected) => projected.manages(key));
-  }
-
   /**
-   * Under the batch's locks, decides each tuple again from the caches and writes the updates in one call.
-   * A cancelled run (leadership lost, stopping) writes no further batch: that is checked right before each.
+   * Under the batch's locks, decides each tuple again from the caches, asking the kind that writes its relation,
+   * and writes the updates in one call. A cancelled run (leadership lost, stopping) writes no further batch: that
+   * is checked right before each.
    */
   private async repair(
     batch: TupleKey[],
     isCancelled: () => boolean,
-    decide: (key: TupleKey, evaluator: GrantEvaluator) => RelationshipUpdate | undefined,
+    decide: (key: TupleKey, accounting: TupleAccounting | undefined) => RelationshipUpdate | undefined,
   ): Promise<TupleKey[]> {
-    const { mutex, store, world } = this.options;
+    const { mutex, store } = this.options;
     return mutex.withLock(batch.map(objectOfTupleKey), async () => {
       if (isCancelled()) throw new ResyncCancelledError('resync cancelled');
-      const evaluator = world.evaluator(this.now());
-      const updates = batch.flatMap((key) => decide(key, evaluator) ?? []);
+      const now = this.now();
+      const accountings = new Map<ResyncedKind, TupleAccounting>();
+      const accountingOf = (key: TupleKey) => {
+        const { resource, relation } = parseTupleKey(key);
+        const kind = this.kindOfRelation.get(`${resource.type}#${relation}`);
+        if (kind && !accountings.has(kind)) accountings.set(kind, kind.accounting(now));
+        return kind && accountings.get(kind);
+      };
+      const updates = batch.flatMap((key) => decide(key, accountingOf(key)) ?? []);
       if (updates.length > 0) await store.writeRelationshipsInBatches(updates);
       return updates.map((update) => tupleKey(update.relationship));
     });

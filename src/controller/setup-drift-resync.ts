@@ -1,19 +1,26 @@
 import type { Manager } from '../runtime/index.js';
-import type { Registry } from '../spicedb/registry.js';
+import { itemOwners } from './catalog-items/item-owners.js';
 import type { BaseDeps } from './controller-deps.js';
-import { delegationRelations } from './delegations/delegation-projection.js';
 import { DriftResync } from './drift-resync.js';
-import { managedRelations, type ManagedRelation } from './managed-relations.js';
-import { MEMBERSHIP_RELATIONS } from './memberships/membership-projection.js';
+import { GrantKind } from './grants/grant-kind.js';
+import type { ResyncedKind } from './projected/projected-kind.js';
 import { ResyncScheduler } from './resync-scheduler.js';
 
 /**
- * Every relation the controller is the only writer of: those of grants and CatalogItems, the members and
- * owners of organisations and groups, and the delegations and agent ownerships. The resync reads exactly these
- * and deletes what no resource accounts for.
+ * Every kind the controller is the only writer of the relations of: grants, CatalogItems (owners),
+ * Memberships (members and owners of organisations and groups), Delegations (delegations and agent
+ * ownerships). The resync reads exactly their relations and deletes what none of them accounts for.
  */
-export function resyncedRelations(registry: Registry): ManagedRelation[] {
-  return [...managedRelations(registry), ...MEMBERSHIP_RELATIONS, ...delegationRelations(registry)];
+export function resyncedKinds(
+  deps: Pick<BaseDeps, 'caches' | 'events' | 'metrics' | 'logger'>,
+): ResyncedKind[] {
+  const { caches } = deps;
+  return [
+    new GrantKind({ ...deps, cluster: caches.cluster }),
+    itemOwners(caches.cluster),
+    caches.memberships,
+    caches.delegations,
+  ];
 }
 
 /**
@@ -22,12 +29,10 @@ export function resyncedRelations(registry: Registry): ManagedRelation[] {
  * record of the last writes. Returns the scheduler, which startController starts and stops.
  */
 export function setupDriftResync(manager: Manager, deps: BaseDeps): ResyncScheduler {
-  const { caches, projections, metrics, logger } = deps;
+  const { projections, metrics, logger } = deps;
   const resync = new DriftResync({
     store: deps.store,
-    world: caches.world,
-    projected: [caches.memberships, caches.delegations],
-    relations: resyncedRelations(deps.registry),
+    kinds: resyncedKinds(deps),
     mutex: deps.mutex,
     metrics,
     logger,

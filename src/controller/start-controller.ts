@@ -102,7 +102,7 @@ export async function startController(
     mutex: new KeyedMutex(),
     projections: new ProjectionCoordinator(),
     events: new EventRecorder(kube, manager.identity ?? 'policy-grant-controller', logger),
-    metrics: new GrantMetrics(metricsRegistry, () => caches.world.allGrants()),
+    metrics: new GrantMetrics(metricsRegistry, () => caches.cluster.allGrants()),
   };
 
   const resync = setupDriftResync(manager, base);

@@ -23,7 +23,8 @@ export function setupAccessRequestController(
       ? {
           audit: {
             store: audit.store,
-            organisationOfItem: (itemId: string) => caches.world.itemsWithId(itemId)[0]?.spec.organisationId,
+            organisationOfItem: (itemId: string) =>
+              caches.cluster.itemsWithId(itemId)[0]?.spec.organisationId,
           },
         }
       : {}),

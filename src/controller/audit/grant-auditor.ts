@@ -8,7 +8,7 @@ import type { ActorSource } from './kubernetes-actor.js';
 
 export interface GrantAuditorOptions {
   store: Pick<AuditStore, 'appendOnce'>;
-  world: Pick<ClusterView, 'grant' | 'itemsWithId'>;
+  cluster: Pick<ClusterView, 'grant' | 'itemsWithId'>;
   /** Where a change's actor comes from: the admission policy's stamp, or the field manager (unverified). */
   actors: ActorSource;
   isLeader(): boolean;
@@ -24,7 +24,7 @@ export class GrantAuditor {
   constructor(private readonly options: GrantAuditorOptions) {}
 
   readonly reconcile = async (key: string): Promise<undefined> => {
-    const grant = this.options.world.grant(key);
+    const grant = this.options.cluster.grant(key);
     if (grant) await this.record(grant);
     return undefined;
   };
@@ -44,7 +44,7 @@ export class GrantAuditor {
 
   private target(grant: PolicyGrant): AuditTarget {
     const { itemId } = grant.spec;
-    const organisationId = this.options.world.itemsWithId(itemId)[0]?.spec.organisationId;
+    const organisationId = this.options.cluster.itemsWithId(itemId)[0]?.spec.organisationId;
     return {
       kind: 'policy',
       id: grant.metadata.uid ?? '',

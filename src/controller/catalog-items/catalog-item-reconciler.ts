@@ -9,7 +9,7 @@ import type { RelationshipStore } from '../relationship-store.js';
 import { tupleKey } from '../../verdict/tuple-key.js';
 
 export interface CatalogItemReconcilerOptions {
-  world: ClusterView;
+  cluster: ClusterView;
   store: RelationshipStore;
   mutex: KeyedMutex;
   /** The object types items can have (registry item types): where owner tuples of an item id may be. */
@@ -30,7 +30,7 @@ export class CatalogItemReconciler {
   constructor(private readonly options: CatalogItemReconcilerOptions) {}
 
   readonly reconcile = async (name: string, signal?: AbortSignal): Promise<undefined> => {
-    const item = this.options.world.item(name);
+    const item = this.options.cluster.item(name);
     const itemIds = new Set([item?.spec.itemId, this.lastItemIds.get(name)].filter((id) => id !== undefined));
     try {
       for (const itemId of itemIds) await this.reconcileOwners(itemId, signal);
@@ -44,7 +44,7 @@ export class CatalogItemReconciler {
   };
 
   private async reconcileOwners(itemId: string, signal: AbortSignal | undefined): Promise<void> {
-    const { world, store, mutex, itemObjectTypes } = this.options;
+    const { cluster, store, mutex, itemObjectTypes } = this.options;
     let resourceId: string;
     try {
       resourceId = encodeObjectId(itemId);
@@ -57,7 +57,7 @@ export class CatalogItemReconciler {
       itemObjectTypes.map((type) => `${type}:${resourceId}`),
       async () => {
         const actual = await this.readOwners(resourceId);
-        const desired = new Map(world.ownersOf(itemId).map((owner) => [tupleKey(owner), owner]));
+        const desired = new Map(cluster.ownersOf(itemId).map((owner) => [tupleKey(owner), owner]));
         const updates: RelationshipUpdate[] = [
           ...[...desired].filter(([key]) => !actual.has(key)).map(([, relationship]) => touch(relationship)),
           ...[...actual].filter(([key]) => !desired.has(key)).map(([, relationship]) => remove(relationship)),

@@ -3,7 +3,7 @@ import type { Relationship } from '../../spicedb/client.js';
 import { encodeObjectId } from '../../spicedb/object-id.js';
 import type { Registry } from '../../spicedb/registry.js';
 import { delegationWithdrawal } from '../../verdict/delegation-verdict.js';
-import type { ProjectedKind } from '../projected/projected-kind.js';
+import type { ProjectionRules } from '../projected/projection-rules.js';
 
 export { DelegationReason, delegationWithdrawal } from '../../verdict/delegation-verdict.js';
 
@@ -67,7 +67,7 @@ export interface DelegationKindOptions {
   now?: () => Date;
 }
 
-export function delegationKind(options: DelegationKindOptions): ProjectedKind<Delegation> {
+export function delegationKind(options: DelegationKindOptions): ProjectionRules<Delegation> {
   const now = options.now ?? (() => new Date());
   return {
     name: 'delegation',

@@ -7,14 +7,14 @@ import { setupProjectedController } from '../projected/setup-projected-controlle
 
 /**
  * The Delegation controller: the ACL namespace's Delegations projected onto agent relationships
- * (delegation-projection.ts), through the generic projected machinery. A delegation counts only for the owner
+ * (delegation-projection.ts), through the shared projected machinery. A delegation counts only for the owner
  * its Agent object names, so Agent changes trigger it too.
  */
 export function setupDelegationController(manager: Manager, deps: ControllerDeps): Controller<Delegation> {
   const { agentCache, delegationCache, delegations } = deps.caches;
   return setupProjectedController(manager, deps, {
+    kind: delegations,
     cache: delegationCache,
-    world: delegations,
     writer: new ObjectWriter<Delegation>(deps.kube, DELEGATION_RESOURCE, RELATIONSHIPS_WRITES),
     // An Agent object appeared or names another owner: its delegations count, or stop counting.
     watches: [

@@ -28,7 +28,7 @@ export async function setupGrantAuditController(
   });
   const auditor = new GrantAuditor({
     store,
-    world: caches.world,
+    cluster: caches.cluster,
     actors: config.auditActors,
     isLeader: () => manager.isLeader(),
     logger,

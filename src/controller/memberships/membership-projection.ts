@@ -1,7 +1,7 @@
 import { isMember, type Membership, type MembershipSpec } from '../../api/v1alpha1/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import { encodeObjectId, groupObjectId } from '../../spicedb/object-id.js';
-import type { ProjectedKind } from '../projected/projected-kind.js';
+import type { ProjectionRules } from '../projected/projection-rules.js';
 
 // The pure projection of a Membership onto SpiceDB relationships (schema.zed: `organization#member`,
 // `group#member`, `group#owner`).
@@ -40,7 +40,7 @@ export function projectMembership(spec: MembershipIds): Relationship[] {
 /** The Enforced reason of a membership that no longer counts: removed, or being deleted. */
 export const REMOVED_REASON = 'Removed';
 
-export const membershipKind: ProjectedKind<Membership> = {
+export const membershipKind: ProjectionRules<Membership> = {
   name: 'membership',
   relations: MEMBERSHIP_RELATIONS,
   project: (membership) => projectMembership(membership.spec),

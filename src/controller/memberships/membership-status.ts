@@ -1,5 +1,6 @@
 import type { Membership } from '../../api/v1alpha1/index.js';
-import { ProjectionReason, type ProjectionOutcome } from '../projected/projected-kind.js';
+import { ProjectionReason } from '../projected/projected-kind.js';
+import type { ProjectionOutcome } from '../projected/projection-rules.js';
 import { nextProjectedStatus, type ProjectedStatusChange } from '../projected/projected-status.js';
 import { membershipKind, REMOVED_REASON } from './membership-projection.js';
 

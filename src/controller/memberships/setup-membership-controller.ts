@@ -6,13 +6,13 @@ import { setupProjectedController } from '../projected/setup-projected-controlle
 
 /**
  * The Membership controller: the ACL namespace's Memberships projected onto organisation and group members
- * (membership-projection.ts), through the generic projected machinery.
+ * (membership-projection.ts), through the shared projected machinery.
  */
 export function setupMembershipController(manager: Manager, deps: ControllerDeps): Controller<Membership> {
   const { caches } = deps;
   return setupProjectedController(manager, deps, {
+    kind: caches.memberships,
     cache: caches.membershipCache,
-    world: caches.memberships,
     writer: new ObjectWriter<Membership>(deps.kube, MEMBERSHIP_RESOURCE, RELATIONSHIPS_WRITES),
     rewriteOnRecovery: true,
   });

@@ -1,3 +1,4 @@
+import { isConflict, isNotFound } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ReconcileResult } from '../../runtime/index.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
@@ -9,65 +10,72 @@ import {
   type SpiceDBHealth,
   type StatusChange,
 } from '../reconcile-flow.js';
+import type { LastWrites } from './last-writes.js';
 import {
-  counts,
   ProjectionReason,
+  type Decision,
+  type FailedProjection,
+  type ProjectedKind,
   type ProjectedObject,
-  type ProjectedStatus,
-  type ProjectionOutcome,
 } from './projected-kind.js';
-import type { ProjectedProjector } from './projected-projector.js';
-import { currentReason, nextProjectedStatus } from './projected-status.js';
-import type { ProjectedView } from './projected-view.js';
+import { currentReason } from './projected-status.js';
+import type { Projector } from './projector.js';
 
-export interface ProjectedReconcilerOptions<T extends ProjectedObject> extends SpiceDBHealth {
-  world: ProjectedView<T>;
-  projector: ProjectedProjector<T>;
+export interface ProjectedReconcilerOptions<
+  T extends ProjectedObject,
+  Outcome,
+  Status,
+  Reason extends string,
+> extends SpiceDBHealth {
+  kind: ProjectedKind<T, Outcome, Status, Reason>;
+  projector: Projector<T>;
+  /** The projector's record of the last writes. */
+  lastWrites: LastWrites;
   writer: {
     setFinalizer(object: T, present: boolean, signal: AbortSignal): Promise<T>;
-    updateStatus(object: T, status: ProjectedStatus, signal: AbortSignal): Promise<T>;
+    updateStatus(object: T, status: Status, signal: AbortSignal): Promise<T>;
   };
   logger: Logger;
+  /** Runs before a deleted object's finalizer is released (the audit of a grant's deletion); a failure retries. */
+  beforeRelease?: (object: T) => Promise<void>;
   now?: () => Date;
 }
 
-/** Past an expiry, the next reconcile waits this much longer, so that it sees the object expired. */
-const EXPIRY_MARGIN_MS = 1_000;
-
 /**
- * Brings one object's tuples and status in line with its spec: the finalizer first (for an object that counts),
- * then SpiceDB (its tuples written, or a withdrawn or deleted object's deleted), then the status when it
- * changes. A failing projection stays visible on the object (Enforced=False, ProjectionFailed) and is retried
- * with the work queue's backoff: that is the dead letter. An object that stops counting by itself (expiry) is
- * reconciled again then.
+ * Brings one object's tuples and status in line with its spec, for every projected kind: the finalizer first,
+ * then SpiceDB (its tuples written, or a withdrawn or deleted object's deleted), then the status when it changes
+ * (the kind's hooks say what it holds and what a transition announces), then a requeue for the moment the object
+ * stops counting by itself. A failing projection stays visible on the object (Enforced=False, ProjectionFailed)
+ * and is retried with the work queue's backoff: that is the dead letter.
  */
-export class ProjectedReconciler<T extends ProjectedObject> extends ReconcileFlow<
-  T,
-  ProjectionOutcome,
-  ProjectedStatus
-> {
+export class ProjectedReconciler<
+  T extends ProjectedObject,
+  Outcome,
+  Status,
+  Reason extends string = string,
+> extends ReconcileFlow<T, Outcome | FailedProjection, Status> {
   protected readonly kindName: string;
+  private readonly kind: ProjectedKind<T, Outcome, Status, Reason>;
 
-  constructor(private readonly options: ProjectedReconcilerOptions<T>) {
+  constructor(private readonly options: ProjectedReconcilerOptions<T, Outcome, Status, Reason>) {
     super(options.now);
-    this.kindName = options.world.kind.name;
+    this.kind = options.kind;
+    this.kindName = options.kind.name;
   }
 
   protected cached(key: string): T | undefined {
-    return this.options.world.object(key);
+    return this.kind.object(key);
   }
 
-  protected forget(key: string): void {
-    this.options.projector.forget(key);
+  /** Gone from the cache without passing the finalizer (e.g. it was removed by hand): delete what we wrote. */
+  protected async forget(key: string): Promise<void> {
+    const { lastWrites, projector } = this.options;
+    if (lastWrites.get(key)?.keys.length) await projector.withdraw(key, undefined);
+    lastWrites.forget(key);
   }
 
-  /** Only an object that counts has tuples to remove when it is deleted. */
   protected wantsFinalizer(object: T): boolean {
-    return this.counts(object);
-  }
-
-  private counts(object: T): boolean {
-    return counts(this.options.world.kind, object);
+    return this.kind.wantsFinalizer(object);
   }
 
   protected addFinalizer(object: T, signal: AbortSignal): Promise<T> {
@@ -77,61 +85,100 @@ export class ProjectedReconciler<T extends ProjectedObject> extends ReconcileFlo
   protected async project(
     key: string,
     object: T,
-    { signal }: Pick<ProjectionContext, 'signal'>,
-  ): Promise<PhaseResult<ProjectionOutcome>> {
-    const kind = this.counts(object) ? 'projected' : 'withdrawn';
+    { now, signal, hadFinalizer }: ProjectionContext,
+  ): Promise<PhaseResult<Outcome | FailedProjection>> {
+    const { projector } = this.options;
     try {
-      this.adoptStatus(key, object);
-      const { zedToken } = await this.options.projector.project(key, object, signal);
-      return { outcome: { kind, zedToken } };
+      const decision = this.kind.decide(object, now);
+      const write = { signal, repair: this.recall(key, object, hadFinalizer, decision) };
+      const zedToken = decision.relationships
+        ? await projector.enforce(key, decision.relationships, write)
+        : (await projector.withdraw(key, object, write)).zedToken;
+      return { outcome: this.kind.outcome(decision, zedToken) };
     } catch (error) {
-      if (error instanceof InvalidObjectIdError)
-        return { outcome: { kind: 'failed', message: error.message } };
-      if (!(error instanceof SpiceDBError)) throw error;
-      this.options.onSpiceDBError(error);
-      return { outcome: { kind: 'failed', message: error.message }, failure: error };
+      return this.failed(error);
     }
   }
 
-  /** Being deleted, the object no longer counts: its projection deletes its tuples. */
-  protected withdraw(key: string, object: T, signal: AbortSignal): Promise<PhaseResult<ProjectionOutcome>> {
-    return this.project(key, object, { signal });
+  /** The object is being deleted: remove its tuples. */
+  protected async withdraw(
+    key: string,
+    object: T,
+    signal: AbortSignal,
+  ): Promise<PhaseResult<FailedProjection> | undefined> {
+    try {
+      await this.options.projector.withdraw(key, object, { signal, repair: this.recall(key, object, true) });
+      return undefined;
+    } catch (error) {
+      return this.failed(error);
+    }
   }
 
-  protected async releaseFinalizer(key: string, object: T, signal: AbortSignal): Promise<boolean> {
-    const released = await this.unlessStale(
-      key,
-      object,
-      this.options.writer.setFinalizer(object, false, signal),
-    );
-    return released !== undefined;
+  /** An id SpiceDB cannot hold fails for good (no retry); a SpiceDB failure is retried with backoff. */
+  private failed(error: unknown): PhaseResult<FailedProjection> {
+    if (error instanceof InvalidObjectIdError) return { outcome: { kind: 'failed', message: error.message } };
+    if (!(error instanceof SpiceDBError)) throw error;
+    this.options.onSpiceDBError(error);
+    return { outcome: { kind: 'failed', message: error.message }, failure: error };
+  }
+
+  protected override beforeRelease(object: T): Promise<void> {
+    return this.options.beforeRelease?.(object) ?? Promise.resolve();
+  }
+
+  protected async releaseFinalizer(_key: string, object: T, signal: AbortSignal): Promise<boolean> {
+    const removed = await this.options.writer.setFinalizer(object, false, signal).catch((error: unknown) => {
+      if (isNotFound(error)) return object; // already gone
+      if (isConflict(error)) return undefined;
+      throw error;
+    });
+    return removed !== undefined;
   }
 
   protected released(key: string): void {
-    const { name } = this.options.world.kind;
+    this.options.lastWrites.forget(key);
+    const { name } = this.kind;
     this.options.logger.info({ [name]: key }, `${name} relationships removed; finalizer released`);
   }
 
-  protected nextStatus(object: T, outcome: ProjectionOutcome, now: Date): StatusChange<ProjectedStatus> {
-    return nextProjectedStatus(this.options.world.kind, object, outcome, now);
+  protected nextStatus(object: T, outcome: Outcome | FailedProjection, now: Date): StatusChange<Status> {
+    return this.kind.nextStatus(object, outcome, now);
   }
 
-  protected updateStatus(object: T, status: ProjectedStatus, signal: AbortSignal): Promise<T> {
+  protected updateStatus(object: T, status: Status, signal: AbortSignal): Promise<T> {
     return this.options.writer.updateStatus(object, status, signal);
   }
 
-  /** Past an expiry, the object stops counting by itself: reconciled again then. */
-  protected requeueAfter(object: T, now: Date): ReconcileResult | undefined {
-    const until = this.counts(object) ? this.options.world.kind.countsUntil?.(object) : undefined;
-    if (!until) return undefined;
-    return { requeueAfter: Math.max(0, until.getTime() - now.getTime()) + EXPIRY_MARGIN_MS };
+  protected override statusWritten(written: T, change: StatusChange<Status>, now: Date): void {
+    this.kind.statusWritten?.(written, change, now);
   }
 
-  /** A process that does not know what it wrote believes a status written for the current generation. */
-  private adoptStatus(key: string, object: T): void {
-    const { projector, trustStatus, world } = this.options;
-    if (projector.remembers(key) || !trustStatus()) return;
-    const expected = world.kind.withdrawal(object)?.reason ?? ProjectionReason.Projected;
-    if (currentReason(object) === expected) projector.adopt(key, object);
+  protected requeueAfter(object: T, now: Date): ReconcileResult | undefined {
+    return this.kind.requeueAfter(object, now);
+  }
+
+  /**
+   * When this process has no record of what it wrote for the object (a start, a new term of leadership, a
+   * SpiceDB recovery): believes a status that says `decision` was written for the current generation; else
+   * recalls what the status says was last written. Returns the objects to repair when nothing says what was
+   * written although something may have been.
+   */
+  private recall(key: string, object: T, hadFinalizer: boolean, decision?: Decision<Reason>): string[] {
+    const { lastWrites, projector, trustStatus } = this.options;
+    if (lastWrites.get(key)) return [];
+    if (decision && trustStatus() && this.statusRecords(object, decision)) {
+      projector.adopt(key, object, decision, object.status?.zedToken);
+      return [];
+    }
+    const recalled = this.kind.recall?.(object, hadFinalizer);
+    if (!recalled) return [];
+    if ('repair' in recalled) return recalled.repair;
+    projector.recall(key, recalled.keys, recalled.zedToken);
+    return [];
+  }
+
+  private statusRecords(object: T, decision: Decision<Reason>): boolean {
+    const expected = decision.withdrawal?.reason ?? ProjectionReason.Projected;
+    return currentReason(object) === expected && (this.kind.statusRecords?.(object, decision) ?? true);
   }
 }

@@ -4,13 +4,8 @@ import {
   setEnforcedAndReady,
   type Condition,
 } from '../../api/v1alpha1/index.js';
-import {
-  ProjectionReason,
-  type ProjectedKind,
-  type ProjectedObject,
-  type ProjectedStatus,
-  type ProjectionOutcome,
-} from './projected-kind.js';
+import { ProjectionReason, type ProjectedObject, type ProjectedStatus } from './projected-kind.js';
+import type { ProjectionOutcome, ProjectionRules } from './projection-rules.js';
 import type { StatusChange } from '../reconcile-flow.js';
 
 export type ProjectedStatusChange = StatusChange<ProjectedStatus>;
@@ -19,7 +14,7 @@ export type ProjectedStatusChange = StatusChange<ProjectedStatus>;
 const MAX_MESSAGE_LENGTH = 4_096;
 
 function conditionOf<T extends ProjectedObject>(
-  kind: ProjectedKind<T>,
+  rules: ProjectionRules<T>,
   object: T,
   outcome: ProjectionOutcome,
 ): Pick<Condition, 'status' | 'reason' | 'message'> {
@@ -28,10 +23,10 @@ function conditionOf<T extends ProjectedObject>(
       return {
         status: 'True',
         reason: ProjectionReason.Projected,
-        message: `${kind.name} written to SpiceDB`,
+        message: `${rules.name} written to SpiceDB`,
       };
     case 'withdrawn': {
-      const withdrawal = kind.withdrawal(object) ?? { reason: 'Withdrawn', message: '' };
+      const withdrawal = rules.withdrawal(object) ?? { reason: 'Withdrawn', message: '' };
       return { status: 'False', reason: withdrawal.reason, message: withdrawal.message };
     }
     case 'failed':
@@ -49,7 +44,7 @@ function conditionOf<T extends ProjectedObject>(
  * last success's).
  */
 export function nextProjectedStatus<T extends ProjectedObject>(
-  kind: ProjectedKind<T>,
+  rules: ProjectionRules<T>,
   object: T,
   outcome: ProjectionOutcome,
   now: Date,
@@ -58,7 +53,7 @@ export function nextProjectedStatus<T extends ProjectedObject>(
   const generation = object.metadata.generation ?? 0;
   const { conditions, changed: conditionChanged } = setEnforcedAndReady(
     previous?.conditions ?? [],
-    { ...conditionOf(kind, object, outcome), observedGeneration: generation },
+    { ...conditionOf(rules, object, outcome), observedGeneration: generation },
     now,
   );
   const zedToken = outcome.kind === 'failed' ? previous?.zedToken : (outcome.zedToken ?? previous?.zedToken);

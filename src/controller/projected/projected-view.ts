@@ -1,22 +1,45 @@
-import { objectKey } from '../../runtime/index.js';
+import { objectKey, type ReconcileResult } from '../../runtime/index.js';
 import type { Relationship } from '../../spicedb/client.js';
 import type { Indexer } from '../../kube/indexes.js';
 import { hasFinalizer } from '../../api/v1alpha1/index.js';
-import { parseTupleKey, tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
-import { counts, type ProjectedKind, type ProjectedObject } from './projected-kind.js';
+import { tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
+import type { StatusChange } from '../reconcile-flow.js';
+import type {
+  Decision,
+  TupleAccounting,
+  FailedProjection,
+  ProjectedKind,
+  ProjectedObject,
+  ProjectedStatus,
+} from './projected-kind.js';
+import { nextProjectedStatus } from './projected-status.js';
+import { counts, type ProjectionOutcome, type ProjectionRules } from './projection-rules.js';
 
 const BY_TUPLE = 'tupleKey';
 
+/** Past an expiry, the next reconcile waits this much longer, so that it sees the object expired. */
+const EXPIRY_MARGIN_MS = 1_000;
+
 /**
- * The controller's view of one projected kind (its informer's cache), indexed by the tuples the objects
- * project: which objects account for a tuple, what the resync wants.
+ * The controller's view of one kind whose projection follows from each object alone (its informer's cache),
+ * indexed by the tuples the objects project, and that kind as the projection machinery sees it: which objects
+ * account for a tuple, what the resync wants, the status its rules give.
  */
-export class ProjectedView<T extends ProjectedObject> {
+export class ProjectedView<T extends ProjectedObject> implements ProjectedKind<
+  T,
+  ProjectionOutcome,
+  ProjectedStatus
+> {
+  readonly name: string;
+  readonly relations: ProjectionRules<T>['relations'];
+
   constructor(
     private readonly objects: Indexer<T>,
-    readonly kind: ProjectedKind<T>,
+    readonly rules: ProjectionRules<T>,
   ) {
-    objects.addIndex(BY_TUPLE, (object) => this.projectedKeys(object));
+    this.name = rules.name;
+    this.relations = rules.relations;
+    objects.addIndex(BY_TUPLE, (object) => this.projectionOf(object).map(tupleKey));
   }
 
   object(key: string): T | undefined {
@@ -27,54 +50,68 @@ export class ProjectedView<T extends ProjectedObject> {
     return this.objects.list();
   }
 
-  /** Objects whose projection includes `key`, counting or not. */
-  withTupleKey(key: TupleKey): T[] {
-    return this.objects.byIndex(BY_TUPLE, key);
-  }
-
-  /** Whether the tuple is of a relation this kind manages. */
-  manages(key: TupleKey): boolean {
-    const { resource, relation } = parseTupleKey(key);
-    return this.kind.relations.some(
-      (managed) => managed.objectType === resource.type && managed.relation === relation,
-    );
+  keysProjecting(key: TupleKey): string[] {
+    return this.objects.byIndex(BY_TUPLE, key).map(objectKey);
   }
 
   /** Every relationship the counting objects want now. */
-  wantedRelationships(): Relationship[] {
-    return this.all()
-      .filter((object) => counts(this.kind, object))
-      .flatMap((object) => this.projectionOf(object));
+  *wanted(): Iterable<Relationship[]> {
+    for (const object of this.all()) if (counts(this.rules, object)) yield this.projectionOf(object);
   }
 
-  /** The relationship a counting object other than `except` (an object key) wants under `key`, if any. */
-  accountFor(key: TupleKey, except?: string): Relationship | undefined {
-    return this.accountForIf(key, (object) => objectKey(object) !== except);
+  accounting(): TupleAccounting {
+    return {
+      accountFor: (key, except) => this.accountForIf(key, (object) => objectKey(object) !== except),
+      accountForWritable: (key) => this.accountForIf(key, hasFinalizer),
+    };
   }
 
-  /**
-   * As `accountFor`, but only for an object that holds its finalizer: before that nothing guarantees that
-   * deleting it removes the tuple again, so its reconcile writes it, finalizer first.
-   */
-  accountForWritable(key: TupleKey): Relationship | undefined {
-    return this.accountForIf(key, hasFinalizer);
+  decide(object: T): Decision {
+    const withdrawal = this.rules.withdrawal(object);
+    return withdrawal ? { withdrawal } : { relationships: this.rules.project(object) };
+  }
+
+  candidates(object: T): TupleKey[] {
+    return this.rules.project(object).map(tupleKey);
+  }
+
+  /** Only an object that counts has tuples to remove when it is deleted. */
+  wantsFinalizer(object: T): boolean {
+    return counts(this.rules, object);
+  }
+
+  outcome(decision: Decision, zedToken: string | undefined): ProjectionOutcome {
+    return { kind: decision.withdrawal ? 'withdrawn' : 'projected', zedToken };
+  }
+
+  nextStatus(
+    object: T,
+    outcome: ProjectionOutcome | FailedProjection,
+    now: Date,
+  ): StatusChange<ProjectedStatus> {
+    return nextProjectedStatus(this.rules, object, outcome, now);
+  }
+
+  /** Past an expiry, the object stops counting by itself: reconciled again then. */
+  requeueAfter(object: T, now: Date): ReconcileResult | undefined {
+    const until = counts(this.rules, object) ? this.rules.countsUntil?.(object) : undefined;
+    if (!until) return undefined;
+    return { requeueAfter: Math.max(0, until.getTime() - now.getTime()) + EXPIRY_MARGIN_MS };
   }
 
   private accountForIf(key: TupleKey, accept: (object: T) => boolean): Relationship | undefined {
-    const accounting = this.withTupleKey(key).find((object) => counts(this.kind, object) && accept(object));
+    const accounting = this.objects
+      .byIndex(BY_TUPLE, key)
+      .find((object) => counts(this.rules, object) && accept(object));
     return accounting && this.projectionOf(accounting).find((relationship) => tupleKey(relationship) === key);
   }
 
   /** None when an id cannot be a SpiceDB object id: index functions must not throw. */
   private projectionOf(object: T): Relationship[] {
     try {
-      return this.kind.project(object);
+      return this.rules.project(object);
     } catch {
       return [];
     }
-  }
-
-  private projectedKeys(object: T): TupleKey[] {
-    return this.projectionOf(object).map(tupleKey);
   }
 }

@@ -7,61 +7,76 @@ import {
   type WatchSource,
 } from '../../runtime/index.js';
 import { SHUTDOWN_TIMEOUT_MS, type ControllerDeps } from '../controller-deps.js';
-import type { ProjectedObject } from './projected-kind.js';
-import { ProjectedProjector } from './projected-projector.js';
+import { LastWrites } from './last-writes.js';
+import type { ProjectedKind, ProjectedObject } from './projected-kind.js';
 import { ProjectedReconciler, type ProjectedReconcilerOptions } from './projected-reconciler.js';
-import type { ProjectedView } from './projected-view.js';
+import { Projector } from './projector.js';
 
-export interface ProjectedControllerSpec<T extends ProjectedObject & KubernetesObject> {
+export interface ProjectedControllerSpec<
+  T extends ProjectedObject & KubernetesObject,
+  Outcome,
+  Status,
+  Reason extends string,
+> {
+  kind: ProjectedKind<T, Outcome, Status, Reason>;
   /** The informer the controller is for. */
   cache: Informer<T>;
-  world: ProjectedView<T>;
-  writer: ProjectedReconcilerOptions<T>['writer'];
+  writer: ProjectedReconcilerOptions<T, Outcome, Status, Reason>['writer'];
   /** What else makes an object worth another look. */
   watches?: WatchSource[];
   /** Whether its objects are reconciled again once SpiceDB recovered. */
   rewriteOnRecovery: boolean;
+  beforeRelease?: (object: T) => Promise<void>;
 }
 
 /**
- * A controller for a projected kind (Memberships, Delegations): the generic projector and reconciler over the
- * kind's view, its record of the last writes tracked by the projection coordinator.
+ * A controller for a projected kind (PolicyGrants, Memberships, Delegations): the projector and the reconciler
+ * over the kind, its record of the last writes tracked by the projection coordinator, which drops it when a
+ * shared tuple went or SpiceDB changed behind this process.
  */
-export function setupProjectedController<T extends ProjectedObject & KubernetesObject>(
+export function setupProjectedController<
+  T extends ProjectedObject & KubernetesObject,
+  Outcome,
+  Status,
+  Reason extends string,
+>(
   manager: Manager,
   deps: ControllerDeps,
-  spec: ProjectedControllerSpec<T>,
+  spec: ProjectedControllerSpec<T, Outcome, Status, Reason>,
 ): Controller<T> {
   const { projections } = deps;
-  const { world } = spec;
-  const kind = world.kind.name;
-  const projector = new ProjectedProjector<T>({
+  const { kind } = spec;
+  const lastWrites = new LastWrites();
+  projections.track(kind.name, {
+    keysProjecting: (key) => kind.keysProjecting(key),
+    forget: (key) => lastWrites.forget(key),
+    forgetAll: () => lastWrites.clear(),
+  });
+  const projector = new Projector<T>({
     store: deps.store,
-    world,
+    kind,
+    lastWrites,
     mutex: deps.mutex,
-    onTuplesDeleted: (keys, except) => projections.recheck(kind, keys, except),
+    onTuplesDeleted: (keys, byKey) => projections.recheck(kind.name, keys, byKey),
   });
-  projections.track(kind, {
-    keysProjecting: (key) => world.withTupleKey(key).map(objectKey),
-    forget: (key) => projector.forget(key),
-    forgetAll: () => projector.forgetAll(),
-  });
-  const reconciler = new ProjectedReconciler<T>({
-    world,
+  const reconciler = new ProjectedReconciler({
+    kind,
     projector,
+    lastWrites,
     writer: spec.writer,
     logger: deps.logger,
     ...deps.spicedbHealth,
+    ...(spec.beforeRelease ? { beforeRelease: spec.beforeRelease } : {}),
   });
   const controller = manager.addController<T>({
-    name: kind,
+    name: kind.name,
     for: spec.cache,
     ...(spec.watches ? { watches: spec.watches } : {}),
     reconcile: reconciler.reconcile,
     maxConcurrentReconciles: deps.config.maxConcurrentReconciles,
     shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
   });
-  const rewrite = () => world.all().map(objectKey);
-  projections.bind(kind, controller, spec.rewriteOnRecovery ? rewrite : undefined);
+  const rewrite = () => kind.all().map(objectKey);
+  projections.bind(kind.name, controller, spec.rewriteOnRecovery ? rewrite : undefined);
   return controller;
 }

@@ -5,14 +5,15 @@ import { GrantMetrics } from '../../../src/controller/controller-metrics.js';
 import { DriftResync, ResyncCancelledError } from '../../../src/controller/drift-resync.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../src/api/v1alpha1/index.js';
 import { KeyedMutex } from '../../../src/controller/keyed-mutex.js';
-import { resyncedRelations } from '../../../src/controller/setup-drift-resync.js';
+import { itemOwners } from '../../../src/controller/catalog-items/item-owners.js';
+import { delegationKind } from '../../../src/controller/delegations/delegation-projection.js';
 import { projectMembership } from '../../../src/controller/memberships/membership-projection.js';
 import { membershipCacheTransform } from '../../../src/controller/memberships/cached-membership.js';
 import { InternPool } from '../../../src/runtime/index.js';
 import { ProjectedView } from '../../../src/controller/projected/projected-view.js';
 import { membershipKind } from '../../../src/controller/memberships/membership-projection.js';
 import { tupleKey } from '../../../src/verdict/tuple-key.js';
-import type { Membership, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
+import type { Delegation, Membership, PolicyGrant } from '../../../src/api/v1alpha1/index.js';
 import type { Relationship } from '../../../src/spicedb/client.js';
 import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import {
@@ -28,6 +29,7 @@ import {
   ORG_B as OTHER_ORG,
   policyGrant,
   registry,
+  testGrantKind,
   testWorld,
   USER,
 } from './support/fakes.js';
@@ -66,14 +68,18 @@ function setUp(
   const removed: string[][] = [];
   const resync = new DriftResync({
     store,
-    world: test.world,
-    projected: [
+    kinds: [
+      testGrantKind(test.world),
+      itemOwners(test.world),
       new ProjectedView(
         new MemoryStore(memberships, membershipCacheTransform(new InternPool())),
         membershipKind,
       ),
+      new ProjectedView(
+        new MemoryStore<Delegation>([]),
+        delegationKind({ registry, ownerOf: () => undefined }),
+      ),
     ],
-    relations: resyncedRelations(registry),
     mutex: new KeyedMutex(),
     metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
     logger: silentLogger,

@@ -23,7 +23,7 @@ function setUp() {
   const test = testWorld({ items: [catalogItem('weather')] });
   const store = new FakeRelationshipStore();
   const reconciler = new CatalogItemReconciler({
-    world: test.world,
+    cluster: test.world,
     store,
     mutex: new KeyedMutex(),
     itemObjectTypes: ['resource'],

@@ -1,83 +1,36 @@
 import { describe, expect, it } from 'vitest';
-import type { Membership, MembershipSpec, MembershipStatus } from '../../../../src/api/v1alpha1/index.js';
-import { RELATIONSHIPS_FINALIZER } from '../../../../src/api/v1alpha1/index.js';
-import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
+import type { Membership, MembershipSpec } from '../../../../src/api/v1alpha1/index.js';
 import { projectMembership } from '../../../../src/controller/memberships/membership-projection.js';
-import { ProjectedProjector } from '../../../../src/controller/projected/projected-projector.js';
-import { ProjectedReconciler } from '../../../../src/controller/projected/projected-reconciler.js';
 import { ProjectedView } from '../../../../src/controller/projected/projected-view.js';
 import { membershipKind } from '../../../../src/controller/memberships/membership-projection.js';
 import { membershipCacheTransform } from '../../../../src/controller/memberships/cached-membership.js';
 import { InternPool } from '../../../../src/runtime/index.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
-import { silentLogger } from '../../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
 import {
   ACL_NAMESPACE,
+  FakeObjectWriter,
   FakeRelationshipStore,
   membership,
   MemoryStore,
   NOW,
   OTHER_USER,
+  projectionMachine,
 } from '../support/fakes.js';
 
 const signal = new AbortController().signal;
 const keyOf = (name: string) => `${ACL_NAMESPACE}/${name}`;
 const keysOf = (spec: Partial<MembershipSpec>) => projectMembership(membership('x', spec).spec).map(tupleKey);
 
-/** The kube-apiserver as the reconciler writes to it: stores what it is sent, bumps resourceVersion. */
-class FakeMembershipWriter {
-  readonly calls: string[] = [];
-
-  constructor(private readonly cache: MemoryStore<Membership>) {}
-
-  async setFinalizer(object: Membership, present: boolean): Promise<Membership> {
-    this.calls.push(present ? 'addFinalizer' : 'removeFinalizer');
-    const finalizers = present ? [RELATIONSHIPS_FINALIZER] : [];
-    if (!present && object.metadata.deletionTimestamp) {
-      this.cache.remove(keyOf(object.metadata.name ?? ''));
-      return object;
-    }
-    return this.store({ ...object, metadata: { ...object.metadata, finalizers } });
-  }
-
-  async updateStatus(object: Membership, status: MembershipStatus): Promise<Membership> {
-    this.calls.push('updateStatus');
-    return this.store({ ...object, status });
-  }
-
-  private store(object: Membership): Membership {
-    const resourceVersion = String(Number(object.metadata.resourceVersion ?? '0') + 1);
-    const stored = { ...object, metadata: { ...object.metadata, resourceVersion } };
-    this.cache.put(stored);
-    return stored;
-  }
-}
-
 function setUp(...objects: Membership[]) {
   // Cached as the controller caches them: the reconciler reads compact records.
   const cache = new MemoryStore(objects, membershipCacheTransform(new InternPool()));
-  const world = new ProjectedView(cache, membershipKind);
+  const kind = new ProjectedView(cache, membershipKind);
   const store = new FakeRelationshipStore();
-  const rechecked: string[][] = [];
-  const projector = new ProjectedProjector<Membership>({
-    store,
-    world,
-    mutex: new KeyedMutex(),
-    onTuplesDeleted: (keys) => rechecked.push(keys),
-  });
-  const writer = new FakeMembershipWriter(cache);
-  const spiceDBErrors: unknown[] = [];
+  const writer = new FakeObjectWriter(cache);
   let trusted = true;
-  const reconciler = new ProjectedReconciler<Membership>({
-    world,
-    projector,
-    writer,
-    logger: silentLogger,
-    onSpiceDBError: (error) => spiceDBErrors.push(error),
-    trustStatus: () => trusted,
-    now: () => NOW,
-  });
+  const machine = projectionMachine(kind, store, writer, { now: () => NOW, trustStatus: () => trusted });
+  const { projector, reconciler, deleted: rechecked, spiceDBErrors } = machine;
   const reconcile = (name: string) => reconciler.reconcile(keyOf(name), signal);
   const reasonOf = (name: string) => cache.get(keyOf(name))?.status?.conditions?.[0]?.reason;
   const change = (name: string, spec: Partial<MembershipSpec>, metadata: Membership['metadata'] = {}) => {

@@ -2,6 +2,7 @@ import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import {
   GROUP_VERSION,
   MEMBERSHIP_KIND,
+  RELATIONSHIPS_FINALIZER,
   type CatalogItem,
   type CatalogItemSpec,
   type Membership,
@@ -10,6 +11,18 @@ import {
   type PolicyGrantSpec,
 } from '../../../../src/api/v1alpha1/index.js';
 import { ClusterView } from '../../../../src/controller/cluster-view.js';
+import { GrantMetrics } from '../../../../src/controller/controller-metrics.js';
+import { GrantKind, type GrantKindOptions } from '../../../../src/controller/grants/grant-kind.js';
+import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
+import { LastWrites } from '../../../../src/controller/projected/last-writes.js';
+import type { ProjectedKind, ProjectedObject } from '../../../../src/controller/projected/projected-kind.js';
+import {
+  ProjectedReconciler,
+  type ProjectedReconcilerOptions,
+} from '../../../../src/controller/projected/projected-reconciler.js';
+import { Projector } from '../../../../src/controller/projected/projector.js';
+import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
+import { silentLogger } from '../../../../src/runtime/logger.js';
 import type { Indexer } from '../../../../src/kube/indexes.js';
 import { grantCacheTransform } from '../../../../src/controller/grants/cached-grant.js';
 import { InternPool } from '../../../../src/runtime/index.js';
@@ -182,6 +195,84 @@ export function testWorld(
   const namespaces = new MemoryStore(content.namespaces ?? []);
   const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
   return { world, grants, items, namespaces };
+}
+
+/**
+ * The kube-apiserver as a projected kind's reconciler writes to it: stores what it is sent in `cache`, bumps
+ * resourceVersion, and lets an object being deleted go with its last finalizer.
+ */
+export class FakeObjectWriter<T extends KubernetesObject & { metadata: V1ObjectMeta }, Status = unknown> {
+  readonly calls: string[] = [];
+
+  constructor(private readonly cache: MemoryStore<T>) {}
+
+  async setFinalizer(object: T, present: boolean): Promise<T> {
+    this.calls.push(present ? 'addFinalizer' : 'removeFinalizer');
+    const { namespace, name } = object.metadata;
+    if (!present && object.metadata.deletionTimestamp) {
+      this.cache.remove(`${namespace}/${name}`);
+      return object;
+    }
+    const finalizers = present ? [RELATIONSHIPS_FINALIZER] : [];
+    return this.store({ ...object, metadata: { ...object.metadata, finalizers } });
+  }
+
+  async updateStatus(object: T, status: Status): Promise<T> {
+    this.calls.push('updateStatus');
+    return this.store({ ...object, status });
+  }
+
+  private store(object: T): T {
+    const resourceVersion = String(Number(object.metadata.resourceVersion ?? '0') + 1);
+    const stored = { ...object, metadata: { ...object.metadata, resourceVersion } };
+    this.cache.put(stored);
+    return stored;
+  }
+}
+
+/** The grants of `cluster` as a projected kind; its Events, metrics and logs go nowhere unless given. */
+export function testGrantKind(cluster: ClusterView, options: Partial<GrantKindOptions> = {}): GrantKind {
+  return new GrantKind({
+    cluster,
+    events: { record: async () => undefined },
+    metrics: new GrantMetrics(createMetricsRegistry(), () => cluster.allGrants()),
+    logger: silentLogger,
+    ...options,
+  });
+}
+
+/**
+ * The projector and reconciler of `kind` over `store`, as setupProjectedController builds them: every
+ * SpiceDB error goes to `spiceDBErrors`, every deletion's keys to `deleted`.
+ */
+export function projectionMachine<T extends ProjectedObject, Outcome, Status, Reason extends string>(
+  kind: ProjectedKind<T, Outcome, Status, Reason>,
+  store: FakeRelationshipStore,
+  writer: ProjectedReconcilerOptions<T, Outcome, Status, Reason>['writer'],
+  options: { now?: () => Date; trustStatus?: () => boolean } = {},
+) {
+  const lastWrites = new LastWrites();
+  const deleted: string[][] = [];
+  const spiceDBErrors: unknown[] = [];
+  const projector = new Projector<T>({
+    store,
+    kind,
+    lastWrites,
+    mutex: new KeyedMutex(),
+    onTuplesDeleted: (keys) => void deleted.push(keys),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const reconciler = new ProjectedReconciler({
+    kind,
+    projector,
+    lastWrites,
+    writer,
+    logger: silentLogger,
+    onSpiceDBError: (error) => void spiceDBErrors.push(error),
+    trustStatus: options.trustStatus ?? (() => true),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return { lastWrites, projector, reconciler, deleted, spiceDBErrors };
 }
 
 function matches(relationship: Relationship, filter: RelationshipFilter): boolean {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyGrant } from '../../../../src/api/v1alpha1/index.js';
-import { GrantProjector } from '../../../../src/controller/grants/grant-projector.js';
-import { managedRelations } from '../../../../src/controller/managed-relations.js';
 import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
-import { LastWrites } from '../../../../src/controller/grants/last-writes.js';
+import { LastWrites } from '../../../../src/controller/projected/last-writes.js';
+import { Projector } from '../../../../src/controller/projected/projector.js';
 import { WriteBatcher } from '../../../../src/controller/write-batcher.js';
 import { projectGrant } from '../../../../src/verdict/projection.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
@@ -17,6 +16,7 @@ import {
   OTHER_USER,
   policyGrant,
   registry,
+  testGrantKind,
   testWorld,
   USER,
   type TestWorld,
@@ -27,12 +27,11 @@ function setUp(grants: PolicyGrant[] = []) {
   const store = new FakeRelationshipStore();
   const lastWrites = new LastWrites();
   const deleted: { keys: string[]; by: string }[] = [];
-  const projector = new GrantProjector({
+  const projector = new Projector<PolicyGrant>({
     store,
-    world: test.world,
+    kind: testGrantKind(test.world),
     lastWrites,
     mutex: new KeyedMutex(),
-    relations: managedRelations(registry),
     onTuplesDeleted: (keys, by) => deleted.push({ keys, by }),
     now: () => NOW,
   });
@@ -42,7 +41,7 @@ function setUp(grants: PolicyGrant[] = []) {
 const keyOf = (grant: PolicyGrant) => `${ACL_NAMESPACE}/${grant.metadata.name}`;
 const relationshipsOf = (grant: PolicyGrant) => projectGrant(grant.spec, registry).relationships;
 
-describe('GrantProjector.enforce', () => {
+describe('Projector.enforce', () => {
   it('writes the relationships once and returns the write ZedToken; the same again writes nothing', async () => {
     const grant = policyGrant('g');
     const { projector, store } = setUp([grant]);
@@ -77,13 +76,13 @@ describe('GrantProjector.enforce', () => {
   it('takes over recorded state from a status: no write for what the status says is there', async () => {
     const grant = policyGrant('g');
     const { projector, store } = setUp([grant]);
-    projector.adoptEnforced(keyOf(grant), relationshipsOf(grant), 'zt-from-status');
+    projector.adopt(keyOf(grant), grant, { relationships: relationshipsOf(grant) }, 'zt-from-status');
     expect(await projector.enforce(keyOf(grant), relationshipsOf(grant))).toBe('zt-from-status');
     expect(store.writeCalls).toHaveLength(0);
   });
 });
 
-describe('GrantProjector.withdraw', () => {
+describe('Projector.withdraw', () => {
   it('deletes the tuples of a revoked grant and returns the ZedToken of the delete', async () => {
     const grant = policyGrant('g');
     const { projector, store, world, grants } = setUp([grant]);
@@ -198,12 +197,11 @@ describe('grants on one item, through the write batcher', () => {
   it('share one call: the lock of the item is let go once a write is queued', async () => {
     const grants = [USER, OTHER_USER].map((userId, index) => policyGrant(`g${index}`, { userId }));
     const { store, lastWrites, world } = setUp(grants);
-    const batched = new GrantProjector({
+    const batched = new Projector<PolicyGrant>({
       store: new WriteBatcher({ store, windowMs: 1 }),
-      world,
+      kind: testGrantKind(world),
       lastWrites,
       mutex: new KeyedMutex(),
-      relations: managedRelations(registry),
       onTuplesDeleted: () => undefined,
       now: () => NOW,
     });

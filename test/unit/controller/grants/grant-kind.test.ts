@@ -2,17 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { PolicyGrant, PolicyGrantStatus } from '../../../../src/api/v1alpha1/index.js';
 import { GrantMetrics } from '../../../../src/controller/controller-metrics.js';
 import type { RecordedEvent } from '../../../../src/controller/event-recorder.js';
-import { GrantProjector } from '../../../../src/controller/grants/grant-projector.js';
-import { GrantReconciler } from '../../../../src/controller/grants/grant-reconciler.js';
 import { RELATIONSHIPS_FINALIZER } from '../../../../src/api/v1alpha1/index.js';
-import { managedRelations } from '../../../../src/controller/managed-relations.js';
-import { KeyedMutex } from '../../../../src/controller/keyed-mutex.js';
-import { LastWrites } from '../../../../src/controller/grants/last-writes.js';
 import { tupleKey } from '../../../../src/verdict/tuple-key.js';
 import { encodeObjectId } from '../../../../src/spicedb/object-id.js';
 import { createMetricsRegistry } from '../../../../src/observability/metrics.js';
 import { KubeApiError } from '../../../../src/kube/api-error.js';
-import { silentLogger } from '../../../../src/runtime/logger.js';
 import { SpiceDBUnavailableError } from '../../../../src/spicedb/errors.js';
 import {
   ACL_NAMESPACE,
@@ -26,7 +20,8 @@ import {
   FakeRelationshipStore,
   NOW,
   policyGrant,
-  registry,
+  projectionMachine,
+  testGrantKind,
   testWorld,
 } from '../support/fakes.js';
 
@@ -68,32 +63,15 @@ class FakeGrantWriter {
 function setUp(grant: PolicyGrant, now = NOW) {
   const test = testWorld({ grants: [grant] });
   const store = new FakeRelationshipStore();
-  const lastWrites = new LastWrites();
   const writer = new FakeGrantWriter((written) => test.grants.put(written));
   const events: RecordedEvent[] = [];
-  const spicedbErrors: unknown[] = [];
   const metricsRegistry = createMetricsRegistry();
-  const projector = new GrantProjector({
-    store,
-    world: test.world,
-    lastWrites,
-    mutex: new KeyedMutex(),
-    relations: managedRelations(registry),
-    onTuplesDeleted: () => undefined,
-    now: () => now,
-  });
-  const reconciler = new GrantReconciler({
-    world: test.world,
-    projector,
-    lastWrites,
-    writer,
+  const kind = testGrantKind(test.world, {
     events: { record: async (_object, event) => void events.push(event) },
     metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
-    logger: silentLogger,
-    onSpiceDBError: (error) => spicedbErrors.push(error),
-    trustStatus: () => true,
-    now: () => now,
   });
+  const machine = projectionMachine(kind, store, writer, { now: () => now });
+  const { lastWrites, reconciler, spiceDBErrors: spicedbErrors } = machine;
   const current = (): PolicyGrant => {
     const grant = test.grants.get(KEY);
     if (!grant) throw new Error(`${KEY} is not in the cache`);
@@ -102,7 +80,7 @@ function setUp(grant: PolicyGrant, now = NOW) {
   return { ...test, store, lastWrites, writer, events, spicedbErrors, reconciler, current, metricsRegistry };
 }
 
-describe('GrantReconciler', () => {
+describe('the PolicyGrant reconciler', () => {
   it('adds the finalizer before writing, then projects, then writes the status once, with an Event', async () => {
     const { reconciler, writer, store, current, events } = setUp(policyGrant('g'));
     const result = await reconciler.reconcile(KEY, signal);

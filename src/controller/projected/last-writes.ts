@@ -1,11 +1,11 @@
 import type { Relationship } from '../../spicedb/client.js';
 import { tupleKey, type TupleKey } from '../../verdict/tuple-key.js';
 
-/** What this process last wrote to SpiceDB for one grant. */
+/** What this process last wrote to SpiceDB for one object. */
 export interface LastWrite {
   /** Identifies the write: the tuples with their expirations, or the withdrawal of a set of candidates. */
   fingerprint: string;
-  /** Tuples written for the grant and not deleted since; empty after a withdrawal. */
+  /** Tuples written for the object and not deleted since; empty after a withdrawal. */
   keys: TupleKey[];
   zedToken: string | undefined;
 }
@@ -22,24 +22,25 @@ export function withdrawnFingerprint(candidates: readonly TupleKey[]): string {
 }
 
 /**
- * Per grant (by `namespace/name`), what the controller last wrote: lets a reconcile skip a write that would
- * change nothing, and tells it which tuples an edited grant no longer projects. Process-local: it starts
- * empty (every grant is written once after a start) and is cleared whenever SpiceDB may have lost or
- * changed tuples behind the controller's back (outage, new term of leadership); the resync repairs the rest.
+ * Per object of one kind (by `namespace/name`), what the controller last wrote: lets a reconcile skip a write
+ * that would change nothing, and tells it which tuples an edited object no longer projects. Process-local: it
+ * starts empty (every object is written once after a start, unless its status is believed) and is cleared
+ * whenever SpiceDB may have lost or changed tuples behind the controller's back (outage, new term of
+ * leadership); the resync repairs the rest.
  */
 export class LastWrites {
   private readonly records = new Map<string, LastWrite>();
 
-  get(grantKey: string): LastWrite | undefined {
-    return this.records.get(grantKey);
+  get(key: string): LastWrite | undefined {
+    return this.records.get(key);
   }
 
-  set(grantKey: string, record: LastWrite): void {
-    this.records.set(grantKey, record);
+  set(key: string, record: LastWrite): void {
+    this.records.set(key, record);
   }
 
-  forget(grantKey: string): void {
-    this.records.delete(grantKey);
+  forget(key: string): void {
+    this.records.delete(key);
   }
 
   clear(): void {
