@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
+import { describe, expect, it } from 'vitest';
 import {
   GROUP_VERSION,
   MEMBERSHIP_KIND,
@@ -15,7 +14,14 @@ import {
 import { membershipName } from '../../../src/api/v1alpha1/membership.js';
 import { FENCE_OBJECT_TYPE } from '../../../src/controller/fenced-spicedb.js';
 import { TEST_TIMEOUT_MS } from '../../support/patience.js';
-import { acl, e2e, eventually, kubectl, sampleItemParties, token } from '../../e2e/support/stack-client.js';
+import {
+  acl,
+  e2e,
+  eventually,
+  kubectl,
+  sampleItemPartiesForFile,
+  token,
+} from '../../e2e/support/stack-client.js';
 import { release } from '../support/release.js';
 import {
   allRelationships,
@@ -50,13 +56,7 @@ const run = promisify(execFile);
 
 const RUNBOOK = "## Disaster recovery: SpiceDB's datastore lost";
 
-let item: CatalogItem['spec'];
-let owner: string;
-let checker: string;
-
-beforeAll(async () => {
-  ({ item, owner, checker } = await sampleItemParties());
-});
+const parties = sampleItemPartiesForFile();
 
 const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();
 
@@ -113,8 +113,8 @@ function bulkGrants() {
       policyType: 'INDIVIDUAL',
       // Fixed by the index, so that applying the grants again changes nothing.
       userId: `00000000-0000-4000-8000-${index.toString(16).padStart(12, '0')}`,
-      itemId: item.itemId,
-      itemType: item.itemType,
+      itemId: parties.item.itemId,
+      itemType: parties.item.itemType,
       expiryTime: inOneYear(),
       constraints: { access: [{ accessType: 'api' }] },
     },
@@ -123,7 +123,7 @@ function bulkGrants() {
 
 function memberships() {
   return Array.from({ length: MEMBERSHIPS }, () => {
-    const key = { organisationId: item.organisationId, userId: randomUUID() };
+    const key = { organisationId: parties.item.organisationId, userId: randomUUID() };
     return {
       apiVersion: GROUP_VERSION,
       kind: MEMBERSHIP_KIND,
@@ -139,12 +139,17 @@ async function delegations(): Promise<void> {
     // The audit trail may answer slowly while ten thousand grants are projected: a refused write (503) is retried.
     await eventually('a delegation to be created', async () => {
       const consumer = randomUUID();
-      const granted = await grant(owner, item, consumer, true).catch(() => undefined);
+      const granted = await grant(parties.owner, parties.item, consumer, true).catch(() => undefined);
       if (granted?.enforced !== true) return undefined;
       const reply = await acl('/delegations', {
         method: 'POST',
         token: await token(consumer),
-        body: { agentId: randomUUID(), itemId: item.itemId, relation: 'querier', expiryTime: inOneYear() },
+        body: {
+          agentId: randomUUID(),
+          itemId: parties.item.itemId,
+          relation: 'querier',
+          expiryTime: inOneYear(),
+        },
       });
       return reply.status === 201 ? true : undefined;
     });
@@ -225,7 +230,12 @@ function watchRevoked(revokedUser: string) {
   let checks = 0;
   const done = (async () => {
     while (!stopped) {
-      const decisions = await everyReplica(await decisionReplicas(), checker, revokedUser, item.itemId);
+      const decisions = await everyReplica(
+        await decisionReplicas(),
+        parties.checker,
+        revokedUser,
+        parties.item.itemId,
+      );
       checks += decisions.length;
       allowed += decisions.filter((decision) => decision === true).length;
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -256,10 +266,10 @@ describe('disaster recovery: SpiceDB datastore lost', () => {
       );
       const projected = Date.now();
       const kept = randomUUID();
-      expect((await grant(owner, item, kept, true)).enforced).toBe(true);
+      expect((await grant(parties.owner, parties.item, kept, true)).enforced).toBe(true);
       const gone = randomUUID();
-      const revokedGrant = await grant(owner, item, gone, true);
-      expect((await revoke(owner, revokedGrant.policyId, true)).enforced).toBe(true);
+      const revokedGrant = await grant(parties.owner, parties.item, gone, true);
+      expect((await revoke(parties.owner, revokedGrant.policyId, true)).enforced).toBe(true);
       const before = await managedRelationships();
       expect(before.size).toBeGreaterThan(GRANTS);
 
@@ -280,7 +290,9 @@ describe('disaster recovery: SpiceDB datastore lost', () => {
       );
       const rebuilt = Date.now();
       await eventually('the kept grant to be allowed by every replica', async () =>
-        (await everyReplica(await decisionReplicas(), checker, kept, item.itemId)).every(Boolean)
+        (await everyReplica(await decisionReplicas(), parties.checker, kept, parties.item.itemId)).every(
+          Boolean,
+        )
           ? true
           : undefined,
       );
