@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { TEST_TIMEOUT_MS } from '../../support/patience.js';
 import { kubectl, sampleItemPartiesForFile, userCheckRequest } from '../../e2e/support/stack-client.js';
 import { CheckLoopPod } from '../support/check-loop-pod.js';
 import { release, upgradeRelease } from '../support/release.js';
@@ -12,6 +13,10 @@ import { decisionReplicas, everyReplica, grant, revoke } from '../support/produc
 // lost, every grant is Enforced afterwards and allowed by every replica.
 
 const GRANTS = 30;
+/** helm's own wait for the rollout: within the test's budget, so that helm's error names what is not Ready. */
+const HELM_WAIT = '8m';
+/** Thirty acknowledged grants, the rollout of every component, the checks afterwards, on a loaded node. */
+const UPGRADE_BUDGET_MS = 3 * TEST_TIMEOUT_MS;
 
 const parties = sampleItemPartiesForFile();
 
@@ -19,7 +24,7 @@ const parties = sampleItemPartiesForFile();
 const isEnforced = (line: string) => line.endsWith(' True');
 
 describe('upgrade from the previous release', () => {
-  it('keeps every grant enforced and fails no check', async () => {
+  it('keeps every grant enforced and fails no check', { timeout: UPGRADE_BUDGET_MS }, async () => {
     const { namespace } = release();
     const users: string[] = [];
     const policyIds: string[] = [];
@@ -42,7 +47,7 @@ describe('upgrade from the previous release', () => {
       const upgradeArgs = JSON.parse(process.env.INSTALL_UPGRADE_ARGS ?? '[]') as string[];
       expect(upgradeArgs, 'INSTALL_UPGRADE_ARGS (hack/chart-e2e.sh)').not.toEqual([]);
       const started = Date.now();
-      await upgradeRelease(upgradeArgs, '10m');
+      await upgradeRelease(upgradeArgs, HELM_WAIT);
       const upgradedMs = Date.now() - started;
       const { phase, summary } = await loop.stop();
       // uid and Enforced status only: a release may hold thousands of grants.

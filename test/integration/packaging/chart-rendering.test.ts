@@ -807,6 +807,17 @@ describe('the read-only SpiceDB', () => {
     expect((withoutSleep.container as { lifecycle?: unknown }).lifecycle).toBeUndefined();
   });
 
+  it('gives a start slowed by a busy node its time: liveness counts once it has served', async () => {
+    const { container } = await readOnlyOf({});
+    const probes = container as unknown as Record<
+      string,
+      { timeoutSeconds?: number; failureThreshold?: number }
+    >;
+    expect(probes.startupProbe).toMatchObject({ grpc: { port: 50051 }, failureThreshold: 150 });
+    expect(probes.readinessProbe?.timeoutSeconds).toBe(3);
+    expect(probes.livenessProbe?.timeoutSeconds).toBe(3);
+  });
+
   it('has a PodDisruptionBudget, and none when disabled', async () => {
     expect((await readOnlyOf({})).budget).toMatchObject({ maxUnavailable: 1 });
     const disabled = await readOnlyOf({
