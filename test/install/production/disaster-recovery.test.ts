@@ -198,7 +198,7 @@ async function dropTheDatastore(): Promise<void> {
  * role's grants of docs/production.md again.
  */
 async function recreateTheDatastore(): Promise<void> {
-  await runSql('postgres', await sqlBlock('install.md', RUNBOOK));
+  await runSql('postgres', await sqlBlock('upgrade.md', RUNBOOK));
   const { spicedb: namespace } = topology();
   await kubectl('rollout', 'restart', 'deployment/spicedb', '-n', namespace);
   await kubectl('rollout', 'status', 'deployment/spicedb', '-n', namespace, '--timeout=10m');
