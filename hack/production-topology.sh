@@ -74,9 +74,20 @@ production_chart_args() {
 }
 
 # The release before this one: the chart as of this commit of main (the last before the production values and
-# the read-only SpiceDB's own image, Watch heartbeat and pools), with the values it knows for this topology, on
-# the working tree's image. The upgrade test (test/install/upgrade) moves it to production_args.
+# the read-only SpiceDB's own image, Watch heartbeat and pools), with the values it knows for this topology. It runs
+# the working tree's image, not one built from that commit: building the project's image a second time costs
+# minutes of the run's budget, and what the upgrade test guards is the chart's move (templates, values, the order
+# the pods roll in) with the data kept in the cluster and the datastore, which the image of either side reads alike.
+# The upgrade test (test/install/upgrade) moves it to production_args.
 previous_chart_commit=2f05dd96f37c60506e1d6b397185c39e153f2059
+
+# The commit must be in the repository's history, which a shallow clone (git clone --depth) lacks: checked before
+# anything is installed.
+require_previous_chart() {
+  git -C "$repo" cat-file -e "$previous_chart_commit^{commit}" 2>/dev/null ||
+    die "the upgrade test installs the chart as of commit $previous_chart_commit, which this clone lacks" \
+      "(a shallow clone?): run it in a full clone, or fetch that commit (git fetch --unshallow)"
+}
 
 install_previous_chart() {
   local previous="$work/previous"
@@ -98,6 +109,7 @@ install_previous_chart() {
 
 install_production() {
   [ -n "$spicedb_image" ] || die "SHAPE=production needs SPICEDB_IMAGE"
+  require_previous_chart
   production_chart_args
   install_production_postgres
   install_production_spicedb

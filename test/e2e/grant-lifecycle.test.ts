@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem, PolicyGrant } from '../../src/api/v1alpha1/index.js';
+import { describe, expect, it } from 'vitest';
+import type { PolicyGrant } from '../../src/api/v1alpha1/index.js';
 import { EVENT_BATCH, memberEvent, type MemberEvent } from '../support/member-events.js';
 import { POLL_TIMEOUT_MS } from '../../dev/wait/until.js';
 import { SHORT_LIFETIME_MS } from '../support/timeouts.js';
@@ -13,40 +13,34 @@ import {
   eventually,
   kubectl,
   kubectlJson,
-  sampleItemParties,
+  sampleItemPartiesForFile,
   token,
   userAllowed,
   userCheckRequest,
 } from './support/stack-client.js';
 
-let item: CatalogItem['spec'];
-let owner: string;
-/** An enforcement point: only those may call the check. */
-let checker: string;
-
-beforeAll(async () => {
-  ({ item, owner, checker } = await sampleItemParties());
-});
+const parties = sampleItemPartiesForFile();
 
 const inOneYear = () => new Date(Date.now() + 365 * 86_400_000).toISOString();
 
 function grantItem(overrides: Record<string, unknown>) {
   return {
     policyType: 'INDIVIDUAL',
-    itemId: item.itemId,
-    itemType: item.itemType,
+    itemId: parties.item.itemId,
+    itemType: parties.item.itemType,
     expiryTime: inOneYear(),
     constraints: { access: [{ accessType: 'api' }] },
     ...overrides,
   };
 }
 
-const checkRequest = (userId: string, relation = 'api') => userCheckRequest(userId, item.itemId, relation);
+const checkRequest = (userId: string, relation = 'api') =>
+  userCheckRequest(userId, parties.item.itemId, relation);
 
 async function create(grant: Record<string, unknown>): Promise<string> {
   const reply = await acl<{ results: { policyId: string }[] }>('/policy', {
     method: 'POST',
-    token: owner,
+    token: parties.owner,
     body: { request: [grant] },
   });
   expect(reply.status).toBe(201);
@@ -63,7 +57,8 @@ async function enforcedStatus(policyId: string): Promise<string | undefined> {
   return grant?.status?.conditions?.find((c) => c.type === 'Enforced')?.status;
 }
 
-const allowedNow = (userId: string, relation = 'api') => userAllowed(checker, userId, item.itemId, relation);
+const allowedNow = (userId: string, relation = 'api') =>
+  userAllowed(parties.checker, userId, parties.item.itemId, relation);
 const becomes = (userId: string, expected: boolean, relation = 'api', timeoutMs = POLL_TIMEOUT_MS) =>
   eventually(
     `check ${relation} for ${userId} to be ${expected}`,
@@ -87,7 +82,7 @@ describe('a grant, from the outside', () => {
     expect(row).toMatch(/True/);
     await becomes(consumer, true);
 
-    const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: owner });
+    const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: parties.owner });
     expect(revoked.status).toBe(200);
     await becomes(consumer, false);
     expect((await grantByPolicyId(policyId))?.status?.state).toBe('DELETED');
@@ -97,16 +92,19 @@ describe('a grant, from the outside', () => {
     const consumer = randomUUID();
     await create(grantItem({ userId: consumer, constraints: { access: [{ accessType: 'file' }] } }));
     await becomes(consumer, true, 'file');
-    const reply = await check(checker, { ...checkRequest(consumer, 'file'), resource_type: item.itemType });
+    const reply = await check(parties.checker, {
+      ...checkRequest(consumer, 'file'),
+      resource_type: parties.item.itemType,
+    });
     expect(reply.status).toBe(200);
     // The owner is no enforcement point: the check is not an oracle for end users.
-    const asOwner = await check(owner, checkRequest(consumer, 'file'));
+    const asOwner = await check(parties.owner, checkRequest(consumer, 'file'));
     expect(asOwner.status).toBe(403);
     expect(asOwner.body.result.allowed).toBe(false);
     expect(reply.body.result).toMatchObject({
       allowed: true,
       subject: { type: 'user', id: consumer },
-      object: { type: 'resource', id: item.itemId },
+      object: { type: 'resource', id: parties.item.itemId },
       relation: 'file',
     });
   });
@@ -178,7 +176,7 @@ describe('a grant’s status and the check agree, without a token', () => {
         expected: true,
         what: `round ${round}: Enforced=True`,
       });
-      const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: owner });
+      const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: parties.owner });
       expect(revoked.status).toBe(200);
       await eventually('Enforced=False', async () =>
         (await enforcedStatus(policyId)) === 'False' ? true : undefined,
@@ -204,7 +202,7 @@ describe('read-your-grant (Prefer: wait)', () => {
     const consumer = randomUUID();
     const created = await acl<{ results: Report[] }>('/policy', {
       method: 'POST',
-      token: owner,
+      token: parties.owner,
       body: { request: [grantItem({ userId: consumer })] },
       headers: { prefer: 'wait=30' },
     });
@@ -213,7 +211,7 @@ describe('read-your-grant (Prefer: wait)', () => {
     const [grant] = created.body.results as [Report];
     expect(grant).toMatchObject({ enforced: true, reason: 'Projected' });
     expect(grant.zedToken).toBeTruthy();
-    const allowed = await check(checker, {
+    const allowed = await check(parties.checker, {
       ...checkRequest(consumer),
       consistency_token: grant.zedToken as string,
     });
@@ -221,13 +219,13 @@ describe('read-your-grant (Prefer: wait)', () => {
 
     const revoked = await acl<{ results: Report[] }>(`/policy?id=${grant.policyId}`, {
       method: 'DELETE',
-      token: owner,
+      token: parties.owner,
       headers: { prefer: 'wait=30' },
     });
     expect(revoked.status).toBe(200);
     const [revocation] = revoked.body.results as [Report];
     expect(revocation).toMatchObject({ enforced: true, reason: 'Revoked' });
-    const denied = await check(checker, {
+    const denied = await check(parties.checker, {
       ...checkRequest(consumer),
       consistency_token: revocation.zedToken as string,
     });

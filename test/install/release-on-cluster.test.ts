@@ -1,21 +1,16 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem } from '../../src/api/v1alpha1/index.js';
+import { describe, expect, it } from 'vitest';
 import {
   acl,
   eventually,
   kubectl,
   kubectlJson,
-  sampleItemParties,
+  sampleItemPartiesForFile,
   userAllowed,
   userCheckRequest,
 } from '../e2e/support/stack-client.js';
 import { CheckLoopPod } from './support/check-loop-pod.js';
-import { release } from './support/release.js';
-
-const run = promisify(execFile);
+import { release, upgradeRelease } from './support/release.js';
 
 interface Lease {
   spec: { holderIdentity?: string; leaseDurationSeconds?: number };
@@ -32,26 +27,20 @@ interface Pod {
  */
 const FAILOVER_SLACK_MS = 10_000;
 
-let item: CatalogItem['spec'];
-let owner: string;
-let checker: string;
-
-beforeAll(async () => {
-  ({ item, owner, checker } = await sampleItemParties());
-});
+const parties = sampleItemPartiesForFile();
 
 const component = (name: string) => `${release().name}-${name}`;
 
 async function grantTo(consumer: string): Promise<string> {
   const reply = await acl<{ results: { policyId: string }[] }>('/policy', {
     method: 'POST',
-    token: owner,
+    token: parties.owner,
     body: {
       request: [
         {
           policyType: 'INDIVIDUAL',
-          itemId: item.itemId,
-          itemType: item.itemType,
+          itemId: parties.item.itemId,
+          itemType: parties.item.itemType,
           userId: consumer,
           expiryTime: new Date(Date.now() + 86_400_000).toISOString(),
           constraints: { access: [{ accessType: 'api' }] },
@@ -65,7 +54,7 @@ async function grantTo(consumer: string): Promise<string> {
 
 const becomes = (consumer: string, allowed: boolean) =>
   eventually(`check for ${consumer} to be ${allowed}`, async () =>
-    (await userAllowed(checker, consumer, item.itemId)) === allowed ? true : undefined,
+    (await userAllowed(parties.checker, consumer, parties.item.itemId)) === allowed ? true : undefined,
   );
 
 async function leaderPod(): Promise<{ pod: string; leaseMs: number }> {
@@ -102,7 +91,7 @@ describe('the release on a cluster', () => {
 
     await kubectl('delete', 'pod', pod, '-n', release().namespace, '--wait=false');
     const revokedAt = Date.now();
-    const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: owner });
+    const revoked = await acl(`/policy?id=${policyId}`, { method: 'DELETE', token: parties.owner });
     expect(revoked.status).toBe(200);
     await becomes(consumer, false);
     const deniedAfterMs = Date.now() - revokedAt;
@@ -118,25 +107,13 @@ describe('the release on a cluster', () => {
   });
 
   it('rolls the decision service on helm upgrade with no failed check', async () => {
-    const { name, namespace, chart, helm, kubeconfig } = release();
     const before = await decisionPods();
-    const loop = await CheckLoopPod.start([{ body: userCheckRequest(randomUUID(), item.itemId) }]);
+    const loop = await CheckLoopPod.start([{ body: userCheckRequest(randomUUID(), parties.item.itemId) }]);
     try {
-      await run(helm, [
-        'upgrade',
-        name,
-        chart,
-        '--kubeconfig',
-        kubeconfig,
-        '--namespace',
-        namespace,
-        '--reuse-values',
-        '--set',
-        `decisionService.podAnnotations.rollout=${randomUUID()}`,
-        '--wait',
-        '--timeout',
+      await upgradeRelease(
+        ['--reuse-values', '--set', `decisionService.podAnnotations.rollout=${randomUUID()}`],
         '5m',
-      ]);
+      );
       const { phase, summary } = await loop.stop();
       console.log(`[install] checks during the rollout: ${JSON.stringify(summary)}`);
       expect(phase).toBe('Succeeded');

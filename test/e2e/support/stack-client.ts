@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { inject } from 'vitest';
+import { beforeAll, inject } from 'vitest';
 import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
 import { ensureDevSigningKey } from '../../../dev/tokens/dev-signing-key.js';
 import { mintToken } from '../../../dev/tokens/dev-token.js';
@@ -147,6 +147,18 @@ export const {
   kubectl,
   kubectlJson,
 } = stackClient(e2e);
+
+/**
+ * The sample item's parties for the tests of one file: registers the beforeAll that fetches them and returns the
+ * object it fills in, so read its fields in tests and hooks, not when the file loads.
+ */
+export function sampleItemPartiesForFile(): SampleItemParties {
+  const parties = {} as SampleItemParties;
+  beforeAll(async () => {
+    Object.assign(parties, await sampleItemParties());
+  });
+  return parties;
+}
 
 /** Polls until `probe` returns a value that is not undefined, or fails after `timeoutMs`. */
 export async function eventually<T>(

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
+import { describe, expect, it } from 'vitest';
 import { TEST_TIMEOUT_MS } from '../../support/timeouts.js';
-import { eventually, kubectl, sampleItemParties, userCheckRequest } from '../../e2e/support/stack-client.js';
+import {
+  eventually,
+  kubectl,
+  sampleItemPartiesForFile,
+  userCheckRequest,
+} from '../../e2e/support/stack-client.js';
 import { CheckLoopPod, type Outage } from '../support/check-loop-pod.js';
 import { release } from '../support/release.js';
 import {
@@ -23,13 +27,7 @@ import {
 /** Each fault waits for pods to be replaced and Ready again: a test's budget each. */
 const FAULTS_BUDGET_MS = 4 * TEST_TIMEOUT_MS;
 
-let item: CatalogItem['spec'];
-let owner: string;
-let checker: string;
-
-beforeAll(async () => {
-  ({ item, owner, checker } = await sampleItemParties());
-});
+const parties = sampleItemPartiesForFile();
 
 interface Fault {
   name: string;
@@ -129,13 +127,18 @@ function figuresOf(fault: string, outages: Outage[], from: number, to: number) {
 async function revokeDuringFault(): Promise<{ acknowledged: boolean; allowedBy: number }> {
   const consumer = randomUUID();
   try {
-    const granted = await grant(owner, item, consumer, true);
-    const revoked = await revoke(owner, granted.policyId, true);
+    const granted = await grant(parties.owner, parties.item, consumer, true);
+    const revoked = await revoke(parties.owner, granted.policyId, true);
     if (revoked.enforced !== true) return { acknowledged: false, allowedBy: 0 };
   } catch {
     return { acknowledged: false, allowedBy: 0 };
   }
-  const decisions = await everyReplica(await decisionReplicas(), checker, consumer, item.itemId);
+  const decisions = await everyReplica(
+    await decisionReplicas(),
+    parties.checker,
+    consumer,
+    parties.item.itemId,
+  );
   return { acknowledged: true, allowedBy: decisions.filter((allowed) => allowed === true).length };
 }
 
@@ -146,9 +149,9 @@ describe('faults of the production topology', () => {
     async () => {
       const kept = randomUUID();
       const gone = randomUUID();
-      expect((await grant(owner, item, kept, true)).enforced).toBe(true);
-      const revokedGrant = await grant(owner, item, gone, true);
-      expect((await revoke(owner, revokedGrant.policyId, true)).enforced).toBe(true);
+      expect((await grant(parties.owner, parties.item, kept, true)).enforced).toBe(true);
+      const revokedGrant = await grant(parties.owner, parties.item, gone, true);
+      expect((await revoke(parties.owner, revokedGrant.policyId, true)).enforced).toBe(true);
       const faults: Fault[] = [
         podDeletion('a SpiceDB pod deleted', 'app.kubernetes.io/name=spicedb', () => topology().spicedb, 1),
         postgresRestart(),
@@ -160,8 +163,8 @@ describe('faults of the production topology', () => {
         ),
       ];
       const loop = await CheckLoopPod.start([
-        { body: userCheckRequest(kept, item.itemId), allowed: true },
-        { body: userCheckRequest(gone, item.itemId), allowed: false },
+        { body: userCheckRequest(kept, parties.item.itemId), allowed: true },
+        { body: userCheckRequest(gone, parties.item.itemId), allowed: false },
       ]);
       try {
         const windows: { fault: Fault; from: number; to: number; revocation: FaultFigures['revocation'] }[] =

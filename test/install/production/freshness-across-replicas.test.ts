@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
 import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
-import { sampleItemParties } from '../../e2e/support/stack-client.js';
+import { sampleItemPartiesForFile } from '../../e2e/support/stack-client.js';
 import {
   decisionReplicas,
   everyReplica,
@@ -24,13 +23,10 @@ const TIMED_CHANGES = 50;
 /** A round is two acknowledged writes and two checks per replica: seconds at most on a loaded node. */
 const ROUND_BUDGET_MS = 10_000;
 
-let item: CatalogItem['spec'];
-let owner: string;
-let checker: string;
+const parties = sampleItemPartiesForFile();
 let replicas: Replica[];
 
 beforeAll(async () => {
-  ({ item, owner, checker } = await sampleItemParties());
   replicas = await decisionReplicas();
 });
 
@@ -40,7 +36,7 @@ const count = (decisions: (boolean | undefined)[], value: boolean | undefined) =
 /** Milliseconds from `since` until the replica decides `allowed` (polling, one check after another). */
 async function untilDecides(replica: Replica, userId: string, allowed: boolean, since: number) {
   for (;;) {
-    if ((await replicaAllows(replica, checker, userId, item.itemId)) === allowed)
+    if ((await replicaAllows(replica, parties.checker, userId, parties.item.itemId)) === allowed)
       return performance.now() - since;
     if (performance.now() - since > POLL_TIMEOUT_MS)
       throw new Error(`${replica.pod} never decided ${allowed}`);
@@ -59,13 +55,13 @@ describe('freshness through every decision replica', () => {
       for (let round = 0; round < ROUNDS; round++) {
         const consumer = randomUUID();
         let started = performance.now();
-        const granted = await grant(owner, item, consumer, true);
+        const granted = await grant(parties.owner, parties.item, consumer, true);
         acknowledgedMs.grant.push(performance.now() - started);
-        const afterGrant = await everyReplica(replicas, checker, consumer, item.itemId);
+        const afterGrant = await everyReplica(replicas, parties.checker, consumer, parties.item.itemId);
         started = performance.now();
-        const revoked = await revoke(owner, granted.policyId, true);
+        const revoked = await revoke(parties.owner, granted.policyId, true);
         acknowledgedMs.revoke.push(performance.now() - started);
-        const afterRevoke = await everyReplica(replicas, checker, consumer, item.itemId);
+        const afterRevoke = await everyReplica(replicas, parties.checker, consumer, parties.item.itemId);
         tally.notAcknowledged += Number(granted.enforced !== true) + Number(revoked.enforced !== true);
         for (const { decisionReplicas } of [granted, revoked]) {
           const key = decisionReplicas ? `${decisionReplicas.passed} of ${decisionReplicas.ready}` : 'none';
@@ -105,9 +101,9 @@ describe('freshness through every decision replica', () => {
       for (let change = 0; change < TIMED_CHANGES; change++) {
         // Timed from the answer, as a client that goes on once its write is answered.
         const consumer = randomUUID();
-        const { policyId } = await grant(owner, item, consumer, false);
+        const { policyId } = await grant(parties.owner, parties.item, consumer, false);
         await timeEveryReplica(consumer, true, performance.now(), toAllow);
-        await revoke(owner, policyId, false);
+        await revoke(parties.owner, policyId, false);
         await timeEveryReplica(consumer, false, performance.now(), toDeny);
       }
       for (const replica of replicas) {

@@ -3,7 +3,7 @@
 // decision service's Service for checks, one after another on a keep-alive connection as a gateway would, until
 // the file STOP_FILE appears (or MAX_MS passes), then prints what it saw as one JSON line.
 // CHECKS is a JSON list of {body, allowed?}: each round asks every one of them. A check fails when it gets no
-// answer, an answer other than 200, or a decision other than `allowed` (a deny where an allow is due: failed
+// answer, an answer other than 200 (recorded with the problem it names), or a decision other than `allowed` (a deny where an allow is due: failed
 // closed); an allow where `allowed` is false is a violation, counted apart. Once a second it prints its progress,
 // and whether its latest round failed (`failing`); its outages are the spans of consecutive failed rounds, with
 // the checks that failed in each.
@@ -21,6 +21,16 @@ const outages = [];
 let outage;
 let reported = started;
 
+/** An error answer's problem detail (the cause it names), else the start of its body. */
+function problemOf(text) {
+  try {
+    const body = JSON.parse(text);
+    return body.detail ?? body.title ?? text.slice(0, 200);
+  } catch {
+    return text.slice(0, 200);
+  }
+}
+
 /** What one check got: undefined when right, else why it failed. */
 async function ask({ body, allowed }) {
   try {
@@ -30,7 +40,7 @@ async function ask({ body, allowed }) {
       body: JSON.stringify(body),
     });
     const text = await response.text();
-    if (response.status !== 200) return `HTTP ${response.status}`;
+    if (response.status !== 200) return `HTTP ${response.status}: ${problemOf(text)}`;
     if (answered++ === 0) console.log('first answer');
     const decision = JSON.parse(text).result?.allowed;
     if (allowed === false && decision === true) violations += 1;

@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { CatalogItem } from '../../../src/api/v1alpha1/index.js';
-import { kubectl, sampleItemParties, userCheckRequest } from '../../e2e/support/stack-client.js';
+import { describe, expect, it } from 'vitest';
+import { TEST_TIMEOUT_MS } from '../../support/timeouts.js';
+import { kubectl, sampleItemPartiesForFile, userCheckRequest } from '../../e2e/support/stack-client.js';
 import { CheckLoopPod } from '../support/check-loop-pod.js';
-import { release } from '../support/release.js';
+import { release, upgradeRelease } from '../support/release.js';
 import { decisionReplicas, everyReplica, grant, revoke } from '../support/production-topology.js';
 
 // An upgrade with data on the production topology: hack/production-topology.sh installed the previous release
@@ -14,56 +12,42 @@ import { decisionReplicas, everyReplica, grant, revoke } from '../support/produc
 // shape installs with) while the check loop asks the decision service's Service: no check fails, no grant is
 // lost, every grant is Enforced afterwards and allowed by every replica.
 
-const run = promisify(execFile);
-
 const GRANTS = 30;
+/** helm's own wait for the rollout: within the test's budget, so that helm's error names what is not Ready. */
+const HELM_WAIT = '8m';
+/** Thirty acknowledged grants, the rollout of every component, the checks afterwards, on a loaded node. */
+const UPGRADE_BUDGET_MS = 3 * TEST_TIMEOUT_MS;
 
-let item: CatalogItem['spec'];
-let owner: string;
-let checker: string;
-
-beforeAll(async () => {
-  ({ item, owner, checker } = await sampleItemParties());
-});
+const parties = sampleItemPartiesForFile();
 
 /** A line `<uid> <Enforced status>` of the listing below. */
 const isEnforced = (line: string) => line.endsWith(' True');
 
 describe('upgrade from the previous release', () => {
-  it('keeps every grant enforced and fails no check', async () => {
-    const { name, namespace, chart, helm, kubeconfig } = release();
+  it('keeps every grant enforced and fails no check', { timeout: UPGRADE_BUDGET_MS }, async () => {
+    const { namespace } = release();
     const users: string[] = [];
     const policyIds: string[] = [];
     for (let index = 0; index < GRANTS; index++) {
       const userId = randomUUID();
-      const granted = await grant(owner, item, userId, true);
+      const granted = await grant(parties.owner, parties.item, userId, true);
       expect(granted.enforced).toBe(true);
       users.push(userId);
       policyIds.push(granted.policyId);
     }
     const gone = randomUUID();
-    await revoke(owner, (await grant(owner, item, gone, true)).policyId, true);
+    await revoke(parties.owner, (await grant(parties.owner, parties.item, gone, true)).policyId, true);
     const loop = await CheckLoopPod.start([
-      ...users.slice(0, 3).map((userId) => ({ body: userCheckRequest(userId, item.itemId), allowed: true })),
-      { body: userCheckRequest(gone, item.itemId), allowed: false },
+      ...users
+        .slice(0, 3)
+        .map((userId) => ({ body: userCheckRequest(userId, parties.item.itemId), allowed: true })),
+      { body: userCheckRequest(gone, parties.item.itemId), allowed: false },
     ]);
     try {
       const upgradeArgs = JSON.parse(process.env.INSTALL_UPGRADE_ARGS ?? '[]') as string[];
       expect(upgradeArgs, 'INSTALL_UPGRADE_ARGS (hack/chart-e2e.sh)').not.toEqual([]);
       const started = Date.now();
-      await run(helm, [
-        'upgrade',
-        name,
-        chart,
-        '--kubeconfig',
-        kubeconfig,
-        '--namespace',
-        namespace,
-        ...upgradeArgs,
-        '--wait',
-        '--timeout',
-        '10m',
-      ]);
+      await upgradeRelease(upgradeArgs, HELM_WAIT);
       const upgradedMs = Date.now() - started;
       const { phase, summary } = await loop.stop();
       // uid and Enforced status only: a release may hold thousands of grants.
@@ -78,7 +62,9 @@ describe('upgrade from the previous release', () => {
       const ours = statuses.split('\n').filter((line) => policyIds.includes(line.split(' ')[0] as string));
       const decisions = (
         await Promise.all(
-          users.map(async (userId) => everyReplica(await decisionReplicas(), checker, userId, item.itemId)),
+          users.map(async (userId) =>
+            everyReplica(await decisionReplicas(), parties.checker, userId, parties.item.itemId),
+          ),
         )
       ).flat();
       console.log(

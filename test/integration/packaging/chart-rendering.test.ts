@@ -792,6 +792,32 @@ describe('the read-only SpiceDB', () => {
     expect(container.args.at(-2)).toBe('--log-level=warn');
   });
 
+  it('rolls a new replica in before an old one goes, which serves until its Service has let it go', async () => {
+    const { objects, pod, container } = await readOnlyOf({});
+    const rollout = objects.find(
+      (object) => object.kind === 'Deployment' && componentOf(object) === 'spicedb-read-only',
+    )?.spec as { strategy: unknown };
+    expect(rollout.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
+    });
+    expect((container as { lifecycle?: unknown }).lifecycle).toEqual({ preStop: { sleep: { seconds: 5 } } });
+    expect(pod.terminationGracePeriodSeconds).toBe(30);
+    const withoutSleep = await readOnlyOf({ preStopSleepSeconds: 0 });
+    expect((withoutSleep.container as { lifecycle?: unknown }).lifecycle).toBeUndefined();
+  });
+
+  it('gives a start slowed by a busy node its time: liveness counts once it has served', async () => {
+    const { container } = await readOnlyOf({});
+    const probes = container as unknown as Record<
+      string,
+      { timeoutSeconds?: number; failureThreshold?: number }
+    >;
+    expect(probes.startupProbe).toMatchObject({ grpc: { port: 50051 }, failureThreshold: 150 });
+    expect(probes.readinessProbe?.timeoutSeconds).toBe(3);
+    expect(probes.livenessProbe?.timeoutSeconds).toBe(3);
+  });
+
   it('has a PodDisruptionBudget, and none when disabled', async () => {
     expect((await readOnlyOf({})).budget).toMatchObject({ maxUnavailable: 1 });
     const disabled = await readOnlyOf({
@@ -1227,6 +1253,16 @@ describe('values the chart refuses', () => {
       'TokenReview for the API server’s audiences',
       { decisionService: { tokenReview: { enabled: true, audiences: [] } } },
       /decisionService\/tokenReview\/audiences.*minItems/,
+    ],
+    [
+      'a read-only SpiceDB killed before its preStop sleep and shutdown grace are over',
+      {
+        spicedb: {
+          ...REQUIRED_VALUES.spicedb,
+          readOnly: { ...READ_ONLY_SPICEDB, terminationGracePeriodSeconds: 10 },
+        },
+      },
+      /spicedb.readOnly.terminationGracePeriodSeconds \(10\) must exceed preStopSleepSeconds/,
     ],
     [
       'two active controllers',
