@@ -465,7 +465,7 @@ async function main(): Promise<void> {
     await until(
       async () => (await searchResources(post).catch(() => 0)) === USABLE,
       'the world to be visible',
-      60_000,
+      300_000,
       100,
     );
     // Past the barrier's window (quantization and margin): the steady state, where a search is read at
