@@ -18,7 +18,7 @@ import type { ActionSearchRequest, ResourceSearchRequest, SubjectSearchRequest }
 import { AUTHZEN_FIELDS, canonicalEvaluation } from './authzen-vocabulary.js';
 import { callerDigest, continuedLimit, requestDigest, searchFingerprint } from './page-token.js';
 import type { ContinuedPage, PageState, PageTokens } from './page-token.js';
-import { SearchMemory } from './search-memory.js';
+import { SearchAnswerCache } from './search-answer-cache.js';
 import { SortedIds } from './sorted-ids.js';
 
 /** What the searches need of SpiceDB; SpiceDBClient is one. */
@@ -76,9 +76,9 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
   const consistencyOf = pageConsistency(options);
   const keepVisible = visibleResults(options);
   // search/resource's pages read ahead, by search, limit and the cursor they start at (taken once).
-  const pagesAhead = new SearchMemory<LookupResourcesPage>((page) => idBytes(page.resourceIds));
+  const pagesAhead = new SearchAnswerCache<LookupResourcesPage>((page) => idBytes(page.resourceIds));
   // search/subject's sorted answers, by search and snapshot (every later page of the search reads one).
-  const sortedSubjects = new SearchMemory<SortedIds>((ids) => ids.bytes);
+  const sortedSubjects = new SearchAnswerCache<SortedIds>((ids) => ids.bytes);
   const paging = (route: string, request: SearchRequest, searcher: Searcher) => {
     const binding = { request: requestDigest(route, request), caller: callerDigest(searcher.principal) };
     const state = request.page?.token ? pageTokens.read(request.page.token, binding) : undefined;
