@@ -127,13 +127,7 @@ export function relationNames(registry: Registry, resourceType: string): string[
 }
 
 function subjectTypeOf(registry: Registry, name: string): CheckSubjectType {
-  const found = registry.checkSubjectType(name);
-  if (found) return found;
-  throw new CheckRequestError(
-    'subject.type',
-    (names) =>
-      `unknown ${names['subject.type']} "${name}"; known: ${quotedList(registry.checkSubjectTypeNames())}`,
-  );
+  return known(registry.checkSubjectType(name), 'subject.type', name, () => registry.checkSubjectTypeNames());
 }
 
 function organisationOf(request: CheckRequest, subjectType: CheckSubjectType): string | undefined {
@@ -150,12 +144,17 @@ function organisationOf(request: CheckRequest, subjectType: CheckSubjectType): s
 }
 
 function resourceTypeOf(registry: Registry, name: string): CheckResourceType {
-  const found = registry.checkResourceType(name);
-  if (found) return found;
+  return known(registry.checkResourceType(name), 'resource.type', name, () =>
+    registry.checkResourceTypeNames(),
+  );
+}
+
+/** A type the registry found; an unknown one is an error naming what is known. */
+function known<T>(found: T | undefined, field: CheckField, name: string, knownNames: () => string[]): T {
+  if (found !== undefined) return found;
   throw new CheckRequestError(
-    'resource.type',
-    (names) =>
-      `unknown ${names['resource.type']} "${name}"; known: ${quotedList(registry.checkResourceTypeNames())}`,
+    field,
+    (names) => `unknown ${names[field]} "${name}"; known: ${quotedList(knownNames())}`,
   );
 }
 
