@@ -22,6 +22,8 @@ import type { MetricValueWithName, Registry as MetricsRegistry } from 'prom-clie
 import { mintToken } from '../dev/tokens/dev-token.js';
 import { DEFAULT_CHECK_BATCH } from '../src/decision/check-batcher.js';
 import { spicedbQuery } from '../src/decision/check-evaluator.js';
+import { canonicalCheck } from '../src/decision/canonical-check.js';
+import { checkRequestOfBody } from '../src/decision/check-request.js';
 import type { CheckRequestBody } from '../src/decision/check-request.js';
 import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
@@ -259,7 +261,7 @@ function repeatedWorkload(setup: LoadSetup, client: SpiceDBClient): () => () => 
   const checkOf = memoised((key: string): Extract<Operation, { kind: 'check' }> => {
     const [user, item, access] = key.split(' ') as [string, string, string];
     const body = userCheck(user, item, access);
-    const query = spicedbQuery(registry.canonicalise(body));
+    const query = spicedbQuery(canonicalCheck(registry, checkRequestOfBody(body)));
     return { kind: 'check', body: Buffer.from(JSON.stringify(body)), query, expected: undefined };
   });
   const expiresAt = new Date(Date.now() + 86_400_000);
@@ -505,7 +507,7 @@ function buildWorld(grants: number, distinctChecks: number): World {
     grants: grantsToUsers,
     checks: bodies.map((body) => ({
       body,
-      query: spicedbQuery(registry.canonicalise(body)),
+      query: spicedbQuery(canonicalCheck(registry, checkRequestOfBody(body))),
       expected: false,
     })),
   };

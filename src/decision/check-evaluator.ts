@@ -6,9 +6,11 @@ import type {
   SpiceDBClient,
 } from '../spicedb/client.js';
 import { SpiceDBError } from '../spicedb/errors.js';
-import { CheckRequestError } from '../spicedb/registry.js';
-import type { CanonicalCheck, Registry } from '../spicedb/registry.js';
+import type { Registry } from '../spicedb/registry.js';
+import { canonicalCheck, spicedbSubject, withinVocabulary } from './canonical-check.js';
+import type { CanonicalCheck } from './canonical-check.js';
 import type { ConsistentCheck } from './check-batcher.js';
+import { CHECK_BODY_FIELDS, checkRequestOfBody } from './check-request.js';
 import type { CheckRequestBody } from './check-request.js';
 import type { ConsistencySource } from './consistency-choice.js';
 import type { CheckIdentity, Decision } from './decision-cache.js';
@@ -16,6 +18,7 @@ import type { DecisionMetrics } from './decision-metrics.js';
 import { grpcStatusName } from './grpc-status.js';
 import type { RevisionBarrier } from './revision-barrier.js';
 import { checkKeys } from './revision-keys.js';
+import { spicedbUnavailable } from './spicedb-failure.js';
 import { scopedEvaluator } from './organisation-scope.js';
 import type { OrganisationScope } from './organisation-scope.js';
 
@@ -123,10 +126,7 @@ function askSpiceDB({ spicedb, barrier, send, metrics }: CheckEvaluatorOptions) 
         });
       }
       if (!(error instanceof SpiceDBError)) throw error;
-      metrics.backendError(grpcStatusName(error.code));
-      throw new HttpError('DependencyUnavailable', 'spicedb could not evaluate the check; denied', {
-        cause: error,
-      });
+      throw spicedbUnavailable(error, metrics, 'evaluate the check');
     }
   };
 }
@@ -146,26 +146,16 @@ function checkIdentity(
 }
 
 function canonicalOrBadRequest(registry: Registry, body: CheckRequestBody): CanonicalCheck {
-  try {
-    return registry.canonicalise(body);
-  } catch (error) {
-    if (error instanceof CheckRequestError) {
-      throw new HttpError('BadRequest', `${error.field}: ${error.message}`, { cause: error });
-    }
-    throw error;
-  }
+  return withinVocabulary(CHECK_BODY_FIELDS, () => canonicalCheck(registry, checkRequestOfBody(body)));
 }
 
 /** The SpiceDB CheckPermission of a canonical check, at minimize_latency. */
-export function spicedbQuery({ spicedb }: CanonicalCheck): CheckPermissionInput {
+export function spicedbQuery(check: CanonicalCheck): CheckPermissionInput {
+  const { spicedb } = check;
   return {
     resource: { type: spicedb.resourceType, id: spicedb.resourceId },
     permission: spicedb.permission,
-    subject: {
-      type: spicedb.subjectType,
-      id: spicedb.subjectId,
-      ...(spicedb.subjectRelation === undefined ? {} : { relation: spicedb.subjectRelation }),
-    },
+    subject: spicedbSubject(check),
     consistency: MINIMIZE_LATENCY,
   };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { problemSchema, resultEnvelopeSchema } from '../http/envelope.js';
 import type { UrnScheme } from '../http/urn.js';
 import { MAX_OBJECT_ID_BYTES } from '../spicedb/object-id.js';
+import type { CheckRequest, FieldNames } from './canonical-check.js';
 
 /** Raw ids are bounded before encoding; the encoder then bounds the encoded id (1024 bytes). */
 export const MAX_ID_LENGTH = MAX_OBJECT_ID_BYTES;
@@ -18,8 +19,8 @@ const id = (description: string) => z.string().min(1).max(MAX_ID_LENGTH).meta({ 
 /**
  * The body of POST /v1/check: the check request of docs/decision-service.md, with the optional consistency
  * token. Unknown fields are rejected: a misspelt field (`organization_id`) must not be silently ignored by a
- * decision point. The vocabulary (types, relations) is the registry's; canonicalise() checks it and names the
- * field.
+ * decision point. The vocabulary (types, relations) is the registry's; canonicalCheck() checks it and names the
+ * field (CHECK_BODY_FIELDS).
  */
 export const checkRequestSchema = z
   .strictObject({
@@ -53,6 +54,25 @@ export const checkRequestSchema = z
   .meta({ id: 'CheckRequest' });
 
 export type CheckRequestBody = z.output<typeof checkRequestSchema>;
+
+/** The body's name of each field of the check request. */
+export const CHECK_BODY_FIELDS: FieldNames = {
+  'subject.type': 'subject_type',
+  'subject.id': 'subject_id',
+  'subject.organisation_id': 'organisation_id',
+  'resource.type': 'resource_type',
+  'resource.id': 'resource_id',
+  relation: 'relation',
+};
+
+/** The check request a body of POST /v1/check asks. */
+export function checkRequestOfBody(body: Omit<CheckRequestBody, 'consistency_token'>): CheckRequest {
+  return {
+    subject: { type: body.subject_type, id: body.subject_id, organisation_id: body.organisation_id },
+    resource: { type: body.resource_type, id: body.resource_id },
+    relation: body.relation,
+  };
+}
 
 export const checkResultSchema = z
   .object({

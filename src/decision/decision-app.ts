@@ -16,6 +16,8 @@ import type { UrnScheme } from '../http/urn.js';
 import type { Logger } from '../observability/logger.js';
 import type { CheckPermissionInput } from '../spicedb/client.js';
 import type { Registry } from '../spicedb/registry.js';
+import { canonicalCheck } from './canonical-check.js';
+import type { CheckRequest } from './canonical-check.js';
 import { checkBatchMetrics } from './check-batch-metrics.js';
 import { CheckBatcher, DEFAULT_CHECK_BATCH } from './check-batcher.js';
 import type { CheckBatchSettings } from './check-batcher.js';
@@ -177,17 +179,15 @@ function checkSender(
 }
 
 /** A check of the public vocabulary that the readiness probe runs the way a real check runs. */
-const PROBE_CHECK = {
-  subject_type: 'user',
-  subject_id: 'readiness-probe',
-  resource_type: 'resource',
-  resource_id: 'readiness-probe',
+const PROBE_CHECK: CheckRequest = {
+  subject: { type: 'user', id: 'readiness-probe' },
+  resource: { type: 'resource', id: 'readiness-probe' },
   relation: 'viewer',
 };
 
 /** The probe as SpiceDB sees it: the readiness check and the barrier's head revision read use it. */
 export function probeQuery(registry: Registry): CheckPermissionInput {
-  return spicedbQuery(registry.canonicalise(PROBE_CHECK));
+  return spicedbQuery(canonicalCheck(registry, PROBE_CHECK));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { encodeObjectId } from '../spicedb/object-id.js';
-import type { CanonicalCheck } from '../spicedb/registry.js';
+import type { CanonicalCheck } from './canonical-check.js';
 import { OWNER_RELATION, OWNER_SUBJECT_TYPES } from '../verdict/projection.js';
 import type { CanonicalCheckEvaluator } from './check-evaluator.js';
 

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { z } from 'zod';
-import { encodeObjectId, groupObjectId, InvalidObjectIdError } from './object-id.js';
 import { parseSchemaShape, readSchemaText, type SchemaShape } from './schema.js';
 
 export const REGISTRY_FILE = new URL('./registry.yaml', import.meta.url);
@@ -46,45 +45,21 @@ export class RegistryError extends Error {
   override readonly name = 'RegistryError';
 }
 
-/** The body of POST /v1/check (docs/decision-service.md, "Request"). */
-export interface CheckRequest {
-  subject_type: string;
-  subject_id: string;
-  /** Required when the subject type is scoped by organisation (`group`); empty or absent otherwise. */
-  organisation_id?: string;
-  resource_type: string;
-  resource_id: string;
-  relation: string;
+/** A subject type of the check: the SpiceDB subject it stands for. */
+export interface CheckSubjectType {
+  objectType: string;
+  /** e.g. `member` for organization#member; absent for a plain object. */
+  relation?: string | undefined;
+  /** Its ids are unique within an organisation only (`group`): a check names the organisation too. */
+  scopedByOrganisation: boolean;
 }
 
-export type CheckRequestField = keyof CheckRequest;
-
-/** A check request outside the registry's vocabulary: the HTTP layer answers 400 naming `field`. */
-export class CheckRequestError extends Error {
-  override readonly name = 'CheckRequestError';
-
-  constructor(
-    readonly field: CheckRequestField,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export interface CanonicalCheck {
-  /** The canonical public names, echoed in the check result. */
-  subject: { type: string; id: string; organisation_id?: string };
-  object: { type: string; id: string };
-  relation: string;
-  /** What to ask SpiceDB: object ids already encoded. */
-  spicedb: {
-    resourceType: string;
-    resourceId: string;
-    permission: string;
-    subjectType: string;
-    subjectId: string;
-    subjectRelation?: string;
-  };
+/** A resource type of the check under its canonical name, whatever name (or alias) found it. */
+export interface CheckResourceType {
+  name: string;
+  objectType: string;
+  /** Public relation names → SpiceDB relations or permissions, in the registry's order. */
+  relations: Readonly<Record<string, string>>;
 }
 
 export interface GrantSubjectType {
@@ -94,10 +69,6 @@ export interface GrantSubjectType {
 
 function entriesOf<T>(record: Record<string, T>): Map<string, T> {
   return new Map(Object.entries(record));
-}
-
-function quotedList(names: Iterable<string>): string {
-  return [...names].map((name) => `"${name}"`).join(', ');
 }
 
 /** The canonical vocabulary. Lookups go through Maps, so names like `__proto__` are merely unknown. */
@@ -156,103 +127,27 @@ export class Registry {
     return this.delegationRelations.get(relation);
   }
 
-  canonicalise(request: CheckRequest): CanonicalCheck {
-    const [subjectTypeName, subjectType] = this.lookUpSubjectType(request.subject_type);
-    const subjectId = nonEmpty(request.subject_id, 'subject_id');
-    const organisationId = this.organisationOf(request, subjectType);
-    const [resourceTypeName, resourceType] = this.lookUpResourceType(request.resource_type);
-    const resourceId = nonEmpty(request.resource_id, 'resource_id');
-    const permission = this.lookUpRelation(resourceTypeName, resourceType, request.relation);
-    return {
-      subject: {
-        type: subjectTypeName,
-        id: subjectId,
-        ...(organisationId === undefined ? {} : { organisation_id: organisationId }),
-      },
-      object: { type: resourceTypeName, id: resourceId },
-      relation: request.relation,
-      spicedb: {
-        resourceType: resourceType.objectType,
-        resourceId: encodedOrFieldError('resource_id', () => encodeObjectId(resourceId)),
-        permission,
-        subjectType: subjectType.objectType,
-        subjectId: encodedOrFieldError('subject_id', () =>
-          organisationId === undefined ? encodeObjectId(subjectId) : groupObjectId(organisationId, subjectId),
-        ),
-        ...(subjectType.relation === undefined ? {} : { subjectRelation: subjectType.relation }),
-      },
-    };
+  /** A subject type of the check; undefined when there is none of that name (prototype names included). */
+  checkSubjectType(name: string): CheckSubjectType | undefined {
+    return this.subjectTypes.get(name);
   }
 
-  /** The public relation names of a resource type (or alias), in the registry's order. */
-  relationNames(resourceType: string): string[] {
-    return Object.keys(this.lookUpResourceType(resourceType)[1].relations);
+  /** The subject types of the check, in the registry's order. */
+  checkSubjectTypeNames(): string[] {
+    return [...this.subjectTypes.keys()];
   }
 
-  private lookUpSubjectType(name: string): [string, SubjectTypeEntry] {
-    const entry = this.subjectTypes.get(name);
-    if (entry) return [name, entry];
-    throw new CheckRequestError(
-      'subject_type',
-      `unknown subject_type "${name}"; known: ${quotedList(this.subjectTypes.keys())}`,
-    );
-  }
-
-  private organisationOf(request: CheckRequest, subjectType: SubjectTypeEntry): string | undefined {
-    const organisationId = request.organisation_id ?? '';
-    if (subjectType.scopedByOrganisation) {
-      return nonEmpty(
-        organisationId,
-        'organisation_id',
-        `is required when subject_type is "${request.subject_type}"`,
-      );
-    }
-    if (organisationId !== '') {
-      throw new CheckRequestError(
-        'organisation_id',
-        `organisation_id must be empty when subject_type is "${request.subject_type}"`,
-      );
-    }
-    return undefined;
-  }
-
-  private lookUpResourceType(name: string): [string, ResourceTypeEntry] {
+  /** A resource type of the check by its name or an alias; undefined when there is none of that name. */
+  checkResourceType(name: string): CheckResourceType | undefined {
     const found = this.resourceTypes.get(name);
-    if (found) return found;
-    throw new CheckRequestError(
-      'resource_type',
-      `unknown resource_type "${name}"; known: ${quotedList(this.resourceTypes.keys())}`,
-    );
+    if (!found) return undefined;
+    const [canonical, { objectType, relations }] = found;
+    return { name: canonical, objectType, relations };
   }
 
-  private lookUpRelation(
-    resourceTypeName: string,
-    resourceType: ResourceTypeEntry,
-    relation: string,
-  ): string {
-    const { relations } = resourceType;
-    // Own properties only: names like `__proto__` are merely undefined relations.
-    if (Object.hasOwn(relations, relation)) return relations[relation] as string;
-    throw new CheckRequestError(
-      'relation',
-      `relation "${relation}" is not defined on resource_type "${resourceTypeName}"; defined: ${quotedList(Object.keys(relations))}`,
-    );
-  }
-}
-
-function nonEmpty(value: string, field: CheckRequestField, requirement = 'must not be empty'): string {
-  if (value === '') throw new CheckRequestError(field, `${field} ${requirement}`);
-  return value;
-}
-
-function encodedOrFieldError(field: CheckRequestField, encode: () => string): string {
-  try {
-    return encode();
-  } catch (error) {
-    if (error instanceof InvalidObjectIdError) {
-      throw new CheckRequestError(field, `${field}: ${error.message}`);
-    }
-    throw error;
+  /** The names and aliases of the check's resource types, in the registry's order. */
+  checkResourceTypeNames(): string[] {
+    return [...this.resourceTypes.keys()];
   }
 }
 

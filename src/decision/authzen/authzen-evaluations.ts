@@ -1,5 +1,6 @@
 import { HttpError } from '../../http/errors.js';
-import type { CanonicalCheck, Registry } from '../../spicedb/registry.js';
+import type { Registry } from '../../spicedb/registry.js';
+import type { CanonicalCheck } from '../canonical-check.js';
 import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
 import type { EvaluationItem, EvaluationRequest, EvaluationsRequest } from './authzen-request.js';
 import type { DecisionAnswer, EvaluationAnswer } from './authzen-response.js';

@@ -2,20 +2,23 @@ import { HttpError } from '../../http/errors.js';
 import type { Consistency, LookupResourcesPage, SpiceDBClient } from '../../spicedb/client.js';
 import { SpiceDBError } from '../../spicedb/errors.js';
 import { decodeObjectId } from '../../spicedb/object-id.js';
-import type { CanonicalCheck, Registry } from '../../spicedb/registry.js';
+import type { Registry } from '../../spicedb/registry.js';
+import { relationNames, spicedbSubject, withinVocabulary } from '../canonical-check.js';
+import type { CanonicalCheck } from '../canonical-check.js';
 import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
 import type { DecisionMetrics } from '../decision-metrics.js';
 import { grpcStatusName } from '../grpc-status.js';
+import { spicedbUnavailable } from '../spicedb-failure.js';
 import type { RevisionBarrier } from '../revision-barrier.js';
 import type { Principal } from '../../auth/principal.js';
 import { withinScope } from '../organisation-scope.js';
 import type { OrganisationScope } from '../organisation-scope.js';
 import { pageLimit } from './authzen-request.js';
 import type { ActionSearchRequest, ResourceSearchRequest, SubjectSearchRequest } from './authzen-request.js';
-import { canonicalEvaluation, withinVocabulary } from './authzen-vocabulary.js';
+import { AUTHZEN_FIELDS, canonicalEvaluation } from './authzen-vocabulary.js';
 import { callerDigest, continuedLimit, requestDigest, searchFingerprint } from './page-token.js';
 import type { ContinuedPage, PageState, PageTokens } from './page-token.js';
-import { SearchMemory } from './search-memory.js';
+import { SearchAnswerCache } from './search-answer-cache.js';
 import { SortedIds } from './sorted-ids.js';
 
 /** What the searches need of SpiceDB; SpiceDBClient is one. */
@@ -73,9 +76,9 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
   const consistencyOf = pageConsistency(options);
   const keepVisible = visibleResults(options);
   // search/resource's pages read ahead, by search, limit and the cursor they start at (taken once).
-  const pagesAhead = new SearchMemory<LookupResourcesPage>((page) => idBytes(page.resourceIds));
+  const pagesAhead = new SearchAnswerCache<LookupResourcesPage>((page) => idBytes(page.resourceIds));
   // search/subject's sorted answers, by search and snapshot (every later page of the search reads one).
-  const sortedSubjects = new SearchMemory<SortedIds>((ids) => ids.bytes);
+  const sortedSubjects = new SearchAnswerCache<SortedIds>((ids) => ids.bytes);
   const paging = (route: string, request: SearchRequest, searcher: Searcher) => {
     const binding = { request: requestDigest(route, request), caller: callerDigest(searcher.principal) };
     const state = request.page?.token ? pageTokens.read(request.page.token, binding) : undefined;
@@ -114,7 +117,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
           options.spicedb.lookupResources({
             resourceType: spicedb.resourceType,
             permission: spicedb.permission,
-            subject: subjectRef(check),
+            subject: spicedbSubject(check),
             consistency,
             limit,
             ...(cursor === undefined ? {} : { cursor }),
@@ -199,7 +202,7 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
     },
 
     async actions(request, searcher) {
-      const names = withinVocabulary('', () => registry.relationNames(request.resource.type));
+      const names = withinVocabulary(AUTHZEN_FIELDS, () => relationNames(registry, request.resource.type));
       const checks = names.map((name) => canonicalEvaluation(registry, { ...request, action: { name } }));
       const { state, limit, answer } = paging('action', request, searcher);
       const [first] = checks;
@@ -299,14 +302,6 @@ function subjectOf(check: CanonicalCheck | undefined): string[] {
   return [spicedb?.subjectType ?? '', spicedb?.subjectId ?? '', spicedb?.subjectRelation ?? ''];
 }
 
-function subjectRef({ spicedb }: CanonicalCheck) {
-  return {
-    type: spicedb.subjectType,
-    id: spicedb.subjectId,
-    ...(spicedb.subjectRelation === undefined ? {} : { relation: spicedb.subjectRelation }),
-  };
-}
-
 /**
  * The consistency of a LookupResources page: the barrier's for the first page; the first page's again for the
  * later ones (SpiceDB accepts its cursor only with the first call's arguments, and reads at the revision the
@@ -353,9 +348,6 @@ async function fromSpiceDB<T>(
         },
       );
     }
-    metrics.backendError(status);
-    throw new HttpError('DependencyUnavailable', 'spicedb could not answer the search; denied', {
-      cause: error,
-    });
+    throw spicedbUnavailable(error, metrics, 'answer the search');
   }
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpiceDBClient, type Relationship, type SubjectRef } from '../../../src/spicedb/client.js';
 import { SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import { encodeObjectId, groupObjectId } from '../../../src/spicedb/object-id.js';
+import { canonicalCheck } from '../../../src/decision/canonical-check.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
 import { testSpiceDB, uniqueId } from '../support/cluster.js';
@@ -127,12 +128,9 @@ describe('SpiceDBClient against the real SpiceDB', () => {
       organisation_id: string,
       relation: string,
     ) => {
-      const { spicedb } = registry.canonicalise({
-        subject_type,
-        subject_id,
-        organisation_id,
-        resource_type: 'DATABANK',
-        resource_id: itemId,
+      const { spicedb } = canonicalCheck(registry, {
+        subject: { type: subject_type, id: subject_id, organisation_id },
+        resource: { type: 'DATABANK', id: itemId },
         relation,
       });
       const result = await client.checkPermission({

@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../../src/decision/check-evaluator.js';
 import { ownedBy, scopedEvaluator } from '../../../src/decision/organisation-scope.js';
+import { canonicalCheck } from '../../../src/decision/canonical-check.js';
+import type { CanonicalCheck } from '../../../src/decision/canonical-check.js';
 import { loadRegistry } from '../../../src/spicedb/registry.js';
-import type { CanonicalCheck } from '../../../src/spicedb/registry.js';
 
 const registry = loadRegistry();
 const check = (item: string) =>
-  registry.canonicalise({
-    subject_type: 'user',
-    subject_id: 'consumer',
-    resource_type: 'DATABANK',
-    resource_id: item,
+  canonicalCheck(registry, {
+    subject: { type: 'user', id: 'consumer' },
+    resource: { type: 'DATABANK', id: item },
     relation: 'api',
   });
 

@@ -4,7 +4,7 @@ import type { SearchBackend } from '../../../../src/decision/authzen/authzen-sea
 import type { LookupResourcesInput } from '../../../../src/spicedb/client.js';
 import { SpiceDBError } from '../../../../src/spicedb/errors.js';
 import { loadRegistry } from '../../../../src/spicedb/registry.js';
-import type { CanonicalCheck } from '../../../../src/spicedb/registry.js';
+import type { CanonicalCheck } from '../../../../src/decision/canonical-check.js';
 import type { Searcher } from '../../../../src/decision/authzen/authzen-search.js';
 import { PageTokens } from '../../../../src/decision/authzen/page-token.js';
 

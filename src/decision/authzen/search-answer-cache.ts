@@ -1,18 +1,19 @@
 import { LRUCache } from 'lru-cache';
 
-/** Most bytes held by one memory: about 800,000 UUID-sized search/subject results. */
+/** Most bytes held by one cache: about 800,000 UUID-sized search/subject results. */
 const MAX_BYTES = 32 * 1024 * 1024;
 /** An answer not asked for within this long is dropped: its client stopped paging. */
 const TTL_MS = 60_000;
 
 /**
- * What a search read from SpiceDB for the requests that continue it with their tokens: search/resource's page
- * after a full one, search/subject's whole sorted answer. Both were read at the snapshot the token pins (the
- * LookupResources cursor, the LookupSubjects ZedToken), so what is held is what the later request would read
- * itself. Bounded by bytes and by the time since an answer was last asked for; an answer larger than the bound
- * is not held. A request that finds nothing (dropped, or sent to another replica) reads from SpiceDB.
+ * A cache of search answers: what a search read from SpiceDB for the requests that continue it with their
+ * tokens (search/resource's page after a full one, search/subject's whole sorted answer). Both were read at the
+ * snapshot the token pins (the LookupResources cursor, the LookupSubjects ZedToken), so what is held is what the
+ * later request would read itself. Bounded by bytes and by the time since an answer was last asked for; an
+ * answer larger than the bound is not held. A request that finds nothing (dropped, or sent to another replica)
+ * reads from SpiceDB.
  */
-export class SearchMemory<T extends object> {
+export class SearchAnswerCache<T extends object> {
   private readonly held: LRUCache<string, T>;
 
   /** `bytes` is what holding an answer costs: what the bound is in. */
