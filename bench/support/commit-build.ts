@@ -1,6 +1,6 @@
 // Another commit of this repository built beside the working tree, for a benchmark that compares the two in one
 // run: a git worktree of the commit under dist/ (git-ignored), with this repository's node_modules, compiled
-// as the benchmarks compile the working tree. Built once per commit; a second run finds it.
+// as the benchmarks compile the working tree. The worktree is made once per commit; each run compiles it again.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, symlink } from 'node:fs/promises';
