@@ -189,8 +189,12 @@ async function startServiceProcess(
   const child = fork(entry.path, { execArgv: [...entry.execArgv, '--enable-source-maps'] });
   const next = () =>
     new Promise<DecisionServiceProcessMessage>((resolve, reject) => {
-      child.once('message', resolve);
-      child.once('exit', (code) => reject(new Error(`${entry.path} exited with ${code}`)));
+      const exited = (code: number | null) => reject(new Error(`${entry.path} exited with ${code}`));
+      child.once('exit', exited);
+      child.once('message', (message: DecisionServiceProcessMessage) => {
+        child.off('exit', exited);
+        resolve(message);
+      });
     });
   const started = next();
   child.send(start);
