@@ -1,4 +1,5 @@
-// npm run bench:check-overhead [-- --requests 20000 --concurrency 16 --rounds 3 --runtime compiled]
+// npm run bench:check-overhead [-- --requests 20000 --concurrency 16 --rounds 3 --runtime compiled
+//                                 --against <commit>]
 //
 // What the decision service's HTTP side costs per check: the CPU of this process per request while a load
 // generator in another process (undici, keep-alive) sends one check again and again, so that the service
@@ -10,6 +11,11 @@
 // SpiceDB's own CPU not counted (it runs in its own process). Tracing is off in every row but one, which
 // measures the check answered from memory with OpenTelemetry tracing on, every span exported over OTLP to a
 // receiver in this process (which reads and drops the batches; its CPU counts in that row).
+//
+// `--against <commit>`: the working tree against a commit instead, in one run. The commit is built beside the
+// working tree (bench/support/commit-build.ts), each side's decision service runs alone in a process of its
+// own on the same SpiceDB, the rounds alternate the sides, and each side's CPU per check (its process's) is
+// printed, answered from memory and asked of SpiceDB, with the working tree's ratio to the commit.
 import { randomUUID } from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -32,6 +38,13 @@ import type { HttpLoadRequest, HttpLoadResult } from './support/http-load.js';
 import { until } from '../dev/wait/until.js';
 import { devBearer } from './support/dev-bearer.js';
 import { parseNodeRuntime, runCompiled, siblingModule } from './support/node-runtime.js';
+import { buildCommit } from './support/commit-build.js';
+import type {
+  DecisionServiceProcessMessage,
+  DecisionServiceProcessStart,
+} from './support/decision-service-process.js';
+import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../dev/tokens/dev-token.js';
+import type { DevSigningKey } from '../dev/tokens/dev-signing-key.js';
 
 const OPTIONS = {
   requests: { type: 'string', default: '20000' },
@@ -39,6 +52,8 @@ const OPTIONS = {
   rounds: { type: 'string', default: '3' },
   /** `compiled` (the JavaScript tsc emits, as the image runs it) or `tsx` (the sources through tsx's loader). */
   runtime: { type: 'string', default: 'compiled' },
+  /** A commit to compare the working tree with (built side by side); empty: the rows below. */
+  against: { type: 'string', default: '' },
 } as const;
 
 /** A check of an item id with characters to escape (a URN), as enforcement points send them. */
@@ -121,11 +136,18 @@ function startLoad(): ChildProcess {
   return fork(load.path, { execArgv: load.execArgv });
 }
 
+/** This process's CPU time in µs. */
+async function ownCpuMicros(): Promise<number> {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 function measure(
   child: ChildProcess,
   target: Target,
   concurrency: number,
   requests: number,
+  serverCpuMicros: () => Promise<number> = ownCpuMicros,
 ): Promise<Measure> {
   const request: HttpLoadRequest = {
     url: `${target.url}/v1/check`,
@@ -135,19 +157,174 @@ function measure(
     concurrency,
     requests,
   };
-  return new Promise((resolve, reject) => {
-    const cpuBefore = process.cpuUsage();
-    child.once('message', (result: HttpLoadResult) => {
-      const { user, system } = process.cpuUsage(cpuBefore);
-      if (result.failed > 0) reject(new Error(`${target.name}: ${result.failed} requests failed`));
-      resolve({
-        requestsPerSecond: (requests / result.elapsedMs) * 1000,
-        serverCpuMicros: (user + system) / requests,
-        clientCpuMicros: result.clientCpuMicros,
+  return serverCpuMicros().then(
+    (cpuBefore) =>
+      new Promise((resolve, reject) => {
+        child.once('message', (result: HttpLoadResult) => {
+          if (result.failed > 0) reject(new Error(`${target.name}: ${result.failed} requests failed`));
+          void serverCpuMicros().then((cpuAfter) =>
+            resolve({
+              requestsPerSecond: (requests / result.elapsedMs) * 1000,
+              serverCpuMicros: (cpuAfter - cpuBefore) / requests,
+              clientCpuMicros: result.clientCpuMicros,
+            }),
+          );
+        });
+        child.send(request);
+      }),
+  );
+}
+
+/** A decision service in a process of its own: its URL, its CPU time, and how to stop it. */
+interface ServiceProcess {
+  url: string;
+  cpuMicros(): Promise<number>;
+  stop(): void;
+}
+
+async function startServiceProcess(
+  entry: { path: string; execArgv: string[] },
+  start: DecisionServiceProcessStart,
+): Promise<ServiceProcess> {
+  const child = fork(entry.path, { execArgv: [...entry.execArgv, '--enable-source-maps'] });
+  const next = () =>
+    new Promise<DecisionServiceProcessMessage>((resolve, reject) => {
+      const exited = (code: number | null) => reject(new Error(`${entry.path} exited with ${code}`));
+      child.once('exit', exited);
+      child.once('message', (message: DecisionServiceProcessMessage) => {
+        child.off('exit', exited);
+        resolve(message);
       });
     });
-    child.send(request);
-  });
+  const started = next();
+  child.send(start);
+  const answer = await started;
+  if (!('url' in answer)) throw new Error(`${entry.path} did not start`);
+  return {
+    url: answer.url,
+    cpuMicros: async () => {
+      const reply = next();
+      child.send('cpu');
+      const cpu = await reply;
+      if (!('cpuMicros' in cpu)) throw new Error(`${entry.path} did not tell its CPU time`);
+      return cpu.cpuMicros;
+    },
+    stop: () => child.send('exit'),
+  };
+}
+
+/** Until the service at `url` answers the check (SpiceDB's schema snapshot and the barrier ready). */
+async function untilAnswering(url: string, authorization: string): Promise<string> {
+  let answer = '';
+  await until(
+    async () => {
+      const response = await fetch(`${url}/v1/check`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: CHECK_BODY,
+      });
+      answer = await response.text();
+      return response.status === 200;
+    },
+    'the decision service to answer the check',
+    60_000,
+    100,
+  );
+  return answer;
+}
+
+/** Requests a minute the check class admits in the service processes: the limiter runs, and admits all. */
+const UNREACHED_CHECK_LIMIT = 100_000_000;
+
+/**
+ * The working tree's decision service against `commit`'s, each in a process of its own on one SpiceDB, the same
+ * load alternating between them; prints each side's CPU per check and the ratio.
+ */
+async function compareWithCommit(
+  commit: string,
+  { requests, concurrency, rounds }: { requests: number; concurrency: number; rounds: number },
+  stopping: Array<() => Promise<unknown> | unknown>,
+  spicedb: { endpoint: string; token: string },
+  key: DevSigningKey,
+): Promise<void> {
+  const source = 'bench/support/decision-service-process.ts';
+  const built = await buildCommit(commit, source);
+  const start: DecisionServiceProcessStart = {
+    spicedb,
+    jwks: key.jwks,
+    issuer: DEV_TOKEN_ISSUER,
+    audience: DEV_TOKEN_AUDIENCE,
+    checkLimit: UNREACHED_CHECK_LIMIT,
+  };
+  const sides = [
+    { name: 'working tree', entry: siblingModule(import.meta.url, 'support/decision-service-process.ts') },
+    { name: built.commit.slice(0, 12), entry: { path: built.entry, execArgv: [] } },
+  ];
+  const services = new Map<string, ServiceProcess>();
+  for (const side of sides) {
+    const service = await startServiceProcess(side.entry, start);
+    stopping.unshift(() => service.stop());
+    services.set(side.name, service);
+  }
+  const authorization = `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`;
+  for (const service of services.values()) await untilAnswering(service.url, authorization);
+  const kinds = [
+    { name: 'answered from memory', distinctSubjects: false },
+    { name: 'asked of SpiceDB (every check a new subject)', distinctSubjects: true },
+  ];
+  const child = startLoad();
+  stopping.unshift(() => child.send('exit'));
+  const run = (side: string, kind: (typeof kinds)[number], count: number) => {
+    const service = services.get(side) as ServiceProcess;
+    const target = {
+      name: `${side}, ${kind.name}`,
+      url: service.url,
+      headers: { authorization },
+      distinctSubjects: kind.distinctSubjects,
+    };
+    return measure(child, target, concurrency, count, () => service.cpuMicros());
+  };
+  console.log(
+    `the working tree against ${built.commit}: each run ${requests} requests, ${concurrency} in flight; ${rounds} rounds, the sides alternating; medians`,
+  );
+  for (const side of sides) for (const kind of kinds) await run(side.name, kind, Math.min(requests, 5000));
+  const results = new Map<string, Measure[]>();
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? sides : [...sides].reverse();
+    for (const kind of kinds) {
+      for (const side of order) {
+        const key = `${side.name} ${kind.name}`;
+        results.set(key, [...(results.get(key) ?? []), await run(side.name, kind, requests)]);
+      }
+    }
+  }
+  const [tree, other] = sides.map((side) => side.name) as [string, string];
+  const medianOf = (side: string, kind: string, pick: (measure: Measure) => number) =>
+    median((results.get(`${side} ${kind}`) ?? []).map(pick));
+  printTable(
+    [
+      'check',
+      'working tree: service CPU µs per check',
+      `${other}: service CPU µs per check`,
+      'ratio',
+      'working tree: checks/s',
+      `${other}: checks/s`,
+    ],
+    kinds.map(({ name }) => {
+      const cpu = [tree, other].map((side) => medianOf(side, name, (m) => m.serverCpuMicros)) as [
+        number,
+        number,
+      ];
+      const rate = [tree, other].map((side) => medianOf(side, name, (m) => m.requestsPerSecond));
+      return [
+        name,
+        cpu[0].toFixed(0),
+        cpu[1].toFixed(0),
+        (cpu[0] / cpu[1]).toFixed(2),
+        ...rate.map((value) => value.toFixed(0)),
+      ];
+    }),
+  );
 }
 
 async function main(): Promise<void> {
@@ -166,6 +343,17 @@ async function main(): Promise<void> {
     schemaClient.close();
 
     const { key, bearer } = await devBearer(stateDir);
+    if (options.against !== '') {
+      const spicedbAddress = { endpoint: spicedb.endpoint, token: spicedb.token };
+      await compareWithCommit(
+        options.against,
+        { requests, concurrency, rounds },
+        stopping,
+        spicedbAddress,
+        key,
+      );
+      return;
+    }
     const service = await startDecisionService(
       {
         port: 0,
@@ -180,21 +368,7 @@ async function main(): Promise<void> {
     );
     stopping.unshift(() => service.stop());
     const authorization = `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`;
-    let answer = '';
-    await until(
-      async () => {
-        const response = await fetch(`${service.url}/v1/check`, {
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json' },
-          body: CHECK_BODY,
-        });
-        answer = await response.text();
-        return response.status === 200;
-      },
-      'the decision service to answer the check',
-      60_000,
-      100,
-    );
+    const answer = await untilAnswering(service.url, authorization);
 
     const app = express();
     app.disable('x-powered-by');

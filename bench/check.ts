@@ -10,7 +10,7 @@
 // the decision cache's lifetimes) and `repeated` (Zipf-distributed subjects and items, mostly a user's own
 // grants, 10% writes).
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +26,7 @@ import { canonicalCheck } from '../src/decision/canonical-check.js';
 import { checkRequestOfBody } from '../src/decision/check-request.js';
 import type { CheckRequestBody } from '../src/decision/check-request.js';
 import { DECISION_CLIENT_ROLE } from '../src/config/decision-clients.js';
+import { decisionRequestLimits } from '../src/config/rate-limit-config.js';
 import { startDecisionService } from '../src/decision/decision-service.js';
 import { DEFAULT_REVISION_BARRIER } from '../src/decision/revision-barrier.js';
 import { createMetricsRegistry } from '../src/observability/metrics.js';
@@ -39,6 +40,7 @@ import { parseNodeRuntime, runCompiled, runsFromSource } from './support/node-ru
 import { machineCpuMs, processCpuMs } from './support/process-cpu.js';
 import { sleep } from '../dev/wait/sleep.js';
 import { until } from '../dev/wait/until.js';
+import { CHECK_STAGES, startCpuProfile, timeByStage } from './support/cpu-profile.js';
 
 type Mode = 'direct' | 'service';
 type Workload = 'unique' | 'repeated';
@@ -64,6 +66,8 @@ interface RunResult {
   elapsedMs: number;
   /** CPU time of this process (load generator and, for the service path, the service) and of SpiceDB. */
   nodeCpuMs: number;
+  /** CPU time of the main thread: the service's (the load runs in a worker). */
+  serviceCpuMs: number;
   spicedbCpuMs: number;
   /** Service path: time inside the service (arrival to response end) and its SpiceDB calls, summed. */
   serverMs: number;
@@ -371,6 +375,7 @@ async function load(send: Send, next: () => Operation, run: RunRequest): Promise
     latenciesMs: latenciesMs.slice(0, done),
     elapsedMs: performance.now() - began,
     nodeCpuMs: 0,
+    serviceCpuMs: 0,
     spicedbCpuMs: 0,
     serverMs: 0,
     spicedbCallMs: 0,
@@ -587,6 +592,8 @@ interface Summary {
   writes: number;
   /** CPU per check of this process (client, and service on the service path) and of SpiceDB, in µs. */
   nodeUs: number;
+  /** CPU per check of the service's thread, in µs. */
+  serviceUs: number;
   spicedbUs: number;
   /** Service path: mean time inside the service, and of its SpiceDB call, in ms. */
   serverMs: number;
@@ -601,7 +608,15 @@ function summarise(results: RunResult[]): Summary {
   const seconds = results.reduce((total, result) => total + result.elapsedMs, 0) / 1000;
   const sum = (
     key:
-      'allowed' | 'wrong' | 'failed' | 'writes' | 'nodeCpuMs' | 'spicedbCpuMs' | 'serverMs' | 'spicedbCallMs',
+      | 'allowed'
+      | 'wrong'
+      | 'failed'
+      | 'writes'
+      | 'nodeCpuMs'
+      | 'serviceCpuMs'
+      | 'spicedbCpuMs'
+      | 'serverMs'
+      | 'spicedbCallMs',
   ) => results.reduce((total, result) => total + result[key], 0);
   const perCheckUs = (cpuMs: number) => (cpuMs * 1000) / Math.max(1, requests);
   return {
@@ -614,6 +629,7 @@ function summarise(results: RunResult[]): Summary {
     failed: sum('failed'),
     writes: sum('writes'),
     nodeUs: perCheckUs(sum('nodeCpuMs')),
+    serviceUs: perCheckUs(sum('serviceCpuMs')),
     spicedbUs: perCheckUs(sum('spicedbCpuMs')),
     serverMs: sum('serverMs') / Math.max(1, requests),
     spicedbCallMs: sum('spicedbCallMs') / Math.max(1, requests),
@@ -643,6 +659,8 @@ const OPTIONS = {
   'random-share': { type: 'string', default: '0.15' },
   /** The load generator's HTTP client on the service path: `undici` or `node` (http.request). */
   'http-client': { type: 'string', default: 'undici' },
+  /** A folder: a CPU profile of the service's thread per workload, and its time by stage of a check. */
+  profile: { type: 'string', default: '' },
 } as const;
 
 const WORKLOADS: readonly Workload[] = ['unique', 'repeated'];
@@ -714,6 +732,8 @@ async function main(): Promise<void> {
         host: '127.0.0.1',
         spicedb: { endpoint: spicedb.endpoint, token: spicedb.token, transport: 'plaintext' },
         checkBatch,
+        // The limits as shipped, the check class's raised past what one subject sends here: each check pays them.
+        limits: decisionRequestLimits({ RATE_LIMIT_CHECK: `${UNREACHED_CHECK_LIMIT}/1m` }),
       },
       {
         metricsRegistry,
@@ -746,16 +766,22 @@ async function main(): Promise<void> {
     const run = (request: RunRequest) =>
       new Promise<RunResult>((resolve, reject) => {
         const fail = (error: Error) => reject(error);
-        const cpuBefore = { node: process.cpuUsage(), spicedb: processCpuMs(spicedb.process.pid) };
+        const cpuBefore = {
+          node: process.cpuUsage(),
+          service: process.threadCpuUsage(),
+          spicedb: processCpuMs(spicedb.process.pid),
+        };
         const timingsBefore = serviceTimings(metricsRegistry);
         worker.once('message', async (result: RunResult) => {
           worker.off('error', fail);
           const { user, system } = process.cpuUsage(cpuBefore.node);
+          const service = process.threadCpuUsage(cpuBefore.service);
           const spicedbCpuMs = processCpuMs(spicedb.process.pid) - cpuBefore.spicedb;
           const [before, after] = await Promise.all([timingsBefore, serviceTimings(metricsRegistry)]);
           resolve({
             ...result,
             nodeCpuMs: (user + system) / 1000,
+            serviceCpuMs: (service.user + service.system) / 1000,
             spicedbCpuMs,
             serverMs: after.serverMs - before.serverMs,
             spicedbCallMs: after.spicedbCallMs - before.spicedbCallMs,
@@ -797,6 +823,8 @@ async function main(): Promise<void> {
       console.log(`workload ${workload}: ${describeWorkload(workload, setup)}`);
       printHeader();
       const countsBefore = await serviceCounts(metricsRegistry);
+      const stopProfile = options.profile === '' ? undefined : await startCpuProfile();
+      let serviceChecks = 0;
       for (const concurrency of levels) {
         const results: Record<Mode, RunResult[]> = { direct: [], service: [] };
         for (let round = 0; round < rounds; round++) {
@@ -806,9 +834,12 @@ async function main(): Promise<void> {
             results[mode].push(await run({ mode, workload, concurrency, requests: cap, seconds }));
           }
         }
-        printLevel(workload, concurrency, summarise(results.direct), summarise(results.service));
+        const service = summarise(results.service);
+        serviceChecks += service.requests;
+        printLevel(workload, concurrency, summarise(results.direct), service);
       }
       printCounts(countsBefore, await serviceCounts(metricsRegistry));
+      if (stopProfile) await reportProfile(await stopProfile(), options.profile, workload, serviceChecks);
     }
     const machine = machineCpuMs();
     const share = (ms: number) => `${((ms / (machine.totalMs - machineBefore.totalMs)) * 100).toFixed(0)}%`;
@@ -893,6 +924,30 @@ function printCounts(before: Counts, after: Counts): void {
   );
 }
 
+/** Requests a minute the check class admits here: more than any run sends, so that none is refused. */
+const UNREACHED_CHECK_LIMIT = 100_000_000;
+
+/** Writes the workload's profile into `folder` and prints the service thread's time by stage, per check. */
+async function reportProfile(
+  profile: Awaited<ReturnType<Awaited<ReturnType<typeof startCpuProfile>>>>,
+  folder: string,
+  workload: Workload,
+  checks: number,
+): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  const file = join(folder, `check-${workload}.cpuprofile`);
+  await writeFile(file, JSON.stringify(profile));
+  const stages = [...timeByStage(profile, CHECK_STAGES)].sort(([, a], [, b]) => b - a);
+  const total = stages.reduce((sum, [, us]) => sum + us, 0);
+  console.log(`profile of the service's thread (${file}), µs per check of the service path (${checks}):`);
+  for (const [stage, us] of stages) {
+    console.log(`  ${(us / checks).toFixed(1).padStart(7)}  ${stage}`);
+  }
+  console.log(
+    `  ${(total / checks).toFixed(1).padStart(7)}  in all (the direct runs' idle service included)\n`,
+  );
+}
+
 /** CPU of this process (all its threads) and of SpiceDB. */
 function ownCpuMs(spicedbPid: number): number {
   const { user, system } = process.cpuUsage();
@@ -916,6 +971,7 @@ const COLUMNS = [
   'failed',
   'writes',
   'node CPU µs',
+  'svc CPU µs',
   'SpiceDB µs',
   'in svc ms',
   'svc→db ms',
@@ -939,6 +995,7 @@ function printLevel(workload: Workload, concurrency: number, direct: Summary, se
       s.failed,
       s.writes,
       s.nodeUs.toFixed(0),
+      s.serviceUs ? s.serviceUs.toFixed(0) : '',
       s.spicedbUs.toFixed(0),
       s.serverMs ? s.serverMs.toFixed(3) : '',
       s.spicedbCallMs ? s.spicedbCallMs.toFixed(3) : '',

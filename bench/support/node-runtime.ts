@@ -23,20 +23,28 @@ export function parseNodeRuntime(value: string): NodeRuntime {
   return runtime;
 }
 
-let build: Promise<void> | undefined;
+let build: Promise<unknown> | undefined;
 
 /** Node's arguments that run `entrypoint` (a .ts path below the repository) with `runtime`. */
 export async function entrypointArgs(runtime: NodeRuntime, entrypoint: string): Promise<string[]> {
   const root = repoRoot();
   const source = relative(root, entrypoint);
   if (runtime === 'tsx') return ['--import', 'tsx', join(root, source)];
-  build ??= compileSourcesAndBenchmarks(root);
+  build ??= compileInto(root, ['src', 'bench']);
   await build;
   return ['--enable-source-maps', join(root, BUILD_DIR, source.replace(/\.ts$/, '.js'))];
 }
 
-/** tsc with the project's settings, src/ and bench/ only (once per benchmark run; about 15 s). */
-async function compileSourcesAndBenchmarks(root: string): Promise<void> {
+/**
+ * tsc with the settings of the tree at `root`, the folders or files `include` only (once per benchmark run; about
+ * 15 s), into its `dist/.bench/`. Returns the compiled path of a source below `root`. `onTypeErrors`: called
+ * instead of failing when tsc reports errors (it emits regardless).
+ */
+export async function compileInto(
+  root: string,
+  include: readonly string[],
+  onTypeErrors?: (error: unknown) => void,
+): Promise<(source: string) => string> {
   const outDir = join(root, BUILD_DIR);
   await mkdir(outDir, { recursive: true });
   const tsconfig = join(outDir, 'tsconfig.json');
@@ -45,15 +53,19 @@ async function compileSourcesAndBenchmarks(root: string): Promise<void> {
     JSON.stringify({
       extends: join(root, 'tsconfig.json'),
       compilerOptions: { rootDir: root, outDir, noEmit: false },
-      include: [join(root, 'src'), join(root, 'bench')],
+      include: include.map((path) => join(root, path)),
     }),
   );
   await promisify(execFile)(process.execPath, [
     join(root, 'node_modules/typescript/bin/tsc'),
     '-p',
     tsconfig,
-  ]);
+  ]).catch((error: unknown) => {
+    if (!onTypeErrors) throw error;
+    onTypeErrors(error);
+  });
   for (const asset of RUNTIME_ASSETS) await copyFile(join(root, asset), join(outDir, asset));
+  return (source) => join(outDir, source.replace(/\.ts$/, '.js'));
 }
 
 /** Whether the module of `moduleUrl` runs from its TypeScript source (through tsx) rather than compiled. */

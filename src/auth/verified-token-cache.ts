@@ -28,7 +28,7 @@ interface Entry {
 }
 
 /**
- * Remembers verifications by the SHA-256 of the token (the token itself is never kept), so the hot path
+ * Remembers verifications by the SHA-256 of the token (tokenDigest; the token itself is never kept), so the hot path
  * verifies a signature or calls TokenReview once per token and TTL, not per request. Failures that are not
  * a verdict on the token (keys or API server unavailable) are not remembered, nor is anything past a change of
  * the verifier's keys.
@@ -64,13 +64,17 @@ export function cachedBearerVerifier(
   };
 
   return {
-    verify(token) {
-      const key = hash('sha256', token, 'base64');
+    verify(token, key = tokenDigest(token)) {
       const cached = entries.get(key);
       if (cached && cached.expiresAt > now() && cached.keysVersion === keysVersion()) return cached.outcome;
       return verifyAndRemember(key, token).outcome;
     },
   };
+}
+
+/** The SHA-256 of a bearer token (base64url): how a token is known without being kept. */
+export function tokenDigest(token: string): string {
+  return hash('sha256', token, 'base64url');
 }
 
 /** The authenticators with a cache of verified tokens in front of the bearer verifier (the ACL API's). */

@@ -5,7 +5,11 @@ import type { Principal } from './principal.js';
  * when the keys to check it (or the TokenReview API) cannot be reached.
  */
 export interface BearerVerifier {
-  verify(token: string): Promise<Principal>;
+  /**
+   * `digest`: the token's tokenDigest when the caller computed it already (the failed-authentication limit
+   * does, for every request); a cache of verified tokens keys on it rather than hashing the token again.
+   */
+  verify(token: string, digest?: string): Promise<Principal>;
   /**
    * Changes whenever the keys do (a reloaded JWKS file): a cache of verified tokens verifies again what it
    * verified with other keys, so that a removed key is refused at once. Absent: the keys never change here.

@@ -76,9 +76,21 @@ function isPlatformWide(principal: Principal, callers: SearchCallers): boolean {
  * some (a JWT's organisation claim, a Basic application's `organisations`).
  */
 export function evaluationScope(principal: Principal, callers: SearchCallers): OrganisationScope {
-  if (isPlatformWide(principal, callers)) return 'every';
-  const bound = boundOrganisations(principal);
-  return bound.size > 0 ? bound : 'every';
+  // Asked on every check: an unbound caller (the common one) is answered before any role or set is looked at,
+  // and a bound caller's set is made once per principal (the verified-token cache hands back the same one).
+  if (!isBound(principal) || isPlatformWide(principal, callers)) return 'every';
+  let bound = boundSets.get(principal);
+  if (bound === undefined) boundSets.set(principal, (bound = boundOrganisations(principal)));
+  return bound;
+}
+
+const boundSets = new WeakMap<Principal, ReadonlySet<string>>();
+
+/** Whether boundOrganisations(principal) is not empty. */
+function isBound(principal: Principal): boolean {
+  return principal.kind === 'application'
+    ? (principal.organisations?.length ?? 0) > 0
+    : principal.organisationId !== undefined;
 }
 
 /**

@@ -19,9 +19,9 @@ export function unverifiedIssuer(token: string): string | undefined {
 export function knownIssuersOnly(verifier: BearerVerifier, issuers: readonly string[]): BearerVerifier {
   const known = new Set(issuers);
   return {
-    verify(token) {
+    verify(token, digest) {
       const issuer = unverifiedIssuer(token);
-      if (issuer !== undefined && known.has(issuer)) return verifier.verify(token);
+      if (issuer !== undefined && known.has(issuer)) return verifier.verify(token, digest);
       return Promise.reject(
         new AuthenticationError('invalid token', { cause: new Error('issuer is not accepted') }),
       );

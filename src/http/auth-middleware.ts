@@ -1,9 +1,10 @@
 import { hash } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { AuthenticationError } from '../auth/authentication-error.js';
 import { hasRole } from '../auth/principal.js';
 import type { Principal } from '../auth/principal.js';
 import type { Authenticators } from '../auth/verifiers.js';
+import { tokenDigest } from '../auth/verified-token-cache.js';
 import { VerifierBusyError, VerifierUnavailableError } from '../auth/verifier-unavailable.js';
 import { clientAddress } from './client-address.js';
 import { busy, dependencyUnavailable, HttpError } from './errors.js';
@@ -34,8 +35,9 @@ export function authenticate(authenticators: Authenticators): RequestHandler {
     throw new Error('authenticate() needs a bearer or basic verifier');
   return async (req, _res, next) => {
     try {
-      const credentials = parseAuthorization(req.get('authorization'));
-      req.principal = await verifyCredentials(credentials, authenticators, clientAddress(req));
+      const credential = presentedCredential(req);
+      if (credential === undefined) throw new AuthenticationError('missing credentials');
+      req.principal = await verifyCredentials(credential, authenticators, clientAddress(req));
       next();
     } catch (error) {
       if (!(error instanceof AuthenticationError)) throw verifierOutage(error);
@@ -81,24 +83,71 @@ export function headerDigest(header: string): string {
   return hash('sha256', header, 'base64url');
 }
 
-/**
- * Whom an Authorization header claims to be, before anything is verified: `basic:<client id>` for a Basic
- * application, otherwise `token:<headerDigest>` (a bearer token names no identity that is cheaper to forge
- * than the token itself). Failed authentications are counted per claimed identity with it. `digest` is the
- * header's headerDigest when the caller has it already.
- */
-export function claimedIdentity(header: string, digest?: string): string {
-  try {
-    const credentials = parseAuthorization(header);
-    if (credentials.scheme === 'basic') return `basic:${credentials.clientId}`;
-  } catch (error) {
-    if (!(error instanceof AuthenticationError)) throw error;
-  }
-  return `token:${digest ?? headerDigest(header)}`;
+/** What an Authorization header presents, read once per request. */
+export interface PresentedCredential {
+  /** The credentials, or why the header holds none that can be verified. */
+  credentials: Credentials | AuthenticationError;
+  /** How the credential is known without being kept: a bearer token's tokenDigest, else the headerDigest. */
+  digest(): string;
 }
 
-function parseAuthorization(header: string | undefined): Credentials {
-  const [scheme = '', value = ''] = (header ?? '').trim().split(/\s+/, 2);
+const presented = new WeakMap<Request, PresentedCredential>();
+
+/**
+ * The request's Authorization header, parsed and (on first use) digested once per request: the
+ * failed-authentication limit and authentication both read it, and the verified-token cache keys on the
+ * digest, so a token is hashed once per request. Undefined without the header.
+ */
+export function presentedCredential(req: Request): PresentedCredential | undefined {
+  const known = presented.get(req);
+  if (known) return known;
+  const header = req.get('authorization');
+  if (!header) return undefined;
+  const credential = presentedIn(header);
+  presented.set(req, credential);
+  return credential;
+}
+
+function presentedIn(header: string): PresentedCredential {
+  const credentials = parsedOrRefused(header);
+  let digest: string | undefined;
+  return {
+    credentials,
+    digest: () =>
+      (digest ??=
+        !(credentials instanceof AuthenticationError) && credentials.scheme === 'bearer'
+          ? tokenDigest(credentials.token)
+          : headerDigest(header)),
+  };
+}
+
+/**
+ * Whom an Authorization header claims to be, before anything is verified: `basic:<client id>` for a Basic
+ * application, otherwise `token:<digest>` (a bearer token names no identity that is cheaper to forge than the
+ * token itself). Failed authentications are counted per claimed identity with it.
+ */
+export function claimedIdentity(header: string): string {
+  return identityClaimedBy(presentedIn(header));
+}
+
+export function identityClaimedBy({ credentials, digest }: PresentedCredential): string {
+  if (!(credentials instanceof AuthenticationError) && credentials.scheme === 'basic') {
+    return `basic:${credentials.clientId}`;
+  }
+  return `token:${digest()}`;
+}
+
+function parsedOrRefused(header: string): Credentials | AuthenticationError {
+  try {
+    return parseAuthorization(header);
+  } catch (error) {
+    if (error instanceof AuthenticationError) return error;
+    throw error;
+  }
+}
+
+function parseAuthorization(header: string): Credentials {
+  const [scheme = '', value = ''] = header.trim().split(/\s+/, 2);
   if (scheme === '') throw new AuthenticationError('missing credentials');
   switch (scheme.toLowerCase()) {
     case 'bearer':
@@ -116,12 +165,13 @@ function parseAuthorization(header: string | undefined): Credentials {
 }
 
 function verifyCredentials(
-  credentials: Credentials,
+  { credentials, digest }: PresentedCredential,
   authenticators: Authenticators,
   address: string,
 ): Promise<Principal> {
+  if (credentials instanceof AuthenticationError) throw credentials;
   if (credentials.scheme === 'bearer' && authenticators.bearer)
-    return authenticators.bearer.verify(credentials.token);
+    return authenticators.bearer.verify(credentials.token, digest());
   if (credentials.scheme === 'basic' && authenticators.basic) {
     return authenticators.basic.verify(credentials.clientId, credentials.secret, address);
   }

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { RequestHandler } from 'express';
 import type { Counter } from 'prom-client';
-import { claimedIdentity, headerDigest } from '../auth-middleware.js';
+import { identityClaimedBy, presentedCredential } from '../auth-middleware.js';
 import { clientAddress } from '../client-address.js';
 import { BusyError, HttpError } from '../errors.js';
 import type { UrnScheme } from '../urn.js';
@@ -61,11 +61,11 @@ export function limitFailedAuthentication(
   const verified = new LRUCache<string, true>({ max: REMEMBERED_CREDENTIALS, ttl: limit.windowMs });
 
   return async (req, res, next) => {
-    const authorization = req.get('authorization');
-    if (!authorization) return authenticate(req, res, next);
-    const credential = headerDigest(authorization);
+    const presented = presentedCredential(req);
+    if (!presented) return authenticate(req, res, next);
+    const credential = presented.digest();
     const address = clientAddress(req);
-    const identity = `${address} ${claimedIdentity(authorization, credential)}`;
+    const identity = `${address} ${identityClaimedBy(presented)}`;
     const lockedOut = failures.reached(identity);
     if (lockedOut !== undefined && !verified.has(credential)) return next(tooMany(lockedOut));
     const settle = (error?: unknown) => {
