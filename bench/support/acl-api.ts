@@ -4,7 +4,6 @@ import { collectionPath, KubeClient, NAMESPACE_RESOURCE } from '../../src/kube/i
 import { CATALOG_ITEM_KIND, CATALOG_ITEM_RESOURCE, GROUP_VERSION } from '../../src/api/v1alpha1/index.js';
 import type { DevSigningKey } from '../../dev/tokens/dev-signing-key.js';
 import { DEV_TOKEN_AUDIENCE, DEV_TOKEN_ISSUER } from '../../dev/tokens/dev-token.js';
-import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
 import { startAclApi, type RunningAclApi } from '../../src/acl/acl-server.js';
 import { until } from '../../dev/wait/until.js';
 

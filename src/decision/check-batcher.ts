@@ -19,7 +19,7 @@ export interface CheckBatchSettings {
   concurrency: number;
 }
 
-/** On: bench:check shows that it pays (docs/decision-service.md, "Check batching on and off"). */
+/** On: bench:check shows that it pays (docs/decision-cache.md, "Check batching on and off"). */
 export const DEFAULT_CHECK_BATCH: CheckBatchSettings = { enabled: true, maxItems: 100, concurrency: 4 };
 
 /** What the batcher needs of SpiceDB; SpiceDBClient is one. */

@@ -45,7 +45,7 @@ export type CheckEvaluator = (body: CheckRequestBody, scope: OrganisationScope) 
 export interface CheckEvaluatorOptions {
   registry: Registry;
   spicedb: PermissionChecker;
-  /** Picks each check's consistency (docs/decision-service.md, "Freshness") and keeps the decision cache. */
+  /** Picks each check's consistency (docs/revision-barrier.md, "Freshness") and keeps the decision cache. */
   barrier: Pick<RevisionBarrier, 'consistencyFor' | 'decisions'>;
   /** How checks at the barrier's consistency reach SpiceDB; a check at a caller's token is always sent alone. */
   send: CheckSender;

@@ -67,7 +67,7 @@ export interface ChosenConsistency {
 const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
 
 /**
- * The decision service's freshness barrier (docs/decision-service.md, "Freshness"): a check whose resource
+ * The decision service's freshness barrier (docs/revision-barrier.md, "Freshness"): a check whose resource
  * or subject changed within SpiceDB's quantization window is evaluated at least as fresh as that change, other
  * checks at minimize_latency; while the Watch is not current, every check is evaluated at least as fresh as the
  * head revision read after it arrived (or fails closed when SpiceDB cannot tell it).
@@ -213,7 +213,7 @@ export class RevisionBarrier {
    * Whether this replica has passed a write's ZedToken, waiting up to `waitMs` for its Watch to deliver it: only
    * a token the Watch delivered counts (never one it may deliver later), and only while the Watch is trusted (a
    * replica whose Watch is down or stalled has passed nothing). What "acknowledged" rests on across replicas
-   * (docs/decision-service.md, "Confirming a revision").
+   * (docs/revision-barrier.md, "Confirming a revision").
    */
   async confirm(token: string, waitMs: number, signal?: AbortSignal): Promise<RevisionConfirmation> {
     const delivered = await this.delivered.waitFor(token, waitMs, signal);

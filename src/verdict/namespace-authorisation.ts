@@ -40,7 +40,7 @@ export function namespaceBindingText(binding: NamespaceBinding): string {
 export type NamespaceAuthorisation = { authorised: true } | { authorised: false; message: string };
 
 /**
- * Namespace authorisation (docs/architecture.md, "Security"): a grant counts only in the ACL API's own namespace,
+ * Namespace authorisation (docs/security.md, "Security"): a grant counts only in the ACL API's own namespace,
  * whose writes went through the API's ownership checks, or in a namespace bound to the item's organisation,
  * whose writers the cluster admin has chosen for that organisation. Anywhere else kubectl could grant
  * anything.

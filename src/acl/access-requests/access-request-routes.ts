@@ -34,7 +34,7 @@ const unknown = problemResponse(
 
 /**
  * POST /access-requests, the consumer and provider listings, GET and PATCH /access-requests/{id}
- * (docs/acl-api.md, "Access requests").
+ * (docs/acl-access-requests.md, "Access requests").
  */
 export function addAccessRequestRoutes(
   table: RouteTable,

@@ -67,7 +67,7 @@ export interface ReadRequest {
 export type Listing = ListingPage<AccessRequestRow>;
 
 /**
- * The access-request lifecycle of the ACL API (docs/acl-api.md, "Access requests"): a consumer asks, the
+ * The access-request lifecycle of the ACL API (docs/acl-access-requests.md, "Access requests"): a consumer asks, the
  * item's owner or an org_admin of its organisation approves or rejects, the consumer may withdraw. Every
  * decision is a write conditioned on the resourceVersion the caller's If-Match names, so of two racing
  * deciders one wins; approval creates the grant through POST /policy's path (PolicyCreator), claims and 409s

@@ -1,7 +1,7 @@
 import type { AccessRequestState } from '../../api/v1alpha1/index.js';
 import { HttpError } from '../../http/errors.js';
 
-// The state machine of an access request (docs/acl-api.md, "Access requests"): from PENDING only, the item's
+// The state machine of an access request (docs/acl-access-requests.md, "Access requests"): from PENDING only, the item's
 // deciders approve or reject, the consumer withdraws; the controller expires.
 
 export type Decision = 'APPROVED' | 'REJECTED' | 'WITHDRAWN';

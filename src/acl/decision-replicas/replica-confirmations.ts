@@ -27,7 +27,7 @@ export interface ReplicaConfirmationsOptions {
 /**
  * Asks every Ready decision replica, in parallel, whether its revision barrier has passed a ZedToken, until each
  * says so or the deadline passes. What `Prefer: wait` rests on with several replicas: a change is reported
- * enforced only when every Ready replica confirmed it (docs/acl-api.md, "Read your grant").
+ * enforced only when every Ready replica confirmed it (docs/acl-grants.md, "Read your grant").
  */
 export class ReplicaConfirmations {
   private readonly outcomes;

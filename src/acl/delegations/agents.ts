@@ -29,7 +29,7 @@ export interface AgentOwnershipOptions {
 export type AgentRow = Required<AgentSpec>;
 
 /**
- * Who an agent acts for (docs/acl-api.md, "Agents"). One owner per agent, held by the agent's Agent object,
+ * Who an agent acts for (docs/acl-delegations.md, "Agents"). One owner per agent, held by the agent's Agent object,
  * whose name derives from the agent id so that the apiserver arbitrates every race on it:
  * - a user's first delegation of an agent nobody holds claims it;
  * - a claimed agent is released when its owner has no active delegation of it left, so a name taken and

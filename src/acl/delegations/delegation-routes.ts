@@ -167,7 +167,7 @@ export function addDelegationRoutes(
 
 const agentUnknown = problemResponse('No Agent holds this agent id');
 
-/** PUT and DELETE /agents/{agentId}: cos_admin settles who an agent acts for (docs/acl-api.md, "Agents"). */
+/** PUT and DELETE /agents/{agentId}: cos_admin settles who an agent acts for (docs/acl-delegations.md, "Agents"). */
 function addAgentRoutes(
   table: RouteTable,
   services: { urn: UrnScheme; agents: AgentOwnership },

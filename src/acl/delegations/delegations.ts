@@ -35,7 +35,7 @@ export interface DelegationsOptions {
 }
 
 /**
- * The delegation lifecycle of the ACL API (docs/acl-api.md, "Delegations"): a user delegates access to an
+ * The delegation lifecycle of the ACL API (docs/acl-delegations.md, "Delegations"): a user delegates access to an
  * agent, lists and revokes their own delegations. One owner per agent (agents.ts): a delegation of an agent
  * another user holds is a 409.
  */

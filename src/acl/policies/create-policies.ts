@@ -177,7 +177,7 @@ export class PolicyCreator {
     return plan;
   }
 
-  /** Authority first (docs/acl-api.md, "Authority before item facts"), then the item against the catalog. */
+  /** Authority first (docs/acl-grants.md, "Authority before item facts"), then the item against the catalog. */
   private checkItem(principal: Principal, item: CreateItem, index: number): CatalogItem {
     const candidates = this.cache.itemsWithId(item.itemId);
     if (!mayLearnItemFacts(principal, candidates)) throw mayNotGrant(item, index);
@@ -327,7 +327,7 @@ class CreateTransaction {
   }
 
   /**
-   * Claims every triple, so that of any requests that overlap one always wins (docs/acl-api.md, "Racing
+   * Claims every triple, so that of any requests that overlap one always wins (docs/acl-grants.md, "Racing
    * creates"). First all at once, waiting for nobody: uncontended, that is all there is, as fast as ever.
    * An active grant in the way ends it (409). Claims a contender still holds pending are waited for, and
    * only in one global order, the order of claim names: what this request holds beyond the first such

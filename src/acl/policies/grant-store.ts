@@ -60,7 +60,7 @@ export class GrantStore {
 
   /**
    * Creates the grant with the controller's finalizer already set, which saves the controller a write per
-   * grant (docs/controller.md, "Finalizer from birth"). Traced, it carries the request's traceparent, to
+   * grant (docs/controller-design.md, "Finalizer from birth"). Traced, it carries the request's traceparent, to
    * which the controller's reconciles of the grant link.
    */
   createGrant(grant: NewGrant): Promise<PolicyGrant> {

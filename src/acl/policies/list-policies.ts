@@ -39,7 +39,7 @@ export class PolicyListings {
   }
 
   /**
-   * Grants the caller issued; only these rows name the consumer (docs/acl-api.md, "Listings"). Only grants of
+   * Grants the caller issued; only these rows name the consumer (docs/acl-grants.md, "Listings"). Only grants of
    * the API's own namespace: `issuerId` is a plain field, which admission lets only the API set there; a grant
    * applied elsewhere (GitOps, a namespace bound to an organisation) was issued by no user of this API.
    */

@@ -7,7 +7,7 @@ import {
 import type { PaginationInfo } from '../../http/envelope.js';
 import type { GrantVerdict, WithheldReason } from '../../verdict/grant-verdict.js';
 
-/** A row of the listings (docs/acl-api.md, "Listings"). */
+/** A row of the listings (docs/acl-grants.md, "Listings"). */
 export interface PolicyRow {
   policyId: string;
   itemId: string;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { dateTimeField, itemIdField, LOWERCASE_UUID_PATTERN, typeNameField } from './field-schemas.js';
 import type { GRANT_CLAIM_KIND, GROUP_VERSION } from './group-version.js';
 
-// The ACL API's bookkeeping for its 409 rule (docs/acl-api.md, "Create: the 409 without races"): one object
+// The ACL API's bookkeeping for its 409 rule (docs/acl-grants.md, "Create: the 409 without races"): one object
 // per (subject, item, access type), named after the triple, in the ACL API's namespace. Not for users.
 
 /** The longest Kubernetes object name (a DNS subdomain). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../../config/environment.js';
 
-// Who made a grant change in Kubernetes (docs/audit.md, "Who made a change in Kubernetes"). A field manager is
+// Who made a grant change in Kubernetes (docs/audit-kubernetes.md, "Who made a change in Kubernetes"). A field manager is
 // whatever the client wrote in `?fieldManager=`, so it never says who acted; the user the API server
 // authenticated does, and an admission policy stamps it on the grant (REQUESTER_ANNOTATION), overwriting what
 // the client sent. Actor ids carry a prefix with a colon: a user id is a UUID and a Basic client id has no colon,

@@ -64,7 +64,7 @@ function mayHaveUnrecordedTuples(grant: PolicyGrant): boolean {
  * Whether the grant's spec is the one it was created with (the API server counts spec changes in
  * `generation`; a deletion may count as one too: then the read is made). Whatever a leader that died before
  * writing the status may have written for such a grant follows from this spec alone: its projection, no read of
- * SpiceDB needed. That is the common case because the ACL API creates grants with the finalizer (docs/controller.md, "Finalizer from
+ * SpiceDB needed. That is the common case because the ACL API creates grants with the finalizer (docs/controller-design.md, "Finalizer from
  * birth"): every new grant has the finalizer and no status, and a repair read under the item's lock for each
  * one would cost more than the finalizer patch it saves.
  */

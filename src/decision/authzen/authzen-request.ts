@@ -3,7 +3,7 @@ import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from '../check-request.js';
 
 /**
  * The request shapes of OpenID AuthZEN Authorization API 1.0 in this decision point's vocabulary (the check's,
- * docs/decision-service.md, "AuthZEN"). The specification's MUST: receivers ignore members they do not know, so
+ * docs/authzen.md, "AuthZEN"). The specification's MUST: receivers ignore members they do not know, so
  * every object here drops the members it does not declare (at every level, `properties` included) instead of
  * refusing them; what is dropped is never read, logged or kept. A declared member of the wrong type is a 400
  * naming it. `context` is accepted and not evaluated: no relation of the registry depends on it.
