@@ -90,7 +90,7 @@ const member = (index: number) => `member-${index}`;
  * 10,000 items, 1,000 of them usable by the consumer, the others by one user each; 1,000 users of item 0; and
  * an organisation of 100,000 members holding a GROUP grant on an item of its own.
  */
-function world(): RelationshipUpdate[] {
+function relationships(): RelationshipUpdate[] {
   const items = Array.from({ length: ITEMS }, (_, index) =>
     grant(item(index), index % (ITEMS / USABLE) === 0 ? consumer : `owner-${index}`),
   );
@@ -454,7 +454,7 @@ async function main(): Promise<void> {
   let http: ReturnType<typeof serviceClient> | undefined;
   try {
     const { key } = await devBearer(stateDir);
-    await client.writeRelationshipsInBatches(world());
+    await client.writeRelationshipsInBatches(relationships());
     service = await startService(stateDir, server, key.jwksPath);
     const authorization = `Bearer ${await mintToken(key, {
       sub: randomUUID(),
@@ -462,15 +462,15 @@ async function main(): Promise<void> {
     })}`;
     http = serviceClient(service.url, authorization);
     const { post } = http;
-    // Ready, and the snapshot SpiceDB serves at minimize_latency holds the world.
+    // Ready, and the snapshot SpiceDB serves at minimize_latency holds the relationships.
     await until(
       async () => (await searchResources(post).catch(() => 0)) === USABLE,
-      'the world to be visible',
+      'the relationships to be visible',
       300_000,
       100,
     );
     // Past the barrier's window (quantization and margin): the steady state, where a search is read at
-    // minimize_latency as the direct calls are, not the window right after the world was written.
+    // minimize_latency as the direct calls are, not the window right after the relationships were written.
     await sleep(SETTLE_MS);
     console.log(`before the rounds: ${machineState()}`);
     const samples = await measure(post, client);

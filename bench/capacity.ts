@@ -259,9 +259,9 @@ async function child(kindName: KindName, kubeconfigPath: string, count: number):
     transform,
   );
   const cacheHeapBytes = liveHeap();
-  const world = new ProjectedView(memberships, membershipKind);
+  const view = new ProjectedView(memberships, membershipKind);
   const indexedHeapBytes = liveHeap();
-  if (world.all().length !== count) throw new Error('memberships went missing');
+  if (view.all().length !== count) throw new Error('memberships went missing');
   await memberships.stop();
   return { idleHeapBytes, cacheHeapBytes, indexedHeapBytes };
 }

@@ -397,7 +397,7 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-interface World {
+interface Dataset {
   updates: RelationshipUpdate[];
   population: LoadSetup['population'];
   grants: Grant[];
@@ -410,7 +410,7 @@ interface World {
  * memberships. Half of the checks are ones the relationships allow, half random ones that they deny; no two
  * alike.
  */
-function buildWorld(grants: number, distinctChecks: number): World {
+function buildDataset(grants: number, distinctChecks: number): Dataset {
   const random = seededRandom(42);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const registry = loadRegistry();
@@ -717,11 +717,11 @@ async function main(): Promise<void> {
     const { server: spicedb, client: seeding } = await startBenchSpiceDB(stateDir);
     stopping.unshift(() => spicedb.process.stop());
     stopping.unshift(() => seeding.close());
-    const world = buildWorld(grants, distinctChecks + WARM_UP_CHECKS);
-    const zedToken = await seeding.writeRelationshipsInBatches(world.updates);
-    await settleExpectations(seeding, world.checks, zedToken ?? '');
+    const dataset = buildDataset(grants, distinctChecks + WARM_UP_CHECKS);
+    const zedToken = await seeding.writeRelationshipsInBatches(dataset.updates);
+    await settleExpectations(seeding, dataset.checks, zedToken ?? '');
     console.log(
-      `SpiceDB ${spicedb.endpoint}: ${grants} grants, ${world.updates.length} relationships in all`,
+      `SpiceDB ${spicedb.endpoint}: ${grants} grants, ${dataset.updates.length} relationships in all`,
     );
 
     const { key, bearer } = await devBearer(stateDir);
@@ -747,13 +747,13 @@ async function main(): Promise<void> {
     await untilReady(service.url);
 
     const setup: LoadSetup = {
-      checks: world.checks.slice(WARM_UP_CHECKS),
-      warmUpChecks: world.checks.slice(0, WARM_UP_CHECKS),
+      checks: dataset.checks.slice(WARM_UP_CHECKS),
+      warmUpChecks: dataset.checks.slice(0, WARM_UP_CHECKS),
       population: {
-        users: mostPopular(world.population.users, options['repeated-users']),
-        items: mostPopular(world.population.items, options['repeated-items']),
+        users: mostPopular(dataset.population.users, options['repeated-users']),
+        items: mostPopular(dataset.population.items, options['repeated-items']),
       },
-      grants: world.grants,
+      grants: dataset.grants,
       zipfExponent: Number(options.zipf),
       randomShare: Number(options['random-share']),
       httpClient,

@@ -14,17 +14,17 @@ import { ACL_NAMESPACE, itemIdOf, SYNTHETIC_ITEMS, syntheticCatalogItem } from '
 export async function indexSyntheticGrants(
   grants: Indexer<PolicyGrant>,
   count: number,
-): Promise<{ world: ClusterView; stop: () => Promise<void> }> {
+): Promise<{ view: ClusterView; stop: () => Promise<void> }> {
   const items = await staticInformer(SYNTHETIC_ITEMS, syntheticCatalogItem, stripForCache);
   const namespaces = await staticInformer<KubernetesObject>(0, () => ({}), stripForCache);
-  const world = new ClusterView({
+  const view = new ClusterView({
     grants,
     items,
     namespaces,
     registry: loadRegistry(),
     aclNamespace: ACL_NAMESPACE,
   });
-  if (world.grantsOnItem(itemIdOf(0)).length !== Math.ceil(count / SYNTHETIC_ITEMS))
+  if (view.grantsOnItem(itemIdOf(0)).length !== Math.ceil(count / SYNTHETIC_ITEMS))
     throw new Error('grants went missing');
-  return { world, stop: async () => void (await Promise.all([items.stop(), namespaces.stop()])) };
+  return { view, stop: async () => void (await Promise.all([items.stop(), namespaces.stop()])) };
 }

@@ -101,7 +101,7 @@ export function callerDigest(principal: Principal | undefined): string {
  * then `.` and its HMAC-SHA256 under the first key. A token signed with any of the keys is accepted, so keys
  * rotate by putting the new one first and dropping the old one once its tokens are past PAGE_TOKEN_TTL_MS.
  * The state itself is no secret (the caller's own search, SpiceDB's revision, a position); the signature keeps
- * a caller from choosing it: an edited snapshot would read the world before a revocation.
+ * a caller from choosing it: an edited snapshot would read the relationships as they were before a revocation.
  */
 export class PageTokens {
   private readonly keys: readonly Buffer[];

@@ -24,7 +24,7 @@ export type TupleExpirations = Map<TupleKey, number | undefined>;
  * All grants live in the ACL namespace, so no namespace binding is needed.
  */
 export function effectiveProjection(input: ProjectionInput): TupleExpirations {
-  const world = new ClusterView({
+  const cluster = new ClusterView({
     grants: indexerOf(input.grants),
     items: indexerOf(input.items),
     namespaces: indexerOf<KubernetesObject>([]),
@@ -34,13 +34,13 @@ export function effectiveProjection(input: ProjectionInput): TupleExpirations {
   const wanted: TupleExpirations = new Map();
   const want = (relationship: Relationship) =>
     wanted.set(tupleKey(relationship), relationship.expiresAt?.getTime());
-  const evaluator = world.evaluator(input.now);
-  for (const grant of world.allGrants()) {
+  const evaluator = cluster.evaluator(input.now);
+  for (const grant of cluster.allGrants()) {
     const verdict = evaluator.evaluate(grant);
     if (verdict.enforce) verdict.relationships.forEach(want);
   }
-  for (const itemId of new Set(world.allItems().map((item) => item.spec.itemId))) {
-    world.ownersOf(itemId).forEach(want);
+  for (const itemId of new Set(cluster.allItems().map((item) => item.spec.itemId))) {
+    cluster.ownersOf(itemId).forEach(want);
   }
   return wanted;
 }

@@ -19,7 +19,7 @@ import { controlPlane, testKubeClient } from '../support/cluster.js';
 // columns) and `kubectl describe`: the access types as `api,file`, the namespace binding, and with -o wide the
 // Enforced reason and the message that says why a grant is not enforced, for every reason of the verdict.
 
-const world = useControllerFixture('printer-columns');
+const fixture = useControllerFixture('printer-columns');
 const run = promisify(execFile);
 let kubectlBin: string;
 
@@ -54,21 +54,23 @@ async function describedMessage(namespace: string, name: string): Promise<string
 
 describe('kubectl get policygrants', () => {
   it('shows every access type as api,file and, with -o wide, the binding and why a grant is not enforced', async () => {
-    const item = await world.resources.createItem();
-    const enforced = await world.resources.createGrant(
-      world.aclNamespace,
+    const item = await fixture.resources.createItem();
+    const enforced = await fixture.resources.createGrant(
+      fixture.aclNamespace,
       individual(item.spec.itemId, ['api', 'file']),
     );
-    const unbound = await world.resources.namespace('unbound');
-    const refused = await world.resources.createGrant(unbound, individual(item.spec.itemId, ['sub']));
-    await world.resources.waitForReason(world.aclNamespace, enforced.name, EnforcedReason.Projected);
-    await world.resources.waitForReason(unbound, refused.name, EnforcedReason.NotAuthorized);
+    const unbound = await fixture.resources.namespace('unbound');
+    const refused = await fixture.resources.createGrant(unbound, individual(item.spec.itemId, ['sub']));
+    await fixture.resources.waitForReason(fixture.aclNamespace, enforced.name, EnforcedReason.Projected);
+    await fixture.resources.waitForReason(unbound, refused.name, EnforcedReason.NotAuthorized);
 
-    expect(await row(world.aclNamespace, enforced.name)).toMatchObject({
+    expect(await row(fixture.aclNamespace, enforced.name)).toMatchObject({
       ACCESS: 'api,file',
       ENFORCED: 'True',
     });
-    expect(await row(world.aclNamespace, enforced.name, true)).toMatchObject({ BINDING: '<acl-namespace>' });
+    expect(await row(fixture.aclNamespace, enforced.name, true)).toMatchObject({
+      BINDING: '<acl-namespace>',
+    });
     expect(await row(unbound, refused.name, true)).toMatchObject({
       ACCESS: 'sub',
       ENFORCED: 'False',
@@ -79,43 +81,43 @@ describe('kubectl get policygrants', () => {
   });
 
   it("follows the namespace's binding label: bound, rebound to another organisation, unbound", async () => {
-    const item = await world.resources.createItem();
-    const namespace = await world.resources.namespace('team');
-    const grant = await world.resources.createGrant(namespace, individual(item.spec.itemId));
-    await world.resources.waitForReason(namespace, grant.name, EnforcedReason.NotAuthorized);
+    const item = await fixture.resources.createItem();
+    const namespace = await fixture.resources.namespace('team');
+    const grant = await fixture.resources.createGrant(namespace, individual(item.spec.itemId));
+    await fixture.resources.waitForReason(namespace, grant.name, EnforcedReason.NotAuthorized);
     const columns = async () => {
       const { BINDING, REASON } = await row(namespace, grant.name, true);
       return { BINDING, REASON };
     };
     expect(await columns()).toEqual({ BINDING: '<unbound>', REASON: 'NotAuthorized' });
 
-    await world.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: item.spec.organisationId });
+    await fixture.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: item.spec.organisationId });
     await expect.poll(columns).toEqual({ BINDING: item.spec.organisationId, REASON: 'Projected' });
     const other = randomUUID();
-    await world.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: other });
+    await fixture.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: other });
     await expect.poll(columns).toEqual({ BINDING: other, REASON: 'NotAuthorized' });
-    await world.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: null });
+    await fixture.resources.labelNamespace(namespace, { [ORGANISATION_LABEL]: null });
     await expect.poll(columns).toEqual({ BINDING: '<unbound>', REASON: 'NotAuthorized' });
   });
 
   it('shows an edit of the access types once the controller has acted on it', async () => {
-    const item = await world.resources.createItem();
-    const grant = await world.resources.createGrant(
-      world.aclNamespace,
+    const item = await fixture.resources.createItem();
+    const grant = await fixture.resources.createGrant(
+      fixture.aclNamespace,
       individual(item.spec.itemId, ['api']),
     );
-    await world.resources.waitForReason(world.aclNamespace, grant.name, EnforcedReason.Projected);
-    await world.resources.updateGrantSpec(world.aclNamespace, grant.name, (spec) => ({
+    await fixture.resources.waitForReason(fixture.aclNamespace, grant.name, EnforcedReason.Projected);
+    await fixture.resources.updateGrantSpec(fixture.aclNamespace, grant.name, (spec) => ({
       ...spec,
       constraints: { access: [{ accessType: 'sub' }, { accessType: 'api' }] },
     }));
-    await world.resources.waitForReason(world.aclNamespace, grant.name, EnforcedReason.Projected);
-    expect((await row(world.aclNamespace, grant.name)).ACCESS).toBe('sub,api');
+    await fixture.resources.waitForReason(fixture.aclNamespace, grant.name, EnforcedReason.Projected);
+    expect((await row(fixture.aclNamespace, grant.name)).ACCESS).toBe('sub,api');
   });
 
   it('leaves ACCESS and BINDING empty until the controller first writes the status', async () => {
-    const item = await world.resources.createItem();
-    const namespace = await world.resources.namespace('unreconciled');
+    const item = await fixture.resources.createItem();
+    const namespace = await fixture.resources.namespace('unreconciled');
     // Without the scope label no controller of the run reconciles it: a grant no controller has seen yet.
     const name = `grant-${randomUUID().slice(0, 8)}`;
     const spec: PolicyGrantSpec = individual(item.spec.itemId, ['api', 'file']);
@@ -140,9 +142,9 @@ interface Refusal {
 async function grantOn(
   options: { namespace?: string; itemType?: string; spec?: Partial<PolicyGrantSpec> } = {},
 ) {
-  const item = await world.resources.createItem({ itemType: options.itemType ?? 'DATABANK' });
-  const namespace = options.namespace ?? world.aclNamespace;
-  const { name, spec } = await world.resources.createGrant(namespace, {
+  const item = await fixture.resources.createItem({ itemType: options.itemType ?? 'DATABANK' });
+  const namespace = options.namespace ?? fixture.aclNamespace;
+  const { name, spec } = await fixture.resources.createGrant(namespace, {
     ...individual(item.spec.itemId),
     ...options.spec,
   });
@@ -154,7 +156,7 @@ const refusals: [string, () => Promise<Refusal>][] = [
     'revoked',
     async () => {
       const grant = await grantOn();
-      const revoked = await world.resources.revoke(grant.namespace, grant.name);
+      const revoked = await fixture.resources.revoke(grant.namespace, grant.name);
       return {
         ...grant,
         reason: 'Revoked',
@@ -173,7 +175,7 @@ const refusals: [string, () => Promise<Refusal>][] = [
   [
     'in a namespace bound to no organisation',
     async () => {
-      const namespace = await world.resources.namespace('unbound');
+      const namespace = await fixture.resources.namespace('unbound');
       const grant = await grantOn({ namespace });
       return {
         ...grant,
@@ -189,7 +191,7 @@ const refusals: [string, () => Promise<Refusal>][] = [
     'in a namespace bound to another organisation',
     async () => {
       const other = randomUUID();
-      const namespace = await world.resources.namespace('other', { [ORGANISATION_LABEL]: other });
+      const namespace = await fixture.resources.namespace('other', { [ORGANISATION_LABEL]: other });
       const grant = await grantOn({ namespace });
       return {
         ...grant,
@@ -210,7 +212,7 @@ const refusals: [string, () => Promise<Refusal>][] = [
     'on an ambiguous item',
     async () => {
       const grant = await grantOn();
-      const twin = await world.resources.createItem({ itemId: grant.item.spec.itemId });
+      const twin = await fixture.resources.createItem({ itemId: grant.item.spec.itemId });
       return {
         ...grant,
         reason: 'ItemNotFound',
@@ -233,7 +235,7 @@ const refusals: [string, () => Promise<Refusal>][] = [
     'whose access type the item withdrew',
     async () => {
       const grant = await grantOn();
-      await world.resources.updateItemSpec(grant.item.name, { accessTypes: ['file'] });
+      await fixture.resources.updateItemSpec(grant.item.name, { accessTypes: ['file'] });
       return {
         ...grant,
         reason: 'AccessTypeNotAllowed',
@@ -245,8 +247,12 @@ const refusals: [string, () => Promise<Refusal>][] = [
     'younger than a grant of the same access',
     async () => {
       const older = await grantOn();
-      await world.resources.waitForReason(older.namespace, older.name, EnforcedReason.Projected);
-      const younger = await world.resources.createGrant(older.namespace, older.spec, `${older.name}-younger`);
+      await fixture.resources.waitForReason(older.namespace, older.name, EnforcedReason.Projected);
+      const younger = await fixture.resources.createGrant(
+        older.namespace,
+        older.spec,
+        `${older.name}-younger`,
+      );
       return {
         ...older,
         name: younger.name,
@@ -260,7 +266,7 @@ const refusals: [string, () => Promise<Refusal>][] = [
 describe('kubectl describe of a grant that is not effective', () => {
   it.each(refusals)('names why, for a grant %s', async (_what, arrange) => {
     const { namespace, name, reason, says } = await arrange();
-    await world.resources.waitForReason(namespace, name, reason);
+    await fixture.resources.waitForReason(namespace, name, reason);
     const message = await describedMessage(namespace, name);
     for (const words of says) expect(message).toContain(words);
     expect((await row(namespace, name, true)).REASON).toBe(reason);

@@ -28,8 +28,8 @@ beforeAll(async () => {
   env.DATABASE_URL = database.url;
 });
 
-const world = useControllerFixture('access-requests', env);
-const requests = () => new AccessRequestResources(world.aclNamespace);
+const fixture = useControllerFixture('access-requests', env);
+const requests = () => new AccessRequestResources(fixture.aclNamespace);
 const apply = () => requests().apply();
 const current = (name: string) => requests().get(name);
 
@@ -52,7 +52,7 @@ async function auditActionsOn(uid: string): Promise<string[]> {
 }
 
 async function eventsOn(name: string): Promise<string[]> {
-  return (await world.resources.listEvents(world.aclNamespace))
+  return (await fixture.resources.listEvents(fixture.aclNamespace))
     .filter((event) => event.regarding?.name === name)
     .map((event) => event.reason ?? '');
 }

@@ -18,9 +18,9 @@ import {
 // the controller projects); revocation, expiry and deletion take the delegation away; one owner per agent;
 // the resync repairs delegation drift.
 
-const world = useControllerFixture('delegations');
+const fixture = useControllerFixture('delegations');
 const registry = loadRegistry();
-const delegations = () => new DelegationResources(world.aclNamespace);
+const delegations = () => new DelegationResources(fixture.aclNamespace);
 
 async function holds(client: SpiceDBClient, relationship: Relationship): Promise<boolean> {
   const { resource, relation, subject } = relationship;
@@ -32,22 +32,22 @@ async function holds(client: SpiceDBClient, relationship: Relationship): Promise
 }
 
 const repairedMissing = () =>
-  metricValue(world.controller, 'policygrant_drift_repaired_total', { direction: 'missing' });
+  metricValue(fixture.controller, 'policygrant_drift_repaired_total', { direction: 'missing' });
 
 const holdsAll = async (relationships: (Relationship | undefined)[]) =>
   (
     await Promise.all(
       relationships.map(
-        (relationship) => relationship !== undefined && holds(world.spicedb.client, relationship),
+        (relationship) => relationship !== undefined && holds(fixture.spicedb.client, relationship),
       ),
     )
   ).every(Boolean);
 
 /** An item and an enforced INDIVIDUAL api grant on it to a new owner. */
 async function ownerWithApiGrant() {
-  const item = await world.resources.createItem();
-  const grant = await world.resources.createGrant(world.aclNamespace, individual(item.spec.itemId));
-  await world.resources.waitForReason(world.aclNamespace, grant.name, EnforcedReason.Projected);
+  const item = await fixture.resources.createItem();
+  const grant = await fixture.resources.createGrant(fixture.aclNamespace, individual(item.spec.itemId));
+  await fixture.resources.waitForReason(fixture.aclNamespace, grant.name, EnforcedReason.Projected);
   return { itemId: item.spec.itemId, ownerId: grant.spec.userId, grantName: grant.name };
 }
 
@@ -62,7 +62,7 @@ describe('a Delegation', () => {
     expect(enforcedCondition(projected)?.status).toBe('True');
     expect(projected.metadata.finalizers).toContain('acl.policygrant.dev/relationships');
     const allowed = await agentCan(
-      world.spicedb.client,
+      fixture.spicedb.client,
       itemId,
       'delegated_querier',
       spec.agentId,
@@ -70,15 +70,15 @@ describe('a Delegation', () => {
     );
     expect(allowed).toBe(true);
 
-    await world.resources.revoke(world.aclNamespace, grantName);
-    const revoked = await world.resources.waitForReason(
-      world.aclNamespace,
+    await fixture.resources.revoke(fixture.aclNamespace, grantName);
+    const revoked = await fixture.resources.waitForReason(
+      fixture.aclNamespace,
       grantName,
       EnforcedReason.Revoked,
     );
     expect(
       await agentCan(
-        world.spicedb.client,
+        fixture.spicedb.client,
         itemId,
         'delegated_querier',
         spec.agentId,
@@ -90,7 +90,7 @@ describe('a Delegation', () => {
   it('is taken away on revocation, keeping the agent’s ownership while another delegation counts', async () => {
     const { itemId, ownerId } = await ownerWithApiGrant();
     const first = querierDelegation(itemId, ownerId);
-    const second = { ...first, itemId: (await world.resources.createItem()).spec.itemId };
+    const second = { ...first, itemId: (await fixture.resources.createItem()).spec.itemId };
     await delegations().claimAgent(first.agentId, ownerId);
     const [firstName, secondName] = [await delegations().create(first), await delegations().create(second)];
     await delegations().waitForReason(firstName, 'Projected');
@@ -104,7 +104,7 @@ describe('a Delegation', () => {
     expect(await holdsAll(ownership)).toBe(true);
     expect(
       await agentCan(
-        world.spicedb.client,
+        fixture.spicedb.client,
         itemId,
         'delegated_querier',
         first.agentId,
@@ -115,7 +115,7 @@ describe('a Delegation', () => {
     await delegations().delete(secondName);
     await expect.poll(() => delegations().exists(secondName)).toBe(false);
     for (const relationship of projectDelegation(second, registry)) {
-      expect(await holds(world.spicedb.client, relationship)).toBe(false);
+      expect(await holds(fixture.spicedb.client, relationship)).toBe(false);
     }
   });
 
@@ -130,7 +130,7 @@ describe('a Delegation', () => {
 
     await delegations().waitForReason(name, 'Expired');
     expect(await holdsAll(projectDelegation(spec, registry).slice(0, 1))).toBe(false);
-    expect(await agentCan(world.spicedb.client, itemId, 'delegated_querier', spec.agentId)).toBe(false);
+    expect(await agentCan(fixture.spicedb.client, itemId, 'delegated_querier', spec.agentId)).toBe(false);
   });
 
   it('gives nothing when the agent belongs to another user, or has no Agent object', async () => {
@@ -146,7 +146,7 @@ describe('a Delegation', () => {
       /no Agent object/,
     );
     for (const relationship of projectDelegation(spec, registry)) {
-      expect(await holds(world.spicedb.client, relationship)).toBe(false);
+      expect(await holds(fixture.spicedb.client, relationship)).toBe(false);
     }
   });
 
@@ -157,13 +157,14 @@ describe('a Delegation', () => {
     await delegations().waitForReason(await delegations().create(spec), 'Projected');
     const projected = projectDelegation(spec, registry);
     const repairedBefore = await repairedMissing();
-    await world.spicedb.client.writeRelationships(
+    await fixture.spicedb.client.writeRelationships(
       projected.map((relationship) => ({ operation: 'delete' as const, relationship })),
     );
 
-    await freshResync(world.controller);
+    await freshResync(fixture.controller);
     expect((await repairedMissing()) - repairedBefore).toBeGreaterThanOrEqual(projected.length);
-    for (const relationship of projected) expect(await holds(world.spicedb.client, relationship)).toBe(true);
-    expect(await agentCan(world.spicedb.client, itemId, 'delegated_querier', spec.agentId)).toBe(true);
+    for (const relationship of projected)
+      expect(await holds(fixture.spicedb.client, relationship)).toBe(true);
+    expect(await agentCan(fixture.spicedb.client, itemId, 'delegated_querier', spec.agentId)).toBe(true);
   });
 });

@@ -15,10 +15,10 @@ import {
 // Drift in either direction, made behind the controller's back directly in SpiceDB, is repaired by the
 // periodic resync (3 s here) and counted in policygrant_drift_repaired_total.
 
-const world = useControllerFixture('drift');
+const fixture = useControllerFixture('drift');
 
 const driftRepaired = (direction: 'missing' | 'orphan') =>
-  metricValue(world.controller, 'policygrant_drift_repaired_total', { direction });
+  metricValue(fixture.controller, 'policygrant_drift_repaired_total', { direction });
 
 function consumer(
   itemId: string,
@@ -36,10 +36,10 @@ function consumer(
 const touch = (relationship: Relationship): RelationshipUpdate => ({ operation: 'touch', relationship });
 
 async function enforcedGrant() {
-  const item = await world.resources.createItem();
+  const item = await fixture.resources.createItem();
   const spec = individual(item.spec.itemId);
-  const { name } = await world.resources.createGrant(world.aclNamespace, spec);
-  const grant = await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
+  const { name } = await fixture.resources.createGrant(fixture.aclNamespace, spec);
+  const grant = await fixture.resources.waitForReason(fixture.aclNamespace, name, EnforcedReason.Projected);
   return { item, spec, grant };
 }
 
@@ -50,11 +50,11 @@ describe('the resync', () => {
     const before = await driftRepaired('orphan');
     // The write's token says it landed; a check here could already come after the resync that removes it.
     expect(
-      await world.spicedb.client.writeRelationships([touch(consumer(item.spec.itemId, intruder))]),
+      await fixture.spicedb.client.writeRelationships([touch(consumer(item.spec.itemId, intruder))]),
     ).not.toBe('');
 
     await expect
-      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', intruder))
+      .poll(() => userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', intruder))
       .toBe(false);
     await expect.poll(() => driftRepaired('orphan')).toBeGreaterThan(before);
   });
@@ -62,26 +62,26 @@ describe('the resync', () => {
   it('restores a grant tuple deleted directly from SpiceDB', async () => {
     const { item, spec } = await enforcedGrant();
     const before = await driftRepaired('missing');
-    await world.spicedb.client.writeRelationships([
+    await fixture.spicedb.client.writeRelationships([
       { operation: 'delete', relationship: consumer(item.spec.itemId, spec.userId) },
     ]);
-    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(false);
+    expect(await userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(false);
 
     await expect
-      .poll(() => userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId))
+      .poll(() => userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId))
       .toBe(true);
     await expect.poll(() => driftRepaired('missing')).toBeGreaterThan(before);
   });
 
   it("puts back a grant tuple's expiration when it was changed", async () => {
     const { item, spec } = await enforcedGrant();
-    await world.spicedb.client.writeRelationships([
+    await fixture.spicedb.client.writeRelationships([
       touch(consumer(item.spec.itemId, spec.userId, new Date('2099-01-01T00:00:00Z'))),
     ]);
 
     await expect
       .poll(async () =>
-        (await relationshipsOn(world.spicedb.client, item.spec.itemId))
+        (await relationshipsOn(fixture.spicedb.client, item.spec.itemId))
           .find((r) => r.relation === 'api_consumer')
           ?.expiresAt?.toISOString(),
       )
@@ -89,9 +89,9 @@ describe('the resync', () => {
   });
 
   it('removes orphan and restores missing owner relationships', async () => {
-    const item = await world.resources.createItem();
+    const item = await fixture.resources.createItem();
     const stranger = randomUUID();
-    await world.spicedb.client.writeRelationships([
+    await fixture.spicedb.client.writeRelationships([
       touch({
         resource: { type: 'resource', id: encodeObjectId(item.spec.itemId) },
         relation: 'owner',
@@ -108,7 +108,7 @@ describe('the resync', () => {
     ]);
     await expect
       .poll(async () =>
-        (await relationshipsOn(world.spicedb.client, item.spec.itemId)).map((r) => r.subject.id).sort(),
+        (await relationshipsOn(fixture.spicedb.client, item.spec.itemId)).map((r) => r.subject.id).sort(),
       )
       .toEqual([item.spec.organisationId, item.spec.ownerId].sort());
   });
@@ -122,17 +122,17 @@ describe('the resync', () => {
       subject: { type: 'user', id: randomUUID() },
     };
     const before = await driftRepaired('orphan');
-    await world.spicedb.client.writeRelationshipsInBatches([...orphans, touch(unmanaged)]);
+    await fixture.spicedb.client.writeRelationshipsInBatches([...orphans, touch(unmanaged)]);
 
-    await expect.poll(() => relationshipsOn(world.spicedb.client, itemId)).toEqual([unmanaged]);
+    await expect.poll(() => relationshipsOn(fixture.spicedb.client, itemId)).toEqual([unmanaged]);
     await expect.poll(() => driftRepaired('orphan')).toBe(before + 2_500);
   });
 
   it('never touches what the grants account for: a resync that saw the grant repairs nothing, and it checks true', async () => {
     const { item, spec } = await enforcedGrant();
-    const report = await freshResync(world.controller);
+    const report = await freshResync(fixture.controller);
     expect(report.desired).toBeGreaterThan(0);
     expect(report).toMatchObject({ missing: 0, orphan: 0 });
-    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
+    expect(await userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
   });
 });

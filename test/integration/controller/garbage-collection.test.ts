@@ -14,7 +14,7 @@ import { useControllerFixture } from './support/harness.js';
 // a claimed Agent no delegation names; what is live, and an enrolled Agent, stay.
 
 const env: ControllerEnvironment = { GARBAGE_COLLECTION_RETENTION: '2s' };
-const world = useControllerFixture('garbage-collection', env);
+const fixture = useControllerFixture('garbage-collection', env);
 const objects = new TestObjects();
 
 async function gone(read: () => Promise<unknown>): Promise<boolean> {
@@ -29,7 +29,7 @@ async function gone(read: () => Promise<unknown>): Promise<boolean> {
 
 function agentObject(agentId: string) {
   return {
-    read: () => objects.get(AGENT_RESOURCE, agentName(agentId), world.aclNamespace),
+    read: () => objects.get(AGENT_RESOURCE, agentName(agentId), fixture.aclNamespace),
     enrol: (ownerId: string) =>
       objects.create(
         AGENT_RESOURCE,
@@ -39,14 +39,14 @@ function agentObject(agentId: string) {
           metadata: { name: agentName(agentId) },
           spec: { agentId, ownerId, enrolled: true },
         },
-        world.aclNamespace,
+        fixture.aclNamespace,
       ),
   };
 }
 
 describe('garbage collection', () => {
   it('deletes a revoked delegation after the retention, then its unused Agent; an active one stays', async () => {
-    const delegations = new DelegationResources(world.aclNamespace);
+    const delegations = new DelegationResources(fixture.aclNamespace);
     const ownerId = randomUUID();
     const revoked = querierDelegation(`urn:dx:item:${randomUUID()}`, ownerId, {
       revokedAt: new Date().toISOString(),
@@ -66,7 +66,7 @@ describe('garbage collection', () => {
   it('keeps an enrolled Agent that no delegation names', async () => {
     const agent = agentObject(`urn:dx:agent:${randomUUID()}`);
     await agent.enrol(randomUUID());
-    const delegations = new DelegationResources(world.aclNamespace);
+    const delegations = new DelegationResources(fixture.aclNamespace);
     // A claimed agent of the same age goes: once it has, the enrolled one has been judged too.
     const claimed = `urn:dx:agent:${randomUUID()}`;
     await delegations.claimAgent(claimed, randomUUID());
@@ -75,7 +75,7 @@ describe('garbage collection', () => {
   });
 
   it('deletes a decided access request after the retention; a pending one stays', async () => {
-    const requests = new AccessRequestResources(world.aclNamespace);
+    const requests = new AccessRequestResources(fixture.aclNamespace);
     const decided = (await requests.apply()).metadata.name ?? '';
     const pending = (await requests.apply()).metadata.name ?? '';
     await until(async () => (await requests.get(decided)).status?.state === 'PENDING', 'marked PENDING');
@@ -89,7 +89,7 @@ describe('garbage collection', () => {
   });
 
   it('deletes a removed membership after the retention; a member stays', async () => {
-    const { resources, aclNamespace } = world;
+    const { resources, aclNamespace } = fixture;
     const organisationId = randomUUID();
     const removedAt = new Date().toISOString();
     const removed = await resources.createMembership(aclNamespace, {

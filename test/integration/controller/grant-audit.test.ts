@@ -57,15 +57,15 @@ beforeAll(async () => {
   env.DATABASE_URL = withDatabase(database.url, { user: login, password: 'writer' });
 });
 
-const world = useControllerFixture('grant-audit', env);
+const fixture = useControllerFixture('grant-audit', env);
 const kube = testKubeClient();
 
 // The impersonated users may do anything in the controller's namespace: only admission judges their writes.
 beforeAll(async () => {
-  await policies.install([world.aclNamespace]);
+  await policies.install([fixture.aclNamespace]);
   await kube.call({
     method: 'POST',
-    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${world.aclNamespace}/rolebindings`,
+    path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${fixture.aclNamespace}/rolebindings`,
     body: {
       metadata: { name: 'grant-writers' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
@@ -110,7 +110,7 @@ async function awaitRecords(uid: string, count: number): Promise<AuditRecord[]> 
 }
 
 function grantPath(name: string): string {
-  return `${collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace)}/${name}`;
+  return `${collectionPath(POLICY_GRANT_RESOURCE, fixture.aclNamespace)}/${name}`;
 }
 
 /**
@@ -125,12 +125,12 @@ function createAs(
 ): Promise<PolicyGrant> {
   return kubeAs(user).call<PolicyGrant>({
     method: 'POST',
-    path: collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace),
+    path: collectionPath(POLICY_GRANT_RESOURCE, fixture.aclNamespace),
     query: { fieldManager },
     body: {
       apiVersion: GROUP_VERSION,
       kind: POLICY_GRANT_KIND,
-      metadata: { name: uniqueId('grant'), labels: { [SCOPE_LABEL]: world.resources.scope }, annotations },
+      metadata: { name: uniqueId('grant'), labels: { [SCOPE_LABEL]: fixture.resources.scope }, annotations },
       spec,
     },
   });
@@ -144,7 +144,7 @@ async function updateAs(
   change: (spec: PolicyGrantSpec) => PolicyGrantSpec,
 ): Promise<PolicyGrant> {
   for (;;) {
-    const grant = await world.resources.getGrant(world.aclNamespace, name);
+    const grant = await fixture.resources.getGrant(fixture.aclNamespace, name);
     try {
       return await kubeAs(user).call<PolicyGrant>({
         method: 'PUT',
@@ -161,8 +161,8 @@ async function updateAs(
 async function grantsInScope(): Promise<PolicyGrant[]> {
   const list = await kube.call<{ items: PolicyGrant[] }>({
     method: 'GET',
-    path: collectionPath(POLICY_GRANT_RESOURCE, world.aclNamespace),
-    query: { labelSelector: `${SCOPE_LABEL}=${world.resources.scope}` },
+    path: collectionPath(POLICY_GRANT_RESOURCE, fixture.aclNamespace),
+    query: { labelSelector: `${SCOPE_LABEL}=${fixture.resources.scope}` },
   });
   return list.items;
 }
@@ -181,7 +181,7 @@ const revokedInKubernetes = (spec: PolicyGrantSpec): PolicyGrantSpec => ({
 
 describe('grant changes made in Kubernetes', () => {
   it('a kubectl create, edit and delete: one record each, the requester as actor, the chain intact', async () => {
-    const item = await world.resources.createItem();
+    const item = await fixture.resources.createItem();
     const created = await createAs('alice', 'kubectl-client-side-apply', individual(item.spec.itemId));
     const uid = created.metadata.uid ?? '';
     const [creation] = await awaitRecords(uid, 1);
@@ -189,12 +189,12 @@ describe('grant changes made in Kubernetes', () => {
       actor: { type: 'kubernetes', id: 'kubernetes:alice' },
       action: 'policy.created',
       target: { kind: 'policy', id: uid, itemId: item.spec.itemId },
-      outcome: { status: 201, detail: `${world.aclNamespace}/${created.metadata.name} generation 1` },
+      outcome: { status: 201, detail: `${fixture.aclNamespace}/${created.metadata.name} generation 1` },
       requestId: `kubernetes/${uid}/1`,
     });
 
     const name = created.metadata.name ?? '';
-    await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
+    await fixture.resources.waitForReason(fixture.aclNamespace, name, EnforcedReason.Projected);
     await updateAs('bob', 'kubectl-edit', name, revokedInKubernetes);
     const change = (await awaitRecords(uid, 2))[1];
     expect(change).toMatchObject({
@@ -205,9 +205,9 @@ describe('grant changes made in Kubernetes', () => {
       outcome: { status: 200, detail: expect.stringContaining('generation 2') },
     });
 
-    await world.resources.deleteGrant(world.aclNamespace, name);
+    await fixture.resources.deleteGrant(fixture.aclNamespace, name);
     await expect
-      .poll(() => world.resources.grantExists(world.aclNamespace, name), { timeout: POLL_TIMEOUT_MS })
+      .poll(() => fixture.resources.grantExists(fixture.aclNamespace, name), { timeout: POLL_TIMEOUT_MS })
       .toBe(false);
     // The record is written before the finalizer goes: once the grant is gone, it is there.
     const records = await recordsOf(uid);
@@ -227,11 +227,11 @@ describe('grant changes made in Kubernetes', () => {
   });
 
   it("a ServiceAccount's delete is recorded with an unknown deleter, never as the grant's creator", async () => {
-    const item = await world.resources.createItem();
+    const item = await fixture.resources.createItem();
     const created = await createAs('alice', 'kubectl-client-side-apply', individual(item.spec.itemId));
     const uid = created.metadata.uid ?? '';
     const name = created.metadata.name ?? '';
-    await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
+    await fixture.resources.waitForReason(fixture.aclNamespace, name, EnforcedReason.Projected);
     await kubeAs(ARGO_CD).call({ method: 'DELETE', path: grantPath(name) });
     const [creation, deletion] = await awaitRecords(uid, 2);
     expect(creation?.actor).toEqual({ type: 'kubernetes', id: 'kubernetes:alice' });
@@ -240,33 +240,33 @@ describe('grant changes made in Kubernetes', () => {
       action: 'policy.deleted',
       outcome: {
         status: 200,
-        detail: `${world.aclNamespace}/${name} deleted (Kubernetes does not record who deletes an object)`,
+        detail: `${fixture.aclNamespace}/${name} deleted (Kubernetes does not record who deletes an object)`,
       },
     });
   });
 
   it("across a restart: no duplicate, a change made while no controller ran is recorded once, the API identity's writes never", async () => {
-    const item = await world.resources.createItem();
+    const item = await fixture.resources.createItem();
     const before = await createAs(ARGO_CD, 'argocd-controller', individual(item.spec.itemId));
     await awaitRecords(before.metadata.uid ?? '', 1);
     const api = policies.aclApiUser;
     const byApi = await createAs(api, ACL_API_FIELD_MANAGER, individual(item.spec.itemId, ['file']));
     const byApiName = byApi.metadata.name ?? '';
-    await world.resources.waitForReason(world.aclNamespace, byApiName, EnforcedReason.Projected);
+    await fixture.resources.waitForReason(fixture.aclNamespace, byApiName, EnforcedReason.Projected);
     // The identity makes a change the API's, not the field manager.
     await updateAs(api, 'kubectl-edit', byApiName, revoked);
-    await world.resources.waitForReason(world.aclNamespace, byApiName, EnforcedReason.Revoked);
+    await fixture.resources.waitForReason(fixture.aclNamespace, byApiName, EnforcedReason.Revoked);
 
-    await world.controller.stop();
+    await fixture.controller.stop();
     const whileStopped = await createAs(ARGO_CD, 'argocd-controller', individual(item.spec.itemId, ['sub']));
-    world.controller = await startTestController({
-      spicedb: world.spicedb.server,
-      aclNamespace: world.aclNamespace,
-      scope: world.resources.scope,
-      logFile: `${world.stateDir}/controller-restarted.log`,
+    fixture.controller = await startTestController({
+      spicedb: fixture.spicedb.server,
+      aclNamespace: fixture.aclNamespace,
+      scope: fixture.resources.scope,
+      logFile: `${fixture.stateDir}/controller-restarted.log`,
       env,
     });
-    await waitUntilLeading(world.controller);
+    await waitUntilLeading(fixture.controller);
 
     const [missed] = await awaitRecords(whileStopped.metadata.uid ?? '', 1);
     expect(missed).toMatchObject({
@@ -278,7 +278,7 @@ describe('grant changes made in Kubernetes', () => {
     await expect
       .poll(
         () =>
-          metricValue(world.controller, 'controller_runtime_reconcile_total', {
+          metricValue(fixture.controller, 'controller_runtime_reconcile_total', {
             controller: 'policygrant-audit',
             result: 'success',
           }),
@@ -292,7 +292,7 @@ describe('grant changes made in Kubernetes', () => {
   });
 
   it("another user's change under the ACL API's field manager or a victim's id is recorded under that user", async () => {
-    const item = await world.resources.createItem();
+    const item = await fixture.resources.createItem();
     const victim = randomUUID();
     const forged = { [REQUESTER_ANNOTATION]: policies.aclApiUser };
     const created = await createAs('mallory', ACL_API_FIELD_MANAGER, individual(item.spec.itemId), forged);
@@ -304,7 +304,7 @@ describe('grant changes made in Kubernetes', () => {
     });
 
     const name = created.metadata.name ?? '';
-    await world.resources.waitForReason(world.aclNamespace, name, EnforcedReason.Projected);
+    await fixture.resources.waitForReason(fixture.aclNamespace, name, EnforcedReason.Projected);
     await updateAs('mallory', victim, name, revokedInKubernetes);
     const change = (await awaitRecords(uid, 2))[1];
     expect(change).toMatchObject({

@@ -9,7 +9,7 @@ import { individual, metricValue, userCan, useControllerFixture } from './suppor
 // enforced, their SpiceDB writes batched (several to a WriteRelationships call), and the controller's writes from
 // its stripped caches lose nothing of what others wrote.
 
-const world = useControllerFixture('burst');
+const fixture = useControllerFixture('burst');
 
 const BURST = 200;
 const CREATORS = 16;
@@ -26,13 +26,18 @@ describe('a burst of grants', () => {
   it(
     'is all enforced, and annotations and field managers survive the finalizer and status writes',
     async () => {
-      const item = await world.resources.createItem();
+      const item = await fixture.resources.createItem();
       const specs = Array.from({ length: BURST }, () => individual(item.spec.itemId));
       const names: string[] = [];
       await inPool(BURST, CREATORS, async (index) => {
         const spec = specs[index] ?? individual(item.spec.itemId);
         const annotations = { [LAST_APPLIED_ANNOTATION]: JSON.stringify({ spec }), note: `grant ${index}` };
-        const created = await world.resources.createGrant(world.aclNamespace, spec, undefined, annotations);
+        const created = await fixture.resources.createGrant(
+          fixture.aclNamespace,
+          spec,
+          undefined,
+          annotations,
+        );
         names[index] = created.name;
       });
 
@@ -40,8 +45,8 @@ describe('a burst of grants', () => {
       const grants = [];
       for (const name of names) {
         grants.push(
-          await world.resources.waitForReason(
-            world.aclNamespace,
+          await fixture.resources.waitForReason(
+            fixture.aclNamespace,
             name,
             EnforcedReason.Projected,
             POLL_TIMEOUT_MS * 4,
@@ -65,10 +70,12 @@ describe('a burst of grants', () => {
         expect(creator?.fieldsV1).toBeDefined();
       }
       for (const spec of specs) {
-        expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
+        expect(await userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(
+          true,
+        );
       }
-      const writes = await metricValue(world.controller, 'policygrant_spicedb_writes_per_call_sum');
-      const calls = await metricValue(world.controller, 'policygrant_spicedb_writes_per_call_count');
+      const writes = await metricValue(fixture.controller, 'policygrant_spicedb_writes_per_call_sum');
+      const calls = await metricValue(fixture.controller, 'policygrant_spicedb_writes_per_call_count');
       expect(writes).toBeGreaterThanOrEqual(BURST);
       expect(calls).toBeLessThan(writes);
     },

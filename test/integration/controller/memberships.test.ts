@@ -18,9 +18,9 @@ import {
 // GROUP grants then allow members; removal and deletion take the tuples away; the resync repairs membership
 // drift without touching grant tuples.
 
-const world = useControllerFixture('memberships');
+const fixture = useControllerFixture('memberships');
 
-const acl = () => world.aclNamespace;
+const acl = () => fixture.aclNamespace;
 
 /** Whether SpiceDB holds the tuple, read fully consistent. */
 async function holds(client: SpiceDBClient, relationship: Relationship): Promise<boolean> {
@@ -40,63 +40,67 @@ async function holds(client: SpiceDBClient, relationship: Relationship): Promise
 const holdsAll = async (spec: MembershipSpec) =>
   (
     await Promise.all(
-      projectMembership(spec).map((relationship) => holds(world.spicedb.client, relationship)),
+      projectMembership(spec).map((relationship) => holds(fixture.spicedb.client, relationship)),
     )
   ).every(Boolean);
 const holdsAny = async (spec: MembershipSpec) =>
   (
     await Promise.all(
-      projectMembership(spec).map((relationship) => holds(world.spicedb.client, relationship)),
+      projectMembership(spec).map((relationship) => holds(fixture.spicedb.client, relationship)),
     )
   ).some(Boolean);
 
 describe('an organisation Membership', () => {
   it('makes a GROUP grant allow the member until it is removed', async () => {
-    const item = await world.resources.createItem();
+    const item = await fixture.resources.createItem();
     const [organisationId, userId] = [randomUUID(), randomUUID()];
-    const grant = await world.resources.createGrant(acl(), group(item.spec.itemId, [organisationId]));
-    await world.resources.waitForReason(acl(), grant.name, EnforcedReason.Projected);
-    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', userId)).toBe(false);
+    const grant = await fixture.resources.createGrant(acl(), group(item.spec.itemId, [organisationId]));
+    await fixture.resources.waitForReason(acl(), grant.name, EnforcedReason.Projected);
+    expect(await userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', userId)).toBe(false);
 
-    const { name } = await world.resources.createMembership(acl(), { organisationId, userId });
-    const member = await world.resources.waitForMembershipReason(acl(), name, 'Projected');
+    const { name } = await fixture.resources.createMembership(acl(), { organisationId, userId });
+    const member = await fixture.resources.waitForMembershipReason(acl(), name, 'Projected');
     expect(enforcedCondition(member)?.status).toBe('True');
     expect(member.status?.zedToken).toBeTruthy();
     expect(member.metadata.finalizers).toContain('acl.policygrant.dev/relationships');
-    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', userId, member)).toBe(true);
+    expect(await userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', userId, member)).toBe(
+      true,
+    );
 
-    await world.resources.removeMembership(acl(), name);
-    const removed = await world.resources.waitForMembershipReason(acl(), name, 'Removed');
+    await fixture.resources.removeMembership(acl(), name);
+    const removed = await fixture.resources.waitForMembershipReason(acl(), name, 'Removed');
     expect(enforcedCondition(removed)?.status).toBe('False');
-    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', userId, removed)).toBe(
+    expect(await userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', userId, removed)).toBe(
       false,
     );
     expect(await holdsAny({ organisationId, userId })).toBe(false);
     expect(
-      await metricValue(world.controller, 'controller_runtime_reconcile_total', { controller: 'membership' }),
+      await metricValue(fixture.controller, 'controller_runtime_reconcile_total', {
+        controller: 'membership',
+      }),
     ).toBeGreaterThan(0);
   });
 
   it('takes its tuple away when the object is deleted, then lets the object go', async () => {
     const spec = { organisationId: randomUUID(), userId: randomUUID() };
-    const { name } = await world.resources.createMembership(acl(), spec);
-    await world.resources.waitForMembershipReason(acl(), name, 'Projected');
+    const { name } = await fixture.resources.createMembership(acl(), spec);
+    await fixture.resources.waitForMembershipReason(acl(), name, 'Projected');
     expect(await holdsAll(spec)).toBe(true);
 
-    await world.resources.deleteMembership(acl(), name);
-    await expect.poll(() => world.resources.membershipExists(acl(), name)).toBe(false);
+    await fixture.resources.deleteMembership(acl(), name);
+    await expect.poll(() => fixture.resources.membershipExists(acl(), name)).toBe(false);
     expect(await holdsAny(spec)).toBe(false);
   });
 
   it('counts only in the ACL namespace', async () => {
-    const elsewhere = await world.resources.namespace('not-acl');
+    const elsewhere = await fixture.resources.namespace('not-acl');
     const spec = { organisationId: randomUUID(), userId: randomUUID() };
-    const { name } = await world.resources.createMembership(elsewhere, spec);
+    const { name } = await fixture.resources.createMembership(elsewhere, spec);
     // A membership in the ACL namespace created afterwards is projected: the other had its chance.
-    await world.resources.addMember(acl(), randomUUID(), randomUUID());
+    await fixture.resources.addMember(acl(), randomUUID(), randomUUID());
 
     expect(await holdsAny(spec)).toBe(false);
-    expect(enforcedCondition(await world.resources.getMembership(elsewhere, name))).toBeUndefined();
+    expect(enforcedCondition(await fixture.resources.getMembership(elsewhere, name))).toBeUndefined();
   });
 });
 
@@ -106,11 +110,11 @@ describe('a group Membership', () => {
     const spec = { organisationId, groupId: 'data.team', userId: randomUUID() };
     const other = { ...spec, userId: randomUUID() };
     const [first, second] = [
-      await world.resources.createMembership(acl(), spec),
-      await world.resources.createMembership(acl(), other),
+      await fixture.resources.createMembership(acl(), spec),
+      await fixture.resources.createMembership(acl(), other),
     ];
-    await world.resources.waitForMembershipReason(acl(), first.name, 'Projected');
-    await world.resources.waitForMembershipReason(acl(), second.name, 'Projected');
+    await fixture.resources.waitForMembershipReason(acl(), first.name, 'Projected');
+    await fixture.resources.waitForMembershipReason(acl(), second.name, 'Projected');
     const [memberTuple, ownerTuple] = projectMembership(spec).map(tupleKey);
     expect(memberTuple).toBe(
       `group:${encodeObjectId(organisationId)}|data=2Eteam#member@user:${spec.userId}`,
@@ -121,11 +125,11 @@ describe('a group Membership', () => {
     expect(await holdsAll(spec)).toBe(true);
 
     // The group's ownership stays while a member remains, and goes with the last one.
-    await world.resources.removeMembership(acl(), first.name);
-    await world.resources.waitForMembershipReason(acl(), first.name, 'Removed');
+    await fixture.resources.removeMembership(acl(), first.name);
+    await fixture.resources.waitForMembershipReason(acl(), first.name, 'Removed');
     expect(await holdsAll(other)).toBe(true);
-    await world.resources.removeMembership(acl(), second.name);
-    await world.resources.waitForMembershipReason(acl(), second.name, 'Removed');
+    await fixture.resources.removeMembership(acl(), second.name);
+    await fixture.resources.waitForMembershipReason(acl(), second.name, 'Removed');
     expect(await holdsAny(spec)).toBe(false);
     expect(await holdsAny(other)).toBe(false);
   });
@@ -133,26 +137,28 @@ describe('a group Membership', () => {
 
 describe('the resync of memberships', () => {
   it('writes a missing membership tuple and deletes an orphan one, and leaves grant tuples alone', async () => {
-    const item = await world.resources.createItem();
+    const item = await fixture.resources.createItem();
     const spec = { organisationId: randomUUID(), userId: randomUUID() };
-    const grant = await world.resources.createGrant(acl(), group(item.spec.itemId, [spec.organisationId]));
-    await world.resources.waitForReason(acl(), grant.name, EnforcedReason.Projected);
-    await world.resources.addMember(acl(), spec.organisationId, spec.userId);
-    const grantTuples = (await relationshipsOn(world.spicedb.client, item.spec.itemId)).map(tupleKey).sort();
+    const grant = await fixture.resources.createGrant(acl(), group(item.spec.itemId, [spec.organisationId]));
+    await fixture.resources.waitForReason(acl(), grant.name, EnforcedReason.Projected);
+    await fixture.resources.addMember(acl(), spec.organisationId, spec.userId);
+    const grantTuples = (await relationshipsOn(fixture.spicedb.client, item.spec.itemId))
+      .map(tupleKey)
+      .sort();
     const [memberTuple] = projectMembership(spec) as [Relationship];
     const stranger = { organisationId: spec.organisationId, groupId: 'intruders', userId: randomUUID() };
 
-    await world.spicedb.client.writeRelationships([
+    await fixture.spicedb.client.writeRelationships([
       { operation: 'delete', relationship: memberTuple },
       ...projectMembership(stranger).map((relationship) => ({ operation: 'touch' as const, relationship })),
     ]);
-    expect(await holds(world.spicedb.client, memberTuple)).toBe(false);
+    expect(await holds(fixture.spicedb.client, memberTuple)).toBe(false);
 
     await expect.poll(() => holdsAll(spec)).toBe(true);
     await expect.poll(() => holdsAny(stranger)).toBe(false);
-    expect((await relationshipsOn(world.spicedb.client, item.spec.itemId)).map(tupleKey).sort()).toEqual(
+    expect((await relationshipsOn(fixture.spicedb.client, item.spec.itemId)).map(tupleKey).sort()).toEqual(
       grantTuples,
     );
-    expect(await userCan(world.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
+    expect(await userCan(fixture.spicedb.client, item.spec.itemId, 'api_consumer', spec.userId)).toBe(true);
   });
 });

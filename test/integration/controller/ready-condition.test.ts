@@ -8,7 +8,7 @@ import { individual, useControllerFixture } from './support/harness.js';
 // condition. It summarises Enforced: True when the object is as its spec asks (enforced, or revoked, expired,
 // removed), False with Enforced's reason when the verdict refuses it or its write failed. Real kube-apiserver,
 // controller and SpiceDB; the pinned kubectl.
-const world = useControllerFixture('ready-condition');
+const fixture = useControllerFixture('ready-condition');
 const WAIT = `--timeout=${POLL_TIMEOUT_MS / 1000}s`;
 
 /** `kubectl wait` for the condition, then the Ready condition's status and reason as kubectl prints them. */
@@ -30,28 +30,32 @@ async function waitFor(kind: string, namespace: string, name: string, condition:
 
 describe('the Ready condition, as kubectl wait reads it', () => {
   it('is True once a grant is enforced, and stays True once it is revoked', async () => {
-    const item = await world.resources.createItem();
-    const { name } = await world.resources.createGrant(world.aclNamespace, individual(item.spec.itemId));
-    expect(await waitFor('policygrant', world.aclNamespace, name, 'Ready')).toBe('True Projected');
+    const item = await fixture.resources.createItem();
+    const { name } = await fixture.resources.createGrant(fixture.aclNamespace, individual(item.spec.itemId));
+    expect(await waitFor('policygrant', fixture.aclNamespace, name, 'Ready')).toBe('True Projected');
 
-    await world.resources.revoke(world.aclNamespace, name);
-    await world.resources.waitForReason(world.aclNamespace, name, 'Revoked');
-    expect(await waitFor('policygrant', world.aclNamespace, name, 'Ready')).toBe('True Revoked');
+    await fixture.resources.revoke(fixture.aclNamespace, name);
+    await fixture.resources.waitForReason(fixture.aclNamespace, name, 'Revoked');
+    expect(await waitFor('policygrant', fixture.aclNamespace, name, 'Ready')).toBe('True Revoked');
   });
 
   it('is False, naming the verdict’s reason, for a grant that is refused', async () => {
-    const { name } = await world.resources.createGrant(
-      world.aclNamespace,
+    const { name } = await fixture.resources.createGrant(
+      fixture.aclNamespace,
       individual(`urn:test:${randomUUID()}`),
     );
-    expect(await waitFor('policygrant', world.aclNamespace, name, 'Ready=False')).toBe('False ItemNotFound');
+    expect(await waitFor('policygrant', fixture.aclNamespace, name, 'Ready=False')).toBe(
+      'False ItemNotFound',
+    );
   });
 
   it('is True once a membership is written', async () => {
-    const membership = await world.resources.createMembership(world.aclNamespace, {
+    const membership = await fixture.resources.createMembership(fixture.aclNamespace, {
       organisationId: randomUUID(),
       userId: randomUUID(),
     });
-    expect(await waitFor('membership', world.aclNamespace, membership.name, 'Ready')).toBe('True Projected');
+    expect(await waitFor('membership', fixture.aclNamespace, membership.name, 'Ready')).toBe(
+      'True Projected',
+    );
   });
 });

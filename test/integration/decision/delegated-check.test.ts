@@ -28,14 +28,14 @@ const inAnHour = () => new Date(Date.now() + 3_600_000);
 const touch = (relationship: Relationship): RelationshipUpdate => ({ operation: 'touch', relationship });
 const remove = (relationship: Relationship): RelationshipUpdate => ({ operation: 'delete', relationship });
 
-interface World {
+interface Parties {
   itemId: string;
   resource: Relationship['resource'];
   owner: string;
   agent: string;
 }
 
-function newWorld(): World {
+function newParties(): Parties {
   const itemId = `urn:dx:item:${uniqueId('delegated')}`;
   return {
     itemId,
@@ -46,7 +46,7 @@ function newWorld(): World {
 }
 
 /** The ownership relationships: agent#owner, and its reverse user#agent that the intersection walks. */
-function ownership({ owner, agent }: World): Relationship[] {
+function ownership({ owner, agent }: Parties): Relationship[] {
   const agentObject = { type: 'agent', id: encodeObjectId(agent) };
   const ownerObject = { type: 'user', id: owner };
   return [
@@ -55,20 +55,20 @@ function ownership({ owner, agent }: World): Relationship[] {
   ];
 }
 
-function delegation(world: World, relation: string, expiresAt = inAnHour()): Relationship {
+function delegation(parties: Parties, relation: string, expiresAt = inAnHour()): Relationship {
   return {
-    resource: world.resource,
+    resource: parties.resource,
     relation: `${relation}_delegate`,
-    subject: { type: 'agent', id: encodeObjectId(world.agent) },
+    subject: { type: 'agent', id: encodeObjectId(parties.agent) },
     expiresAt,
   };
 }
 
-function ownerHolds(world: World, relation: string, expiresAt?: Date): Relationship {
+function ownerHolds(parties: Parties, relation: string, expiresAt?: Date): Relationship {
   return {
-    resource: world.resource,
+    resource: parties.resource,
     relation,
-    subject: { type: 'user', id: world.owner },
+    subject: { type: 'user', id: parties.owner },
     ...(expiresAt ? { expiresAt } : {}),
   };
 }
@@ -77,106 +77,106 @@ async function write(...updates: RelationshipUpdate[]): Promise<string> {
   return client.writeRelationships(updates);
 }
 
-async function agentAllowed(world: World, relation: string, consistencyToken: string): Promise<boolean> {
+async function agentAllowed(parties: Parties, relation: string, consistencyToken: string): Promise<boolean> {
   const { status, body } = await service.check({
     subject_type: 'agent',
-    subject_id: world.agent,
+    subject_id: parties.agent,
     resource_type: 'resource',
-    resource_id: world.itemId,
+    resource_id: parties.itemId,
     relation,
     consistency_token: consistencyToken,
   });
   expect(status).toBe(200);
-  expect(body.result).toMatchObject({ subject: { type: 'agent', id: world.agent }, relation });
+  expect(body.result).toMatchObject({ subject: { type: 'agent', id: parties.agent }, relation });
   return body.result.allowed;
 }
 
 describe('POST /v1/check of an agent against the real SpiceDB', () => {
   it('allows a delegated viewer while the owner views, and denies once the owner no longer does', async () => {
-    const world = newWorld();
-    const viewing = ownerHolds(world, 'direct_viewer');
-    const granted = await write(...ownership(world).map(touch), touch(viewing));
-    expect(await agentAllowed(world, 'delegated_viewer', granted)).toBe(false); // no delegation yet
+    const parties = newParties();
+    const viewing = ownerHolds(parties, 'direct_viewer');
+    const granted = await write(...ownership(parties).map(touch), touch(viewing));
+    expect(await agentAllowed(parties, 'delegated_viewer', granted)).toBe(false); // no delegation yet
 
-    const delegated = await write(touch(delegation(world, 'viewer')));
-    expect(await agentAllowed(world, 'delegated_viewer', delegated)).toBe(true);
-    expect(await agentAllowed(world, 'delegated_editor', delegated)).toBe(false);
-    expect(await agentAllowed(world, 'delegated_querier', delegated)).toBe(false);
+    const delegated = await write(touch(delegation(parties, 'viewer')));
+    expect(await agentAllowed(parties, 'delegated_viewer', delegated)).toBe(true);
+    expect(await agentAllowed(parties, 'delegated_editor', delegated)).toBe(false);
+    expect(await agentAllowed(parties, 'delegated_querier', delegated)).toBe(false);
 
     const ownerLostIt = await write(remove(viewing));
-    expect(await agentAllowed(world, 'delegated_viewer', ownerLostIt)).toBe(false);
+    expect(await agentAllowed(parties, 'delegated_viewer', ownerLostIt)).toBe(false);
   });
 
   it('denies once the delegation is revoked, while the owner keeps the access', async () => {
-    const world = newWorld();
-    await write(...ownership(world).map(touch), touch(ownerHolds(world, 'editor')));
-    const delegated = await write(touch(delegation(world, 'editor')));
-    expect(await agentAllowed(world, 'delegated_editor', delegated)).toBe(true);
+    const parties = newParties();
+    await write(...ownership(parties).map(touch), touch(ownerHolds(parties, 'editor')));
+    const delegated = await write(touch(delegation(parties, 'editor')));
+    expect(await agentAllowed(parties, 'delegated_editor', delegated)).toBe(true);
     // every editor is a viewer, but a delegation is of one relation only
-    expect(await agentAllowed(world, 'delegated_viewer', delegated)).toBe(false);
+    expect(await agentAllowed(parties, 'delegated_viewer', delegated)).toBe(false);
 
-    const revoked = await write(remove(delegation(world, 'editor')));
-    expect(await agentAllowed(world, 'delegated_editor', revoked)).toBe(false);
+    const revoked = await write(remove(delegation(parties, 'editor')));
+    expect(await agentAllowed(parties, 'delegated_editor', revoked)).toBe(false);
   });
 
   it('denies a delegated editor whose owner only views', async () => {
-    const world = newWorld();
+    const parties = newParties();
     const token = await write(
-      ...ownership(world).map(touch),
-      touch(ownerHolds(world, 'direct_viewer')),
-      touch(delegation(world, 'editor')),
+      ...ownership(parties).map(touch),
+      touch(ownerHolds(parties, 'direct_viewer')),
+      touch(delegation(parties, 'editor')),
     );
-    expect(await agentAllowed(world, 'delegated_editor', token)).toBe(false);
+    expect(await agentAllowed(parties, 'delegated_editor', token)).toBe(false);
   });
 
   it('allows a delegated querier while the owner holds an api grant, through an organisation too', async () => {
-    const world = newWorld();
+    const parties = newParties();
     const organisationId = uniqueId('org');
     const membership: Relationship = {
       resource: { type: 'organization', id: organisationId },
       relation: 'member',
-      subject: { type: 'user', id: world.owner },
+      subject: { type: 'user', id: parties.owner },
     };
     const token = await write(
-      ...ownership(world).map(touch),
+      ...ownership(parties).map(touch),
       touch(membership),
       touch({
-        resource: world.resource,
+        resource: parties.resource,
         relation: 'api_consumer',
         subject: { type: 'organization', id: organisationId, relation: 'member' },
         expiresAt: inAnHour(),
       }),
-      touch(delegation(world, 'querier')),
+      touch(delegation(parties, 'querier')),
     );
-    expect(await agentAllowed(world, 'delegated_querier', token)).toBe(true);
+    expect(await agentAllowed(parties, 'delegated_querier', token)).toBe(true);
 
     const leftTheOrganisation = await write(remove(membership));
-    expect(await agentAllowed(world, 'delegated_querier', leftTheOrganisation)).toBe(false);
+    expect(await agentAllowed(parties, 'delegated_querier', leftTheOrganisation)).toBe(false);
   });
 
   it('reaches the owner through a group that views the item', async () => {
-    const world = newWorld();
+    const parties = newParties();
     const group = groupObjectId(uniqueId('org'), 'analysts');
     const token = await write(
-      ...ownership(world).map(touch),
+      ...ownership(parties).map(touch),
       touch({
         resource: { type: 'group', id: group },
         relation: 'member',
-        subject: { type: 'user', id: world.owner },
+        subject: { type: 'user', id: parties.owner },
       }),
       touch({
-        resource: world.resource,
+        resource: parties.resource,
         relation: 'direct_viewer',
         subject: { type: 'group', id: group, relation: 'member' },
       }),
-      touch(delegation(world, 'viewer')),
+      touch(delegation(parties, 'viewer')),
     );
-    expect(await agentAllowed(world, 'delegated_viewer', token)).toBe(true);
+    expect(await agentAllowed(parties, 'delegated_viewer', token)).toBe(true);
   });
 
   it('denies when the delegation or the owner’s grant expires (SpiceDB honours both expirations)', async () => {
-    const expiringDelegation = newWorld();
-    const expiringGrant = newWorld();
+    const expiringDelegation = newParties();
+    const expiringGrant = newParties();
     const soon = new Date(Date.now() + 3_000);
     await write(
       ...ownership(expiringDelegation).map(touch),
@@ -196,17 +196,17 @@ describe('POST /v1/check of an agent against the real SpiceDB', () => {
   });
 
   it('denies an agent whose owner is someone else than the user holding the access', async () => {
-    const world = newWorld();
+    const parties = newParties();
     const someoneElse = uniqueId('viewer');
     const token = await write(
-      ...ownership(world).map(touch),
+      ...ownership(parties).map(touch),
       touch({
-        resource: world.resource,
+        resource: parties.resource,
         relation: 'direct_viewer',
         subject: { type: 'user', id: someoneElse },
       }),
-      touch(delegation(world, 'viewer')),
+      touch(delegation(parties, 'viewer')),
     );
-    expect(await agentAllowed(world, 'delegated_viewer', token)).toBe(false);
+    expect(await agentAllowed(parties, 'delegated_viewer', token)).toBe(false);
   });
 });

@@ -16,24 +16,24 @@ import { startServiceUnderTest, untilReady } from './support/decision-service.js
 // delivered the change and through the revision barrier (test/support/barrier-agreement.ts). The controller
 // writes SpiceDB, then the status. Real kube-apiserver, controller and SpiceDB (its default 5 s quantization
 // window, so a check left to a quantized snapshot would disagree for seconds).
-const world = useControllerFixture('enforced-status');
+const fixture = useControllerFixture('enforced-status');
 const ITERATIONS = 15;
 
 /** Reads the grant as fast as the API server answers until its Enforced condition has `reason`. */
 function readUntilReason(namespace: string, name: string, reason: string): Promise<PolicyGrant> {
-  return untilReason(name, () => world.resources.getGrant(namespace, name), reason, POLL_TIMEOUT_MS, 0);
+  return untilReason(name, () => fixture.resources.getGrant(namespace, name), reason, POLL_TIMEOUT_MS, 0);
 }
 
 describe('the check agrees with the grant’s status through the revision barrier once kubectl shows it', () => {
   it(`allows once Enforced=True and denies once Enforced=False Revoked, ${ITERATIONS} times, no token`, async () => {
-    const service = await startServiceUnderTest({ spicedb: world.spicedb.server });
+    const service = await startServiceUnderTest({ spicedb: fixture.spicedb.server });
     const agreement = (check: Record<string, string>) => ({
       allowed: async () => (await service.check(check)).body.result.allowed,
       metricsText: () => service.metrics.metrics(),
     });
     try {
       await untilReady(service);
-      const item = await world.resources.createItem();
+      const item = await fixture.resources.createItem();
       for (let iteration = 0; iteration < ITERATIONS; iteration++) {
         const spec = individual(item.spec.itemId);
         const check = {
@@ -43,16 +43,16 @@ describe('the check agrees with the grant’s status through the revision barrie
           resource_id: item.spec.itemId,
           relation: 'api',
         };
-        const { name } = await world.resources.createGrant(world.aclNamespace, spec);
-        await readUntilReason(world.aclNamespace, name, EnforcedReason.Projected);
+        const { name } = await fixture.resources.createGrant(fixture.aclNamespace, spec);
+        await readUntilReason(fixture.aclNamespace, name, EnforcedReason.Projected);
         await untilBarrierAgrees({
           ...agreement(check),
           expected: true,
           what: `iteration ${iteration}: Enforced=True`,
         });
 
-        await world.resources.revoke(world.aclNamespace, name);
-        const revoked = await readUntilReason(world.aclNamespace, name, EnforcedReason.Revoked);
+        await fixture.resources.revoke(fixture.aclNamespace, name);
+        const revoked = await readUntilReason(fixture.aclNamespace, name, EnforcedReason.Revoked);
         expect(enforcedCondition(revoked)?.status).toBe('False');
         await untilBarrierAgrees({
           ...agreement(check),

@@ -23,9 +23,9 @@ beforeAll(() => {
 });
 afterAll(() => tracing.shutdown());
 
-const world = useControllerFixture('tracing');
+const fixture = useControllerFixture('tracing');
 const acl = new AclHarness();
-beforeAll(() => acl.start('tracing', { namespace: world.aclNamespace }));
+beforeAll(() => acl.start('tracing', { namespace: fixture.aclNamespace }));
 afterAll(() => acl.stop());
 
 const spans = () => exporter.getFinishedSpans();
@@ -56,7 +56,7 @@ function describeSpan(span: ReadableSpan): string {
 describe('a create through the ACL API', () => {
   it('is one connected trace: server span → Kubernetes create → (link) reconcile → SpiceDB write', async () => {
     const owner = await acl.user();
-    const item = await world.resources.createItem({ ownerId: owner.id, organisationId: randomUUID() });
+    const item = await fixture.resources.createItem({ ownerId: owner.id, organisationId: randomUUID() });
     const answer = await acl.request<{ results: { policyId: string }[] }>('POST', '/policy', {
       caller: owner,
       body: { request: [individual(item.spec.itemId, randomUUID())] },
@@ -78,15 +78,15 @@ describe('a create through the ACL API', () => {
     expect(create?.attributes).toMatchObject({
       'k8s.request.verb': 'create',
       'k8s.request.resource': 'policygrants',
-      'k8s.namespace.name': world.aclNamespace,
+      'k8s.namespace.name': fixture.aclNamespace,
     });
     expect(grant?.metadata.annotations?.[TRACEPARENT_ANNOTATION]).toContain(traceIdOf(server));
 
     // The controller of this file watches its scope only: the label brings the grant into it, as kubectl would.
     await acl.kube.call({
       method: 'PATCH',
-      path: objectPath(POLICY_GRANT_RESOURCE, { namespace: world.aclNamespace, name }),
-      body: { metadata: { labels: { [SCOPE_LABEL]: world.resources.scope } } },
+      path: objectPath(POLICY_GRANT_RESOURCE, { namespace: fixture.aclNamespace, name }),
+      body: { metadata: { labels: { [SCOPE_LABEL]: fixture.resources.scope } } },
     });
     const linkedToCreate = (span: ReadableSpan) =>
       span.links.some((link) => link.context.traceId === traceIdOf(server));
@@ -108,7 +108,7 @@ describe('a check with a traceparent', () => {
   const traceparent = `00-${traceId}-${parentSpanId}-01`;
 
   it('gives a server span of our own trace linked to the caller’s, and a SpiceDB span inside it', async () => {
-    const service = await startServiceUnderTest({ spicedb: world.spicedb.server });
+    const service = await startServiceUnderTest({ spicedb: fixture.spicedb.server });
     try {
       await untilReady(service);
       const check = {

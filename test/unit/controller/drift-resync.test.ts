@@ -30,7 +30,7 @@ import {
   policyGrant,
   registry,
   testGrantKind,
-  testWorld,
+  testCluster,
   USER,
 } from './support/fakes.js';
 
@@ -62,15 +62,15 @@ function setUp(
   unreconciled: PolicyGrant[] = [],
   memberships: Membership[] = [],
 ) {
-  const test = testWorld({ grants: [...grants.map(reconciledGrant), ...unreconciled] });
+  const test = testCluster({ grants: [...grants.map(reconciledGrant), ...unreconciled] });
   const store = new FakeRelationshipStore(batchSize);
   const metricsRegistry = createMetricsRegistry();
   const removed: string[][] = [];
   const resync = new DriftResync({
     store,
     kinds: [
-      testGrantKind(test.world),
-      itemOwners(test.world),
+      testGrantKind(test.cluster),
+      itemOwners(test.cluster),
       new ProjectedView(
         new MemoryStore(memberships, membershipCacheTransform(new InternPool())),
         membershipKind,
@@ -81,7 +81,7 @@ function setUp(
       ),
     ],
     mutex: new KeyedMutex(),
-    metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
+    metrics: new GrantMetrics(metricsRegistry, () => test.cluster.allGrants()),
     logger: silentLogger,
     onTuplesDeleted: (keys) => removed.push(keys),
     batchSize,

@@ -16,13 +16,13 @@ import {
   ORG_B,
   OTHER_USER,
   policyGrant,
-  testWorld,
+  testCluster,
   USER,
 } from '../controller/support/fakes.js';
 
 /** The controller's view over grants cached as it caches them (compact records). */
-function viewOf(content?: Parameters<typeof testWorld>[0]) {
-  return testWorld(content).world;
+function viewOf(content?: Parameters<typeof testCluster>[0]) {
+  return testCluster(content).cluster;
 }
 
 function reasonOf(verdict: GrantVerdict): string {

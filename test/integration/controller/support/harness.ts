@@ -242,7 +242,7 @@ export async function metricValue(
   return sum;
 }
 
-/** One test file's world: its own SpiceDB, a scope on the shared kube-apiserver, a leading controller. */
+/** One test file's fixture: its own SpiceDB, a scope on the shared kube-apiserver, a leading controller. */
 export interface ControllerFixture {
   stateDir: string;
   spicedb: OwnSpiceDB;
@@ -251,30 +251,30 @@ export interface ControllerFixture {
   aclNamespace: string;
 }
 
-/** Registers the hooks that build the file's world before its tests and tear it down after them. */
+/** Registers the hooks that build the file's fixture before its tests and tear it down after them. */
 export function useControllerFixture(name: string, env?: ControllerEnvironment): ControllerFixture {
-  const world = {} as ControllerFixture;
+  const fixture = {} as ControllerFixture;
   beforeAll(async () => {
-    world.stateDir = await makeStateDir(`controller-${name}`);
-    world.spicedb = await startOwnSpiceDB(world.stateDir, `spicedb-${name}`);
+    fixture.stateDir = await makeStateDir(`controller-${name}`);
+    fixture.spicedb = await startOwnSpiceDB(fixture.stateDir, `spicedb-${name}`);
     const scope = uniqueId(name);
-    world.resources = new Resources(testKubeConfig(), scope);
-    world.aclNamespace = await world.resources.namespace('acl');
-    world.controller = await startTestController({
-      spicedb: world.spicedb.server,
-      aclNamespace: world.aclNamespace,
+    fixture.resources = new Resources(testKubeConfig(), scope);
+    fixture.aclNamespace = await fixture.resources.namespace('acl');
+    fixture.controller = await startTestController({
+      spicedb: fixture.spicedb.server,
+      aclNamespace: fixture.aclNamespace,
       scope,
-      logFile: `${world.stateDir}/controller.log`,
+      logFile: `${fixture.stateDir}/controller.log`,
       ...(env ? { env } : {}),
     });
-    await waitUntilLeading(world.controller);
+    await waitUntilLeading(fixture.controller);
   });
   afterAll(async () => {
-    await world.controller?.stop();
-    await world.spicedb?.stop();
-    await world.resources?.cleanUp();
+    await fixture.controller?.stop();
+    await fixture.spicedb?.stop();
+    await fixture.resources?.cleanUp();
   });
-  return world;
+  return fixture;
 }
 
 /** What a test created: the object's name and the spec it was created with. */

@@ -10,7 +10,7 @@ import type { ServiceOnOwnSpiceDB } from '../support/service-on-own-spicedb.js';
 // printed but in this decision point's vocabulary: the specification's users are users; its accounts, books,
 // documents and todos are items (`resource`, ids made unique per run); `can_read` and `read` are `viewer`,
 // `can_edit` and `extend-loan` `editor`. Every other member, `properties`, `context` and `options` included, is
-// the specification's own. Each answer is 200 with the decision the example's world gives. The resource
+// the specification's own. Each answer is 200 with the decision the examples' grants give. The resource
 // searches ask for the accounts of a subject of their own (SEARCHER, the examples' alice): every item here is a
 // `resource`, so alice's other items would be listed too.
 const PUBLIC_URL = 'https://pdp.example.com';
@@ -25,7 +25,7 @@ const BOB = user('bob');
 const SEARCHER = user('alice-of-three-accounts');
 const SEARCHED_ACCOUNTS = ['123', '456', '789'].map((id) => item('searched-account', id));
 
-/** The world of the examples: who may read or edit which item. */
+/** The grants of the examples: who may read or edit which item. */
 const WORLD: [string, 'direct_viewer' | 'editor', string][] = [
   [ALICE, 'direct_viewer', item('account', '123')],
   [ALICE, 'editor', item('account', '456')],

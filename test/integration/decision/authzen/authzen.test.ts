@@ -81,8 +81,8 @@ async function searchAll<T>(path: string, body: Record<string, unknown>, limit?:
   return (await searchPages<T>(path, body, limit)).flatMap((page) => page.results);
 }
 
-/** A world of its own: a consumer with a direct grant, an organisation whose members hold a GROUP grant. */
-async function world() {
+/** Parties of its own: a consumer with a direct grant, an organisation whose members hold a GROUP grant. */
+async function grantedParties() {
   const item = `urn:dx:item:${uniqueId('authzen')}`;
   const consumer = uniqueId('consumer');
   const member = uniqueId('member');
@@ -105,7 +105,7 @@ async function world() {
 
 describe('POST /access/v1/evaluation', () => {
   it('permits direct and GROUP grants, denies others and expired grants', async () => {
-    const { item, consumer, member } = await world();
+    const { item, consumer, member } = await grantedParties();
     const expired = uniqueId('expired');
     await service.afterWatchDelivers(() => touch(grant(item, expired, new Date(Date.now() + 1_000))));
     expect(await decide(evaluation(consumer, item))).toBe(true);
@@ -116,7 +116,7 @@ describe('POST /access/v1/evaluation', () => {
   });
 
   it('permits an agent only while its delegation and its owner access hold (owner ∩ agent)', async () => {
-    const { item, consumer } = await world();
+    const { item, consumer } = await grantedParties();
     const agent = `urn:dx:agent:${uniqueId('agent')}`;
     await service.afterWatchDelivers(() =>
       touch(
@@ -186,7 +186,7 @@ describe('POST /access/v1/evaluation', () => {
 
 describe('POST /access/v1/evaluations', () => {
   it('answers in order with defaults and overrides, under each evaluations_semantic', async () => {
-    const { item, consumer } = await world();
+    const { item, consumer } = await grantedParties();
     const batch = (semantic?: string) => ({
       subject: { type: 'user', id: consumer },
       action: { name: 'api' },
@@ -224,7 +224,7 @@ describe('POST /access/v1/evaluations', () => {
 
 describe('POST /access/v1/search/*', () => {
   it('lists the subjects: direct grants and organisation members, not strangers', async () => {
-    const { item, consumer, member } = await world();
+    const { item, consumer, member } = await grantedParties();
     const subjects = await searchAll<{ id: string }>('/access/v1/search/subject', {
       subject: { type: 'user' },
       resource: { type: 'resource', id: item },
@@ -234,7 +234,7 @@ describe('POST /access/v1/search/*', () => {
   });
 
   it('lists the actions a subject has on an item', async () => {
-    const { item, consumer } = await world();
+    const { item, consumer } = await grantedParties();
     const actions = await searchAll<{ name: string }>('/access/v1/search/action', {
       subject: { type: 'user', id: consumer },
       resource: { type: 'resource', id: item },

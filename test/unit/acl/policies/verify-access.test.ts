@@ -12,7 +12,7 @@ import {
   NOW,
   ORG_A,
   policyGrant,
-  testWorld,
+  testCluster,
   USER,
 } from '../../controller/support/fakes.js';
 
@@ -23,7 +23,7 @@ const user: Principal = { kind: 'user', id: USER, roles: new Set() };
 const [ANOTHER_ORG, ANOTHER_USER] = [randomUUID(), randomUUID()];
 
 function verifier(grants: PolicyGrant[], members: [string, string][] = []): AccessVerifier {
-  const { world: view } = testWorld({
+  const { cluster: view } = testCluster({
     grants,
     items: [catalogItem('weather', { accessTypes: ['api', 'file'] })],
   });

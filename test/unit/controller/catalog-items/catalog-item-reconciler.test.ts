@@ -12,7 +12,7 @@ import {
   ORG_A,
   ORG_B,
   OWNER,
-  testWorld,
+  testCluster,
   USER,
 } from '../support/fakes.js';
 
@@ -20,10 +20,10 @@ const owner = (type: string, id: string, objectId = ITEM_OBJECT_ID) =>
   tupleKey({ resource: { type: 'resource', id: objectId }, relation: 'owner', subject: { type, id } });
 
 function setUp() {
-  const test = testWorld({ items: [catalogItem('weather')] });
+  const test = testCluster({ items: [catalogItem('weather')] });
   const store = new FakeRelationshipStore();
   const reconciler = new CatalogItemReconciler({
-    cluster: test.world,
+    cluster: test.cluster,
     store,
     mutex: new KeyedMutex(),
     itemObjectTypes: ['resource'],

@@ -22,7 +22,7 @@ import {
   policyGrant,
   projectionMachine,
   testGrantKind,
-  testWorld,
+  testCluster,
 } from '../support/fakes.js';
 
 const KEY = `${ACL_NAMESPACE}/g`;
@@ -61,14 +61,14 @@ class FakeGrantWriter {
 }
 
 function setUp(grant: PolicyGrant, now = NOW) {
-  const test = testWorld({ grants: [grant] });
+  const test = testCluster({ grants: [grant] });
   const store = new FakeRelationshipStore();
   const writer = new FakeGrantWriter((written) => test.grants.put(written));
   const events: RecordedEvent[] = [];
   const metricsRegistry = createMetricsRegistry();
-  const kind = testGrantKind(test.world, {
+  const kind = testGrantKind(test.cluster, {
     events: { record: async (_object, event) => void events.push(event) },
-    metrics: new GrantMetrics(metricsRegistry, () => test.world.allGrants()),
+    metrics: new GrantMetrics(metricsRegistry, () => test.cluster.allGrants()),
   });
   const machine = projectionMachine(kind, store, writer, { now: () => now });
   const { lastWrites, reconciler, spiceDBErrors: spicedbErrors } = machine;

@@ -17,19 +17,19 @@ import {
   policyGrant,
   registry,
   testGrantKind,
-  testWorld,
+  testCluster,
   USER,
-  type TestWorld,
+  type TestCluster,
 } from '../support/fakes.js';
 
 function setUp(grants: PolicyGrant[] = []) {
-  const test: TestWorld = testWorld({ grants });
+  const test: TestCluster = testCluster({ grants });
   const store = new FakeRelationshipStore();
   const lastWrites = new LastWrites();
   const deleted: { keys: string[]; by: string }[] = [];
   const projector = new Projector<PolicyGrant>({
     store,
-    kind: testGrantKind(test.world),
+    kind: testGrantKind(test.cluster),
     lastWrites,
     mutex: new KeyedMutex(),
     onTuplesDeleted: (keys, by) => deleted.push({ keys, by }),
@@ -85,11 +85,11 @@ describe('Projector.enforce', () => {
 describe('Projector.withdraw', () => {
   it('deletes the tuples of a revoked grant and returns the ZedToken of the delete', async () => {
     const grant = policyGrant('g');
-    const { projector, store, world, grants } = setUp([grant]);
+    const { projector, store, cluster, grants } = setUp([grant]);
     await projector.enforce(keyOf(grant), relationshipsOf(grant));
     const revoked = policyGrant('g', { revokedAt: '2026-05-01T00:00:00Z' });
     grants.put(revoked);
-    const { zedToken, deleted } = await projector.withdraw(keyOf(grant), world.grant(keyOf(grant)));
+    const { zedToken, deleted } = await projector.withdraw(keyOf(grant), cluster.grant(keyOf(grant)));
     expect(store.keys()).toEqual([]);
     expect(deleted).toBe(1);
     expect(zedToken).toBe('token-2');
@@ -196,10 +196,10 @@ describe('failures', () => {
 describe('grants on one item, through the write batcher', () => {
   it('share one call: the lock of the item is let go once a write is queued', async () => {
     const grants = [USER, OTHER_USER].map((userId, index) => policyGrant(`g${index}`, { userId }));
-    const { store, lastWrites, world } = setUp(grants);
+    const { store, lastWrites, cluster } = setUp(grants);
     const batched = new Projector<PolicyGrant>({
       store: new WriteBatcher({ store, windowMs: 1 }),
-      kind: testGrantKind(world),
+      kind: testGrantKind(cluster),
       lastWrites,
       mutex: new KeyedMutex(),
       onTuplesDeleted: () => undefined,

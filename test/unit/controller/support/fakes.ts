@@ -179,22 +179,22 @@ export function membership(
   };
 }
 
-export interface TestWorld {
-  world: ClusterView;
+export interface TestCluster {
+  cluster: ClusterView;
   grants: MemoryStore<PolicyGrant>;
   items: MemoryStore<CatalogItem>;
   namespaces: MemoryStore<KubernetesObject>;
 }
 
-export function testWorld(
+export function testCluster(
   content: { grants?: PolicyGrant[]; items?: CatalogItem[]; namespaces?: KubernetesObject[] } = {},
-): TestWorld {
-  // Cached as the controller caches them: every test of the world reads compact records.
+): TestCluster {
+  // Cached as the controller caches them: every test of the cluster reads compact records.
   const grants = new MemoryStore(content.grants ?? [], grantCacheTransform(new InternPool()));
   const items = new MemoryStore(content.items ?? [catalogItem('weather')]);
   const namespaces = new MemoryStore(content.namespaces ?? []);
-  const world = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
-  return { world, grants, items, namespaces };
+  const cluster = new ClusterView({ grants, items, namespaces, registry, aclNamespace: ACL_NAMESPACE });
+  return { cluster, grants, items, namespaces };
 }
 
 /**
@@ -300,7 +300,7 @@ export class FakeRelationshipStore {
   readonly readCalls: { filter: RelationshipFilter; pageSize: number }[] = [];
   /** Thrown by the next write (once). */
   failNextWrite?: Error;
-  /** Runs between the pages of a read: to change the world while a resync reads. */
+  /** Runs between the pages of a read: to change the cluster while a resync reads. */
   betweenPages?: () => void | Promise<void>;
   private revision = 0;
 
