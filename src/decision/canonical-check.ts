@@ -191,3 +191,18 @@ function encodedOrFieldError(field: CheckField, encode: () => string): string {
 function quotedList(names: Iterable<string>): string {
   return [...names].map((name) => `"${name}"`).join(', ');
 }
+
+/** The answer to a check: what was checked, canonical, and whether it is allowed. */
+export interface CheckResult {
+  allowed: boolean;
+  subject: CanonicalCheck['subject'];
+  object: CanonicalCheck['object'];
+  relation: string;
+  checked_at?: string;
+}
+
+/** A canonical check (and the caller's token) → result; throws HttpError (400, 503) for every non-answer. */
+export type CanonicalCheckEvaluator = (
+  check: CanonicalCheck,
+  callerToken: string | undefined,
+) => Promise<CheckResult>;

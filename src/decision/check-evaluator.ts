@@ -8,7 +8,7 @@ import type {
 import { SpiceDBError } from '../spicedb/errors.js';
 import type { Registry } from '../spicedb/registry.js';
 import { canonicalCheck, spicedbSubject, withinVocabulary } from './canonical-check.js';
-import type { CanonicalCheck } from './canonical-check.js';
+import type { CanonicalCheck, CanonicalCheckEvaluator, CheckResult } from './canonical-check.js';
 import type { ConsistentCheck } from './check-batcher.js';
 import { CHECK_BODY_FIELDS, checkRequestOfBody } from './check-request.js';
 import type { CheckRequestBody } from './check-request.js';
@@ -28,14 +28,6 @@ export type PermissionChecker = Pick<SpiceDBClient, 'checkPermission' | 'checkBu
 /** Sends a check at the barrier's consistency to SpiceDB: the check batcher, or CheckPermission itself. */
 export type CheckSender = (check: ConsistentCheck) => Promise<CheckPermissionResult>;
 
-export interface CheckResult {
-  allowed: boolean;
-  subject: CanonicalCheck['subject'];
-  object: CanonicalCheck['object'];
-  relation: string;
-  checked_at?: string;
-}
-
 /**
  * Validated body and the caller's scope → result; throws HttpError (400, 503) for everything that is not an
  * answer.
@@ -54,12 +46,6 @@ export interface CheckEvaluatorOptions {
 
 // Never fullyConsistent: SpiceDB (measured on v1.56.2) can serve a result cached past a grant's expiry under it.
 const MINIMIZE_LATENCY: Consistency = { minimizeLatency: true };
-
-/** A canonical check (and the caller's token) → result; throws HttpError (400, 503) for every non-answer. */
-export type CanonicalCheckEvaluator = (
-  check: CanonicalCheck,
-  callerToken: string | undefined,
-) => Promise<CheckResult>;
 
 /** Canonicalises the request with the registry (a 400 naming the field) and evaluates it. */
 export function createCheckEvaluator(options: CheckEvaluatorOptions): CheckEvaluator {

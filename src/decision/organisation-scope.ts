@@ -1,7 +1,7 @@
 import { encodeObjectId } from '../spicedb/object-id.js';
 import type { CanonicalCheck } from './canonical-check.js';
 import { OWNER_RELATION, OWNER_SUBJECT_TYPES } from '../verdict/projection.js';
-import type { CanonicalCheckEvaluator } from './check-evaluator.js';
+import type { CanonicalCheckEvaluator } from './canonical-check.js';
 
 /**
  * What an enforcement point may decide and search about: every organisation's items (a platform-wide one), or

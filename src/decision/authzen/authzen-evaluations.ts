@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import type { Registry } from '../../spicedb/registry.js';
 import type { CanonicalCheck } from '../canonical-check.js';
-import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
+import type { CanonicalCheckEvaluator } from '../canonical-check.js';
 import type { EvaluationItem, EvaluationRequest, EvaluationsRequest } from './authzen-request.js';
 import type { DecisionAnswer, EvaluationAnswer } from './authzen-response.js';
 import { canonicalEvaluation } from './authzen-vocabulary.js';

@@ -5,7 +5,7 @@ import { decodeObjectId } from '../../spicedb/object-id.js';
 import type { Registry } from '../../spicedb/registry.js';
 import { relationNames, spicedbSubject, withinVocabulary } from '../canonical-check.js';
 import type { CanonicalCheck } from '../canonical-check.js';
-import type { CanonicalCheckEvaluator } from '../check-evaluator.js';
+import type { CanonicalCheckEvaluator } from '../canonical-check.js';
 import type { DecisionMetrics } from '../decision-metrics.js';
 import { grpcStatusName } from '../grpc-status.js';
 import { spicedbUnavailable } from '../spicedb-failure.js';

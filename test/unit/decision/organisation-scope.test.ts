@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../../src/decision/check-evaluator.js';
+import type { CheckResult } from '../../../src/decision/canonical-check.js';
 import { ownedBy, scopedEvaluator } from '../../../src/decision/organisation-scope.js';
 import { canonicalCheck } from '../../../src/decision/canonical-check.js';
 import type { CanonicalCheck } from '../../../src/decision/canonical-check.js';
