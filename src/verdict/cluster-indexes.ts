@@ -14,10 +14,12 @@ import { candidateTupleKeys } from './projection.js';
 // The indexes of the project's kinds, defined once: a ClusterLister registers on its indexers the ones its
 // questions read, whether informers (the controller, the ACL API) or lists of objects (kubectl grants) feed them.
 
-type Index<T> = IndexDefinition<T>;
-const index = <T>(name: string, values: (obj: T) => (string | undefined)[]): Index<T> => ({ name, values });
+const index = <T>(name: string, values: (obj: T) => (string | undefined)[]): IndexDefinition<T> => ({
+  name,
+  values,
+});
 
-function byUid<T extends { metadata: { uid?: string } }>(): Index<T> {
+function byUid<T extends { metadata: { uid?: string } }>(): IndexDefinition<T> {
   return index('uid', (obj: T) => [obj.metadata.uid]);
 }
 
