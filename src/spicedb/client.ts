@@ -342,15 +342,74 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   return chunks;
 }
 
+/** The reads: asked again, they change nothing, so an attempt lost with its connection may be made again. */
+const RETRIED_READS = {
+  'authzed.api.v1.PermissionsService': [
+    'CheckPermission',
+    'CheckBulkPermissions',
+    'LookupResources',
+    'LookupSubjects',
+    'ReadRelationships',
+  ],
+  'authzed.api.v1.SchemaService': ['ReadSchema', 'DiffSchema'],
+};
+
+/**
+ * gRPC's own retry policy (the service config of gRFC A6, which grpc-js implements) for the reads: a read that
+ * fails UNAVAILABLE before any answer arrived (its connection reset by a SpiceDB pod that stops, or a new
+ * connection refused by one whose endpoint the Service still lists) is made again on a fresh connection,
+ * within the call's own deadline. Writes are not retried here: a write whose answer was lost may have
+ * committed, and their callers (the controller's requeue) decide. The reconnect backoff starts low so that a
+ * retried read finds a fresh connection rather than a channel still backing off. The waits between attempts
+ * (at most 0.75 s in all) cover a replaced SpiceDB pod's connections and the Service's endpoints catching up;
+ * the throttle (A6's token bucket: retries stop after about 50 failed attempts in a row, and resume as reads
+ * succeed) makes reads fail at once, closed, during an outage.
+ */
+export const CHANNEL_OPTIONS = {
+  'grpc.service_config': JSON.stringify({
+    methodConfig: [
+      {
+        name: Object.entries(RETRIED_READS).flatMap(([service, methods]) =>
+          methods.map((method) => ({ service, method })),
+        ),
+        retryPolicy: {
+          maxAttempts: 5,
+          initialBackoff: '0.05s',
+          maxBackoff: '0.4s',
+          backoffMultiplier: 2,
+          retryableStatusCodes: ['UNAVAILABLE'],
+        },
+      },
+    ],
+    // Retries stop while most reads fail (an outage, not a lost connection): they then fail at once, closed.
+    retryThrottling: { maxTokens: 100, tokenRatio: 0.1 },
+  }),
+  'grpc.initial_reconnect_backoff_ms': 100,
+};
+
 function createGrpcClient(options: SpiceDBClientOptions): v1.ZedClientInterface {
   const { endpoint, token, transport } = options;
+  // The library's default services to connect ahead (its enum is not exported).
+  const preconnect = undefined;
   switch (transport) {
     case 'plaintext':
-      return v1.NewClient(token, endpoint, v1.ClientSecurity.INSECURE_PLAINTEXT_CREDENTIALS);
+      return v1.NewClient(
+        token,
+        endpoint,
+        v1.ClientSecurity.INSECURE_PLAINTEXT_CREDENTIALS,
+        preconnect,
+        CHANNEL_OPTIONS,
+      );
     case 'tls':
-      return v1.NewClient(token, endpoint, v1.ClientSecurity.SECURE);
+      return v1.NewClient(token, endpoint, v1.ClientSecurity.SECURE, preconnect, CHANNEL_OPTIONS);
     default:
-      return v1.NewClientWithCustomCert(token, endpoint, transport.caCertificate);
+      return v1.NewClientWithCustomCert(
+        token,
+        endpoint,
+        transport.caCertificate,
+        preconnect,
+        CHANNEL_OPTIONS,
+      );
   }
 }
 

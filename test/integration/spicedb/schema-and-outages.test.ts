@@ -10,7 +10,9 @@ import { SpiceDBClient } from '../../../src/spicedb/client.js';
 import { GrpcCode, SpiceDBError, SpiceDBUnavailableError } from '../../../src/spicedb/errors.js';
 import { readSchemaText } from '../../../src/spicedb/schema.js';
 import { POLL_TIMEOUT_MS } from '../../../dev/wait/until.js';
+import { sleep } from '../../../dev/wait/sleep.js';
 import { controlPlane } from '../support/cluster.js';
+import { TcpProxy } from '../../support/tcp-proxy.js';
 
 // A schema is global to a SpiceDB, so these tests start their own instead of changing the shared one.
 let stateDir: string;
@@ -79,15 +81,15 @@ describe('ensureSchema on a SpiceDB of its own', () => {
 });
 
 describe('fail closed', () => {
-  it('answers SpiceDBUnavailableError at once when nothing listens on the port', async () => {
+  it('answers SpiceDBUnavailableError, not a timeout, when nothing listens on the port', async () => {
     const unreachable = new SpiceDBClient({
       endpoint: `127.0.0.1:${await freePort()}`,
       token: 'key',
       transport: 'plaintext',
-      deadlines: { checkMs: 1_000 },
+      deadlines: { checkMs: 5_000 },
     });
     try {
-      // Refused at once (UNAVAILABLE), not waited out until the deadline (DEADLINE_EXCEEDED).
+      // Refused (UNAVAILABLE, after the retries of a read), not waited out until the deadline (DEADLINE_EXCEEDED).
       for (const call of [() => unreachable.checkPermission(check), () => unreachable.health()]) {
         const error = await call().catch((caught: unknown) => caught);
         expect(error).toBeInstanceOf(SpiceDBUnavailableError);
@@ -141,6 +143,31 @@ describe('fail closed', () => {
     } finally {
       dyingClient.close();
       await dying.process.kill();
+    }
+  });
+});
+
+describe('reads lost with their connection', () => {
+  it('asks a check again on a fresh connection when its connection is reset before the answer', async () => {
+    const proxy = await TcpProxy.start({ target: spicedb.endpoint });
+    const proxied = new SpiceDBClient({
+      endpoint: proxy.endpoint,
+      token: spicedb.token,
+      transport: 'plaintext',
+    });
+    try {
+      expect((await proxied.checkPermission(check)).allowed).toBe(false);
+      // The check's request is held in the proxy, then its connection reset: no answer ever left SpiceDB.
+      proxy.pause('hold');
+      const answer = proxied.checkPermission(check);
+      // The request written into the held connection (nothing can be observed of it while it is held).
+      await sleep(100);
+      proxy.cutAll();
+      proxy.resume();
+      expect((await answer).allowed).toBe(false);
+    } finally {
+      proxied.close();
+      await proxy.close();
     }
   });
 });
