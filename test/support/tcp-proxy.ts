@@ -4,9 +4,10 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  * How a paused proxy treats its connections. `hold`: a partition that heals; every connection stays open,
  * nothing is read or delivered while paused, and what was sent meanwhile arrives after `resume()`, late, as
  * TCP retransmits would deliver it. `drop`: a partition whose bytes are lost; every open connection is reset
- * at `pause()`, and connections accepted while paused get nothing and are reset at `resume()`.
+ * at `pause()`, and connections accepted while paused get nothing and are reset at `resume()`. `refuse`: a
+ * target that is down; every open connection is reset at `pause()`, and each new one is reset on arrival.
  */
-export type PauseMode = 'hold' | 'drop';
+export type PauseMode = 'hold' | 'drop' | 'refuse';
 
 export interface TcpProxyOptions {
   /** host:port to forward to; loopback only. */
@@ -71,7 +72,7 @@ export class TcpProxy {
   pause(mode: PauseMode = 'hold'): void {
     if (this.paused) return;
     this.paused = mode;
-    if (mode === 'drop') return this.cutAll();
+    if (mode !== 'hold') return this.cutAll();
     for (const { client, upstream } of this.connections) {
       client.pause();
       upstream?.pause();
@@ -105,6 +106,7 @@ export class TcpProxy {
   }
 
   private accept(client: Socket): void {
+    if (this.paused === 'refuse') return void client.resetAndDestroy();
     const connection: Connection = { client };
     this.connections.add(connection);
     this.watchEnd(connection, client);

@@ -15,8 +15,7 @@ import { controlPlane, uniqueId } from '../support/cluster.js';
 import { testDatabase } from '../support/database.js';
 import { startServiceUnderTest, untilReady } from './support/decision-service.js';
 import type { CheckResponse, DecisionServiceUnderTest } from './support/decision-service.js';
-import { startTcpProxy } from './support/tcp-proxy.js';
-import type { TcpProxy } from './support/tcp-proxy.js';
+import { TcpProxy } from '../../support/tcp-proxy.js';
 import { sleep } from '../../../dev/wait/sleep.js';
 
 // Outages of the revision barrier's Watch, for real: a SpiceDB of this file's own, reached through a TCP proxy
@@ -31,7 +30,7 @@ beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'decision-watch-outage-'));
   spicedb = await startOwnSpiceDB();
   await writeSchema();
-  proxy = await startTcpProxy(spicedb.endpoint);
+  proxy = await TcpProxy.start({ target: spicedb.endpoint });
   service = await startServiceUnderTest({
     spicedb: { endpoint: proxy.endpoint, token: spicedb.token },
     checkTimeoutMs: 1_000,
@@ -230,14 +229,14 @@ describe('the revision barrier when its Watch goes down', () => {
       /^policygrant_decision_revision_watch_restarts_total\{reason="error"\} (\d+)/m,
     );
 
-    proxy.cut();
+    proxy.pause('refuse');
     await until(notReadyForWatch, 'readiness to name spicedb-watch');
     expect(await metric(/^policygrant_decision_revision_watch_up (\d+)/m)).toBe(0);
     const during = await service.check(check);
     expect(during.status).toBe(503);
     expect(during.body.result).toEqual({ allowed: false });
     await write('delete', grant); // SpiceDB changes while the service cannot see it
-    proxy.restore();
+    proxy.resume();
 
     const after = await firstEvaluated(check);
     expect(after.body.result.allowed).toBe(false);
@@ -256,7 +255,7 @@ describe('the revision barrier when its Watch goes down', () => {
     await writeSeen('touch', grant);
     await untilServedFromMemory(check);
 
-    proxy.pause(); // the connection stays open: nothing fails, the Watch is still "current"
+    proxy.pause('hold'); // the connection stays open: nothing fails, the Watch is still "current"
     const pausedAt = performance.now();
     await write('delete', grant); // SpiceDB changes behind the stall
     // Past the liveness window (1 s) no answer comes from memory: the check goes to SpiceDB and times out.
@@ -319,7 +318,7 @@ describe('the revision barrier after a partition', () => {
       extraArgs: ['--datastore-revision-quantization-interval=30s'],
     });
     await writeSchema(own);
-    ownProxy = await startTcpProxy(own.endpoint);
+    ownProxy = await TcpProxy.start({ target: own.endpoint });
     ownService = await startServiceUnderTest({
       spicedb: { endpoint: ownProxy.endpoint, token: own.token },
       checkTimeoutMs: 1_000,
@@ -342,7 +341,7 @@ describe('the revision barrier after a partition', () => {
     await writeOwn([{ operation: 'touch', relationship: grant }]);
     await until(async () => (await ownService.check(check)).body.result.allowed, 'the grant to be allowed');
 
-    ownProxy.cut();
+    ownProxy.pause('refuse');
     await until(
       async () => (await fetch(`${ownService.url}/healthz/ready`)).status === 503,
       'the Watch to go',
@@ -358,7 +357,7 @@ describe('the revision barrier after a partition', () => {
     await writeOwn([{ operation: 'delete', relationship: grant }]);
     const { grant: marker, check: markerCheck } = newGrant();
     await writeOwn([{ operation: 'touch', relationship: marker }]);
-    ownProxy.restore();
+    ownProxy.resume();
 
     await until(async () => {
       const revoked = await ownService.check(check);

@@ -139,6 +139,23 @@ describe('TcpProxy', () => {
     expect(target.sockets).toHaveLength(1);
   });
 
+  it('in refuse mode resets open connections at pause and each new one on arrival, and forwards after resume', async () => {
+    await start();
+    const open = await connectedClient();
+    await until(() => target.sockets.length === 1, 'the first connection');
+    proxy.pause('refuse');
+    await until(() => open.ended === 'reset', 'the open connection to be reset');
+    const refused = new RecordingClient(proxy.endpoint);
+    clients.push(refused);
+    await until(() => refused.ended === 'reset', 'a new connection to be reset on arrival');
+
+    proxy.resume();
+    const after = await connectedClient();
+    after.socket.write('back');
+    await until(() => target.received === 'back', 'a connection after resume to be forwarded');
+    expect(target.sockets).toHaveLength(2);
+  });
+
   it('cutAll resets every connection and keeps forwarding new ones', async () => {
     await start();
     const first = await connectedClient();
