@@ -359,13 +359,14 @@ const RETRIED_READS = {
  * fails UNAVAILABLE before any answer arrived (its connection reset by a SpiceDB pod that stops, or a new
  * connection refused by one whose endpoint the Service still lists) is made again on a fresh connection,
  * within the call's own deadline. Writes are not retried here: a write whose answer was lost may have
- * committed, and their callers (the controller's requeue) decide. The reconnect backoff starts low so that a
- * retried read finds a fresh connection rather than a channel still backing off. The waits between attempts
- * (at most 0.75 s in all) cover a replaced SpiceDB pod's connections and the Service's endpoints catching up;
+ * committed, and their callers (the controller's requeue) decide. The reconnect backoff stays below the retry
+ * backoff, so that each attempt is made on a new connection (through a Service, to an endpoint picked anew)
+ * rather than failed at once by a channel still backing off; the waits between attempts (0.4 s on average, at
+ * most 0.75 s, well within a check's deadline) let the Service's endpoints drop a SpiceDB pod that stopped;
  * the throttle (A6's token bucket: retries stop after about 50 failed attempts in a row, and resume as reads
  * succeed) makes reads fail at once, closed, during an outage.
  */
-export const CHANNEL_OPTIONS = {
+const CHANNEL_OPTIONS = {
   'grpc.service_config': JSON.stringify({
     methodConfig: [
       {
@@ -384,7 +385,8 @@ export const CHANNEL_OPTIONS = {
     // Retries stop while most reads fail (an outage, not a lost connection): they then fail at once, closed.
     retryThrottling: { maxTokens: 100, tokenRatio: 0.1 },
   }),
-  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.initial_reconnect_backoff_ms': 20,
+  'grpc.max_reconnect_backoff_ms': 500,
 };
 
 function createGrpcClient(options: SpiceDBClientOptions): v1.ZedClientInterface {
