@@ -301,7 +301,7 @@ interface Grant {
 type Draw = { kind: 'check'; pair: Grant } | { kind: 'write'; pair: Grant; operation: 'touch' | 'delete' };
 
 /**
- * The repeated workload's sequence, the same seed in every run so that both modes see it. A check's pair is,
+ * The repeated workload's sequence, the same seed in every run so that every path sees it. A check's pair is,
  * with probability `randomShare`, an `api` check of a user and an item each drawn from a Zipf distribution over
  * all of them (the k-th most popular with weight 1/k^s: mostly denies), otherwise one of the seeded individual
  * grants: a user drawn Zipf among the users holding one, then one of that user's grants, Zipf by the item's
