@@ -1,14 +1,17 @@
 // npm run bench:check [-- --grants 10000 --requests 20000 --seconds 3 --concurrency 16,32 --rounds 6
 //                        --workloads unique,repeated --batching on --zipf 1 --repeated-users 2000
-//                        --repeated-items 1000 --random-share 0.15 --http-client undici --runtime compiled]
+//                        --repeated-items 1000 --random-share 0.15 --http-client undici --runtime compiled
+//                        --peer openfga]
 //
 // Direct CheckPermission through the SpiceDB client against POST /v1/check through the decision service:
-// one SpiceDB of its own (memory datastore, loopback), the same relationships, the same request mix. The
+// one SpiceDB of its own (memory datastore, loopback), the same relationships, the same request mix. The peer, an
+// OpenFGA of its own (memory datastore, loopback; `--peer none` leaves it out), answers the same checks from the
+// same relationships as tuples, through the same HTTP client (bench/support/openfga-peer.ts). The
 // decision service runs in this process, as the dev stack runs it, compiled as the image runs it (`--runtime tsx`:
-// from the sources); the load runs in a worker thread for both modes, so that the client's work is never the
-// service's. Two workloads: `unique` (no check repeats within
-// the decision cache's lifetimes) and `repeated` (Zipf-distributed subjects and items, mostly a user's own
-// grants, 10% writes).
+// from the sources); the load runs in a worker thread for every path, so that the client's work is never the
+// service's, and the rounds alternate the paths' order. Two workloads: `unique` (no check repeats within the
+// decision cache's lifetimes) and `repeated` (Zipf-distributed subjects and items, mostly a user's own grants,
+// 10% writes).
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -41,14 +44,25 @@ import { machineCpuMs, processCpuMs } from './support/process-cpu.js';
 import { sleep } from '../dev/wait/sleep.js';
 import { until } from '../dev/wait/until.js';
 import { CHECK_STAGES, startCpuProfile, timeByStage } from './support/cpu-profile.js';
+import { printTable } from './support/markdown-table.js';
+import {
+  allowedInAnswer,
+  checkBody,
+  checkPath,
+  startOpenFGA,
+  writeBody,
+  writePath,
+  writeTuples,
+  type OpenFGAStore,
+} from './support/openfga-peer.js';
 
-type Mode = 'direct' | 'service';
+type Mode = 'direct' | 'service' | 'openfga';
 type Workload = 'unique' | 'repeated';
 
 interface Check {
   body: CheckRequestBody;
   query: CheckPermissionInput;
-  /** Whether the seeded relationships allow it; both modes must agree with it. */
+  /** Whether the seeded relationships allow it; every path must agree with it. */
   expected: boolean;
 }
 
@@ -64,11 +78,12 @@ interface RunRequest {
 interface RunResult {
   latenciesMs: Float64Array;
   elapsedMs: number;
-  /** CPU time of this process (load generator and, for the service path, the service) and of SpiceDB. */
+  /** CPU time of this process (load generator and, for the service path, the service), of SpiceDB and OpenFGA. */
   nodeCpuMs: number;
   /** CPU time of the main thread: the service's (the load runs in a worker). */
   serviceCpuMs: number;
   spicedbCpuMs: number;
+  openfgaCpuMs: number;
   /** Service path: time inside the service (arrival to response end) and its SpiceDB calls, summed. */
   serverMs: number;
   spicedbCallMs: number;
@@ -95,32 +110,72 @@ interface LoadSetup {
   spicedb: { endpoint: string; token: string };
   checkUrl: string;
   authorization: string;
+  /** The peer's store, when the run measures OpenFGA. */
+  openfga: OpenFGAStore | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Load generator (worker thread)
 
-type Send = (body: Buffer, query: CheckPermissionInput) => Promise<boolean>;
+type Send = (check: CheckOperation) => Promise<boolean>;
+
+/** Where each path sends its checks, and where its writes go (the direct and service paths share SpiceDB). */
+interface Paths {
+  sends: Record<Mode, Send>;
+  writes: Record<Mode, (update: RelationshipUpdate) => Promise<unknown>>;
+  close: () => Promise<void>;
+}
+
+function loadPaths(setup: LoadSetup): Paths {
+  const client = new SpiceDBClient({ ...setup.spicedb, transport: 'plaintext' });
+  const url = new URL(setup.checkUrl);
+  const service = httpPoster(url.origin, { authorization: setup.authorization }, setup.httpClient);
+  const peer = setup.openfga && openfgaPath(setup.openfga, setup.httpClient);
+  const toSpiceDB = (update: RelationshipUpdate) => client.writeRelationships([update]);
+  const unmeasured = () => Promise.reject(new Error('OpenFGA is not measured in this run (--peer none)'));
+  return {
+    sends: {
+      direct: async (check) => (await client.checkPermission(check.query)).allowed,
+      service: async (check) => allowedIn(await service.post(url.pathname, check.body)),
+      openfga: peer?.send ?? unmeasured,
+    },
+    writes: { direct: toSpiceDB, service: toSpiceDB, openfga: peer?.write ?? unmeasured },
+    close: async () => {
+      client.close();
+      await Promise.all([service.close(), peer?.close()]);
+    },
+  };
+}
+
+/** OpenFGA's HTTP check and write, through the same kind of pool as the service's. */
+function openfgaPath(store: OpenFGAStore, httpClient: HttpClient) {
+  const poster = httpPoster(store.url, {}, httpClient);
+  return {
+    send: async (check: CheckOperation) =>
+      allowedInAnswer(
+        await poster.post(checkPath(store), check.openfgaBody ?? checkBody(store, check.query)),
+      ),
+    write: (update: RelationshipUpdate) => poster.post(writePath(store), writeBody(store, [update])),
+    close: () => poster.close(),
+  };
+}
 
 function runLoadWorker(setup: LoadSetup): void {
-  const client = new SpiceDBClient({ ...setup.spicedb, transport: 'plaintext' });
-  const service = serviceClient(setup);
-  const unique = uniqueWorkload(setup.checks);
-  const warmUp = uniqueWorkload(setup.warmUpChecks);
-  const repeated = repeatedWorkload(setup, client);
-  const direct: Send = async (_body, query) => (await client.checkPermission(query)).allowed;
+  const paths = loadPaths(setup);
+  const unique = uniqueWorkload(setup.checks, setup.openfga);
+  const warmUp = uniqueWorkload(setup.warmUpChecks, setup.openfga);
+  const repeated = repeatedWorkload(setup, paths.writes);
 
   parentPort?.on('message', async (run: RunRequest | 'exit') => {
     if (run === 'exit') {
-      client.close();
-      await service.close();
+      await paths.close();
       parentPort?.close();
       return;
     }
-    const send = run.mode === 'direct' ? direct : service.send;
-    const operations =
-      run.workload === 'repeated' ? repeated() : (run.workload === 'unique' ? unique : warmUp)(run.mode);
-    parentPort?.postMessage(await load(send, operations, run));
+    const operations = (run.workload === 'repeated' ? repeated : run.workload === 'unique' ? unique : warmUp)(
+      run.mode,
+    );
+    parentPort?.postMessage(await load(paths.sends[run.mode], operations, run));
   });
 }
 
@@ -129,32 +184,42 @@ type HttpClient = 'undici' | 'node';
 /** At least the most requests in flight: every loop keeps its keep-alive connection. */
 const MAX_CONNECTIONS = 64;
 
+interface HttpPoster {
+  /** The answer's body; a status other than 200 fails. */
+  post: (path: string, body: Buffer) => Promise<Buffer>;
+  close: () => Promise<void>;
+}
+
 /**
- * POST /v1/check with a keep-alive pool: undici's (the engine of Node's fetch, a data-path client's choice,
- * and the cheaper in CPU per request) or node's http.request with a keep-alive Agent.
+ * JSON POSTs to `origin` with a keep-alive pool: undici's (the engine of Node's fetch, a data-path client's
+ * choice, and the cheaper in CPU per request) or node's http.request with a keep-alive Agent.
  */
-function serviceClient(setup: LoadSetup): { send: Send; close: () => Promise<void> } {
-  const url = new URL(setup.checkUrl);
-  const headers = { authorization: setup.authorization, 'content-type': 'application/json' };
-  if (setup.httpClient === 'undici') {
-    const pool = new Pool(url.origin, { connections: MAX_CONNECTIONS, pipelining: 1 });
-    const send: Send = async (body) => {
-      const response = await pool.request({ path: url.pathname, method: 'POST', headers, body });
+function httpPoster(
+  origin: string,
+  extraHeaders: Record<string, string>,
+  httpClient: HttpClient,
+): HttpPoster {
+  const headers = { ...extraHeaders, 'content-type': 'application/json' };
+  if (httpClient === 'undici') {
+    const pool = new Pool(origin, { connections: MAX_CONNECTIONS, pipelining: 1 });
+    const post = async (path: string, body: Buffer) => {
+      const response = await pool.request({ path, method: 'POST', headers, body });
       const answer = Buffer.from(await response.body.arrayBuffer());
       if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
-      return allowedIn(answer);
+      return answer;
     };
-    return { send, close: () => pool.close() };
+    return { post, close: () => pool.close() };
   }
+  const url = new URL(origin);
   const agent = new http.Agent({ keepAlive: true, maxSockets: MAX_CONNECTIONS });
-  const send: Send = (body) =>
-    new Promise((resolve, reject) => {
+  const post = (path: string, body: Buffer) =>
+    new Promise<Buffer>((resolve, reject) => {
       const request = http.request(
         {
           agent,
           host: url.hostname,
           port: url.port,
-          path: url.pathname,
+          path,
           method: 'POST',
           headers: { ...headers, 'content-length': body.length },
         },
@@ -162,7 +227,7 @@ function serviceClient(setup: LoadSetup): { send: Send; close: () => Promise<voi
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () => {
-            if (response.statusCode === 200) resolve(allowedIn(Buffer.concat(chunks)));
+            if (response.statusCode === 200) resolve(Buffer.concat(chunks));
             else reject(new Error(`status ${response.statusCode}`));
           });
         },
@@ -170,30 +235,46 @@ function serviceClient(setup: LoadSetup): { send: Send; close: () => Promise<voi
       request.on('error', reject);
       request.end(body);
     });
-  return { send, close: async () => agent.destroy() };
+  return { post, close: async () => agent.destroy() };
 }
 
 function allowedIn(answer: Buffer): boolean {
   return (JSON.parse(answer.toString()) as { result: { allowed: boolean } }).result.allowed;
 }
 
-/** One step of a workload: a check (and the answer the seeded relationships give, when known) or a write. */
-type Operation =
-  | { kind: 'check'; body: Buffer; query: CheckPermissionInput; expected: boolean | undefined }
-  | { kind: 'write'; write: () => Promise<unknown> };
+/**
+ * A check as each path sends it (the service's body, the SpiceDB query, OpenFGA's body when it is measured), and
+ * the answer the seeded relationships give, when known.
+ */
+interface CheckOperation {
+  kind: 'check';
+  body: Buffer;
+  query: CheckPermissionInput;
+  openfgaBody: Buffer | undefined;
+  expected: boolean | undefined;
+}
+
+/** One step of a workload: a check or a write. */
+type Operation = CheckOperation | { kind: 'write'; write: () => Promise<unknown> };
+
+function checkOperation(
+  body: CheckRequestBody,
+  query: CheckPermissionInput,
+  expected: boolean | undefined,
+  store: OpenFGAStore | undefined,
+): CheckOperation {
+  const openfgaBody = store && checkBody(store, query);
+  return { kind: 'check', body: Buffer.from(JSON.stringify(body)), query, openfgaBody, expected };
+}
 
 /**
  * Each mode walks the distinct checks from where its last run stopped, so that no check repeats within a run,
  * nor within the whole workload when its runs take at most `uniqueRunRequests` each.
  */
-function uniqueWorkload(checks: Check[]): (mode: Mode) => () => Operation {
-  const bodies = checks.map((check) => Buffer.from(JSON.stringify(check.body)));
-  const cursors: Record<Mode, number> = { direct: 0, service: 0 };
-  return (mode) => () => {
-    const index = cursors[mode]++ % checks.length;
-    const check = checks[index] as Check;
-    return { kind: 'check', body: bodies[index] as Buffer, query: check.query, expected: check.expected };
-  };
+function uniqueWorkload(checks: Check[], store: OpenFGAStore | undefined): (mode: Mode) => () => Operation {
+  const operations = checks.map((check) => checkOperation(check.body, check.query, check.expected, store));
+  const cursors: Record<Mode, number> = { direct: 0, service: 0, openfga: 0 };
+  return (mode) => () => operations[cursors[mode]++ % operations.length] as CheckOperation;
 }
 
 const REPEATED_WRITE_SHARE = 0.1;
@@ -220,7 +301,7 @@ interface Grant {
 type Draw = { kind: 'check'; pair: Grant } | { kind: 'write'; pair: Grant; operation: 'touch' | 'delete' };
 
 /**
- * The repeated workload's sequence, the same seed in every run so that both modes see it. A check's pair is,
+ * The repeated workload's sequence, the same seed in every run so that every path sees it. A check's pair is,
  * with probability `randomShare`, an `api` check of a user and an item each drawn from a Zipf distribution over
  * all of them (the k-th most popular with weight 1/k^s: mostly denies), otherwise one of the seeded individual
  * grants: a user drawn Zipf among the users holding one, then one of that user's grants, Zipf by the item's
@@ -258,18 +339,21 @@ function repeatedDraws({ population, grants, zipfExponent, randomShare }: LoadSe
   };
 }
 
-/** The repeated workload's operations: its draws as check requests (one body per pair) and SpiceDB writes. */
-function repeatedWorkload(setup: LoadSetup, client: SpiceDBClient): () => () => Operation {
+/**
+ * The repeated workload's operations: its draws as check requests (one body per pair) and writes, to the store
+ * of the mode that runs it. SpiceDB's grants expire a day later, OpenFGA's never: the same within the run.
+ */
+function repeatedWorkload(setup: LoadSetup, writes: Paths['writes']): (mode: Mode) => () => Operation {
   const registry = loadRegistry();
   const draws = repeatedDraws(setup);
-  const checkOf = memoised((key: string): Extract<Operation, { kind: 'check' }> => {
+  const checkOf = memoised((key: string): CheckOperation => {
     const [user, item, access] = key.split(' ') as [string, string, string];
     const body = userCheck(user, item, access);
     const query = spicedbQuery(canonicalCheck(registry, checkRequestOfBody(body)));
-    return { kind: 'check', body: Buffer.from(JSON.stringify(body)), query, expected: undefined };
+    return checkOperation(body, query, undefined, setup.openfga);
   });
   const expiresAt = new Date(Date.now() + 86_400_000);
-  return () => {
+  return (mode) => {
     const next = draws();
     return () => {
       const draw = next();
@@ -278,16 +362,9 @@ function repeatedWorkload(setup: LoadSetup, client: SpiceDBClient): () => () => 
       const { resource, permission, subject } = check.query;
       const relationship = { resource, relation: permission, subject };
       const { operation } = draw;
-      return {
-        kind: 'write',
-        write: () =>
-          client.writeRelationships([
-            {
-              operation,
-              relationship: operation === 'touch' ? { ...relationship, expiresAt } : relationship,
-            },
-          ]),
-      };
+      const expiring = operation === 'touch' && mode !== 'openfga';
+      const update = { operation, relationship: expiring ? { ...relationship, expiresAt } : relationship };
+      return { kind: 'write', write: () => writes[mode](update) };
     };
   };
 }
@@ -361,7 +438,7 @@ async function load(send: Send, next: () => Operation, run: RunRequest): Promise
           continue;
         }
         const sent = performance.now();
-        const allowed = await send(operation.body, operation.query);
+        const allowed = await send(operation);
         latenciesMs[done++] = performance.now() - sent;
         if (allowed) result.allowed++;
         if (operation.expected !== undefined && allowed !== operation.expected) result.wrong++;
@@ -377,6 +454,7 @@ async function load(send: Send, next: () => Operation, run: RunRequest): Promise
     nodeCpuMs: 0,
     serviceCpuMs: 0,
     spicedbCpuMs: 0,
+    openfgaCpuMs: 0,
     serverMs: 0,
     spicedbCallMs: 0,
     ...result,
@@ -595,6 +673,7 @@ interface Summary {
   /** CPU per check of the service's thread, in µs. */
   serviceUs: number;
   spicedbUs: number;
+  openfgaUs: number;
   /** Service path: mean time inside the service, and of its SpiceDB call, in ms. */
   serverMs: number;
   spicedbCallMs: number;
@@ -615,6 +694,7 @@ function summarise(results: RunResult[]): Summary {
       | 'nodeCpuMs'
       | 'serviceCpuMs'
       | 'spicedbCpuMs'
+      | 'openfgaCpuMs'
       | 'serverMs'
       | 'spicedbCallMs',
   ) => results.reduce((total, result) => total + result[key], 0);
@@ -631,6 +711,7 @@ function summarise(results: RunResult[]): Summary {
     nodeUs: perCheckUs(sum('nodeCpuMs')),
     serviceUs: perCheckUs(sum('serviceCpuMs')),
     spicedbUs: perCheckUs(sum('spicedbCpuMs')),
+    openfgaUs: perCheckUs(sum('openfgaCpuMs')),
     serverMs: sum('serverMs') / Math.max(1, requests),
     spicedbCallMs: sum('spicedbCallMs') / Math.max(1, requests),
   };
@@ -661,6 +742,8 @@ const OPTIONS = {
   'http-client': { type: 'string', default: 'undici' },
   /** A folder: a CPU profile of the service's thread per workload, and its time by stage of a check. */
   profile: { type: 'string', default: '' },
+  /** `openfga`: OpenFGA measured in the same run as the peer (built on demand); `none`: the two paths alone. */
+  peer: { type: 'string', default: 'openfga' },
 } as const;
 
 const WORKLOADS: readonly Workload[] = ['unique', 'repeated'];
@@ -691,6 +774,33 @@ const TARGETS: Record<Workload, { p50: number; throughput: number }> = {
   repeated: { p50: 0.5, throughput: 2 },
 };
 
+/** The service's throughput over OpenFGA's that each workload should reach. */
+const PEER_GOALS: Record<Workload, number> = { unique: 0.8, repeated: 1.5 };
+
+interface PeerGoal {
+  workload: Workload;
+  concurrency: number;
+  /** The service's throughput over OpenFGA's. */
+  ratio: number;
+}
+
+function peerGoal(workload: Workload, concurrency: number, service: Summary, openfga: Summary): PeerGoal {
+  return { workload, concurrency, ratio: service.throughput / openfga.throughput };
+}
+
+function printPeerGoals(goals: PeerGoal[]): void {
+  printTable(
+    ['workload', 'in flight', 'service / OpenFGA throughput', 'goal', 'met'],
+    goals.map(({ workload, concurrency, ratio }) => [
+      workload,
+      String(concurrency),
+      ratio.toFixed(2),
+      `>= ${PEER_GOALS[workload]}`,
+      ratio >= PEER_GOALS[workload] ? 'met' : 'unmet',
+    ]),
+  );
+}
+
 async function main(): Promise<void> {
   const options = parseArgs({ options: OPTIONS }).values;
   if (await runCompiled(import.meta.url, parseNodeRuntime(options.runtime))) return;
@@ -711,6 +821,7 @@ async function main(): Promise<void> {
   };
   const httpClient = options['http-client'];
   if (httpClient !== 'undici' && httpClient !== 'node') throw new Error('--http-client is undici or node');
+  if (options.peer !== 'openfga' && options.peer !== 'none') throw new Error('--peer is openfga or none');
   const stateDir = await mkdtemp(join(tmpdir(), 'bench-check-'));
   const stopping: Array<() => Promise<void> | void> = [() => rm(stateDir, { recursive: true, force: true })];
   try {
@@ -723,6 +834,14 @@ async function main(): Promise<void> {
     console.log(
       `SpiceDB ${spicedb.endpoint}: ${grants} grants, ${dataset.updates.length} relationships in all`,
     );
+    const openfga = options.peer === 'openfga' ? await startOpenFGA(stateDir) : undefined;
+    if (openfga) {
+      stopping.unshift(() => openfga.process.stop());
+      await writeTuples(openfga.store, dataset.updates);
+      console.log(`OpenFGA ${openfga.store.url}: the same ${dataset.updates.length} relationships as tuples`);
+    }
+    const modes: Mode[] = openfga ? ['direct', 'service', 'openfga'] : ['direct', 'service'];
+    const openfgaCpuMs = () => (openfga ? processCpuMs(openfga.process.pid) : 0);
 
     const { key, bearer } = await devBearer(stateDir);
     const metricsRegistry = createMetricsRegistry();
@@ -760,6 +879,7 @@ async function main(): Promise<void> {
       spicedb: { endpoint: spicedb.endpoint, token: spicedb.token },
       checkUrl: `${service.url}/v1/check`,
       authorization: `Bearer ${await mintToken(key, { sub: randomUUID(), roles: [DECISION_CLIENT_ROLE] })}`,
+      openfga: openfga?.store,
     };
     const worker = startLoadWorker(setup);
     stopping.unshift(() => worker.postMessage('exit'));
@@ -770,6 +890,7 @@ async function main(): Promise<void> {
           node: process.cpuUsage(),
           service: process.threadCpuUsage(),
           spicedb: processCpuMs(spicedb.process.pid),
+          openfga: openfgaCpuMs(),
         };
         const timingsBefore = serviceTimings(metricsRegistry);
         worker.once('message', async (result: RunResult) => {
@@ -777,12 +898,14 @@ async function main(): Promise<void> {
           const { user, system } = process.cpuUsage(cpuBefore.node);
           const service = process.threadCpuUsage(cpuBefore.service);
           const spicedbCpuMs = processCpuMs(spicedb.process.pid) - cpuBefore.spicedb;
+          const peerCpuMs = openfgaCpuMs() - cpuBefore.openfga;
           const [before, after] = await Promise.all([timingsBefore, serviceTimings(metricsRegistry)]);
           resolve({
             ...result,
             nodeCpuMs: (user + system) / 1000,
             serviceCpuMs: (service.user + service.system) / 1000,
             spicedbCpuMs,
+            openfgaCpuMs: peerCpuMs,
             serverMs: after.serverMs - before.serverMs,
             spicedbCallMs: after.spicedbCallMs - before.spicedbCallMs,
           });
@@ -791,8 +914,8 @@ async function main(): Promise<void> {
         worker.postMessage(request);
       });
 
-    // Warm up both paths (the JIT, connections, SpiceDB's runtime) on checks of their own.
-    for (const mode of ['direct', 'service'] as const) {
+    // Warm up every path (the JIT, connections, SpiceDB's and OpenFGA's runtimes) on checks of their own.
+    for (const mode of modes) {
       await run({ mode, workload: 'warm-up', concurrency: 8, requests: WARM_UP_CHECKS * 5, seconds: 10 });
     }
     const uniqueRequests = uniqueRunRequests(requests, setup.checks.length, levels.length * rounds);
@@ -811,13 +934,15 @@ async function main(): Promise<void> {
       `service: check batching ${checkBatch.enabled ? `on (at most ${checkBatch.maxItems} checks a call, ${checkBatch.concurrency} calls in flight)` : 'off'}`,
     );
     console.log(
-      `load generator: ${httpClient === 'undici' ? 'undici Pool' : "node's http.request with a keep-alive Agent"} to the service, SpiceDBClient (gRPC) direct`,
+      `load generator: ${httpClient === 'undici' ? 'undici Pool' : "node's http.request with a keep-alive Agent"} to the service${openfga ? ' and to OpenFGA (HTTP check, MINIMIZE_LATENCY)' : ''}, SpiceDBClient (gRPC) direct`,
     );
     console.log(
       `each run: up to ${requests} requests (unique: ${uniqueRequests}, so that none of its ${setup.checks.length} checks repeats) or ${seconds} s; ${rounds} rounds per mode, alternating order\n`,
     );
     const machineBefore = machineCpuMs();
-    const ownBefore = ownCpuMs(spicedb.process.pid);
+    const ownCpuMs = () => thisProcessCpuMs() + processCpuMs(spicedb.process.pid) + openfgaCpuMs();
+    const ownBefore = ownCpuMs();
+    const peerGoals: PeerGoal[] = [];
     // The repeated workload writes: the unique one, whose answers are known in advance, goes first.
     for (const workload of WORKLOADS.filter((name) => workloads.includes(name))) {
       console.log(`workload ${workload}: ${describeWorkload(workload, setup)}`);
@@ -826,9 +951,9 @@ async function main(): Promise<void> {
       const stopProfile = options.profile === '' ? undefined : await startCpuProfile();
       let serviceChecks = 0;
       for (const concurrency of levels) {
-        const results: Record<Mode, RunResult[]> = { direct: [], service: [] };
+        const results: Record<Mode, RunResult[]> = { direct: [], service: [], openfga: [] };
         for (let round = 0; round < rounds; round++) {
-          const order: Mode[] = round % 2 === 0 ? ['direct', 'service'] : ['service', 'direct'];
+          const order = round % 2 === 0 ? modes : modes.toReversed();
           for (const mode of order) {
             const cap = workload === 'unique' ? uniqueRequests : requests;
             results[mode].push(await run({ mode, workload, concurrency, requests: cap, seconds }));
@@ -836,18 +961,21 @@ async function main(): Promise<void> {
         }
         const service = summarise(results.service);
         serviceChecks += service.requests;
-        printLevel(workload, concurrency, summarise(results.direct), service);
+        const peer = openfga ? summarise(results.openfga) : undefined;
+        printLevel(workload, concurrency, summarise(results.direct), service, peer);
+        if (peer) peerGoals.push(peerGoal(workload, concurrency, service, peer));
       }
       printCounts(countsBefore, await serviceCounts(metricsRegistry));
       if (stopProfile) await reportProfile(await stopProfile(), options.profile, workload, serviceChecks);
     }
     const machine = machineCpuMs();
     const share = (ms: number) => `${((ms / (machine.totalMs - machineBefore.totalMs)) * 100).toFixed(0)}%`;
-    const own = ownCpuMs(spicedb.process.pid) - ownBefore;
+    const own = ownCpuMs() - ownBefore;
     const othersMs = machine.busyMs - machineBefore.busyMs - own;
     console.log(
-      `CPU of the ${availableParallelism()} cores while measuring: this benchmark (load, service, SpiceDB) ${share(own)}, other processes ${share(othersMs)}, idle ${share(machine.totalMs - machineBefore.totalMs - (machine.busyMs - machineBefore.busyMs))}`,
+      `CPU of the ${availableParallelism()} cores while measuring: this benchmark (load, service, SpiceDB${openfga ? ', OpenFGA' : ''}) ${share(own)}, other processes ${share(othersMs)}, idle ${share(machine.totalMs - machineBefore.totalMs - (machine.busyMs - machineBefore.busyMs))}`,
     );
+    if (openfga) printPeerGoals(peerGoals);
   } finally {
     for (const stop of stopping) await stop();
   }
@@ -948,10 +1076,10 @@ async function reportProfile(
   );
 }
 
-/** CPU of this process (all its threads) and of SpiceDB. */
-function ownCpuMs(spicedbPid: number): number {
+/** CPU of this process, all its threads. */
+function thisProcessCpuMs(): number {
   const { user, system } = process.cpuUsage();
-  return (user + system) / 1000 + processCpuMs(spicedbPid);
+  return (user + system) / 1000;
 }
 
 async function untilReady(url: string): Promise<void> {
@@ -973,6 +1101,7 @@ const COLUMNS = [
   'node CPU µs',
   'svc CPU µs',
   'SpiceDB µs',
+  'OpenFGA µs',
   'in svc ms',
   'svc→db ms',
 ];
@@ -981,7 +1110,13 @@ function printHeader(): void {
   console.log(COLUMNS.map((column) => column.padStart(12)).join(''));
 }
 
-function printLevel(workload: Workload, concurrency: number, direct: Summary, service: Summary): void {
+function printLevel(
+  workload: Workload,
+  concurrency: number,
+  direct: Summary,
+  service: Summary,
+  openfga: Summary | undefined,
+): void {
   const row = (path: string, s: Summary) =>
     [
       concurrency,
@@ -997,6 +1132,7 @@ function printLevel(workload: Workload, concurrency: number, direct: Summary, se
       s.nodeUs.toFixed(0),
       s.serviceUs ? s.serviceUs.toFixed(0) : '',
       s.spicedbUs.toFixed(0),
+      openfga ? s.openfgaUs.toFixed(0) : '-',
       s.serverMs ? s.serverMs.toFixed(3) : '',
       s.spicedbCallMs ? s.spicedbCallMs.toFixed(3) : '',
     ]
@@ -1004,6 +1140,7 @@ function printLevel(workload: Workload, concurrency: number, direct: Summary, se
       .join('');
   console.log(row('direct', direct));
   console.log(row('service', service));
+  if (openfga) console.log(row('openfga', openfga));
   const p50 = service.p50 / direct.p50;
   const throughput = service.throughput / direct.throughput;
   const target = TARGETS[workload];

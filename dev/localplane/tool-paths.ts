@@ -53,11 +53,14 @@ function existing(path: string): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
-/** Builds whatever the cache lacks, then returns the `export NAME=value` lines of hack/tools/env.sh. */
-export async function buildPinnedTools(): Promise<Record<string, string>> {
+/**
+ * Builds whatever the cache lacks of `tools` (hack/tools/build.sh's names; none: its default list), then returns
+ * the `export NAME=value` lines of hack/tools/env.sh.
+ */
+export async function buildPinnedTools(tools: string[] = []): Promise<Record<string, string>> {
   const script = join(repoRoot(), 'hack/tools/env.sh');
   // The build prints progress on stderr; pass it through so a cold build is not silent.
-  const child = run('bash', [script], { maxBuffer: 1 << 20 });
+  const child = run('bash', [script, ...tools], { maxBuffer: 1 << 20 });
   child.child.stderr?.pipe(process.stderr);
   const { stdout } = await child;
   return parseExports(stdout);

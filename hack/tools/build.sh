@@ -3,12 +3,14 @@
 # into a per-machine cache, once. A second run finds every binary and returns in well under a second.
 # The one-node cluster's tools are built only when asked for (`cluster`): the node's Kubernetes components,
 # CoreDNS, the pause binary, and the node's Debian packages (containerd, runc, CNI plugins; needs root). The
-# gateway test's nginx and njs (Debian packages; needs root) only when asked for (`gateway`).
+# gateway test's nginx and njs (Debian packages; needs root) only when asked for (`gateway`), and OpenFGA, the peer
+# of `npm run bench:check`, only for that benchmark (`openfga`).
 #
 # Usage: hack/tools/build.sh [tool...]
 #   tools: kubernetes etcd spicedb helm schemathesis authzen_clients (the default), kubernetes_node coredns pause
 #   node_packages,
-#   cluster (= every tool of both lists), gateway (nginx and its njs module, Debian packages; needs root)
+#   cluster (= every tool of both lists), gateway (nginx and its njs module, Debian packages; needs root),
+#   openfga (the benchmark's peer)
 # Prints progress on stderr. Exits non-zero, naming the alternatives, when Go is missing.
 # schemathesis (the OpenAPI fuzzer of the contract test) is a Python package: it is installed with pip into a
 # virtual environment of the cache instead (Python 3 is its only prerequisite). The AuthZEN client test's
@@ -185,6 +187,11 @@ build_helm() {
   local major="${HELM_VERSION%%.*}"
   LDFLAGS="-X helm.sh/helm/$major/internal/version.version=$HELM_VERSION" \
     build_module "helm.sh/helm/$major" "$HELM_VERSION" "$(helm_dir)" "helm.sh/helm/$major/cmd/helm"
+}
+
+build_openfga() {
+  LDFLAGS="-X github.com/openfga/openfga/internal/build.Version=$OPENFGA_VERSION" \
+    build_module github.com/openfga/openfga "$OPENFGA_VERSION" "$(openfga_dir)" github.com/openfga/openfga/cmd/openfga
 }
 
 # python3 -m venv needs ensurepip, which Debian and Ubuntu ship apart, in python3-venv.

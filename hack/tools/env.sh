@@ -3,6 +3,8 @@
 # Usage: eval "$(npm run --silent tools:env)"
 #        hack/tools/env.sh cluster   (also the one-node cluster's tools: KUBE_NODE_BIN_DIR, COREDNS_BIN, PAUSE_BIN)
 #        hack/tools/env.sh gateway   (only the gateway test's nginx: NGINX_BIN, NGINX_JS_MODULE)
+#        hack/tools/env.sh openfga   (only the benchmarks' OpenFGA)
+# OPENFGA_BIN is exported whenever OpenFGA is built.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/build.sh" "$@"
@@ -22,6 +24,7 @@ if [ "${1:-}" = cluster ]; then
   echo "export COREDNS_BIN=$(coredns_dir)/coredns"
   echo "export PAUSE_BIN=$(pause_dir)/pause"
 fi
+if [ -x "$(openfga_dir)/openfga" ]; then echo "export OPENFGA_BIN=$(openfga_dir)/openfga"; fi
 if [ "${1:-}" = gateway ]; then
   echo "export NGINX_BIN=/usr/sbin/nginx"
   echo "export NGINX_JS_MODULE=/usr/lib/nginx/modules/ngx_http_js_module.so"

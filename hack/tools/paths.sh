@@ -6,6 +6,7 @@ kubernetes_dir() { echo "$TOOLS_CACHE/kubernetes-$KUBERNETES_VERSION"; }
 etcd_dir() { echo "$TOOLS_CACHE/etcd-$ETCD_VERSION"; }
 spicedb_dir() { echo "$TOOLS_CACHE/spicedb-$SPICEDB_VERSION"; }
 helm_dir() { echo "$TOOLS_CACHE/helm-$HELM_VERSION"; }
+openfga_dir() { echo "$TOOLS_CACHE/openfga-$OPENFGA_VERSION"; }
 kubernetes_node_dir() { echo "$TOOLS_CACHE/kubernetes-node-$KUBERNETES_VERSION"; }
 coredns_dir() { echo "$TOOLS_CACHE/coredns-$COREDNS_VERSION"; }
 pause_dir() { echo "$TOOLS_CACHE/pause-$KUBERNETES_VERSION"; }
