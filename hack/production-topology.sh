@@ -63,23 +63,36 @@ EOF
   k --namespace "$namespace" create secret generic spicedb-read-only --from-literal=presharedKey="$(openssl rand -hex 20)"
 }
 
-# The working tree's chart as docs/production.md installs it: the arguments after
-# `helm install|upgrade <release> <chart>` (examples/production.yaml, the cluster's images, the test's issuer).
-production_args=()
-production_chart_args() {
-  production_args=(-f "$chart/examples/production.yaml" "${image_values[@]}"
-    --set spicedb.readOnly.image.repository="$(image_repository "$spicedb_image")"
-    --set spicedb.readOnly.image.tag="$(image_tag "$spicedb_image")"
-    "${auth_values[@]}" --set auth.jwks.url=)
+# A chart as docs/production.md installs it: the arguments after `helm install|upgrade <release> <chart>`
+# (its examples/production.yaml, the cluster's images, the test's issuer).
+chart_production_args() {
+  local chart_dir="$1"
+  printf '%s\n' -f "$chart_dir/examples/production.yaml" "${image_values[@]}" \
+    --set spicedb.readOnly.image.repository="$(image_repository "$spicedb_image")" \
+    --set spicedb.readOnly.image.tag="$(image_tag "$spicedb_image")" \
+    "${auth_values[@]}" --set auth.jwks.url=
 }
 
-# The release before this one: the chart as of this commit of main (the last before the production values and
-# the read-only SpiceDB's own image, Watch heartbeat and pools), with the values it knows for this topology. It runs
-# the working tree's image, not one built from that commit: building the project's image a second time costs
+# The working tree's chart, as the upgrade test (test/install/upgrade) moves the previous release to it. Both
+# releases run the working tree's image, so a pod annotation stands for the new image tag a release brings: every
+# Deployment rolls, as in a real upgrade.
+production_args=()
+production_chart_args() {
+  mapfile -t production_args < <(chart_production_args "$chart")
+  local component
+  for component in aclApi controller decisionService; do
+    production_args+=(--set "$component.podAnnotations.policygrant\.dev/release=upgraded")
+  done
+}
+
+# The release before this one: the chart as of this commit of main, installed with its own production example. It
+# runs the working tree's image, not one built from that commit: building the project's image a second time costs
 # minutes of the run's budget, and what the upgrade test guards is the chart's move (templates, values, the order
 # the pods roll in) with the data kept in the cluster and the datastore, which the image of either side reads alike.
-# The upgrade test (test/install/upgrade) moves it to production_args.
-previous_chart_commit=2f05dd96f37c60506e1d6b397185c39e153f2059
+# It is the first chart whose read-only SpiceDB drains when it stops (a preStop sleep, a new replica rolled in
+# before an old one goes): from an earlier one, the read-only SpiceDB's old pods stop at once, and a few checks in
+# flight to them fail closed (docs/upgrade.md).
+previous_chart_commit=ab8d4c5e5759c817287b1fbe57bf0c7ffe6ec4ce
 
 # The commit must be in the repository's history, which a shallow clone (git clone --depth) lacks: checked before
 # anything is installed.
@@ -90,21 +103,14 @@ require_previous_chart() {
 }
 
 install_previous_chart() {
-  local previous="$work/previous"
+  local previous="$work/previous" args
   mkdir -p "$previous"
   git -C "$repo" archive "$previous_chart_commit" charts/policy-grant-operator | tar -x -C "$previous"
   log "installing the previous chart (main at ${previous_chart_commit:0:7}) into $namespace"
   k label namespace "$namespace" pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted
+  mapfile -t args < <(chart_production_args "$previous/charts/policy-grant-operator")
   "$helm" install "$release" "$previous/charts/policy-grant-operator" \
-    --kubeconfig "$KUBECONFIG" --namespace "$namespace" \
-    "${image_values[@]}" "${auth_values[@]}" \
-    --set spicedb.existingSecret=spicedb --set spicedb.tls.enabled=false \
-    --set spicedb.readOnly.datastore.existingSecret=spicedb-datastore \
-    --set spicedb.readOnly.existingSecret=spicedb-read-only \
-    --set spicedb.bundled.image.repository="$(image_repository "$spicedb_image")" \
-    --set spicedb.bundled.image.tag="$(image_tag "$spicedb_image")" \
-    --set decisionService.replicas=3 --set networkPolicy.enabled=true \
-    --wait --timeout 10m
+    --kubeconfig "$KUBECONFIG" --namespace "$namespace" "${args[@]}" --wait --timeout 10m
 }
 
 install_production() {

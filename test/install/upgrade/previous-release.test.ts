@@ -7,10 +7,11 @@ import { release, upgradeRelease } from '../support/release.js';
 import { decisionReplicas, everyReplica, grant, revoke } from '../support/production-topology.js';
 
 // An upgrade with data on the production topology: hack/production-topology.sh installed the previous release
-// (the chart as of a pinned commit of main, with the values it knows); this test creates grants, then upgrades
-// it to the working tree's chart with the production values (INSTALL_UPGRADE_ARGS: the arguments the production
-// shape installs with) while the check loop asks the decision service's Service: no check fails, no grant is
-// lost, every grant is Enforced afterwards and allowed by every replica.
+// (the chart as of a pinned commit of main, with its own production example); this test creates grants, then
+// upgrades it to the working tree's chart with the production values (INSTALL_UPGRADE_ARGS: the arguments the
+// production shape installs with, and a pod annotation that rolls every Deployment as a new image would) while the
+// check loop asks the decision service's Service: no check fails, no grant is lost, every pod is replaced, every
+// grant is Enforced afterwards and allowed by every replica.
 
 const GRANTS = 30;
 /** helm's own wait for the rollout: within the test's budget, so that helm's error names what is not Ready. */
@@ -46,6 +47,7 @@ describe('upgrade from the previous release', () => {
     try {
       const upgradeArgs = JSON.parse(process.env.INSTALL_UPGRADE_ARGS ?? '[]') as string[];
       expect(upgradeArgs, 'INSTALL_UPGRADE_ARGS (hack/chart-e2e.sh)').not.toEqual([]);
+      const podsBefore = (await decisionReplicas()).map((replica) => replica.pod);
       const started = Date.now();
       await upgradeRelease(upgradeArgs, HELM_WAIT);
       const upgradedMs = Date.now() - started;
@@ -78,6 +80,9 @@ describe('upgrade from the previous release', () => {
       expect(summary).toMatchObject({ failed: 0, violations: 0, stopped: true });
       expect(ours.filter(isEnforced)).toHaveLength(GRANTS);
       expect(decisions.every((allowed) => allowed === true)).toBe(true);
+      // Every decision pod was replaced under the loop, as a release's new image replaces it.
+      const podsAfter = (await decisionReplicas()).map((replica) => replica.pod);
+      expect(podsAfter.filter((pod) => podsBefore.includes(pod))).toEqual([]);
     } finally {
       await loop.remove();
     }
