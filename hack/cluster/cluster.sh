@@ -3,7 +3,8 @@
 #
 # Usage: hack/cluster/cluster.sh up     builds the tools and images, starts the cluster, stays until Ctrl-C
 #        hack/cluster/cluster.sh test   the same, then the chart's install suite (hack/chart-e2e.sh) for each shape of
-#                                       CLUSTER_SHAPES (default "bundled"; "bundled production" adds the production topology), a fresh cluster each, then down
+#                                       CLUSTER_SHAPES (default "bundled production": the quick development shape, then the
+#                                       production topology; "bundled" alone is the quick one), a fresh cluster each, then down
 #        hack/cluster/cluster.sh down   removes whatever a cluster left: processes, mounts, cgroups, namespace
 #
 # Everything runs in a network namespace of its own (policy-grant-cluster): the node's address, the pod and
@@ -145,7 +146,7 @@ case "${1:-}" in
   test)
     start
     first=1
-    for shape in ${CLUSTER_SHAPES:-bundled}; do
+    for shape in ${CLUSTER_SHAPES:-bundled production}; do
       [ "$first" = 1 ] || reboot
       first=0
       install_suite "$shape"
