@@ -127,14 +127,10 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
           (state?.cursor === undefined ? undefined : pagesAhead.take(aheadKey(state.cursor))) ??
           (await lookUp(state?.cursor));
         // A full page reads the next one (SpiceDB takes no limit above 1,000, so not limit + 1 in one call):
-        // the last page says it is the last, and the next request finds its page read. This page's ids are
-        // decoded while SpiceDB reads it.
+        // the last page says it is the last, and the next request finds its page read.
+        const ids = page.resourceIds.map((id) => ({ encoded: id, id: decodeObjectId(id) }));
         const full = page.resultCount === limit && page.cursor !== undefined;
-        const ahead = full ? lookUp(page.cursor) : undefined;
-        const ids = await whileInFlight(ahead, () =>
-          page.resourceIds.map((id) => ({ encoded: id, id: decodeObjectId(id) })),
-        );
-        const following = await ahead;
+        const following = full ? await lookUp(page.cursor) : undefined;
         if (following === undefined || following.resultCount === 0 || page.cursor === undefined) {
           return { ids, next: undefined };
         }
@@ -278,19 +274,6 @@ function withSubject(check: CanonicalCheck, { encoded, id }: FoundId): Canonical
 /** What holding ids costs in bytes (UTF-16 at worst, and a string's header). */
 function idBytes(ids: readonly string[]): number {
   return ids.reduce((bytes, id) => bytes + id.length * 2 + 16, 0);
-}
-
-/**
- * `work()`, done while `call` is in flight: after a turn of the event loop, by which grpc-js has written the call
- * (it starts a call through promises, and node's HTTP/2 writes on its own immediate), so that the work overlaps
- * SpiceDB's time instead of adding to it. The caller awaits `call` itself; its rejection is not unhandled if
- * `work()` throws first.
- */
-async function whileInFlight<T>(call: Promise<unknown> | undefined, work: () => T): Promise<T> {
-  if (call === undefined) return work();
-  call.catch(() => undefined);
-  await new Promise((resolve) => setImmediate(resolve));
-  return work();
 }
 
 function after(last: string | undefined): Pick<PageState, 'after'> {
