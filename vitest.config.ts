@@ -23,8 +23,9 @@ export default defineConfig({
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts', 'dev/**/*.ts'],
-      // Per file, then the summary last where a reader of the CI log looks; coverage/coverage-summary.json too.
-      reporter: ['text', 'text-summary', 'json-summary'],
+      // The table per file goes to coverage/coverage.txt, so the end of the log is the failed tests' list (when
+      // any) and the summary, where a reader of the CI log looks; coverage/coverage-summary.json too.
+      reporter: [['text', { file: 'coverage.txt' }], 'text-summary', 'json-summary'],
       reportsDirectory: 'coverage',
       // A failing test still prints the coverage it measured.
       reportOnFailure: true,
@@ -57,6 +58,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // A guard against a hang, not a bound on speed: some units run on real time (a manager's leases, the
+          // OpenAPI documents generated), and vitest's 5 s default is too close for them on a loaded machine.
+          testTimeout: 30_000,
           sequence: { groupOrder: 0 },
         },
       },
