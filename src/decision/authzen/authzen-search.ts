@@ -129,15 +129,14 @@ export function authzenSearches(options: AuthzenSearchOptions): AuthzenSearches 
         // A full page reads the next one (SpiceDB takes no limit above 1,000, so not limit + 1 in one call):
         // the last page says it is the last, and the next request finds its page read.
         const ids = page.resourceIds.map((id) => ({ encoded: id, id: decodeObjectId(id) }));
-        const full = page.resultCount === limit && page.cursor !== undefined;
-        const following = full ? await lookUp(page.cursor) : undefined;
-        if (following === undefined || following.resultCount === 0 || page.cursor === undefined) {
-          return { ids, next: undefined };
-        }
-        pagesAhead.keep(aheadKey(page.cursor), following);
+        const cursor = page.resultCount === limit ? page.cursor : undefined;
+        if (cursor === undefined) return { ids, next: undefined };
+        const following = await lookUp(cursor);
+        if (following.resultCount === 0) return { ids, next: undefined };
+        pagesAhead.keep(aheadKey(cursor), following);
         const next: PageState = {
           limit,
-          cursor: page.cursor,
+          cursor,
           ...('atLeastAsFresh' in consistency ? { atLeastAsFresh: consistency.atLeastAsFresh } : {}),
         };
         return { ids, next };
