@@ -19,7 +19,7 @@ import {
 /** Acknowledged grants and revocations; each revocation is checked on every replica. */
 const ROUNDS = 100;
 /** Changes timed per direction without a token. */
-const TIMED_CHANGES = 50;
+const TIMED_CHANGES = 100;
 /** A round is two acknowledged writes and two checks per replica: seconds at most on a loaded node. */
 const ROUND_BUDGET_MS = 10_000;
 
